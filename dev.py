@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The project's two commands, needing nothing but Python 3.10+.
+
+    python3 dev.py run     set up .venv, then show the plugins and call an example plugin's tool
+    python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest)
+
+The virtual environment is (re)installed only when a pyproject.toml changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+EXAMPLE = ROOT / "examples" / "hermes-textstats"
+DEMO_HOME = ROOT / ".hermes-demo"
+INSTALL = ["-e", f"{ROOT}[test]", "-e", str(EXAMPLE)]
+
+
+def say(message: str) -> None:
+    print(f"==> {message}", flush=True)
+
+
+def run(*args: object, **kwargs: object) -> None:
+    subprocess.run([str(a) for a in args], check=True, **kwargs)  # type: ignore[call-overload]
+
+
+def setup() -> None:
+    """Create .venv and install hermes-core (with test extras) and the example plugin into it."""
+    digest = hashlib.sha256()
+    for path in sorted([ROOT / "pyproject.toml", *ROOT.glob("examples/*/pyproject.toml")]):
+        digest.update(path.read_bytes())
+    stamp = VENV / ".installed"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest() and PYTHON.exists():
+        return
+    if not PYTHON.exists():
+        say(f"creating {VENV.relative_to(ROOT)}")
+        venv.create(VENV, with_pip=True)
+    say("installing hermes-core and the example plugin")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "pip")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *INSTALL)
+    stamp.write_text(digest.hexdigest())
+
+
+def main_job() -> int:
+    """Show the plugins (the example one enabled) and call the example plugin's tool."""
+    env = dict(os.environ, HERMES_HOME=str(DEMO_HOME))
+    hermes = BIN / "hermes"
+    say(f"using HERMES_HOME={DEMO_HOME.relative_to(ROOT)} (your ~/.hermes is not touched)")
+    steps = [
+        ["plugins", "enable", "textstats"],
+        ["plugins", "list"],
+        ["tools", "list"],
+        ["tools", "call", "text_stats", '{"text": "the cat sat on the mat with the hat", "top": 2}'],
+        ["command", "wc", "hello plugin world"],
+    ]
+    for step in steps:
+        say("hermes " + " ".join(step))
+        code = subprocess.run([str(hermes), *step], env=env).returncode
+        if code:
+            return code
+    return 0
+
+
+def tests(extra: list[str]) -> int:
+    return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("run", "test"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    if sys.version_info < (3, 10):
+        print("hermes-core needs Python 3.10 or newer", file=sys.stderr)
+        return 2
+    setup()
+    return main_job() if argv[0] == "run" else tests(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

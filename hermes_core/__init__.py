@@ -1,0 +1,76 @@
+"""hermes-core: the Hermes Agent plugin surface as a standalone library.
+
+Public names are imported on first use, so `import hermes_core` stays cheap for commands
+(like `hermes plugins list`) that need only a part of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._commands import CommandRegistry
+    from ._config import Config, edit_config, load_config
+    from ._context import PluginContext
+    from ._discovery import Discovery, PluginSpec, discover
+    from ._errors import (
+        CommandConflictError,
+        CommandFailedError,
+        ConfigError,
+        HermesError,
+        ManifestError,
+        PluginNotFoundError,
+        ProviderCopyError,
+        RegistrationError,
+        SlotError,
+        ToolOverrideError,
+        ToolSchemaError,
+        UnknownCommandError,
+        UnknownProviderError,
+    )
+    from ._hooks import HookRunner, ToolDecision
+    from ._manager import DoctorReport, LoadFailure, PluginManager, PluginRecord
+    from ._records import Command, Tool
+    from ._slots import SlotProvider, SlotRegistry
+    from ._slots_decl import SlotDecl
+    from ._tools import ToolInfo, ToolRegistry
+    from .hookspecs import hookimpl, hookspec
+
+_EXPORTS = {
+    "PluginManager": "_manager", "PluginRecord": "_manager", "LoadFailure": "_manager", "DoctorReport": "_manager",
+    "PluginContext": "_context",
+    "Tool": "_records", "Command": "_records",
+    "ToolRegistry": "_tools", "ToolInfo": "_tools",
+    "CommandRegistry": "_commands",
+    "HookRunner": "_hooks", "ToolDecision": "_hooks",
+    "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
+    "Config": "_config", "load_config": "_config", "edit_config": "_config",
+    "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
+    "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    **{
+        name: "_errors"
+        for name in (
+            "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError",
+            "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
+            "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderCopyError",
+        )
+    },
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"hermes_core.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,125 @@
+"""Running plugin code safely: coroutines from sync callers, and sync calls under a time limit.
+
+Async plugin code called from synchronous host code runs on one background event loop
+(the portal), so it works whether or not the caller is itself inside an event loop. Sync
+callbacks that must respect a time limit run on a small pool of daemon worker threads; a
+callback that overruns is abandoned (Python cannot stop a thread) and its worker rejoins
+the pool when it finally returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["run_coroutine", "call_with_timeout", "submit"]
+
+_portal_loop: asyncio.AbstractEventLoop | None = None
+_portal_lock = threading.Lock()
+
+
+def _portal() -> asyncio.AbstractEventLoop:
+    global _portal_loop
+    with _portal_lock:
+        if _portal_loop is None or _portal_loop.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="hermes-portal", daemon=True)
+            thread.start()
+            _portal_loop = loop
+        return _portal_loop
+
+
+def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
+    """Run `awaitable` to completion from synchronous code and return its result.
+
+    Raises `TimeoutError` (after cancelling it) when it takes longer than `timeout` seconds.
+    """
+    loop = _portal()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise RuntimeError("a coroutine cannot be waited for synchronously from the hermes portal loop; use the async API")
+
+    async def _wrap() -> T:
+        return await awaitable
+
+    future = asyncio.run_coroutine_threadsafe(_wrap(), loop)
+    try:
+        return future.result(timeout)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise TimeoutError(f"did not finish within {timeout:g} s") from None
+
+
+class _Worker:
+    __slots__ = ("inbox",)
+
+    def __init__(self) -> None:
+        self.inbox: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="hermes-worker", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            fn, future = self.inbox.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                    future.set_exception(exc)
+            del fn, future
+            if not _release(self):
+                return
+
+
+_idle: list[_Worker] = []
+_idle_lock = threading.Lock()
+_MAX_IDLE = 8
+
+
+def _release(worker: _Worker) -> bool:
+    with _idle_lock:
+        if len(_idle) >= _MAX_IDLE:
+            return False
+        _idle.append(worker)
+        return True
+
+
+def submit(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """Run `fn()` on a pooled worker thread; the future holds its result or exception."""
+    with _idle_lock:
+        worker = _idle.pop() if _idle else None
+    if worker is None:
+        worker = _Worker()
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    worker.inbox.put((fn, future))
+    return future
+
+
+def call_with_timeout(fn: Callable[[], T], timeout: float) -> T:
+    """`fn()` on a worker thread, raising `TimeoutError` if it runs longer than `timeout` seconds."""
+    future = submit(fn)
+    try:
+        return future.result(timeout)
+    except concurrent.futures.TimeoutError:
+        raise TimeoutError(f"did not finish within {timeout:g} s") from None
+
+
+def is_coroutine_function(fn: Any) -> bool:
+    """Whether calling `fn` returns a coroutine (functions, methods, and `async __call__` objects)."""
+    import inspect
+
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def ensure_coroutine(value: Any) -> Coroutine[Any, Any, Any] | None:
+    import inspect
+
+    return value if inspect.isawaitable(value) else None

@@ -1,0 +1,225 @@
+"""`$HERMES_HOME/config.yaml`: read it, and edit it without losing the operator's work.
+
+Reads and writes go through ruamel.yaml's round-trip mode, so an edit made by the CLI keeps
+the operator's comments, key order and formatting. Writes are atomic (temporary file, fsync,
+rename) and serialised by a lock file; a malformed file is reported with its line and column
+and is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._errors import ConfigError
+from ._paths import hermes_home
+
+__all__ = ["Config", "load_config", "edit_config", "config_path"]
+
+_MISSING = object()
+
+
+def config_path(home: Path | None = None) -> Path:
+    """The path of `config.yaml` under `home` (default: `$HERMES_HOME`)."""
+    return (home if home is not None else hermes_home()) / "config.yaml"
+
+
+class Config:
+    """A read-only snapshot of `config.yaml`, with dotted-key look-ups.
+
+    >>> Config({"context": {"engine": "lcm"}}).get("context.engine")
+    'lcm'
+    """
+
+    __slots__ = ("_data", "path")
+
+    def __init__(self, data: Mapping[str, Any] | None = None, path: Path | None = None) -> None:
+        self._data: Mapping[str, Any] = data or {}
+        self.path = path
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value at the dotted `key` (`"plugins.enabled"`), or `default` when absent."""
+        node: Any = self._data
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def section(self, *parts: str) -> Mapping[str, Any]:
+        """The mapping at `parts`; an empty mapping when absent, an error when not a mapping.
+
+        Plugin ids may contain dots or slashes, so the parts are given one by one:
+        `config.section("plugins", "entries", "context_engine/lcm")`.
+        """
+        node: Any = self._data
+        for depth, part in enumerate(parts):
+            if not isinstance(node, Mapping):
+                raise self._error(".".join(parts[:depth]), "a mapping", node)
+            node = node.get(part, {})
+            if node is None:
+                node = {}
+        if not isinstance(node, Mapping):
+            raise self._error(".".join(parts), "a mapping", node)
+        return node
+
+    def string_list(self, key: str) -> list[str]:
+        """The list of strings at `key`; `[]` when absent; `ConfigError` when it is not one."""
+        value = self.get(key, None)
+        if value is None:
+            return []
+        if isinstance(value, str) or not isinstance(value, list):
+            raise self._error(key, "a list of strings", value)
+        items = []
+        for item in value:
+            if not isinstance(item, (str, int, float)) or isinstance(item, bool):
+                raise self._error(key, "a list of strings", value)
+            items.append(str(item).strip())
+        return items
+
+    def number(self, key: str, default: float) -> float:
+        """The non-negative number at `key`, or `default` when absent."""
+        value = self.get(key, None)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise self._error(key, "a number of seconds, 0 or more", value)
+        return float(value)
+
+    def _error(self, key: str, expected: str, value: Any) -> ConfigError:
+        where = f" in {self.path}" if self.path else ""
+        return ConfigError(f"{key}{where} must be {expected}, not {value!r}; fix it in config.yaml", path=self.path)
+
+    def to_dict(self) -> Mapping[str, Any]:
+        """The whole parsed document (do not mutate it)."""
+        return self._data
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _parse(path: Path, text: str) -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        column = mark.column + 1 if mark is not None else None
+        where = f"line {line}, column {column}" if line else "an unknown position"
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(
+            f"{path} is not valid YAML at {where}: {problem}; fix the file (it was not changed)",
+            path=path,
+            line=line,
+            column=column,
+        ) from None
+    except YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}; fix the file (it was not changed)", path=path) from None
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{path} must hold a mapping of settings at the top level, not a {type(data).__name__}; "
+            "fix the file (it was not changed)",
+            path=path,
+            line=1,
+            column=1,
+        )
+    return data
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+
+
+def load_config(home: Path | None = None) -> Config:
+    """Read `config.yaml`; a missing file is an empty config, a malformed one a `ConfigError`."""
+    path = config_path(home)
+    text = _read_text(path)
+    if text is None or not text.strip():
+        return Config({}, path)
+    return Config(_parse(path, text) or {}, path)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: atomic rename still protects the file
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) -> bool:
+    """Apply `mutate` to the round-trip document of `config.yaml` and write it back atomically.
+
+    `mutate` receives the document (a ruamel `CommentedMap`) and may return False to say it
+    changed nothing, in which case nothing is written. Returns whether the file was written.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    path = config_path(home)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
+    with _locked(path):
+        text = _read_text(path)
+        data = _parse(path, text) if text and text.strip() else None
+        if data is None:
+            data = CommentedMap()
+        if mutate(data) is False:
+            return False
+        import io
+
+        buffer = io.StringIO()
+        _yaml().dump(data, buffer)
+        try:
+            _write_atomic(path, buffer.getvalue())
+        except OSError as exc:
+            raise ConfigError(f"cannot write {path}: {exc} (the old file was kept)", path=path) from None
+    return True

@@ -1,0 +1,108 @@
+"""The one exception hierarchy of hermes-core.
+
+Every message says what happened, to which plugin or key, and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HermesError",
+    "ConfigError",
+    "ManifestError",
+    "PluginNotFoundError",
+    "RegistrationError",
+    "ToolSchemaError",
+    "ToolOverrideError",
+    "CommandConflictError",
+    "UnknownCommandError",
+    "CommandFailedError",
+    "UnknownToolError",
+    "SlotError",
+    "UnknownProviderError",
+    "ProviderCopyError",
+]
+
+
+class HermesError(Exception):
+    """Base class of every error hermes-core raises on purpose."""
+
+
+class ConfigError(HermesError):
+    """`config.yaml` cannot be read, parsed or written.
+
+    `line` and `column` are 1-based when the problem has a position in the file.
+    """
+
+    def __init__(
+        self, message: str, *, path: object = None, line: int | None = None, column: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.column = column
+
+
+class ManifestError(HermesError):
+    """A `plugin.yaml` is malformed or has a field with a wrong value."""
+
+
+class PluginNotFoundError(HermesError, LookupError):
+    """No discovered plugin has the id that was asked for."""
+
+
+class RegistrationError(HermesError):
+    """A plugin tried to register something that cannot be registered."""
+
+    def __init__(self, message: str, *, plugin_id: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin_id = plugin_id
+
+
+class ToolSchemaError(RegistrationError, ValueError):
+    """A tool's schema is not an OpenAI function object with a valid JSON Schema."""
+
+
+class ToolOverrideError(RegistrationError, PermissionError):
+    """A tool name is already taken and the plugin may not replace it."""
+
+
+class CommandConflictError(RegistrationError):
+    """A slash command name is already taken by a built-in or another plugin."""
+
+
+class UnknownCommandError(HermesError, LookupError):
+    """No loaded plugin has registered the command that was asked for."""
+
+
+class CommandFailedError(HermesError):
+    """A plugin's command handler raised; `original` is the exception it raised."""
+
+    original: BaseException | None = None
+
+
+class UnknownToolError(HermesError, LookupError):
+    """No registered tool has the name that was asked for."""
+
+
+class SlotError(HermesError):
+    """A slot provider cannot be registered, selected or instantiated."""
+
+
+class UnknownProviderError(SlotError, LookupError):
+    """The configured provider of a slot is not provided by any loaded plugin."""
+
+    def __init__(self, slot: str, config_key: str, name: str, available: list[str]) -> None:
+        shown = ", ".join(repr(n) for n in available) or "none"
+        super().__init__(
+            f"{config_key} is {name!r}, but no loaded plugin provides a {slot!r} named {name!r} "
+            f"(available: {shown}); install or enable the plugin that provides it, "
+            f"or set {config_key} to one of the available names"
+        )
+        self.slot = slot
+        self.config_key = config_key
+        self.name = name
+        self.available = available
+
+
+class ProviderCopyError(SlotError):
+    """A provider registered as an instance cannot be copied for a new session."""

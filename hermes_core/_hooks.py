@@ -1,0 +1,246 @@
+"""Lifecycle hooks: callbacks from `ctx.register_hook` and `@hookimpl`, run in one policy.
+
+Callbacks run in registration order, each isolated (an exception is logged with the plugin
+id and the next runs) and under a time limit; each receives only the keyword arguments it
+declares. `pre_tool_call` fails closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from . import _aio
+from .hookspecs import LIFECYCLE_HOOKS
+
+__all__ = ["HookRunner", "ToolDecision"]
+
+log = logging.getLogger("hermes_core.hooks")
+Undo = Callable[[], None]
+
+
+def _accepted(callback: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword names `callback` takes; None when it takes `**kwargs` (everything)."""
+    try:
+        params = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = set()
+    for param in params:
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            return None
+        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            names.add(param.name)
+    return frozenset(names)
+
+
+@attrs.frozen
+class _Callback:
+    hook: str
+    fn: Callable[..., Any] = attrs.field(repr=False)
+    plugin_id: str | None
+    accepts: frozenset[str] | None = attrs.field(repr=False)
+    is_async: bool = attrs.field(repr=False)
+
+    def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        if self.accepts is None:
+            return dict(kwargs)
+        return {k: v for k, v in kwargs.items() if k in self.accepts}
+
+    @property
+    def label(self) -> str:
+        who = f"plugin {self.plugin_id!r}" if self.plugin_id else "the host"
+        return f"{self.hook} callback {getattr(self.fn, '__qualname__', self.fn)!s} of {who}"
+
+
+@attrs.frozen
+class ToolDecision:
+    """What the `pre_tool_call` callbacks decided: run with `args`, or block with `message`."""
+
+    blocked: bool
+    args: Mapping[str, Any]
+    message: str = ""
+
+
+class _Failure:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def describe(self) -> str:
+        if isinstance(self.exc, TimeoutError):
+            return f"timed out ({self.exc})"
+        return f"raised {type(self.exc).__name__}: {self.exc}"
+
+
+class HookRunner:
+    """The lifecycle hook callbacks of every loaded plugin, and the policy that runs them.
+
+    `timeout()` returns the per-callback limit in seconds (0 means none).
+    """
+
+    def __init__(self, timeout: Callable[[], float] = lambda: 30.0) -> None:
+        self._callbacks: dict[str, list[_Callback]] = {}
+        self._lock = threading.Lock()
+        self._timeout = timeout
+
+    def add(self, hook: str, callback: Callable[..., Any], plugin_id: str | None = None) -> Undo:
+        """Add `callback` to `hook`; returns the function that removes it again.
+
+        An unknown hook name is kept (for forward compatibility) with a warning.
+        """
+        if not callable(callback):
+            raise TypeError(f"callback for hook {hook!r} is not callable: {callback!r}")
+        if hook not in LIFECYCLE_HOOKS:
+            who = f"plugin {plugin_id!r}" if plugin_id else "the host"
+            log.warning(
+                "%s registered a callback for unknown hook %r; it is kept but this version never calls it "
+                "(known hooks: %s)", who, hook, ", ".join(LIFECYCLE_HOOKS),
+            )
+        entry = _Callback(hook, callback, plugin_id, _accepted(callback), _aio.is_coroutine_function(callback))
+        with self._lock:
+            self._callbacks.setdefault(hook, []).append(entry)
+
+        def undo() -> None:
+            with self._lock:
+                entries = self._callbacks.get(hook, [])
+                if entry in entries:
+                    entries.remove(entry)
+
+        return undo
+
+    def callbacks(self, hook: str) -> list[_Callback]:
+        return list(self._callbacks.get(hook, ()))
+
+    # -- running one callback ------------------------------------------------------------
+
+    def _run(self, cb: _Callback, kwargs: Mapping[str, Any]) -> Any:
+        args = cb.arguments(kwargs)
+        limit = self._timeout() or None
+        try:
+            if cb.is_async:
+                return _aio.run_coroutine(cb.fn(**args), limit)
+            result = _aio.call_with_timeout(lambda: cb.fn(**args), limit) if limit else cb.fn(**args)
+            if _aio.ensure_coroutine(result) is not None:
+                result = _aio.run_coroutine(result, limit)
+            return result
+        except (Exception, SystemExit) as exc:
+            return self._failed(cb, exc)
+
+    async def _arun(self, cb: _Callback, kwargs: Mapping[str, Any]) -> Any:
+        args = cb.arguments(kwargs)
+        limit = self._timeout() or None
+        try:
+            if cb.is_async:
+                awaitable = cb.fn(**args)
+            else:
+                awaitable = asyncio.wrap_future(_aio.submit(lambda: cb.fn(**args)))
+            result = await asyncio.wait_for(awaitable, limit)
+            if _aio.ensure_coroutine(result) is not None:
+                result = await asyncio.wait_for(result, limit)
+            return result
+        except asyncio.TimeoutError:
+            return self._failed(cb, TimeoutError(f"did not finish within {limit:g} s"))
+        except (Exception, SystemExit) as exc:
+            return self._failed(cb, exc)
+
+    @staticmethod
+    def _failed(cb: _Callback, exc: BaseException) -> _Failure:
+        failure = _Failure(exc)
+        log.error("%s %s", cb.label, failure.describe(), exc_info=None if isinstance(exc, TimeoutError) else exc)
+        return failure
+
+    # -- the hooks -----------------------------------------------------------------------
+
+    def fire(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Run every callback of `hook`; returns their non-None results in order."""
+        results = [self._run(cb, kwargs) for cb in self.callbacks(hook)]
+        return [r for r in results if r is not None and not isinstance(r, _Failure)]
+
+    async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
+        """`fire` for async hosts: async callbacks are awaited on the caller's loop."""
+        results = [await self._arun(cb, kwargs) for cb in self.callbacks(hook)]
+        return [r for r in results if r is not None and not isinstance(r, _Failure)]
+
+    def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
+        """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
+        current = dict(args)
+        for cb in self.callbacks("pre_tool_call"):
+            result = self._run(cb, {"tool_name": tool_name, "args": current, **kwargs})
+            decision = self._decide(cb, tool_name, current, result)
+            if decision.blocked:
+                return decision
+            current = dict(decision.args)
+        return ToolDecision(False, current)
+
+    async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
+        current = dict(args)
+        for cb in self.callbacks("pre_tool_call"):
+            result = await self._arun(cb, {"tool_name": tool_name, "args": current, **kwargs})
+            decision = self._decide(cb, tool_name, current, result)
+            if decision.blocked:
+                return decision
+            current = dict(decision.args)
+        return ToolDecision(False, current)
+
+    @staticmethod
+    def _decide(cb: _Callback, tool_name: str, args: dict[str, Any], result: Any) -> ToolDecision:
+        if isinstance(result, _Failure):
+            return ToolDecision(
+                True, args, f"Tool call {tool_name!r} blocked: the {cb.label} {result.describe()} (hooks fail closed)"
+            )
+        if result is None:
+            return ToolDecision(False, args)
+        action = result.get("action") if isinstance(result, Mapping) else None
+        if action == "block":
+            message = result.get("message") or f"Tool call {tool_name!r} blocked by the {cb.label}"
+            return ToolDecision(True, args, str(message))
+        if action == "modify" and isinstance(result.get("args"), Mapping):
+            return ToolDecision(False, dict(result["args"]))
+        if action == "allow":
+            return ToolDecision(False, args)
+        log.error("%s returned an invalid decision %r; blocking (hooks fail closed)", cb.label, result)
+        return ToolDecision(
+            True, args,
+            f"Tool call {tool_name!r} blocked: the {cb.label} returned an invalid decision "
+            "(expected None, {'action': 'block', 'message': ...} or {'action': 'modify', 'args': {...}})",
+        )
+
+    @staticmethod
+    def _context(results: list[Any]) -> str | None:
+        parts = []
+        for result in results:
+            if isinstance(result, Mapping):
+                result = result.get("context")
+            if isinstance(result, str) and result.strip():
+                parts.append(result.strip())
+        return "\n\n".join(parts) or None
+
+    def pre_llm_call(self, **kwargs: Any) -> str | None:
+        """The text the `pre_llm_call` callbacks add to this call's user message, or None."""
+        return self._context(self.fire("pre_llm_call", **kwargs))
+
+    async def apre_llm_call(self, **kwargs: Any) -> str | None:
+        return self._context(await self.afire("pre_llm_call", **kwargs))
+
+    def transform(self, hook: str, **kwargs: Any) -> str | None:
+        """The first non-None string a `transform_*` callback returns, or None."""
+        for cb in self.callbacks(hook):
+            result = self._run(cb, kwargs)
+            if isinstance(result, str):
+                return result
+        return None
+
+    async def atransform(self, hook: str, **kwargs: Any) -> str | None:
+        for cb in self.callbacks(hook):
+            result = await self._arun(cb, kwargs)
+            if isinstance(result, str):
+                return result
+        return None

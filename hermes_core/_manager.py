@@ -1,0 +1,565 @@
+"""`PluginManager`: discover, load transactionally, and give hosts one API over it all."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import threading
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._commands import CommandRegistry
+from ._config import Config, load_config
+from ._context import PluginContext
+from ._discovery import Discovery, PluginSpec, discover
+from ._errors import CommandConflictError, PluginNotFoundError, RegistrationError
+from ._hooks import HookRunner
+from ._loader import forget_module, import_plugin, module_label
+from ._paths import hermes_home
+from ._records import Command, Tool
+from ._slots import SlotProvider, SlotRegistry
+from ._slots_decl import BUILTIN_SLOTS, SlotDecl
+from ._tools import ToolInfo, ToolRegistry, error_result
+from ._version import __version__
+
+__all__ = ["PluginManager", "PluginRecord", "LoadFailure", "DoctorReport"]
+
+log = logging.getLogger("hermes_core.plugins")
+Undo = Callable[[], None]
+_SLOT_HOOKS = {"register_context_engine": "context_engine", "register_memory_provider": "memory"}
+
+
+class _Pluggy(pluggy.PluginManager):
+    """pluggy's manager, taught that a plain `register` function is a `register` hookimpl."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name == "register":
+            method = getattr(plugin, name, None)
+            if inspect.isfunction(method) or inspect.ismethod(method):
+                return {}
+        return opts
+
+
+@attrs.frozen
+class LoadFailure:
+    """Why a plugin did not load: the exception type, its message, and the call that failed."""
+
+    type: str
+    message: str
+    call: str
+    traceback: str = attrs.field(default="", repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message} (in {self.call})"
+
+
+@attrs.define
+class PluginRecord:
+    """What happened to one plugin: its status (`ok`, `failed`, `incompatible`), what it
+    registered, how long its import took, and the failure if any."""
+
+    spec: PluginSpec
+    status: str = "pending"
+    failure: LoadFailure | None = None
+    registered: dict[str, list[str]] = attrs.field(factory=dict)
+    import_ms: float = 0.0
+    warnings: list[str] = attrs.field(factory=list)
+    module: Any = attrs.field(default=None, repr=False)
+    ctx: PluginContext | None = attrs.field(default=None, repr=False)
+    calls: list[str] = attrs.field(factory=list, repr=False)
+    undos: list[Undo] = attrs.field(factory=list, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def note(self, kind: str, name: str, undo: Undo | None) -> None:
+        if undo is not None:
+            self.undos.append(undo)
+            self.registered.setdefault(kind, []).append(name)
+
+    def rollback(self) -> None:
+        for undo in reversed(self.undos):
+            try:
+                undo()
+            except Exception:  # noqa: BLE001 - keep undoing the rest
+                log.exception("rolling back plugin %r", self.id)
+        self.undos.clear()
+        self.registered.clear()
+
+
+@attrs.frozen
+class DoctorReport:
+    """`hermes plugins doctor` as data: per-plugin status, active slots, and problems."""
+
+    plugins: list[dict[str, Any]]
+    slots: dict[str, str | None]
+    problems: list[str]
+    warnings: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(p["status"] != "failed" for p in self.plugins)
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def _tagged(exc: BaseException, record: PluginRecord, phase: str) -> LoadFailure:
+    call = record.calls[-1] if record.calls else phase
+    return LoadFailure(type(exc).__name__, str(exc), call, "".join(traceback.format_exception(exc)))
+
+
+class PluginManager:
+    """Discovers plugins, loads the enabled ones transactionally, and runs what they offer.
+
+    >>> manager = PluginManager()          # nothing is imported yet
+    >>> manager.load()                     # explicit, idempotent; dispatch/hooks load on demand
+    >>> manager.dispatch_tool("text_stats", {"text": "a b"})
+    """
+
+    def __init__(
+        self,
+        *,
+        home: Path | None = None,
+        cwd: Path | None = None,
+        slots: Iterable[SlotDecl] = (),
+        project_plugins: bool | None = None,
+        config: Config | None = None,
+        discover_plugins: bool = True,
+    ) -> None:
+        self.home = home if home is not None else hermes_home()
+        self._cwd = cwd
+        self._project_plugins = project_plugins
+        self._fixed_config = config
+        self._discover_plugins = discover_plugins
+        self.config: Config = config or Config({})
+        self._lock = threading.RLock()
+        self._loaded = False
+        self._records: dict[str, PluginRecord] = {}
+        self._discovery: Discovery | None = None
+        self._slots = SlotRegistry((*BUILTIN_SLOTS, *slots))
+        self._tools = ToolRegistry(self._may_override)
+        self._commands = CommandRegistry()
+        self._hooks = HookRunner(lambda: self.config.number("plugins.hook_callback_timeout", 30.0))
+        self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
+        self.pluggy.add_hookspecs(hookspecs)
+        self.problems: list[str] = []
+
+    # -- the registries (loading first) ---------------------------------------------------
+
+    @property
+    def tools(self) -> ToolRegistry:
+        self._ensure_loaded()
+        return self._tools
+
+    @property
+    def commands(self) -> CommandRegistry:
+        self._ensure_loaded()
+        return self._commands
+
+    @property
+    def hooks(self) -> HookRunner:
+        self._ensure_loaded()
+        return self._hooks
+
+    @property
+    def slots(self) -> SlotRegistry:
+        self._ensure_loaded()
+        return self._slots
+
+    def _ensure_loaded(self) -> None:
+        if not self._loaded:
+            self.load()
+
+    # -- discovery and loading ----------------------------------------------------------
+
+    def discover(self) -> Discovery:
+        """Find every plugin (imports nothing); the same pass `hermes plugins list` uses."""
+        if not self._discover_plugins:
+            return Discovery(())
+        return discover(
+            home=self.home, cwd=self._cwd, slots=self._slots.declared, project_plugins=self._project_plugins
+        )
+
+    def _refresh_config(self) -> None:
+        self.config = self._fixed_config or load_config(self.home)
+
+    def load(self) -> PluginManager:
+        """Load every enabled plugin not loaded yet. Idempotent; failed plugins stay failed
+        until `reload()`. Raises `ConfigError` only for a malformed `config.yaml`."""
+        with self._lock:
+            self._loaded = True
+            if self._discovery is None:
+                self._refresh_config()
+                self._discovery = self.discover()
+                self._load_discovered()
+            return self
+
+    def reload(self) -> PluginManager:
+        """Re-read config and plugins: retry failed ones, load newly enabled ones, unload
+        the ones now disabled or gone."""
+        with self._lock:
+            self._loaded = True
+            self._refresh_config()
+            self._discovery = self.discover()
+            wanted = {spec.id for spec in self._discovery.plugins if self._enabled(spec)}
+            for record in list(self._records.values()):
+                if record.status == "ok" and record.spec.source == "host":
+                    continue
+                if record.status != "ok" or record.id not in wanted:
+                    self._unload(record)
+            self._load_discovered()
+            return self
+
+    def _enabled(self, spec: PluginSpec) -> bool:
+        return spec.enablement(self.config, self._slots.declared)[0]
+
+    def _load_discovered(self) -> None:
+        assert self._discovery is not None
+        self.problems = list(self._discovery.problems)
+        known = {name for spec in self._discovery.plugins for name in (spec.id, spec.name)}
+        for key in ("plugins.enabled", "plugins.disabled"):
+            for name in self.config.string_list(key):
+                if name not in known:
+                    self.problems.append(
+                        f"{key} names {name!r}, but no plugin has that id "
+                        f"(discovered: {', '.join(sorted(self._discovery.ids)) or 'none'})"
+                    )
+        for spec in self._discovery.plugins:
+            if spec.id in self._records or not self._enabled(spec):
+                continue
+            self._load_spec(spec)
+
+    def _unload(self, record: PluginRecord) -> None:
+        record.rollback()
+        if record.module is not None and self.pluggy.is_registered(record.module):
+            self.pluggy.unregister(record.module)
+        self._records.pop(record.id, None)
+
+    def _load_spec(self, spec: PluginSpec) -> PluginRecord:
+        record = PluginRecord(spec)
+        self._records[spec.id] = record
+        if spec.error:
+            record.status = "failed"
+            record.failure = LoadFailure("ManifestError", spec.error, "discovery")
+            return record
+        problem = spec.incompatibility(__version__)
+        if problem:
+            record.status = "incompatible"
+            record.failure = LoadFailure("IncompatibleError", problem, "requires_hermes")
+            return record
+        module_name = None
+        phase = module_label(spec)
+        try:
+            started = time.perf_counter()
+            obj, module_name = import_plugin(spec)
+            record.import_ms = round((time.perf_counter() - started) * 1000, 3)
+            if module_name:
+                record.undos.append(lambda: forget_module(module_name))
+            self._register_object(record, obj)
+        except BaseException as exc:
+            record.rollback()
+            record.status = "failed"
+            record.failure = _tagged(exc, record, phase)
+            record.calls.clear()
+            log.warning("plugin %r failed to load: %s", spec.id, record.failure)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return record
+        record.status = "ok"
+        return record
+
+    def add_plugin(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
+        """Load an object you already hold (a module, a namespace, or a `register(ctx)` function)
+        as plugin `plugin_id`, transactionally, as if it had been discovered."""
+        with self._lock:
+            if not self._loaded:
+                self.load()
+            if plugin_id in self._records:
+                raise RegistrationError(f"a plugin with id {plugin_id!r} is already loaded", plugin_id=plugin_id)
+            spec = PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host")
+            record = PluginRecord(spec)
+            self._records[plugin_id] = record
+            try:
+                self._register_object(record, plugin)
+            except BaseException as exc:
+                record.rollback()
+                record.status = "failed"
+                record.failure = _tagged(exc, record, "add_plugin")
+                record.calls.clear()
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                return record
+            record.status = "ok"
+            return record
+
+    def _context(self, record: PluginRecord) -> PluginContext:
+        if record.ctx is None:
+            settings = self.config.section("plugins", "entries", record.id).get("settings") or {}
+            if not isinstance(settings, Mapping):
+                raise RegistrationError(
+                    f"plugins.entries.{record.id}.settings must be a mapping, not {settings!r}", plugin_id=record.id
+                )
+            record.ctx = PluginContext(self, record, settings, self.home)
+        return record.ctx
+
+    def _register_object(self, record: PluginRecord, obj: Any) -> None:
+        if inspect.isfunction(obj):
+            obj = types.SimpleNamespace(register=obj, __name__=getattr(obj, "__module__", record.id))
+        record.module = obj
+        ctx = self._context(record)
+        if inspect.isclass(obj):
+            self._register_slot_classes(record, [obj])
+            return
+        record.calls.append("pluggy.register")
+        self.pluggy.register(obj, name=record.id)
+        record.calls.pop()
+        record.undos.append(lambda: self.pluggy.unregister(obj) if self.pluggy.is_registered(obj) else None)
+        for caller in self.pluggy.get_hookcallers(obj) or []:
+            if not caller.has_spec():
+                record.warnings.append(f"plugin {record.id!r} implements unknown hook {caller.name!r}; it is never called")
+        for hook in hookspecs.REGISTRATION_HOOKS:
+            for impl in self._impls(hook, obj):
+                record.calls.append(f"{hook}(ctx)")
+                result = impl.function(*[{"ctx": ctx}[name] for name in impl.argnames])
+                record.calls.pop()
+                if hook != "register":
+                    self._take_returned(record, ctx, hook, result)
+        for hook in hookspecs.LIFECYCLE_HOOKS:
+            for impl in self._impls(hook, obj):
+                record.note("hooks", hook, self._hooks.add(hook, impl.function, record.id))
+        if record.spec.kind != "standalone" and not record.registered.get("providers"):
+            members = [v for v in vars(obj).values() if inspect.isclass(v)] if isinstance(obj, types.ModuleType) else []
+            self._register_slot_classes(record, [c for c in members if c.__module__ == obj.__name__])
+        if not record.registered:
+            record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
+
+    def _impls(self, hook: str, plugin: Any) -> list[Any]:
+        return [impl for impl in getattr(self.pluggy.hook, hook).get_hookimpls() if impl.plugin is plugin]
+
+    def _register_slot_classes(self, record: PluginRecord, classes: list[type]) -> None:
+        """A category plugin without `register`: the classes it defines that are its slot's providers."""
+        slot = record.spec.kind if record.spec.kind != "standalone" else None
+        decls = [d for d in self._slots.declared if d.base is not None and (slot is None or d.name == slot)]
+        found = False
+        for cls in classes:
+            for decl in decls:
+                if issubclass(cls, decl.base) and cls is not decl.base and not inspect.isabstract(cls):  # type: ignore[arg-type]
+                    self._add_provider(record, decl.name, cls, None)
+                    found = True
+        if not found:
+            raise RegistrationError(
+                f"plugin {record.id!r} registered no {slot or 'slot'} provider: define register(ctx), "
+                "or export a subclass of the slot's base class",
+                plugin_id=record.id,
+            )
+
+    def _take_returned(self, record: PluginRecord, ctx: PluginContext, hook: str, result: Any) -> None:
+        if result is None:
+            return
+        if hook in _SLOT_HOOKS:
+            ctx.register_provider(_SLOT_HOOKS[hook], result)
+            return
+        expected = Tool if hook == "register_tool" else Command
+        items = [result] if isinstance(result, expected) or not isinstance(result, Iterable) else list(result)
+        for item in items:
+            if not isinstance(item, expected):
+                raise RegistrationError(
+                    f"{hook} of plugin {record.id!r} returned {item!r}; expected a {expected.__name__}, "
+                    f"an iterable of them, or None",
+                    plugin_id=record.id,
+                )
+            item = attrs.evolve(item, plugin_id=record.id)
+            if isinstance(item, Tool):
+                ctx._call(f"{hook} → Tool({item.name!r})", lambda item=item: self._add_tool(record, item))
+            else:
+                ctx._call(f"{hook} → Command({item.name!r})", lambda item=item: self._add_command(record, item))
+
+    # -- what ctx.register_* lands on -------------------------------------------------------
+
+    def _may_override(self, plugin_id: str | None) -> bool:
+        record = self._records.get(plugin_id or "")
+        if record is not None and record.spec.source == "builtin":
+            return True
+        if plugin_id is None:
+            return True
+        return self.config.section("plugins", "entries", plugin_id).get("allow_tool_override") is True
+
+    def _add_tool(self, record: PluginRecord, tool: Tool) -> None:
+        record.note("tools", tool.name, self._tools.add(tool))
+
+    def _add_command(self, record: PluginRecord, command: Command) -> None:
+        try:
+            record.note("commands", command.name, self._commands.add(command))
+        except CommandConflictError as exc:
+            log.warning("%s", exc)
+            record.warnings.append(str(exc))
+            self.problems.append(str(exc))
+
+    def _add_hook(self, record: PluginRecord, hook: str, callback: Callable[..., Any]) -> None:
+        record.note("hooks", hook, self._hooks.add(hook, callback, record.id))
+
+    def _add_provider(self, record: PluginRecord, slot: str, provider: Any, name: str | None) -> None:
+        undo = self._slots.add(slot, provider, record.id, name=name)
+        if undo is None:
+            self.problems.append(self._slots.warnings[-1])
+            record.warnings.append(self._slots.warnings[-1])
+            return
+        registered = self._slots.providers(slot)
+        label = next(p.name for p in registered if p.provider is provider)
+        record.note("providers", f"{slot}:{label}", undo)
+
+    # -- records ------------------------------------------------------------------------
+
+    @property
+    def records(self) -> list[PluginRecord]:
+        """Every plugin the manager tried to load, in load order."""
+        self._ensure_loaded()
+        return list(self._records.values())
+
+    def record(self, plugin_id: str) -> PluginRecord:
+        self._ensure_loaded()
+        try:
+            return self._records[plugin_id]
+        except KeyError:
+            raise PluginNotFoundError(
+                f"plugin {plugin_id!r} was not loaded (loaded: {', '.join(self._records) or 'none'})"
+            ) from None
+
+    def failures(self) -> dict[str, LoadFailure]:
+        """The plugins that failed or are incompatible, with why."""
+        return {r.id: r.failure for r in self.records if r.failure is not None}
+
+    # -- running things -------------------------------------------------------------------
+
+    def tool_infos(self) -> list[ToolInfo]:
+        return self.tools.infos()
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI `tools` list of every available tool."""
+        return self.tools.schemas()
+
+    @staticmethod
+    def _parse_args(args: Any) -> tuple[dict[str, Any] | None, str | None]:
+        if isinstance(args, (str, bytes)):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError as exc:
+                return None, f"not JSON ({exc})"
+        if args is None:
+            return {}, None
+        if not isinstance(args, Mapping):
+            return None, f"expected an object, got {type(args).__name__}"
+        return dict(args), None
+
+    def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any) -> str:
+        """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
+        the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
+        tools, hooks = self.tools, self.hooks
+        if tools.get(name) is None:
+            return error_result(f"Unknown tool: {name}")
+        parsed, problem = self._parse_args(args)
+        if parsed is None:
+            return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        ids = {"session_id": session_id, "tool_call_id": tool_call_id}
+        decision = hooks.pre_tool_call(name, parsed, **ids)
+        result = decision.message if decision.blocked else tools.dispatch(name, decision.args, **kwargs)
+        hooks.fire("post_tool_call", tool_name=name, args=dict(decision.args), result=result, **ids)
+        changed = hooks.transform("transform_tool_result", tool_name=name, args=dict(decision.args),
+                                  result=result, session_id=session_id)
+        return changed if changed is not None else result
+
+    async def adispatch_tool(
+        self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
+    ) -> str:
+        """`dispatch_tool` for async hosts."""
+        tools, hooks = self.tools, self.hooks
+        if tools.get(name) is None:
+            return error_result(f"Unknown tool: {name}")
+        parsed, problem = self._parse_args(args)
+        if parsed is None:
+            return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        ids = {"session_id": session_id, "tool_call_id": tool_call_id}
+        decision = await hooks.apre_tool_call(name, parsed, **ids)
+        result = decision.message if decision.blocked else await tools.adispatch(name, decision.args, **kwargs)
+        await hooks.afire("post_tool_call", tool_name=name, args=dict(decision.args), result=result, **ids)
+        changed = await hooks.atransform("transform_tool_result", tool_name=name, args=dict(decision.args),
+                                         result=result, session_id=session_id)
+        return changed if changed is not None else result
+
+    def run_command(self, name: str, raw_args: str = "") -> str | None:
+        """Run a slash command; raises `UnknownCommandError` or `CommandFailedError`."""
+        return self.commands.run(name, raw_args)
+
+    async def arun_command(self, name: str, raw_args: str = "") -> str | None:
+        return await self.commands.arun(name, raw_args)
+
+    def select(self, slot: str) -> SlotProvider | None:
+        """The provider the config selects for `slot` (see `SlotRegistry.select`)."""
+        return self.slots.select(slot, self.config)
+
+    def create_provider(self, slot: str) -> Any:
+        """A fresh instance of the selected provider of `slot`, for one agent session."""
+        return self.slots.create(slot, self.config)
+
+    def extend_cli(self, cli: Any) -> list[str]:
+        """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.
+
+        A plugin whose hook raises keeps none of the commands it added.
+        """
+        problems = []
+        for record in self.records:
+            if record.status != "ok" or record.module is None:
+                continue
+            for impl in self._impls("register_cli_commands", record.module):
+                before = set(cli.commands)
+                try:
+                    impl.function(*[{"cli": cli, "ctx": record.ctx}[n] for n in impl.argnames])
+                except Exception as exc:  # noqa: BLE001 - a plugin never takes the CLI down
+                    for name in set(cli.commands) - before:
+                        cli.commands.pop(name, None)
+                    problems.append(f"register_cli_commands of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
+        return problems
+
+    def doctor(self) -> DoctorReport:
+        """Load everything enabled and report on it, as `hermes plugins doctor` does."""
+        records = self.records
+        problems = list(dict.fromkeys(self.problems))
+        warnings = [w for r in records for w in r.warnings if w not in problems]
+        warnings += [w for r in records for w in r.spec.warnings]
+        for record in records:
+            missing = record.spec.missing_env()
+            if missing:
+                problems.append(f"plugin {record.id!r} requires environment variable(s) {', '.join(missing)}, unset")
+            if record.spec.shadows:
+                warnings.append(f"plugin {record.id!r} ({record.spec.source}) hides {'; '.join(record.spec.shadows)}")
+        slots: dict[str, str | None] = {}
+        for decl in self._slots.declared:
+            try:
+                chosen = self._slots.select(decl.name, self.config)
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                problems.append(str(exc))
+                chosen = None
+            slots[decl.name] = chosen.name if chosen is not None else None
+        plugins = [
+            {
+                "id": r.id,
+                "status": r.status,
+                "error": str(r.failure) if r.failure else None,
+                "registered": {k: list(v) for k, v in r.registered.items()},
+                "import_ms": r.import_ms,
+            }
+            for r in records
+        ]
+        return DoctorReport(plugins, slots, problems, warnings)

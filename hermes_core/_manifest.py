@@ -1,0 +1,144 @@
+"""`plugin.yaml`: the manifest of a folder plugin, read and validated without importing it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ._errors import ManifestError
+
+__all__ = ["Manifest", "read_manifest", "find_manifest", "valid_plugin_name", "MANIFEST_NAMES"]
+
+MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
+KNOWN_FIELDS = frozenset(
+    {"name", "version", "description", "author", "kind", "requires_env", "requires_hermes", "provides"}
+)
+PROVIDES_KEYS = frozenset({"tools", "commands", "hooks", "engines", "providers"})
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def valid_plugin_name(name: str) -> bool:
+    """Whether `name` can be a plugin name: letters, digits, `_`, `.`, `-`, not starting with a symbol."""
+    return bool(_NAME.match(name))
+
+
+@attrs.frozen
+class Manifest:
+    """The validated fields of a `plugin.yaml`; `warnings` lists what was ignored."""
+
+    name: str
+    version: str = ""
+    description: str = ""
+    author: str = ""
+    kind: str = "standalone"
+    requires_env: tuple[str, ...] = ()
+    requires_hermes: str = ""
+    provides: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def find_manifest(folder: Path) -> Path | None:
+    """`plugin.yaml` (or its fallback `plugin.yml`) in `folder`, if there is one."""
+    for name in MANIFEST_NAMES:
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _text(data: Mapping[str, Any], key: str, path: Path) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ManifestError(f"{path}: `{key}` must be a string, not {type(value).__name__}")
+    return str(value).strip()
+
+
+def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ManifestError(f"{path}: `{key}` must be a list of non-empty strings")
+    return tuple(v.strip() for v in value)
+
+
+def _load_yaml(path: Path) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot be read: {exc}") from None
+    try:
+        return YAML(typ="safe", pure=True).load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ManifestError(f"{path}: invalid YAML{where}: {exc.problem}") from None
+    except YAMLError as exc:
+        raise ManifestError(f"{path}: invalid YAML: {exc}") from None
+
+
+def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Manifest:
+    """Parse and validate the manifest at `path`; `ManifestError` says which field is wrong.
+
+    `kinds` are the accepted values of `kind` (`standalone` and the declared slot names).
+    """
+    data = _load_yaml(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{path}: must be a mapping of fields, not a {type(data).__name__}")
+    warnings = tuple(
+        f"{path}: unknown field `{key}` ignored (known: {', '.join(sorted(KNOWN_FIELDS))})"
+        for key in data
+        if key not in KNOWN_FIELDS
+    )
+    name = _text(data, "name", path) or default_name
+    if not valid_plugin_name(name):
+        raise ManifestError(
+            f"{path}: `name` {name!r} is not a valid plugin name "
+            "(use letters, digits, '_', '.', '-', starting with a letter or digit)"
+        )
+    kind = _text(data, "kind", path) or "standalone"
+    if kind not in kinds:
+        raise ManifestError(f"{path}: unknown `kind` {kind!r} (expected one of: {', '.join(sorted(kinds))})")
+    requires_hermes = _text(data, "requires_hermes", path)
+    if requires_hermes:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            SpecifierSet(requires_hermes)
+        except InvalidSpecifier:
+            raise ManifestError(
+                f"{path}: `requires_hermes` {requires_hermes!r} is not a version specifier (e.g. '>=0.1,<2')"
+            ) from None
+    provides_raw = data.get("provides") or {}
+    if not isinstance(provides_raw, Mapping):
+        raise ManifestError(f"{path}: `provides` must be a mapping such as {{tools: [name, ...]}}")
+    provides: dict[str, tuple[str, ...]] = {}
+    extra: list[str] = []
+    for key, value in provides_raw.items():
+        if key not in PROVIDES_KEYS:
+            extra.append(f"{path}: unknown `provides.{key}` ignored (known: {', '.join(sorted(PROVIDES_KEYS))})")
+            continue
+        provides[key] = _strings(value, f"provides.{key}", path)
+    return Manifest(
+        name=name,
+        version=_text(data, "version", path),
+        description=_text(data, "description", path),
+        author=_text(data, "author", path),
+        kind=kind,
+        requires_env=_strings(data.get("requires_env"), "requires_env", path),
+        requires_hermes=requires_hermes,
+        provides=provides,
+        warnings=warnings + tuple(extra),
+    )

@@ -1,0 +1,181 @@
+"""Slots: single-select extension points where exactly one provider is active, by config.
+
+One mechanism for every slot (`context_engine`, `memory`, and any a host declares): providers
+register by name, the config picks one, and each agent session gets its own instance.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ._config import Config
+from ._errors import ProviderCopyError, RegistrationError, SlotError, UnknownProviderError
+from ._slots_decl import BUILTIN_SLOTS, SlotDecl
+
+__all__ = ["SlotRegistry", "SlotProvider", "SlotDecl"]
+
+log = logging.getLogger("hermes_core.slots")
+Undo = Callable[[], None]
+
+
+def _owner(plugin_id: str | None) -> str:
+    return f"plugin {plugin_id!r}" if plugin_id else "the host"
+
+
+@attrs.frozen
+class SlotProvider:
+    """A provider registered in a slot: a class or factory (called per session) or an
+    instance (deep-copied per session), and the plugin it came from."""
+
+    slot: str
+    name: str
+    provider: Any = attrs.field(repr=False)
+    plugin_id: str | None
+
+    @property
+    def style(self) -> str:
+        if inspect.isclass(self.provider):
+            return "class"
+        if inspect.isfunction(self.provider) or inspect.ismethod(self.provider):
+            return "factory"
+        return "instance"
+
+    def new_instance(self) -> Any:
+        """A fresh provider for one agent session."""
+        who = f"{self.slot} provider {self.name!r} of {_owner(self.plugin_id)}"
+        if self.style == "instance":
+            try:
+                return copy.deepcopy(self.provider)
+            except Exception as exc:  # noqa: BLE001 - reported with the fix
+                raise ProviderCopyError(
+                    f"{who} was registered as an instance and cannot be copied for a new session "
+                    f"({type(exc).__name__}: {exc}); define __deepcopy__ on it, or register its class "
+                    "(or a factory) instead"
+                ) from exc
+        try:
+            return self.provider()
+        except Exception as exc:  # noqa: BLE001
+            raise SlotError(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
+
+
+def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: str | None) -> str:
+    """The name a provider registers under: `name=`, else its `name` attribute."""
+    if name is None:
+        value = getattr(provider, "name", None)
+        if inspect.isclass(provider) and not isinstance(value, str):
+            try:  # a `name` property: ask a throwaway instance
+                value = provider().name
+            except Exception as exc:  # noqa: BLE001
+                raise RegistrationError(
+                    f"{_owner(plugin_id)} registered a {slot.name} provider class {provider.__name__} whose name "
+                    f"cannot be read without arguments ({type(exc).__name__}: {exc}); give the class a `name` "
+                    "class attribute, or pass name=",
+                    plugin_id=plugin_id,
+                ) from exc
+        name = value
+    if not isinstance(name, str) or not name.strip():
+        raise RegistrationError(
+            f"{_owner(plugin_id)} registered a {slot.name} provider without a name; "
+            "give it a `name` attribute or pass name=",
+            plugin_id=plugin_id,
+        )
+    return name.strip()
+
+
+class SlotRegistry:
+    """Every declared slot and the providers registered in it."""
+
+    def __init__(self, slots: tuple[SlotDecl, ...] = BUILTIN_SLOTS) -> None:
+        self._decls: dict[str, SlotDecl] = {}
+        self._providers: dict[str, dict[str, SlotProvider]] = {}
+        self._lock = threading.Lock()
+        self.warnings: list[str] = []
+        for decl in slots:
+            self.declare(decl)
+
+    def declare(self, decl: SlotDecl) -> None:
+        """Declare a slot (a host may add its own: `SlotDecl("sandbox", "sandbox.provider", base=Sandbox)`)."""
+        with self._lock:
+            self._decls[decl.name] = decl
+            self._providers.setdefault(decl.name, {})
+
+    def decl(self, slot: str) -> SlotDecl:
+        try:
+            return self._decls[slot]
+        except KeyError:
+            raise SlotError(f"unknown slot {slot!r} (declared slots: {', '.join(sorted(self._decls))})") from None
+
+    @property
+    def declared(self) -> tuple[SlotDecl, ...]:
+        return tuple(self._decls.values())
+
+    def add(self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None) -> Undo | None:
+        """Register `provider` in `slot`; None (with a warning) when the name is already taken."""
+        decl = self.decl(slot)
+        if decl.base is not None:
+            ok = issubclass(provider, decl.base) if inspect.isclass(provider) else isinstance(provider, decl.base)
+            if not ok and not (inspect.isfunction(provider) or inspect.ismethod(provider)):
+                raise RegistrationError(
+                    f"{_owner(plugin_id)} registered {provider!r} in slot {slot!r}, but it is not a "
+                    f"{decl.base.__name__} (subclass or instance)",
+                    plugin_id=plugin_id,
+                )
+        entry = SlotProvider(slot, provider_name(provider, name, decl, plugin_id), provider, plugin_id)
+        with self._lock:
+            existing = self._providers[slot].get(entry.name)
+            if existing is not None:
+                message = (
+                    f"{slot} provider {entry.name!r} of {_owner(plugin_id)} was rejected: the name is already "
+                    f"registered by {_owner(existing.plugin_id)}, which stays"
+                )
+                log.warning(message)
+                self.warnings.append(message)
+                return None
+            self._providers[slot][entry.name] = entry
+
+        def undo() -> None:
+            with self._lock:
+                if self._providers[slot].get(entry.name) is entry:
+                    del self._providers[slot][entry.name]
+
+        return undo
+
+    def providers(self, slot: str) -> list[SlotProvider]:
+        self.decl(slot)
+        return sorted(self._providers[slot].values(), key=lambda p: p.name)
+
+    def names(self, slot: str) -> list[str]:
+        return [p.name for p in self.providers(slot)]
+
+    def select(self, slot: str, config: Config) -> SlotProvider | None:
+        """The provider the config selects for `slot`.
+
+        A configured name that nothing provides raises `UnknownProviderError` (naming the slot,
+        the key and what is available). With nothing configured, the slot's default is used
+        if it is provided, else the slot is inactive (None).
+        """
+        decl = self.decl(slot)
+        configured = config.get(decl.config_key)
+        if configured is not None and not isinstance(configured, str):
+            raise SlotError(f"{decl.config_key} must be a provider name (a string), not {configured!r}")
+        name = (configured or "").strip()
+        if name:
+            found = self._providers[slot].get(name)
+            if found is None:
+                raise UnknownProviderError(slot, decl.config_key, name, self.names(slot))
+            return found
+        if decl.default:
+            return self._providers[slot].get(decl.default)
+        return None
+
+    def create(self, slot: str, config: Config) -> Any:
+        """A new instance of the selected provider of `slot` for one agent session (or None)."""
+        selected = self.select(slot, config)
+        return selected.new_instance() if selected is not None else None

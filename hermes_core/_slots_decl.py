@@ -1,0 +1,38 @@
+"""The slots every host has, declared without importing anything heavy.
+
+Discovery needs the slot names (they are the plugin categories) and their config keys
+(selecting a category plugin in its slot activates it) before any plugin is imported.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["SlotDecl", "BUILTIN_SLOTS"]
+
+
+@attrs.frozen
+class SlotDecl:
+    """A single-select extension point: its name, config key, default and base class.
+
+    `base` is the class a provider must be (a subclass or an instance of); None accepts any.
+    """
+
+    name: str
+    config_key: str
+    default: str | None = None
+    base: type | None = None
+
+
+def _host_slot(name: str) -> SlotDecl:
+    return SlotDecl(name, f"{name}.provider")
+
+
+BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
+    SlotDecl("context_engine", "context.engine", "compressor"),
+    SlotDecl("memory", "memory.provider", "builtin"),
+    *(
+        _host_slot(name)
+        for name in ("image_gen", "web_search", "tts", "transcription", "browser", "platform")
+    ),
+)

@@ -1,0 +1,109 @@
+"""The `hermes` command line: a thin layer over the library API.
+
+Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks. Commands
+that only need discovery (`plugins list`, `plugins info`) import no plugin and no heavy
+dependency.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["main", "cli"]
+
+_DEBUG = False
+
+
+class _OneLine(logging.Formatter):
+    """`hermes: warning: message`; tracebacks only with --debug."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"hermes: {record.levelname.lower()}: {record.getMessage()}"
+        if _DEBUG and record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text.splitlines()[0] if not _DEBUG else text
+
+
+def _setup_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+class _RootGroup(click.Group):
+    """Built-in commands resolve without loading plugins; anything else asks the plugins
+    (`register_cli_commands`) first."""
+
+    _extended = False
+
+    def _extend(self, ctx: click.Context) -> None:
+        if self._extended:
+            return
+        self._extended = True
+        from ._common import manager
+
+        for problem in manager(ctx).extend_cli(self):
+            click.echo(f"hermes: warning: {problem}", err=True)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and not ctx.resilient_parsing:
+            self._extend(ctx)
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._extend(ctx)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
+@click.version_option(package_name="hermes-core", prog_name="hermes")
+def cli(debug: bool) -> None:
+    """hermes-core: plugins, tools, commands and engines for LLM agents."""
+    global _DEBUG
+    _DEBUG = debug
+    _setup_logging(debug)
+
+
+def _register() -> None:
+    from . import _plugins, _tools
+
+    cli.add_command(_plugins.plugins)
+    cli.add_command(_tools.tools)
+    cli.add_command(_tools.command)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the `hermes` console script."""
+    from .._errors import HermesError
+
+    try:
+        return cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+    except HermesError as exc:
+        _fail(str(exc))
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - never a traceback unless asked for
+        if _DEBUG:
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+
+
+def _fail(message: str) -> None:
+    if _DEBUG:
+        import traceback
+
+        traceback.print_exc()
+    click.echo(f"hermes: error: {' '.join(message.split())}", err=True)
+    sys.exit(1)

@@ -1,0 +1,181 @@
+"""`hermes plugins list|info|enable|disable|doctor`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .._config import edit_config, load_config
+from .._discovery import Discovery, PluginSpec, discover
+from .._errors import PluginNotFoundError
+from .._paths import hermes_home
+from ._common import echo_json, echo_table, manager
+
+
+@click.group()
+def plugins() -> None:
+    """Discover, inspect, enable and check plugins."""
+
+
+def _listing() -> tuple[Discovery, Any]:
+    return discover(home=hermes_home()), load_config()
+
+
+def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
+    enabled, reason = spec.enablement(config)
+    return {
+        "id": spec.id,
+        "name": spec.name,
+        "version": spec.version,
+        "source": spec.source,
+        "kind": spec.kind,
+        "enabled": enabled,
+        "description": spec.description,
+        "reason": reason,
+        "error": spec.error,
+    }
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_(as_json: bool) -> None:
+    """List every discovered plugin (imports none of them)."""
+    found, config = _listing()
+    rows = [_row(spec, config) for spec in found.plugins]
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"no plugins found (looked in entry points and {hermes_home() / 'plugins'})")
+    else:
+        echo_table(
+            ["id", "version", "source", "kind", "enabled", "description"],
+            [
+                [r["id"], r["version"] or "-", r["source"], r["kind"], "yes" if r["enabled"] else "no",
+                 f"BROKEN: {r['error']}" if r["error"] else r["description"]]
+                for r in rows
+            ],
+        )
+    for problem in found.problems:
+        click.echo(f"hermes: warning: {problem}", err=True)
+
+
+def _find(found: Discovery, plugin_id: str) -> PluginSpec:
+    spec = found.get(plugin_id)
+    if spec is None:
+        raise PluginNotFoundError(
+            f"no plugin {plugin_id!r} was found (discovered: {', '.join(found.ids) or 'none'}); "
+            "see `hermes plugins list`"
+        )
+    return spec
+
+
+@plugins.command()
+@click.argument("plugin_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+def info(plugin_id: str, as_json: bool) -> None:
+    """Show everything known about one plugin without importing it."""
+    found, config = _listing()
+    spec = _find(found, plugin_id)
+    data = _row(spec, config) | {
+        "author": spec.author,
+        "origin": spec.origin,
+        "requires_env": list(spec.requires_env),
+        "missing_env": spec.missing_env(),
+        "requires_hermes": spec.requires_hermes,
+        "provides": {k: list(v) for k, v in spec.provides.items()},
+        "shadows": list(spec.shadows),
+        "warnings": list(spec.warnings),
+    }
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in data.items():
+        if value in ("", [], {}, None) and key not in ("enabled",):
+            continue
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        elif isinstance(value, dict):
+            value = "; ".join(f"{k}: {', '.join(v)}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(value)
+        click.echo(f"{key + ':':<16}{value}")
+
+
+def _set_membership(plugin_id: str, add_to: str, remove_from: str) -> bool:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    def mutate(doc: Any) -> bool:
+        section = doc.get("plugins")
+        if section is None:
+            section = doc["plugins"] = CommentedMap()
+        if not isinstance(section, dict):
+            raise click.ClickException("`plugins` in config.yaml is not a mapping; fix it by hand first")
+        changed = False
+        target = section.get(add_to)
+        if target is None:
+            target = section[add_to] = CommentedSeq()
+        if not isinstance(target, list):
+            raise click.ClickException(f"plugins.{add_to} in config.yaml is not a list; fix it by hand first")
+        if plugin_id not in target:
+            target.append(plugin_id)
+            changed = True
+        other = section.get(remove_from)
+        if isinstance(other, list) and plugin_id in other:
+            while plugin_id in other:
+                other.remove(plugin_id)
+            changed = True
+        return changed
+
+    return edit_config(mutate)
+
+
+@plugins.command()
+@click.argument("plugin_id")
+def enable(plugin_id: str) -> None:
+    """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled)."""
+    found, _ = _listing()
+    spec = _find(found, plugin_id)
+    changed = _set_membership(spec.id, "enabled", "disabled")
+    click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
+
+
+@plugins.command()
+@click.argument("plugin_id")
+def disable(plugin_id: str) -> None:
+    """Disable a plugin (adds it to plugins.disabled, which always wins)."""
+    found, _ = _listing()
+    spec = _find(found, plugin_id)
+    changed = _set_membership(spec.id, "disabled", "enabled")
+    click.echo(f"disabled {spec.id}" if changed else f"{spec.id} was already disabled")
+
+
+@plugins.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Load every enabled plugin and report what works, what failed and why."""
+    report = manager(ctx).doctor()
+    if as_json:
+        echo_json({"plugins": report.plugins, "slots": report.slots, "problems": report.problems})
+    else:
+        if report.plugins:
+            echo_table(
+                ["id", "status", "import ms", "registered / error"],
+                [
+                    [p["id"], p["status"], f"{p['import_ms']:.1f}",
+                     p["error"] or "; ".join(f"{k}: {', '.join(v)}" for k, v in p["registered"].items()) or "-"]
+                    for p in report.plugins
+                ],
+            )
+        else:
+            click.echo("no plugins enabled")
+        active = ", ".join(f"{slot}={name}" for slot, name in report.slots.items() if name)
+        click.echo(f"slots: {active or 'none active'}")
+        for warning in report.warnings:
+            click.echo(f"warning: {warning}")
+        for problem in report.problems:
+            click.echo(f"problem: {problem}")
+    if not report.ok:
+        ctx.exit(1)

@@ -1,0 +1,72 @@
+"""`hermes tools list|call` and `hermes command`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .._errors import UnknownToolError
+from ._common import echo_json, echo_table, manager
+
+
+@click.group()
+def tools() -> None:
+    """List and call the tools of loaded plugins."""
+
+
+@tools.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """List every registered tool, who provides it, and whether it is available."""
+    infos = manager(ctx).tool_infos()
+    rows = [{"name": t.name, "toolset": t.toolset, "plugin": t.plugin, "available": t.available,
+             "reason": t.reason, "description": t.schema.get("description", "")} for t in infos]
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        click.echo("no tools registered (enable a plugin: `hermes plugins enable ID`)")
+    else:
+        echo_table(
+            ["name", "toolset", "plugin", "available"],
+            [[r["name"], r["toolset"], r["plugin"] or "-", "yes" if r["available"] else f"no ({r['reason']})"]
+             for r in rows],
+        )
+
+
+@tools.command()
+@click.argument("name")
+@click.argument("arguments", default="{}")
+@click.pass_context
+def call(ctx: click.Context, name: str, arguments: str) -> None:
+    """Call tool NAME with ARGUMENTS (a JSON object) and print its result."""
+    loaded = manager(ctx)
+    if loaded.tools.get(name) is None:
+        available = ", ".join(sorted(t.name for t in loaded.tools)) or "none"
+        raise UnknownToolError(f"unknown tool {name!r} (available: {available})")
+    try:
+        args = json.loads(arguments)
+    except ValueError as exc:
+        raise click.BadParameter(f"not a JSON object: {exc}", param_hint="ARGUMENTS") from None
+    if not isinstance(args, dict):
+        raise click.BadParameter("must be a JSON object, such as '{\"text\": \"hi\"}'", param_hint="ARGUMENTS")
+    result = loaded.dispatch_tool(name, args)
+    click.echo(result)
+    try:
+        failed = isinstance(parsed := json.loads(result), dict) and set(parsed) == {"error"}
+    except ValueError:
+        failed = False
+    if failed:
+        ctx.exit(1)
+
+
+@click.command()
+@click.argument("name")
+@click.argument("text", nargs=-1)
+@click.pass_context
+def command(ctx: click.Context, name: str, text: tuple[str, ...]) -> None:
+    """Run the plugin slash command NAME with TEXT (the words joined by spaces)."""
+    result = manager(ctx).run_command(name, " ".join(text))
+    if result is not None:
+        click.echo(result)

@@ -1,0 +1,10 @@
+"""The plugins that ship with hermes-core.
+
+They are exposed through the `hermes_agent.plugins` entry-point group like any third-party
+plugin, and load unless `plugins.disabled` names them.
+"""
+
+# Shown by `hermes plugins list`, which must not import the plugin modules themselves.
+DESCRIPTIONS = {
+    "clock": "The current_time tool: the date and time in UTC or any IANA time zone.",
+}
