@@ -216,7 +216,7 @@ def _entry_point_specs() -> tuple[list[PluginSpec], list[PluginSpec], list[str]]
     builtin: list[PluginSpec] = []
     external: list[PluginSpec] = []
     problems: list[str] = []
-    seen: dict[str, str] = {}
+    seen: dict[tuple[bool, str], str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         headers = _dist_headers(ep.dist) if ep.dist is not None else {}
         dist_name = headers.get("Name", "")
@@ -224,13 +224,14 @@ def _entry_point_specs() -> tuple[list[PluginSpec], list[PluginSpec], list[str]]
         if not valid_plugin_name(ep.name):
             problems.append(f"entry point {ep.name!r} from {label}: not a valid plugin id; ignored")
             continue
-        if ep.name in seen:
+        builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
+        key = (builtin_dist, ep.name)
+        if key in seen:
             problems.append(
-                f"entry point {ep.name!r} is provided by both {seen[ep.name]} and {label}; using {seen[ep.name]}"
+                f"entry point {ep.name!r} is provided by both {seen[key]} and {label}; using {seen[key]}"
             )
             continue
-        seen[ep.name] = label
-        builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
+        seen[key] = label
         spec = PluginSpec(
             id=ep.name,
             name=ep.name,

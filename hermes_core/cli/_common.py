@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._manager import PluginManager
+if TYPE_CHECKING:
+    from .._manager import PluginManager
 
 
 def manager(ctx: click.Context) -> PluginManager:
@@ -16,6 +17,8 @@ def manager(ctx: click.Context) -> PluginManager:
     obj = root.obj if isinstance(root.obj, dict) else {}
     root.obj = obj
     if "manager" not in obj:
+        from .._manager import PluginManager
+
         obj["manager"] = PluginManager().load()  # failures are logged as one-line warnings
     return obj["manager"]  # type: ignore[no-any-return]
 

@@ -1,0 +1,66 @@
+"""Helpers for the tests: real config files, real plugin folders, real installed
+distributions, and the `hermes` CLI run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+HERMES = Path(sys.executable).parent / "hermes"
+
+
+def write_config(home: Path, text: str) -> Path:
+    path = home / "config.yaml"
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def make_folder_plugin(root: Path, folder: str, code: str, manifest: str | None = "") -> Path:
+    """`root/folder/` with `__init__.py` = code and `plugin.yaml` = manifest (None: no manifest)."""
+    path = root / folder
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "__init__.py").write_text(textwrap.dedent(code), encoding="utf-8")
+    if manifest is not None:
+        (path / "plugin.yaml").write_text(textwrap.dedent(manifest), encoding="utf-8")
+    return path
+
+
+def install_dist(
+    site: Path,
+    name: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str],
+    *,
+    version: str = "1.0",
+    summary: str = "",
+    group: str = "hermes_agent.plugins",
+) -> None:
+    """Lay out an installed distribution in `site` (a directory on sys.path), as pip does:
+    its modules, and a dist-info with METADATA, entry_points.txt and RECORD."""
+    site.mkdir(parents=True, exist_ok=True)
+    for module, code in modules.items():
+        (site / f"{module}.py").write_text(textwrap.dedent(code), encoding="utf-8")
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n\n", encoding="utf-8"
+    )
+    lines = "".join(f"{k} = {v}\n" for k, v in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+
+
+def hermes(*args: str, check: int | None = 0, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the `hermes` console script with the current environment (HERMES_HOME, cwd)."""
+    result = subprocess.run([str(HERMES), *args], capture_output=True, text=True, input=input, timeout=120)
+    if check is not None:
+        assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+    return result
+
+
+def hermes_json(*args: str, check: int | None = 0) -> Any:
+    return json.loads(hermes(*args, "--json", check=check).stdout)

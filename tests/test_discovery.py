@@ -1,0 +1,212 @@
+"""Discovery: four sources with precedence, manifests, ids — and nothing imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_core import Config, discover
+from tests.helpers import HERMES, install_dist, make_folder_plugin, write_config
+
+CODE = "def register(ctx):\n    pass\n"
+
+
+def by_id(found):
+    return {spec.id: spec for spec in found.plugins}
+
+
+def test_flat_folder_plugin_id_is_the_manifest_name(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "some-folder", CODE, "name: weather\nversion: 1.2\ndescription: Forecasts\n")
+    spec = by_id(discover())["weather"]
+    assert (spec.name, spec.version, spec.description, spec.source, spec.kind) == (
+        "weather", "1.2", "Forecasts", "user", "standalone",
+    )
+    assert spec.path == home / "plugins" / "some-folder"
+
+
+def test_manifest_name_defaults_to_the_folder_name(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", CODE, "version: '0.1'\n")
+    assert by_id(discover())["dice"].version == "0.1"
+
+
+def test_plugin_yml_is_the_fallback_manifest(home: Path) -> None:
+    folder = make_folder_plugin(home / "plugins", "dice", CODE, manifest=None)
+    (folder / "plugin.yml").write_text("name: dice2\n")
+    assert "dice2" in by_id(discover())
+
+
+def test_category_plugin_id_is_category_slash_folder(home: Path) -> None:
+    make_folder_plugin(home / "plugins" / "context_engine", "lcm", CODE, "name: lossless\n")
+    make_folder_plugin(home / "plugins" / "memory", "vectors", CODE, "")
+    found = by_id(discover())
+    assert found["context_engine/lcm"].kind == "context_engine"
+    assert found["context_engine/lcm"].name == "lossless"
+    assert found["memory/vectors"].kind == "memory"
+
+
+def test_folder_without_manifest_that_is_not_a_category_is_reported_not_loaded(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "stray", CODE, manifest=None)
+    found = discover()
+    assert "stray" not in by_id(found)
+    assert any("stray" in p and "no plugin.yaml" in p for p in found.problems)
+
+
+def test_depth_is_two_at_most(home: Path) -> None:
+    make_folder_plugin(home / "plugins" / "context_engine" / "deep", "lcm", CODE, "")
+    found = by_id(discover())
+    assert "context_engine/deep" in found and found["context_engine/deep"].error  # no manifest at depth two
+    assert not any(pid.endswith("/lcm") for pid in found)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ("kind: quantum\n", "unknown `kind` 'quantum'"),
+        ("name: 'has space'\n", "not a valid plugin name"),
+        ("requires_hermes: 'not a spec'\n", "not a version specifier"),
+        ("requires_env: 3\n", "`requires_env` must be a list"),
+        ("- just\n- a list\n", "must be a mapping"),
+        ("name: ok\nversion: a: b\n", "invalid YAML at line 2, column 11"),
+        ("provides: [a]\n", "`provides` must be a mapping"),
+    ],
+)
+def test_invalid_manifest_is_reported_with_the_field(home: Path, manifest: str, message: str) -> None:
+    make_folder_plugin(home / "plugins", "bad", CODE, manifest)
+    spec = discover().get("bad")
+    assert spec is not None and spec.error is not None
+    assert message in spec.error and "plugin.yaml" in spec.error
+
+
+def test_kind_is_never_guessed_from_source_text(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "sneaky", "class X(ContextEngine): pass\n# register_context_engine\n", "")
+    assert by_id(discover())["sneaky"].kind == "standalone"
+
+
+def test_unknown_manifest_field_is_a_warning_not_a_failure(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", CODE, "name: dice\ncolour: blue\n")
+    spec = by_id(discover())["dice"]
+    assert spec.error is None
+    assert any("colour" in w for w in spec.warnings)
+
+
+def test_folder_without_init_is_reported(home: Path) -> None:
+    folder = home / "plugins" / "empty"
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text("name: empty\n")
+    assert "__init__.py" in (by_id(discover())["empty"].error or "")
+
+
+def test_project_plugins_need_the_environment_flag(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_folder_plugin(Path.cwd() / ".hermes" / "plugins", "local", CODE, "")
+    assert "local" not in by_id(discover())
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
+    assert by_id(discover())["local"].source == "project"
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "false")
+    assert "local" not in by_id(discover())
+
+
+def test_entry_point_plugin_id_is_the_entry_point_name(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-dice", {"dice": "hermes_dice"}, {"hermes_dice": CODE}, version="2.0", summary="Dice")
+    spec = by_id(discover())["dice"]
+    assert (spec.source, spec.version, spec.description, spec.distribution) == ("entrypoint", "2.0", "Dice", "hermes-dice")
+    assert spec.entry_point == "hermes_dice"
+
+
+def test_builtin_plugins_come_through_entry_points(home: Path) -> None:
+    spec = by_id(discover())["clock"]
+    assert spec.source == "builtin"
+    assert spec.entry_point == "hermes_plugins_builtin.clock"
+    assert spec.enablement(Config({}))[0] is True
+
+
+def test_later_sources_override_earlier_ones_with_the_same_id(
+    home: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "yes")
+    make_folder_plugin(home / "plugins", "clock", CODE, "description: user clock\n")
+    assert by_id(discover())["clock"].source == "user"  # user overrides built-in
+    make_folder_plugin(Path.cwd() / ".hermes" / "plugins", "clock", CODE, "description: project clock\n")
+    assert by_id(discover())["clock"].source == "project"  # project overrides user
+    install_dist(site, "other-clock", {"clock": "other_clock"}, {"other_clock": CODE})
+    spec = by_id(discover())["clock"]
+    assert spec.source == "entrypoint"  # entry points override everything
+    assert [s.split(":")[0] for s in spec.shadows] == ["builtin", "user", "project"]
+
+
+def test_load_order_is_by_source_then_id(home: Path, site: Path) -> None:
+    make_folder_plugin(home / "plugins", "zeta", CODE, "")
+    make_folder_plugin(home / "plugins", "alpha", CODE, "")
+    install_dist(site, "hermes-beta", {"beta": "hermes_beta"}, {"hermes_beta": CODE})
+    ids = [i for i in discover().ids if i in {"alpha", "zeta", "beta", "clock"}]
+    assert ids == ["clock", "alpha", "zeta", "beta"]
+
+
+def test_enablement_rules(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", CODE, "")
+    make_folder_plugin(home / "plugins" / "context_engine", "lcm", CODE, "")
+    found = discover()
+    dice, lcm, clock = found.get("dice"), found.get("context_engine/lcm"), found.get("clock")
+    assert not dice.enablement(Config({}))[0]  # opt-in
+    assert dice.enablement(Config({"plugins": {"enabled": ["dice"]}}))[0]
+    both = Config({"plugins": {"enabled": ["dice"], "disabled": ["dice"]}})
+    assert not dice.enablement(both)[0]  # disabled wins
+    assert not clock.enablement(Config({"plugins": {"disabled": ["clock"]}}))[0]
+    assert not lcm.enablement(Config({}))[0]
+    assert lcm.enablement(Config({"context": {"engine": "lcm"}}))[0]  # selected in its slot
+
+
+LISTING_PROBE = """
+import json, sys
+from hermes_core.cli import main
+try:
+    main(["plugins", "list", "--json"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_listing_imports_no_plugin_openai_or_jsonschema(home: Path, site: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HERMES_ENABLE_PROJECT_PLUGINS", "1")
+    boom = "raise RuntimeError('imported during listing')\n"
+    make_folder_plugin(home / "plugins", "user_plugin", boom, "name: userp\n")
+    make_folder_plugin(home / "plugins" / "memory", "vec", boom, "")
+    make_folder_plugin(Path.cwd() / ".hermes" / "plugins", "proj", boom, "")
+    install_dist(site, "hermes-ep", {"ep": "hermes_ep_module"}, {"hermes_ep_module": boom})
+    write_config(home, "plugins:\n  enabled: [userp, proj, ep]\n")
+    result = subprocess.run([sys.executable, "-c", LISTING_PROBE], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    listed = {row["id"]: row for row in json.loads(result.stdout)}
+    assert {"userp", "memory/vec", "proj", "ep", "clock"} <= set(listed)
+    assert listed["ep"]["enabled"] and listed["userp"]["enabled"]
+    modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
+    forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_plugins_builtin.clock", "pluggy"}
+    assert not modules & forbidden
+    assert not [m for m in modules if m.startswith("_hermes_plugin_")]
+
+
+def test_hermes_plugins_list_importtime_shows_no_heavy_module(home: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", str(HERMES), "plugins", "list"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "hermes_core._discovery" in imported  # the probe sees our imports...
+    assert not {m for m in imported if m.split(".")[0] in {"openai", "jsonschema", "httpx", "pydantic"}}
+    assert "hermes_plugins_builtin.clock" not in imported  # ...and no plugin module
+
+
+def test_listing_and_runtime_see_the_same_plugins(home: Path, site: Path) -> None:
+    from hermes_core import PluginManager
+
+    make_folder_plugin(home / "plugins", "dice", CODE, "")
+    install_dist(site, "hermes-beta", {"beta": "hermes_beta"}, {"hermes_beta": CODE})
+    write_config(home, "plugins:\n  enabled: [dice, beta]\n")
+    listed = {s.id for s in discover().plugins if s.enablement(Config({"plugins": {"enabled": ["dice", "beta"]}}))[0]}
+    loaded = {r.id for r in PluginManager().load().records}
+    assert listed == loaded

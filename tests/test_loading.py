@@ -1,0 +1,344 @@
+"""Loading: both plugin styles, opt-in enabling, transactional registration, reload."""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from hermes_core import Command, PluginManager, Tool, hookimpl
+from tests.helpers import install_dist, make_folder_plugin, write_config
+
+SCHEMA = '{"name": "%s", "description": "d", "parameters": {"type": "object", "properties": {}}}'
+
+
+def tool_code(name: str, extra: str = "") -> str:
+    return f"""
+import json
+def register(ctx):
+    ctx.register_tool({name!r}, "ts", {SCHEMA % name}, lambda args, **kw: json.dumps({{"from": ctx.plugin_id}}))
+{extra}
+"""
+
+
+def enable(home: Path, *ids: str, extra: str = "") -> None:
+    write_config(home, f"plugins:\n  enabled: [{', '.join(ids)}]\n{extra}")
+
+
+def test_hermes_style_register_function(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "alpha", tool_code("alpha_tool"))
+    enable(home, "alpha")
+    manager = PluginManager().load()
+    assert manager.record("alpha").status == "ok"
+    assert json.loads(manager.dispatch_tool("alpha_tool", {})) == {"from": "alpha"}
+    assert manager.tools.get("alpha_tool").plugin_id == "alpha"
+
+
+def test_pluggy_style_registration_hooks_return_objects(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "beta", f"""
+from hermes_core import Command, Tool, hookimpl
+
+@hookimpl
+def register_tool(ctx):
+    return [Tool("b1", "ts", {SCHEMA % "b1"}, lambda args, **kw: "1"),
+            Tool("b2", "ts", {SCHEMA % "b2"}, lambda args, **kw: "2")]
+
+@hookimpl
+def register_command(ctx):
+    return Command("/Beta Cmd", lambda raw: "beta:" + raw)
+
+@hookimpl
+def register_memory_provider(ctx):
+    return None
+
+@hookimpl
+def on_session_start(session_id):
+    import builtins
+    builtins.BETA_STARTED = session_id
+""")
+    enable(home, "beta")
+    manager = PluginManager().load()
+    record = manager.record("beta")
+    assert record.status == "ok", record.failure
+    assert record.registered == {"tools": ["b1", "b2"], "commands": ["beta-cmd"], "hooks": ["on_session_start"]}
+    assert manager.dispatch_tool("b2", {}) == "2"
+    assert manager.run_command("/beta-cmd", "x") == "beta:x"
+    assert manager.commands.get("beta-cmd").plugin_id == "beta"
+    manager.hooks.fire("on_session_start", session_id="s-1", model="m", platform="cli")
+    import builtins
+
+    assert builtins.BETA_STARTED == "s-1"  # type: ignore[attr-defined]
+
+
+def test_both_styles_mixed_in_one_module(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "mixed", tool_code("plain_tool", f"""
+from hermes_core import Tool, hookimpl
+
+@hookimpl
+def register_tool(ctx):
+    return Tool("hooked_tool", "ts", {SCHEMA % "hooked_tool"}, lambda args, **kw: "hooked")
+"""))
+    enable(home, "mixed")
+    manager = PluginManager().load()
+    assert sorted(manager.record("mixed").registered["tools"]) == ["hooked_tool", "plain_tool"]
+
+
+def test_each_registration_hook_gets_its_own_plugins_ctx(home: Path) -> None:
+    code = f"""
+from hermes_core import Tool, hookimpl
+
+@hookimpl
+def register_tool(ctx):
+    name = ctx.plugin_id + "_t"
+    return Tool(name, "ts", {{"name": name, "parameters": {{"type": "object"}}}}, lambda args, **kw: ctx.plugin_id)
+"""
+    make_folder_plugin(home / "plugins", "one", code)
+    make_folder_plugin(home / "plugins", "two", code)
+    enable(home, "one", "two")
+    manager = PluginManager().load()
+    assert manager.dispatch_tool("one_t", {}) == "one"
+    assert manager.dispatch_tool("two_t", {}) == "two"
+
+
+def test_entry_point_plugin_loads_when_enabled(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-gamma", {"gamma": "hermes_gamma"}, {"hermes_gamma": tool_code("gamma_tool")})
+    manager = PluginManager().load()
+    assert "gamma" not in {r.id for r in manager.records}  # opt-in
+    enable(home, "gamma")
+    manager.reload()
+    assert manager.record("gamma").status == "ok"
+    assert json.loads(manager.dispatch_tool("gamma_tool", {})) == {"from": "gamma"}
+
+
+def test_entry_point_to_a_register_function(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-delta", {"delta": "hermes_delta:setup"},
+                 {"hermes_delta": tool_code("delta_tool").replace("def register", "def setup")})
+    enable(home, "delta")
+    assert PluginManager().load().record("delta").registered == {"tools": ["delta_tool"]}
+
+
+def test_builtins_load_unless_disabled(home: Path) -> None:
+    assert PluginManager().load().record("clock").status == "ok"
+    write_config(home, "plugins:\n  disabled: [clock]\n")
+    manager = PluginManager().load()
+    assert "clock" not in {r.id for r in manager.records}
+    assert manager.tools.get("current_time") is None
+
+
+def test_disabled_wins_over_enabled(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "alpha", tool_code("alpha_tool"))
+    write_config(home, "plugins:\n  enabled: [alpha]\n  disabled: [alpha]\n")
+    assert PluginManager().load().tools.get("alpha_tool") is None
+
+
+def test_ctx_gives_id_logger_readonly_settings_and_home(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "cfg", """
+import builtins
+def register(ctx):
+    builtins.CFG_CTX = ctx
+""")
+    enable(home, "cfg", extra="  entries:\n    cfg:\n      settings:\n        depth: 3\n        names: [a, b]\n")
+    PluginManager().load()
+    import builtins
+
+    ctx = builtins.CFG_CTX  # type: ignore[attr-defined]
+    assert ctx.plugin_id == "cfg"
+    assert ctx.logger.name == "hermes.plugins.cfg"
+    assert ctx.hermes_home == home
+    assert ctx.config["depth"] == 3 and ctx.config["names"] == ("a", "b")
+    with pytest.raises(TypeError):
+        ctx.config["depth"] = 4
+
+
+FAILING = {
+    "import_error": ("import nonexistent_module_xyz\n" + tool_code("t"), "ModuleNotFoundError", "import "),
+    "register_raises": (tool_code("t").replace("def register(ctx):\n",
+                        "def register(ctx):\n    ctx.register_hook('on_session_start', print)\n    ctx.register_command('c', print)\n")
+                        + "    raise RuntimeError('boom after registering')\n",
+                        "RuntimeError", "register(ctx)"),
+    "invalid_schema": (tool_code("t") + "    ctx.register_tool('bad', 'ts', {'name': 'bad', 'parameters': {'type': 'object', 'properties': 3}}, print)\n",
+                       "ToolSchemaError", "ctx.register_tool('bad')"),
+    "override_without_grant": (tool_code("t") + "    ctx.register_tool('current_time', 'mine', {'name': 'current_time'}, print, override=True)\n",
+                               "ToolOverrideError", "ctx.register_tool('current_time')"),
+    "system_exit": (tool_code("t") + "    raise SystemExit(3)\n", "SystemExit", "register(ctx)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILING))
+def test_a_failing_plugin_rolls_back_everything_and_others_load(home: Path, case: str) -> None:
+    code, error_type, call = FAILING[case]
+    make_folder_plugin(home / "plugins", "broken", code)
+    make_folder_plugin(home / "plugins", "healthy", tool_code("healthy_tool"))
+    enable(home, "broken", "healthy")
+    manager = PluginManager().load()
+    record = manager.record("broken")
+    assert record.status == "failed"
+    assert record.failure.type == error_type
+    assert record.failure.call.startswith(call)
+    assert record.registered == {}
+    assert manager.tools.get("t") is None and manager.tools.get("bad") is None
+    assert manager.commands.get("c") is None
+    assert not [cb for cb in manager.hooks.callbacks("on_session_start") if cb.plugin_id == "broken"]
+    assert manager.tools.get("current_time").plugin_id == "clock"  # the override did not stick
+    assert manager.record("healthy").status == "ok"
+    assert manager.failures()["broken"] is record.failure
+
+
+def test_failure_names_the_plugin_and_the_tool(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "broken", FAILING["invalid_schema"][0])
+    enable(home, "broken")
+    failure = PluginManager().load().record("broken").failure
+    assert "plugin 'broken'" in failure.message and "'bad'" in failure.message
+    assert "properties" in failure.message
+
+
+def test_granted_override_replaces_and_rollback_restores(home: Path) -> None:
+    override = "    ctx.register_tool('current_time', 'mine', {'name': 'current_time'}, lambda a, **k: %r, override=True)\n"
+    make_folder_plugin(home / "plugins", "over", tool_code("t") + override % "mine")
+    make_folder_plugin(home / "plugins", "over_late", tool_code("t2") + override % "late" + "    raise ValueError('late')\n")
+    grants = "  entries:\n    over:\n      allow_tool_override: true\n    over_late:\n      allow_tool_override: true\n"
+    enable(home, "over", "over_late", extra=grants)
+    manager = PluginManager().load()
+    assert manager.record("over_late").status == "failed"
+    assert manager.tools.get("current_time").plugin_id == "over"  # restored to what over_late replaced
+    assert manager.dispatch_tool("current_time", {}) == "mine"
+    write_config(home, "plugins:\n  enabled: [over, over_late]\n")  # grants withdrawn
+    manager = PluginManager().load()
+    assert manager.record("over").failure.type == "ToolOverrideError"
+    assert "plugins.entries.over.allow_tool_override: true" in manager.record("over").failure.message
+    assert manager.tools.get("current_time").plugin_id == "clock"
+
+
+def test_reregistering_a_name_in_the_same_toolset_is_not_a_silent_overwrite(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "a1", tool_code("shared"))
+    make_folder_plugin(home / "plugins", "a2", tool_code("shared"))
+    enable(home, "a1", "a2")
+    manager = PluginManager().load()
+    assert manager.record("a1").status == "ok"
+    assert manager.record("a2").failure.type == "ToolOverrideError"
+    assert "plugin 'a1'" in manager.record("a2").failure.message
+
+
+def test_reload_retries_failed_plugins(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "flaky", "import missing_dependency_abc\n")
+    enable(home, "flaky")
+    manager = PluginManager().load()
+    assert manager.record("flaky").status == "failed"
+    manager.load()
+    assert manager.record("flaky").status == "failed"  # load() does not retry
+    make_folder_plugin(home / "plugins", "flaky", tool_code("flaky_tool"))
+    manager.reload()
+    assert manager.record("flaky").status == "ok"
+    assert manager.tools.get("flaky_tool") is not None
+
+
+def test_reload_unloads_plugins_disabled_since(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "alpha", tool_code("alpha_tool"))
+    enable(home, "alpha")
+    manager = PluginManager().load()
+    write_config(home, "plugins:\n  disabled: [alpha]\n")
+    manager.reload()
+    assert manager.tools.get("alpha_tool") is None
+
+
+def test_load_is_idempotent(home: Path, tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    make_folder_plugin(home / "plugins", "counted", f"""
+from pathlib import Path
+p = Path({str(counter)!r})
+p.write_text(str(int(p.read_text()) + 1) if p.exists() else "1")
+def register(ctx):
+    pass
+""")
+    enable(home, "counted")
+    manager = PluginManager()
+    manager.load()
+    manager.load()
+    assert counter.read_text() == "1"
+
+
+def test_importing_hermes_core_loads_nothing(home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    make_folder_plugin(home / "plugins", "lazy", f"open({str(marker)!r}, 'w').close()\ndef register(ctx): pass\n")
+    enable(home, "lazy")
+    manager = PluginManager()
+    assert not marker.exists()
+    manager.discover()
+    assert not marker.exists()
+    manager.load()
+    assert marker.exists()
+
+
+def test_asking_for_tools_or_firing_a_hook_loads_first(home: Path) -> None:
+    assert PluginManager().tools.get("current_time") is not None
+    make_folder_plugin(home / "plugins", "hooky", """
+import builtins
+def register(ctx):
+    ctx.register_hook("on_session_reset", lambda session_id: setattr(builtins, "HOOKY", session_id))
+""")
+    enable(home, "hooky")
+    PluginManager().hooks.fire("on_session_reset", session_id="r1")
+    import builtins
+
+    assert builtins.HOOKY == "r1"  # type: ignore[attr-defined]
+
+
+def test_incompatible_plugin_is_reported_and_not_imported(home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    make_folder_plugin(home / "plugins", "future", f"open({str(marker)!r}, 'w').close()\n",
+                       "requires_hermes: '>=99'\n")
+    enable(home, "future")
+    record = PluginManager().load().record("future")
+    assert record.status == "incompatible"
+    assert ">=99" in record.failure.message
+    assert not marker.exists()
+
+
+def test_broken_manifest_is_a_failed_plugin(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "bad", "", "kind: nonsense\n")
+    enable(home, "bad")
+    record = PluginManager().load().record("bad")
+    assert (record.status, record.failure.type) == ("failed", "ManifestError")
+
+
+def test_add_plugin_loads_an_object_transactionally(home: Path) -> None:
+    manager = PluginManager()
+
+    def register(ctx):
+        ctx.register_tool("x", "ts", {"name": "x"}, lambda a, **k: "x")
+        ctx.register_tool("x", "ts", {"name": "x"}, lambda a, **k: "y")
+
+    record = manager.add_plugin(register, "host-thing")
+    assert record.status == "failed" and manager.tools.get("x") is None
+    namespace = types.SimpleNamespace(register_command=hookimpl(lambda ctx: Command("ns", lambda raw: "ns")))
+    assert manager.add_plugin(namespace, "ns-plugin").status == "ok"
+    assert manager.run_command("ns") == "ns"
+
+
+def test_unknown_hookimpl_and_empty_plugin_are_warnings(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "odd", """
+from hermes_core import hookimpl
+@hookimpl
+def on_moon_landing():
+    pass
+""")
+    enable(home, "odd")
+    record = PluginManager().load().record("odd")
+    assert record.status == "ok"
+    assert any("on_moon_landing" in w for w in record.warnings)
+    assert any("registered nothing" in w for w in record.warnings)
+
+
+def test_registration_hook_returning_the_wrong_type_fails_the_plugin(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "wrong", """
+from hermes_core import hookimpl
+@hookimpl
+def register_tool(ctx):
+    return {"name": "not a Tool"}
+""")
+    enable(home, "wrong")
+    record = PluginManager().load().record("wrong")
+    assert record.failure.type == "RegistrationError"
+    assert "register_tool of plugin 'wrong'" in record.failure.message
