@@ -94,7 +94,7 @@ class CommandRegistry:
 
     @staticmethod
     def _failed(command: Command, exc: BaseException) -> CommandFailedError:
-        log.error("command /%s of %s failed", command.name, _owner(command), exc_info=exc)
+        log.debug("command /%s of %s failed", command.name, _owner(command), exc_info=exc)  # raised to the caller
         error = CommandFailedError(f"/{command.name} ({_owner(command)}) failed: {type(exc).__name__}: {exc}")
         error.original = exc
         return error

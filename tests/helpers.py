@@ -64,3 +64,35 @@ def hermes(*args: str, check: int | None = 0, input: str | None = None) -> subpr
 
 def hermes_json(*args: str, check: int | None = 0) -> Any:
     return json.loads(hermes(*args, "--json", check=check).stdout)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_venv(path: Path) -> Path:
+    """A new virtual environment at `path` that installs real distributions without the network.
+
+    The venv gets no pip of its own (the running pip installs into it with `--python`), and
+    sees the running environment's site-packages *after* its own for the dependencies, so a
+    distribution installed into it shadows one of the same name outside.
+    """
+    import sysconfig
+    import venv
+
+    venv.create(path, with_pip=False)
+    python = path / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    Path(purelib, "_outer_site.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def pip_install(python: Path, *targets: str | Path) -> None:
+    """Build and install `targets` (project folders) into the venv of `python`, no deps, offline."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+         "--no-build-isolation", "--disable-pip-version-check", *map(str, targets)],
+        check=True, capture_output=True, text=True,
+    )

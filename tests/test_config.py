@@ -1,0 +1,119 @@
+"""config.yaml: round-trip edits that keep the operator's work, atomic writes, clear errors."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_core import ConfigError, edit_config, load_config
+from tests.helpers import HERMES, hermes, make_folder_plugin, write_config
+
+OPERATOR_CONFIG = """\
+# My hermes setup -- do not lose this comment
+model:
+  provider: openrouter   # the cheap one
+  model: some/model
+
+plugins:
+  # plugins I trust
+  enabled:
+    - alpha        # first
+  disabled: [beta]
+  entries:
+    alpha:
+      settings: {depth: 2}
+"""
+
+
+@pytest.fixture
+def plugins(home: Path) -> Path:
+    for name in ("alpha", "beta", "gamma"):
+        make_folder_plugin(home / "plugins", name, "def register(ctx):\n    pass\n")
+    return home
+
+
+def test_enable_and_disable_keep_comments_order_and_formatting(plugins: Path) -> None:
+    path = write_config(plugins, OPERATOR_CONFIG)
+    assert hermes("plugins", "enable", "gamma").stdout.strip() == "enabled gamma"
+    assert hermes("plugins", "enable", "beta").stdout.strip() == "enabled beta"
+    hermes("plugins", "disable", "alpha")
+    text = path.read_text()
+    for kept in ("# My hermes setup -- do not lose this comment", "provider: openrouter   # the cheap one",
+                 "# plugins I trust", "settings: {depth: 2}"):
+        assert kept in text
+    assert text.index("model:") < text.index("plugins:")
+    config = load_config(plugins)
+    assert config.get("plugins.enabled") == ["gamma", "beta"]
+    assert config.get("plugins.disabled") == ["alpha"]
+    assert hermes("plugins", "enable", "gamma").stdout.strip() == "gamma was already enabled"
+
+
+def test_enable_creates_the_file_and_the_home(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "new-home"
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    hermes("plugins", "enable", "clock")
+    assert load_config(home).get("plugins.enabled") == ["clock"]
+
+
+def test_enable_of_an_unknown_plugin_is_an_error_listing_what_exists(plugins: Path) -> None:
+    result = hermes("plugins", "enable", "nope", check=1)
+    assert result.stderr.count("\n") == 1
+    assert "no plugin 'nope'" in result.stderr and "alpha" in result.stderr
+    assert not (plugins / "config.yaml").exists()
+
+
+@pytest.mark.parametrize("command", [["plugins", "enable", "alpha"], ["plugins", "list"], ["plugins", "doctor"],
+                                     ["tools", "list"]])
+def test_malformed_config_is_reported_with_line_and_column_and_never_overwritten(plugins: Path, command) -> None:
+    broken = "plugins:\n  enabled: [alpha\n  disabled: []\n"
+    path = write_config(plugins, broken)
+    before = path.read_bytes()
+    result = hermes(*command, check=1)
+    assert "line 3, column" in result.stderr and str(path) in result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+    assert path.read_bytes() == before
+
+
+def test_config_that_is_not_a_mapping(plugins: Path) -> None:
+    write_config(plugins, "- just\n- a list\n")
+    with pytest.raises(ConfigError, match="mapping of settings at the top level"):
+        load_config(plugins)
+
+
+def test_wrong_types_name_the_key(plugins: Path) -> None:
+    write_config(plugins, "plugins:\n  enabled: alpha\n")
+    result = hermes("plugins", "list", check=1)
+    assert "plugins.enabled" in result.stderr and "list of strings" in result.stderr
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(plugins: Path) -> None:
+    path = write_config(plugins, OPERATOR_CONFIG)
+
+    def unrepresentable(doc):
+        doc["plugins"]["weird"] = object()
+
+    with pytest.raises(Exception):
+        edit_config(unrepresentable, plugins)
+    assert path.read_text() == OPERATOR_CONFIG
+    assert sorted(p.name for p in plugins.iterdir() if p.name.startswith(".config")) == []
+
+
+def test_writes_are_atomic_renames_that_keep_the_mode(plugins: Path) -> None:
+    path = write_config(plugins, OPERATOR_CONFIG)
+    path.chmod(0o600)
+    inode = path.stat().st_ino
+    edit_config(lambda doc: doc.__setitem__("memory", {"provider": "builtin"}), plugins)
+    assert path.stat().st_ino != inode  # replaced by rename, never rewritten in place
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert load_config(plugins).get("memory.provider") == "builtin"
+
+
+def test_concurrent_edits_lose_nothing(home: Path) -> None:
+    names = [f"p{i}" for i in range(8)]
+    for name in names:
+        make_folder_plugin(home / "plugins", name, "def register(ctx):\n    pass\n")
+    procs = [subprocess.Popen([str(HERMES), "plugins", "enable", n], stdout=subprocess.DEVNULL) for n in names]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert sorted(load_config(home).get("plugins.enabled")) == names

@@ -1,0 +1,213 @@
+"""Lifecycle hooks: order, argument filtering, isolation, time limits, pre_tool_call policy."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_core import HookRunner, PluginManager
+from tests.helpers import make_folder_plugin, write_config
+
+
+@pytest.fixture
+def runner() -> HookRunner:
+    return HookRunner(lambda: 1.0)
+
+
+def test_callbacks_run_in_registration_order_with_only_their_arguments(runner) -> None:
+    seen = []
+    runner.add("on_session_start", lambda session_id: seen.append(("a", session_id)), "p1")
+    runner.add("on_session_start", lambda model, session_id: seen.append(("b", model, session_id)), "p2")
+    runner.add("on_session_start", lambda **kw: seen.append(("c", sorted(kw))), "p3")
+    runner.add("on_session_start", lambda: seen.append(("d",)), "p4")
+    runner.fire("on_session_start", session_id="s", model="m", platform="cli")
+    assert seen == [("a", "s"), ("b", "m", "s"), ("c", ["model", "platform", "session_id"]), ("d",)]
+
+
+def test_an_exception_is_logged_with_the_plugin_id_and_the_next_callback_runs(runner, caplog) -> None:
+    seen = []
+    runner.add("on_session_end", lambda: 1 / 0, "faulty")
+    runner.add("on_session_end", lambda session_id: seen.append(session_id), "fine")
+    with caplog.at_level(logging.ERROR):
+        runner.fire("on_session_end", session_id="s", messages=[])
+    assert seen == ["s"]
+    assert any("plugin 'faulty'" in r.getMessage() and "ZeroDivisionError" in r.getMessage() for r in caplog.records)
+
+
+def test_slow_sync_and_async_callbacks_are_cut_off_at_the_time_limit() -> None:
+    runner = HookRunner(lambda: 0.2)
+    release = threading.Event()
+    seen = []
+
+    async def slow_async():
+        await asyncio.sleep(30)
+
+    runner.add("on_session_reset", lambda: release.wait(30), "slow-sync")
+    runner.add("on_session_reset", slow_async, "slow-async")
+    runner.add("on_session_reset", lambda session_id: seen.append(session_id), "fast")
+    started = time.monotonic()
+    runner.fire("on_session_reset", session_id="r")
+    assert time.monotonic() - started < 10
+    assert seen == ["r"]
+    release.set()
+
+
+def test_zero_timeout_means_no_limit_and_runs_inline() -> None:
+    runner = HookRunner(lambda: 0)
+    threads = []
+    runner.add("on_session_reset", lambda: threads.append(threading.current_thread()), "p")
+    runner.fire("on_session_reset", session_id="r")
+    assert threads == [threading.current_thread()]
+
+
+def test_async_callbacks_are_awaited_from_sync_and_async_callers(runner) -> None:
+    seen = []
+
+    async def cb(session_id):
+        await asyncio.sleep(0)
+        seen.append(session_id)
+        return session_id.upper()
+
+    runner.add("on_session_start", cb, "p")
+    assert runner.fire("on_session_start", session_id="sync") == ["SYNC"]
+    assert asyncio.run(runner.afire("on_session_start", session_id="async")) == ["ASYNC"]
+    assert seen == ["sync", "async"]
+
+
+def test_afire_isolates_and_times_out_too() -> None:
+    runner = HookRunner(lambda: 0.2)
+    seen = []
+
+    async def hang():
+        await asyncio.sleep(30)
+
+    runner.add("on_session_end", hang, "hang")
+    runner.add("on_session_end", lambda: 1 / 0, "boom")
+    runner.add("on_session_end", lambda session_id: seen.append(session_id), "ok")
+    asyncio.run(runner.afire("on_session_end", session_id="s", messages=[]))
+    assert seen == ["s"]
+
+
+def test_unknown_hook_name_is_a_warning_and_kept(runner, caplog) -> None:
+    with caplog.at_level(logging.WARNING):
+        runner.add("on_future_event", lambda: "kept", "p")
+    assert "unknown hook 'on_future_event'" in caplog.text
+    assert runner.fire("on_future_event") == ["kept"]
+
+
+def decide(runner, args=None):
+    return runner.pre_tool_call("terminal", args or {"command": "ls"}, session_id="s", tool_call_id="c")
+
+
+def test_pre_tool_call_allows_modifies_and_blocks(runner) -> None:
+    assert decide(runner) == decide(runner)  # no callbacks: allowed unchanged
+    assert not decide(runner).blocked
+    runner.add("pre_tool_call", lambda args: {"action": "modify", "args": {**args, "command": args["command"] + " -la"}}, "m")
+    runner.add("pre_tool_call", lambda args: None if "-la" in args["command"] else {"action": "block", "message": "no"}, "c")
+    decision = decide(runner)
+    assert not decision.blocked and decision.args == {"command": "ls -la"}
+    runner.add("pre_tool_call", lambda tool_name: {"action": "block", "message": f"{tool_name} is off limits"}, "b")
+    after = []
+    runner.add("pre_tool_call", lambda: after.append(1), "later")
+    decision = decide(runner)
+    assert decision.blocked and decision.message == "terminal is off limits"
+    assert after == []  # a block ends the chain
+
+
+@pytest.mark.parametrize(
+    ("callback", "expected"),
+    [
+        (lambda: 1 / 0, "raised ZeroDivisionError"),
+        (lambda: time.sleep(5), "timed out"),
+        (lambda: "yes please", "invalid decision"),
+        (lambda: {"action": "modify", "args": "nope"}, "invalid decision"),
+    ],
+)
+def test_pre_tool_call_fails_closed(callback, expected) -> None:
+    runner = HookRunner(lambda: 0.2)
+    runner.add("pre_tool_call", callback, "guard")
+    decision = decide(runner)
+    assert decision.blocked
+    assert expected in decision.message and "plugin 'guard'" in decision.message
+
+
+def test_async_pre_tool_call(runner) -> None:
+    async def guard(args):
+        return {"action": "block", "message": "async says no"}
+
+    runner.add("pre_tool_call", guard, "g")
+    assert decide(runner).message == "async says no"
+    decision = asyncio.run(runner.apre_tool_call("terminal", {}, session_id="s", tool_call_id="c"))
+    assert decision.blocked and decision.message == "async says no"
+
+
+def test_pre_llm_call_context_and_transforms(runner) -> None:
+    runner.add("pre_llm_call", lambda: "It is noon.", "clock")
+    runner.add("pre_llm_call", lambda: {"context": "User likes tea."}, "memory")
+    runner.add("pre_llm_call", lambda: None, "quiet")
+    assert runner.pre_llm_call(session_id="s", messages=[], model="m") == "It is noon.\n\nUser likes tea."
+    runner.add("transform_llm_output", lambda: None, "a")
+    runner.add("transform_llm_output", lambda text: text.upper(), "b")
+    runner.add("transform_llm_output", lambda text: "never", "c")
+    assert runner.transform("transform_llm_output", text="hi", session_id="s", model="m") == "HI"
+    assert asyncio.run(runner.atransform("transform_llm_output", text="hi", session_id="s", model="m")) == "HI"
+    assert runner.transform("transform_tool_result", result="r") is None
+
+
+def test_manager_dispatch_runs_hooks_around_the_tool(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "guard", """
+import json
+LOG = []
+def register(ctx):
+    ctx.register_tool("echo", "t", {"name": "echo", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}},
+                      lambda args, **kw: json.dumps(args))
+    ctx.register_hook("pre_tool_call", lambda tool_name, args: {"action": "block", "message": "blocked!"}
+                      if args.get("text") == "secret" else {"action": "modify", "args": {"text": args.get("text", "") + "!"}})
+    ctx.register_hook("post_tool_call", lambda **kw: LOG.append(kw))
+    ctx.register_hook("transform_tool_result", lambda result: result.replace("!", "?"))
+""")
+    write_config(home, "plugins:\n  enabled: [guard]\n")
+    manager = PluginManager()
+    assert json.loads(manager.dispatch_tool("echo", {"text": "hi"}, session_id="s1", tool_call_id="c1")) == {"text": "hi?"}
+    assert manager.dispatch_tool("echo", {"text": "secret"}) == "blocked?"  # transforms see blocks too
+    assert asyncio.run(manager.adispatch_tool("echo", {"text": "a"})) == '{"text": "a?"}'
+    log = manager.record("guard").module.LOG
+    assert log[0] == {"tool_name": "echo", "args": {"text": "hi!"}, "result": '{"text": "hi!"}',
+                      "session_id": "s1", "tool_call_id": "c1"}
+    assert log[1]["result"] == "blocked!"
+
+
+def test_hookimpl_and_register_hook_share_one_policy(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "both", """
+from hermes_core import hookimpl
+SEEN = []
+@hookimpl
+def on_session_start(session_id):
+    raise RuntimeError("first fails")
+def register(ctx):
+    ctx.register_hook("on_session_start", lambda session_id: SEEN.append(session_id))
+""")
+    write_config(home, "plugins:\n  enabled: [both]\n  hook_callback_timeout: 5\n")
+    manager = PluginManager()
+    manager.hooks.fire("on_session_start", session_id="x", model="m", platform="p")
+    assert manager.record("both").module.SEEN == ["x"]
+
+
+def test_post_llm_call_and_hookimpl_lifecycle_hooks_get_filtered_arguments(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "metrics", """
+from hermes_core import hookimpl
+SEEN = []
+@hookimpl
+def post_llm_call(response, model):
+    SEEN.append((response["usage"]["total_tokens"], model))
+""")
+    write_config(home, "plugins:\n  enabled: [metrics]\n")
+    manager = PluginManager()
+    manager.hooks.fire("post_llm_call", session_id="s", messages=[], response={"usage": {"total_tokens": 9}}, model="m")
+    assert manager.record("metrics").module.SEEN == [(9, "m")]

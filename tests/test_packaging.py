@@ -1,0 +1,59 @@
+"""Real distributions: hermes-core and the example plugin pip-installed into a fresh venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, make_venv, pip_install
+
+
+@pytest.fixture(scope="module")
+def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    python = make_venv(tmp_path_factory.mktemp("venv") / "env")
+    pip_install(python, ROOT, ROOT / "examples" / "hermes-textstats")
+    return python
+
+
+def run(python: Path, home: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HERMES_HOME": str(home)}
+    result = subprocess.run([str(python.parent / "hermes"), *args], capture_output=True, text=True, env=env, timeout=120,
+                            cwd=home.parent)
+    assert result.returncode == check, (result.stdout, result.stderr)
+    return result
+
+
+def test_the_installed_packages_come_from_the_venv(venv_python: Path, tmp_path: Path) -> None:
+    out = subprocess.run(
+        [str(venv_python), "-c", "import hermes_core, hermes_plugins_builtin, hermes_textstats as t;"
+         "print(hermes_core.__file__); print(t.__file__)"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    ).stdout.split()
+    assert all(path.startswith(str(venv_python.parent.parent)) for path in out), out
+
+
+def test_example_plugin_installs_enables_and_runs_through_the_cli(venv_python: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rows = {r["id"]: r for r in json.loads(run(venv_python, home, "plugins", "list", "--json").stdout)}
+    assert rows["textstats"]["source"] == "entrypoint" and rows["textstats"]["enabled"] is False
+    assert rows["clock"]["source"] == "builtin" and rows["clock"]["enabled"] is True
+    assert "text_stats" not in run(venv_python, home, "tools", "list").stdout  # opt-in
+    run(venv_python, home, "plugins", "enable", "textstats")
+    result = run(venv_python, home, "tools", "call", "text_stats", '{"text": "a b a\\nc", "top": 1}')
+    assert json.loads(result.stdout) == {"words": 4, "lines": 2, "characters": 7, "top_words": [["a", 2]]}
+    assert run(venv_python, home, "command", "wc", "one two three").stdout.strip() == "3 words, 1 lines, 13 characters"
+    doctor = json.loads(run(venv_python, home, "plugins", "doctor", "--json").stdout)
+    textstats = next(p for p in doctor["plugins"] if p["id"] == "textstats")
+    assert textstats["registered"] == {"tools": ["text_stats"], "commands": ["wc"]}
+
+
+def test_example_plugin_settings_reach_ctx_config(venv_python: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("plugins:\n  enabled: [textstats]\n  entries:\n    textstats:\n      settings: {top: 0}\n")
+    result = run(venv_python, home, "tools", "call", "text_stats", '{"text": "x y"}')
+    assert json.loads(result.stdout)["top_words"] == []

@@ -1,0 +1,174 @@
+"""Slots: one generic single-select mechanism, selected only by config."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from hermes_core import (
+    Config,
+    PluginManager,
+    ProviderCopyError,
+    RegistrationError,
+    SlotDecl,
+    SlotRegistry,
+    UnknownProviderError,
+)
+from tests.helpers import make_folder_plugin, write_config
+
+
+class Lossless:
+    name = "lcm"
+
+    def __init__(self):
+        self.turns = []
+
+
+class Engine:
+    """A base class a host declares for its own slot."""
+
+
+class PropertyNamed(Engine):
+    @property
+    def name(self):
+        return "by-property"
+
+
+def test_both_builtin_slots_are_declared() -> None:
+    decls = {d.name: d for d in SlotRegistry().declared}
+    assert (decls["context_engine"].config_key, decls["context_engine"].default) == ("context.engine", "compressor")
+    assert (decls["memory"].config_key, decls["memory"].default) == ("memory.provider", "builtin")
+    assert decls["tts"].config_key == "tts.provider"
+
+
+def test_a_provider_is_active_only_when_config_selects_it() -> None:
+    slots = SlotRegistry()
+    slots.add("context_engine", Lossless, "context_engine/lcm")
+    assert slots.select("context_engine", Config({})) is None  # default 'compressor' not provided: inactive
+    chosen = slots.select("context_engine", Config({"context": {"engine": "lcm"}}))
+    assert (chosen.name, chosen.plugin_id, chosen.style) == ("lcm", "context_engine/lcm", "class")
+
+
+def test_unknown_configured_name_is_a_loud_error_listing_what_exists() -> None:
+    slots = SlotRegistry()
+    slots.add("memory", Lossless, "a", name="honcho")
+    slots.add("memory", Lossless, "b", name="mem0")
+    with pytest.raises(UnknownProviderError) as info:
+        slots.select("memory", Config({"memory": {"provider": "zep"}}))
+    message = str(info.value)
+    assert "memory.provider is 'zep'" in message and "'memory'" in message
+    assert "available: 'honcho', 'mem0'" in message
+
+
+def test_duplicate_name_is_rejected_naming_both_plugins_first_stays(caplog) -> None:
+    slots = SlotRegistry()
+    assert slots.add("context_engine", Lossless, "first") is not None
+    assert slots.add("context_engine", Lossless(), "second") is None
+    assert "plugin 'second'" in caplog.text and "plugin 'first'" in caplog.text
+    assert slots.select("context_engine", Config({"context": {"engine": "lcm"}})).plugin_id == "first"
+
+
+def test_class_provider_is_instantiated_per_session() -> None:
+    slots = SlotRegistry()
+    slots.add("context_engine", Lossless, "p")
+    config = Config({"context": {"engine": "lcm"}})
+    one, two = slots.create("context_engine", config), slots.create("context_engine", config)
+    assert isinstance(one, Lossless) and one is not two
+
+
+def test_instance_provider_is_deep_copied_per_session() -> None:
+    slots = SlotRegistry()
+    original = Lossless()
+    original.turns.append("shared?")
+    slots.add("context_engine", original, "p")
+    config = Config({"context": {"engine": "lcm"}})
+    copy = slots.create("context_engine", config)
+    copy.turns.append("mine")
+    assert copy is not original and original.turns == ["shared?"]
+
+
+def test_uncopyable_instance_names_deepcopy_or_a_class_as_the_fix() -> None:
+    holder = Lossless()
+    holder.lock = threading.Lock()
+    slots = SlotRegistry()
+    slots.add("context_engine", holder, "locky")
+    with pytest.raises(ProviderCopyError) as info:
+        slots.create("context_engine", Config({"context": {"engine": "lcm"}}))
+    assert "__deepcopy__" in str(info.value) and "register its class" in str(info.value)
+    assert "plugin 'locky'" in str(info.value)
+
+
+def test_factory_provider_with_explicit_name() -> None:
+    slots = SlotRegistry()
+    slots.add("tts", lambda: "a voice", "p", name="espeak")
+    assert slots.create("tts", Config({"tts": {"provider": "espeak"}})) == "a voice"
+    with pytest.raises(RegistrationError, match="without a name"):
+        slots.add("tts", lambda: "x", "p")
+
+
+def test_host_declared_slot_with_a_base_class() -> None:
+    slots = SlotRegistry()
+    slots.declare(SlotDecl("sandbox", "sandbox.provider", base=Engine))
+    slots.add("sandbox", PropertyNamed, "p")  # name read from a property
+    assert slots.names("sandbox") == ["by-property"]
+    with pytest.raises(RegistrationError, match="not a Engine"):
+        slots.add("sandbox", Lossless, "q")
+
+
+def test_manager_wires_plugins_into_slots(home: Path) -> None:
+    make_folder_plugin(home / "plugins" / "context_engine", "lcm", """
+class Lcm:
+    name = "lcm"
+def register(ctx):
+    ctx.register_context_engine(Lcm)
+""", "description: lossless\n")
+    make_folder_plugin(home / "plugins", "mem", """
+from hermes_core import hookimpl
+class Vec:
+    name = "vectors"
+@hookimpl
+def register_memory_provider(ctx):
+    return Vec()
+""")
+    write_config(home, "context:\n  engine: lcm\nmemory:\n  provider: vectors\nplugins:\n  enabled: [mem]\n")
+    manager = PluginManager()
+    assert manager.select("context_engine").plugin_id == "context_engine/lcm"  # no `enabled` entry needed
+    assert type(manager.create_provider("memory")).__name__ == "Vec"
+    assert manager.doctor().slots["context_engine"] == "lcm"
+
+
+def test_category_plugin_exporting_a_subclass_of_the_slot_base(home: Path) -> None:
+    make_folder_plugin(home / "plugins" / "sandbox", "docker", """
+from tests.test_slots import Engine
+class DockerSandbox(Engine):
+    name = "docker"
+""")
+    write_config(home, "sandbox:\n  provider: docker\n")
+    manager = PluginManager(slots=[SlotDecl("sandbox", "sandbox.provider", base=Engine)])
+    assert manager.select("sandbox").name == "docker"
+
+
+def test_doctor_reports_an_unknown_configured_engine(home: Path) -> None:
+    write_config(home, "context:\n  engine: nonexistent\n")
+    report = PluginManager().doctor()
+    assert not report.ok
+    assert any("context.engine is 'nonexistent'" in p for p in report.problems)
+
+
+def test_register_context_engine_hook_offers_an_engine(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "engines", """
+from hermes_core import hookimpl
+class Summariser:
+    name = "summariser"
+@hookimpl
+def register_context_engine(ctx):
+    return Summariser
+""")
+    write_config(home, "plugins:\n  enabled: [engines]\n")
+    manager = PluginManager()
+    assert manager.record("engines").registered == {"providers": ["context_engine:summariser"]}
+    assert manager.select("context_engine") is None  # never active by itself
+    write_config(home, "plugins:\n  enabled: [engines]\ncontext:\n  engine: summariser\n")
+    assert type(PluginManager().create_provider("context_engine")).__name__ == "Summariser"
