@@ -2,9 +2,9 @@
 
 Async plugin code called from synchronous host code runs on one background event loop
 (the portal), so it works whether or not the caller is itself inside an event loop. Sync
-callbacks that must respect a time limit run on a small pool of daemon worker threads; a
-callback that overruns is abandoned (Python cannot stop a thread) and its worker rejoins
-the pool when it finally returns.
+code that must respect a time limit runs on a small pool of daemon worker threads; work
+that overruns is abandoned (Python cannot stop a thread) and its worker rejoins the pool
+when it finally returns.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["run_coroutine", "call_with_timeout", "submit"]
+__all__ = ["run_coroutine", "submit", "is_coroutine_function", "ensure_coroutine"]
 
 _portal_loop: asyncio.AbstractEventLoop | None = None
 _portal_lock = threading.Lock()
@@ -101,15 +101,6 @@ def submit(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
     worker.inbox.put((fn, future))
     return future
-
-
-def call_with_timeout(fn: Callable[[], T], timeout: float) -> T:
-    """`fn()` on a worker thread, raising `TimeoutError` if it runs longer than `timeout` seconds."""
-    future = submit(fn)
-    try:
-        return future.result(timeout)
-    except concurrent.futures.TimeoutError:
-        raise TimeoutError(f"did not finish within {timeout:g} s") from None
 
 
 def is_coroutine_function(fn: Any) -> bool:

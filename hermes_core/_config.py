@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,11 +34,12 @@ class Config:
     'lcm'
     """
 
-    __slots__ = ("_data", "path")
+    __slots__ = ("_data", "path", "_lists")
 
     def __init__(self, data: Mapping[str, Any] | None = None, path: Path | None = None) -> None:
         self._data: Mapping[str, Any] = data or {}
         self.path = path
+        self._lists: dict[str, list[str]] = {}
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value at the dotted `key` (`"plugins.enabled"`), or `default` when absent."""
@@ -69,6 +69,8 @@ class Config:
 
     def string_list(self, key: str) -> list[str]:
         """The list of strings at `key`; `[]` when absent; `ConfigError` when it is not one."""
+        if key in self._lists:
+            return list(self._lists[key])
         value = self.get(key, None)
         if value is None:
             return []
@@ -79,7 +81,8 @@ class Config:
             if not isinstance(item, (str, int, float)) or isinstance(item, bool):
                 raise self._error(key, "a list of strings", value)
             items.append(str(item).strip())
-        return items
+        self._lists[key] = items
+        return list(items)
 
     def number(self, key: str, default: float) -> float:
         """The non-negative number at `key`, or `default` when absent."""
@@ -148,13 +151,84 @@ def _read_text(path: Path) -> str | None:
         raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
 
 
+def _plain(value: Any) -> Any:
+    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            plain = _plain(item)
+            if not isinstance(key, str) or plain is _MISSING:
+                return _MISSING
+            items[key] = plain
+        return items
+    if isinstance(value, list):
+        plain_items = [_plain(item) for item in value]
+        return _MISSING if any(item is _MISSING for item in plain_items) else plain_items
+    return _MISSING
+
+
+def _cache_path(home: Path) -> Path:
+    return home / ".cache" / "config.yaml.json"
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]
+
+
+def _read_cache(home: Path, identity: list[int]) -> Any:
+    import json
+
+    try:
+        cached = json.loads(_cache_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return _MISSING
+    if not isinstance(cached, dict) or cached.get("identity") != identity:
+        return _MISSING
+    return cached.get("data", _MISSING)
+
+
+def _write_cache(home: Path, identity: list[int], data: Any) -> None:
+    import json
+
+    plain = _plain(data)
+    if plain is _MISSING:
+        return
+    with contextlib.suppress(OSError):
+        path = _cache_path(home)
+        path.parent.mkdir(exist_ok=True)
+        _write_atomic(path, json.dumps({"identity": identity, "data": plain}), durable=False)
+
+
 def load_config(home: Path | None = None) -> Config:
-    """Read `config.yaml`; a missing file is an empty config, a malformed one a `ConfigError`."""
+    """Read `config.yaml`; a missing file is an empty config, a malformed one a `ConfigError`.
+
+    Parsing YAML is the slowest step of a short command, so the parsed settings are cached
+    as JSON under `$HERMES_HOME/.cache/`, keyed by the file's identity (modification and
+    change times, size, inode): any edit, by the CLI or by hand, misses the cache.
+    """
+    home = home if home is not None else hermes_home()
     path = config_path(home)
+    try:
+        identity = _identity(path.stat())
+    except FileNotFoundError:
+        return Config({}, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+    cached = _read_cache(home, identity)
+    if isinstance(cached, dict):
+        return Config(cached, path)
     text = _read_text(path)
     if text is None or not text.strip():
         return Config({}, path)
-    return Config(_parse(path, text) or {}, path)
+    data = _parse(path, text) or {}
+    _write_cache(home, identity, data)
+    return Config(data, path)
 
 
 @contextlib.contextmanager
@@ -172,20 +246,25 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    import tempfile
+
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:

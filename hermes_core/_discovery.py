@@ -10,13 +10,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from ._config import Config
 from ._errors import ManifestError
-from ._manifest import find_manifest, read_manifest, valid_plugin_name
+from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
 from ._paths import env_flag, hermes_home
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
@@ -28,8 +26,7 @@ BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
 
 
-@attrs.frozen
-class PluginSpec:
+class PluginSpec(NamedTuple):
     """A discovered plugin: what it is and where it comes from, known without importing it.
 
     `error` is set when the plugin cannot be loaded as found (a broken manifest, a folder
@@ -50,7 +47,7 @@ class PluginSpec:
     category: str | None = None
     requires_env: tuple[str, ...] = ()
     requires_hermes: str = ""
-    provides: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    provides: Mapping[str, tuple[str, ...]] = _EMPTY
     warnings: tuple[str, ...] = ()
     error: str | None = None
     shadows: tuple[str, ...] = ()
@@ -100,8 +97,7 @@ class PluginSpec:
         return False, "not enabled (add it to plugins.enabled)"
 
 
-@attrs.frozen
-class Discovery:
+class Discovery(NamedTuple):
     """The result of one discovery pass: one spec per plugin id, in load order."""
 
     plugins: tuple[PluginSpec, ...]
@@ -282,7 +278,7 @@ def discover(
                         f"({previous.origin} and {spec.origin}); using the first"
                     )
                     continue
-                spec = attrs.evolve(spec, shadows=(*previous.shadows, f"{previous.source}: {previous.origin}"))
+                spec = spec._replace(shadows=(*previous.shadows, f"{previous.source}: {previous.origin}"))
             chosen[spec.id] = spec
     ordered = sorted(chosen.values(), key=lambda s: (SOURCES.index(s.source), s.id))
     return Discovery(tuple(ordered), tuple(problems))

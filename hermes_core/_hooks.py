@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -119,20 +120,81 @@ class HookRunner:
     def callbacks(self, hook: str) -> list[_Callback]:
         return list(self._callbacks.get(hook, ()))
 
-    # -- running one callback ------------------------------------------------------------
+    # -- running callbacks -----------------------------------------------------------------
 
-    def _run(self, cb: _Callback, kwargs: Mapping[str, Any]) -> Any:
-        args = cb.arguments(kwargs)
-        limit = self._timeout() or None
+    def _call(self, cb: _Callback, kwargs: Mapping[str, Any], limit: float | None) -> Any:
+        """One callback, in the current thread; failures come back as `_Failure`."""
         try:
-            if cb.is_async:
-                return _aio.run_coroutine(cb.fn(**args), limit)
-            result = _aio.call_with_timeout(lambda: cb.fn(**args), limit) if limit else cb.fn(**args)
+            result = cb.fn(**cb.arguments(kwargs))
             if _aio.ensure_coroutine(result) is not None:
                 result = _aio.run_coroutine(result, limit)
             return result
         except (Exception, SystemExit) as exc:
             return self._failed(cb, exc)
+
+    def _sequence(
+        self,
+        callbacks: list[_Callback],
+        kwargs_for: Callable[[], Mapping[str, Any]],
+        on_result: Callable[[_Callback, Any], bool],
+    ) -> None:
+        """Run `callbacks` in order, each under the time limit; `on_result` says whether to go on.
+
+        With a limit, the whole chain runs on one worker thread (one hand-off per hook, not per
+        callback) while this thread watches each callback's deadline. A callback that overruns
+        is reported as timed out, its worker abandoned, and the rest of the chain goes on in a
+        fresh worker.
+        """
+        limit = self._timeout() or None
+        if limit is None:
+            for cb in callbacks:
+                if not on_result(cb, self._call(cb, kwargs_for(), None)):
+                    return
+            return
+        pending = callbacks
+        while pending:
+            pending = self._watch(pending, kwargs_for, on_result, limit)
+
+    def _watch(
+        self,
+        chain: list[_Callback],
+        kwargs_for: Callable[[], Mapping[str, Any]],
+        on_result: Callable[[_Callback, Any], bool],
+        limit: float,
+    ) -> list[_Callback]:
+        """Run `chain` on a worker; returns what is left to run after a timeout ([] when done)."""
+        state = threading.Condition()
+        progress = {"index": 0, "started": time.monotonic(), "done": False, "abandoned": False}
+
+        def work() -> None:
+            for index, cb in enumerate(chain):
+                with state:
+                    if progress["abandoned"]:
+                        return
+                    progress.update(index=index, started=time.monotonic())
+                result = self._call(cb, kwargs_for(), limit)
+                with state:
+                    if progress["abandoned"]:
+                        return
+                    if not on_result(cb, result):
+                        break
+            with state:
+                progress["done"] = True
+                state.notify()
+
+        _aio.submit(work)
+        with state:
+            while not progress["done"]:
+                remaining = progress["started"] + limit - time.monotonic()
+                if remaining > 0:
+                    state.wait(remaining)
+                    continue
+                progress["abandoned"] = True
+                index = progress["index"]
+                timed_out = chain[index]
+                go_on = on_result(timed_out, self._failed(timed_out, TimeoutError(f"did not finish within {limit:g} s")))
+                return chain[index + 1:] if go_on else []
+        return []
 
     async def _arun(self, cb: _Callback, kwargs: Mapping[str, Any]) -> Any:
         args = cb.arguments(kwargs)
@@ -161,8 +223,15 @@ class HookRunner:
 
     def fire(self, hook: str, **kwargs: Any) -> list[Any]:
         """Run every callback of `hook`; returns their non-None results in order."""
-        results = [self._run(cb, kwargs) for cb in self.callbacks(hook)]
-        return [r for r in results if r is not None and not isinstance(r, _Failure)]
+        results: list[Any] = []
+
+        def keep(cb: _Callback, result: Any) -> bool:
+            if result is not None and not isinstance(result, _Failure):
+                results.append(result)
+            return True
+
+        self._sequence(self.callbacks(hook), lambda: kwargs, keep)
+        return results
 
     async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
         """`fire` for async hosts: async callbacks are awaited on the caller's loop."""
@@ -171,14 +240,18 @@ class HookRunner:
 
     def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
         """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
-        current = dict(args)
-        for cb in self.callbacks("pre_tool_call"):
-            result = self._run(cb, {"tool_name": tool_name, "args": current, **kwargs})
-            decision = self._decide(cb, tool_name, current, result)
-            if decision.blocked:
-                return decision
-            current = dict(decision.args)
-        return ToolDecision(False, current)
+        decision = ToolDecision(False, dict(args))
+
+        def arguments() -> Mapping[str, Any]:
+            return {"tool_name": tool_name, "args": dict(decision.args), **kwargs}
+
+        def decide(cb: _Callback, result: Any) -> bool:
+            nonlocal decision
+            decision = self._decide(cb, tool_name, dict(decision.args), result)
+            return not decision.blocked
+
+        self._sequence(self.callbacks("pre_tool_call"), arguments, decide)
+        return decision
 
     async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
         current = dict(args)
@@ -232,11 +305,16 @@ class HookRunner:
 
     def transform(self, hook: str, **kwargs: Any) -> str | None:
         """The first non-None string a `transform_*` callback returns, or None."""
-        for cb in self.callbacks(hook):
-            result = self._run(cb, kwargs)
+        found: list[str] = []
+
+        def first(cb: _Callback, result: Any) -> bool:
             if isinstance(result, str):
-                return result
-        return None
+                found.append(result)
+                return False
+            return True
+
+        self._sequence(self.callbacks(hook), lambda: kwargs, first)
+        return found[0] if found else None
 
     async def atransform(self, hook: str, **kwargs: Any) -> str | None:
         for cb in self.callbacks(hook):

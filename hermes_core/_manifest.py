@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import attrs
+import types
+from typing import Any, NamedTuple
 
 from ._errors import ManifestError
 
@@ -26,8 +25,10 @@ def valid_plugin_name(name: str) -> bool:
     return bool(_NAME.match(name))
 
 
-@attrs.frozen
-class Manifest:
+_EMPTY: Mapping[str, tuple[str, ...]] = types.MappingProxyType({})
+
+
+class Manifest(NamedTuple):
     """The validated fields of a `plugin.yaml`; `warnings` lists what was ignored."""
 
     name: str
@@ -37,7 +38,7 @@ class Manifest:
     kind: str = "standalone"
     requires_env: tuple[str, ...] = ()
     requires_hermes: str = ""
-    provides: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    provides: Mapping[str, tuple[str, ...]] = _EMPTY
     warnings: tuple[str, ...] = ()
 
 
@@ -139,6 +140,6 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
         kind=kind,
         requires_env=_strings(data.get("requires_env"), "requires_env", path),
         requires_hermes=requires_hermes,
-        provides=provides,
+        provides=types.MappingProxyType(provides),
         warnings=warnings + tuple(extra),
     )

@@ -1,18 +1,20 @@
 """The slots every host has, declared without importing anything heavy.
 
+The records on the listing path are `NamedTuple`s rather than attrs classes: importing
+attrs alone costs more start-up time than `hermes plugins list` can afford.
+
 Discovery needs the slot names (they are the plugin categories) and their config keys
 (selecting a category plugin in its slot activates it) before any plugin is imported.
 """
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 __all__ = ["SlotDecl", "BUILTIN_SLOTS"]
 
 
-@attrs.frozen
-class SlotDecl:
+class SlotDecl(NamedTuple):
     """A single-select extension point: its name, config key, default and base class.
 
     `base` is the class a provider must be (a subclass or an instance of); None accepts any.

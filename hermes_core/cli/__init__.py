@@ -7,7 +7,6 @@ dependency.
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Any
 
@@ -16,24 +15,6 @@ import click
 __all__ = ["main", "cli"]
 
 _DEBUG = False
-
-
-class _OneLine(logging.Formatter):
-    """`hermes: warning: message`; tracebacks only with --debug."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = f"hermes: {record.levelname.lower()}: {record.getMessage()}"
-        if _DEBUG and record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
-        return text.splitlines()[0] if not _DEBUG else text
-
-
-def _setup_logging(debug: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLine())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 class _RootGroup(click.Group):
@@ -66,11 +47,12 @@ class _RootGroup(click.Group):
 @click.group(cls=_RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
 @click.version_option(package_name="hermes-core", prog_name="hermes")
-def cli(debug: bool) -> None:
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
     """hermes-core: plugins, tools, commands and engines for LLM agents."""
     global _DEBUG
     _DEBUG = debug
-    _setup_logging(debug)
+    ctx.obj = {"debug": debug}
 
 
 def _register() -> None:

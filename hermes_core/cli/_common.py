@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
     from .._manager import PluginManager
+
+
+def setup_logging(debug: bool) -> None:
+    """Log records as one line each on stderr (`hermes: warning: ...`); tracebacks only with --debug.
+
+    Only commands that load plugins call this: the listing never imports logging.
+    """
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            text = f"hermes: {record.levelname.lower()}: {record.getMessage()}"
+            if not debug:
+                return text.splitlines()[0]
+            return text + ("\n" + self.formatException(record.exc_info) if record.exc_info else "")
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 def manager(ctx: click.Context) -> PluginManager:
@@ -19,11 +40,14 @@ def manager(ctx: click.Context) -> PluginManager:
     if "manager" not in obj:
         from .._manager import PluginManager
 
+        setup_logging(bool(obj.get("debug")))
         obj["manager"] = PluginManager().load()  # failures are logged as one-line warnings
     return obj["manager"]  # type: ignore[no-any-return]
 
 
 def echo_json(data: Any) -> None:
+    import json
+
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
@@ -31,6 +55,6 @@ def echo_table(headers: list[str], rows: list[list[str]]) -> None:
     """Rows in aligned columns under upper-case headers; the last column is not padded."""
     table = [[h.upper() for h in headers], *rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
-    for row in table:
-        cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
-        click.echo("  ".join(cells).rstrip())
+    lines = ["  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)).rstrip()
+             for row in table]
+    click.echo("\n".join(lines))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .._errors import UnknownToolError
@@ -41,6 +39,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def call(ctx: click.Context, name: str, arguments: str) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print its result."""
+    import json
+
     loaded = manager(ctx)
     if loaded.tools.get(name) is None:
         available = ", ".join(sorted(t.name for t in loaded.tools)) or "none"

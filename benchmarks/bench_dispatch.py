@@ -1,0 +1,79 @@
+"""One lifecycle hook with 10 callbacks against a bare pluggy hook with 10 implementations,
+and one tool dispatch with argument validation against a direct function call; each pair
+is timed in the same process, interleaved.
+
+    .venv/bin/python benchmarks/bench_dispatch.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import timeit
+
+import pluggy
+
+from hermes_core import HookRunner, PluginManager
+
+CALLBACKS = 10
+
+
+def bare_pluggy() -> pluggy.HookRelay:
+    spec, impl = pluggy.HookspecMarker("bench"), pluggy.HookimplMarker("bench")
+
+    class Spec:
+        @spec
+        def on_session_start(self, session_id, model, platform):
+            """The spec."""
+
+    pm = pluggy.PluginManager("bench")
+    pm.add_hookspecs(Spec)
+    for i in range(CALLBACKS):
+        plugin = type(f"P{i}", (), {"on_session_start": impl(lambda self, session_id: None)})()
+        pm.register(plugin, name=f"p{i}")
+    return pm.hook
+
+
+def runner(timeout: float) -> HookRunner:
+    hooks = HookRunner(lambda: timeout)
+    for i in range(CALLBACKS):
+        hooks.add("on_session_start", lambda session_id: None, f"p{i}")
+    return hooks
+
+
+def compare(label: str, baseline, ours, number: int, repeat: int = 15) -> None:
+    base, mine = [], []
+    for _ in range(repeat):
+        base.append(timeit.timeit(baseline, number=number) / number)
+        mine.append(timeit.timeit(ours, number=number) / number)
+    b, o = statistics.median(base), statistics.median(mine)
+    print(f"  {label:<58} {b * 1e6:8.2f} µs -> {o * 1e6:8.2f} µs   {o / b:6.1f}x")
+
+
+def main() -> None:
+    kwargs = {"session_id": "s", "model": "m", "platform": "cli"}
+    hook = bare_pluggy()
+    print(f"lifecycle hook, {CALLBACKS} callbacks (bare pluggy -> hermes-core)")
+    unlimited, limited = runner(0), runner(30)
+    compare("no time limit (plugins.hook_callback_timeout: 0): inline", lambda: hook.on_session_start(**kwargs),
+            lambda: unlimited.fire("on_session_start", **kwargs), 2000)
+    compare("30 s limit per callback (the default): one worker hand-off", lambda: hook.on_session_start(**kwargs),
+            lambda: limited.fire("on_session_start", **kwargs), 500)
+
+    def add(a: int, b: int) -> str:
+        return json.dumps({"sum": a + b})
+
+    manager = PluginManager(discover_plugins=False)
+    schema = {"name": "add", "parameters": {"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"], "additionalProperties": False}}
+    manager.add_plugin(lambda ctx: ctx.register_tool("add", "math", schema, lambda args, **kw: add(**args)), "bench")
+    registry = manager.tools
+    args = {"a": 2, "b": 3}
+    print("tool dispatch (direct call -> hermes-core)")
+    compare("registry.dispatch: validate + call + wrap", lambda: add(**args), lambda: registry.dispatch("add", args), 5000)
+    compare("manager.dispatch_tool: + pre/post/transform hooks (none)", lambda: add(**args),
+            lambda: manager.dispatch_tool("add", args), 5000)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""`hermes plugins list` with 100 installed entry-point plugins, against the bare
+entry-point scan it cannot avoid, run alternately in the same session.
+
+    .venv/bin/python benchmarks/bench_listing.py [--plugins 100] [--runs 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from _venv import bench_venv
+
+BASELINE = "import importlib.metadata as m; m.entry_points(group='hermes_agent.plugins')"
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--plugins", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=30)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        python, ids = bench_venv(root / "venv", options.plugins)
+        hermes = str(python.parent / "hermes")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        scenarios = {"no config.yaml": root / "home-empty", "config.yaml enabling all": root / "home-config"}
+        for home in scenarios.values():
+            home.mkdir()
+        (scenarios["config.yaml enabling all"] / "config.yaml").write_text(
+            "# every benchmark plugin\nplugins:\n  enabled:\n" + "".join(f"    - {i}\n" for i in ids)
+        )
+        listed = subprocess.run([hermes, "plugins", "list", "--json"], env=env | {"HERMES_HOME": str(root / "home-empty")},
+                                capture_output=True, text=True, check=True, cwd=root).stdout
+        assert listed.count('"id": "bench') == options.plugins, "not every plugin was listed"
+        print(f"{options.plugins} entry-point plugins, {options.runs} alternating runs each (wall time)")
+        for label, home in scenarios.items():
+            run_env = env | {"HERMES_HOME": str(home)}
+            base, ours = [], []
+            for _ in range(3):  # warm the page cache
+                timed([str(python), "-c", BASELINE], run_env, root)
+                timed([hermes, "plugins", "list"], run_env, root)
+            for _ in range(options.runs):
+                base.append(timed([str(python), "-c", BASELINE], run_env, root))
+                ours.append(timed([hermes, "plugins", "list"], run_env, root))
+            b, o = statistics.median(base), statistics.median(ours)
+            paired = statistics.median(x / y for x, y in zip(ours, base))
+            print(f"  {label:<26} baseline {b * 1000:6.1f} ms   hermes plugins list {o * 1000:6.1f} ms   "
+                  f"ratio: of medians {o / b:.2f}x, median of paired runs {paired:.2f}x, "
+                  f"of minima {min(ours) / min(base):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
