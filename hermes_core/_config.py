@@ -193,9 +193,18 @@ def _read_cache(home: Path, identity: list[int]) -> Any:
     return cached.get("data", _MISSING)
 
 
+_RACY_SECONDS = 2.0
+
+
 def _write_cache(home: Path, identity: list[int], data: Any) -> None:
     import json
+    import time
 
+    # File times are coarse (a kernel tick): an edit made in the same tick as this read could
+    # keep the identity. Caching only files older than a few seconds makes any later edit
+    # land on a later time (git's "racy git" rule).
+    if time.time() - identity[0] / 1e9 < _RACY_SECONDS:
+        return
     plain = _plain(data)
     if plain is _MISSING:
         return
@@ -210,7 +219,8 @@ def load_config(home: Path | None = None) -> Config:
 
     Parsing YAML is the slowest step of a short command, so the parsed settings are cached
     as JSON under `$HERMES_HOME/.cache/`, keyed by the file's identity (modification and
-    change times, size, inode): any edit, by the CLI or by hand, misses the cache.
+    change times, size, inode): any edit, by the CLI or by hand, misses the cache. A file
+    modified in the last two seconds is never cached, so an edit cannot share its identity.
     """
     home = home if home is not None else hermes_home()
     path = config_path(home)

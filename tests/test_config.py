@@ -117,3 +117,43 @@ def test_concurrent_edits_lose_nothing(home: Path) -> None:
     procs = [subprocess.Popen([str(HERMES), "plugins", "enable", n], stdout=subprocess.DEVNULL) for n in names]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert sorted(load_config(home).get("plugins.enabled")) == names
+
+
+def age(path: Path, seconds: float = 60) -> None:
+    import os
+    import time
+
+    os.utime(path, (time.time() - seconds, time.time() - seconds))
+
+
+def test_parsed_config_is_cached_and_hand_edits_are_seen_at_once(home: Path) -> None:
+    path = write_config(home, "memory:\n  provider: aaaa\n")
+    cache = home / ".cache" / "config.yaml.json"
+    assert load_config(home).get("memory.provider") == "aaaa"
+    assert not cache.exists()  # just written: too fresh to cache
+    age(path)
+    load_config(home)
+    assert cache.exists()
+    path.write_text("memory:\n  provider: bbbb\n")  # same size, same inode, edited in place
+    assert load_config(home).get("memory.provider") == "bbbb"
+    age(path)
+    load_config(home)
+    edit_config(lambda doc: doc["memory"].__setitem__("provider", "cccc"), home)
+    assert load_config(home).get("memory.provider") == "cccc"
+
+
+def test_a_corrupt_cache_is_ignored(home: Path) -> None:
+    path = write_config(home, "memory:\n  provider: real\n")
+    age(path)
+    load_config(home)
+    (home / ".cache" / "config.yaml.json").write_text("{not json")
+    assert load_config(home).get("memory.provider") == "real"
+
+
+def test_a_malformed_file_is_reported_even_after_a_good_one_was_cached(home: Path) -> None:
+    path = write_config(home, "memory:\n  provider: real\n")
+    age(path)
+    load_config(home)
+    path.write_text("memory: [\n")
+    with pytest.raises(ConfigError, match="line 2"):
+        load_config(home)
