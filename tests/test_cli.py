@@ -145,3 +145,21 @@ def register_cli_commands(cli):
     assert "half-added" not in result.stdout
     assert "register_cli_commands of plugin 'clibad' failed: RuntimeError: cli hook broke" in result.stderr
     assert "No such command" in hermes("half-added", check=2).stderr
+
+
+def test_usage_errors_are_one_line_too(home: Path) -> None:
+    setup_dice(home)
+    bad_json = hermes("tools", "call", "roll", "{nope", check=2)
+    assert bad_json.stderr.count("\n") == 1 and "see `hermes tools call --help`" in bad_json.stderr
+    unknown = hermes("no-such-command", check=2)
+    assert unknown.stderr.count("\n") == 1 and unknown.stderr.startswith("hermes: error: No such command")
+    assert hermes("--version").stdout.startswith("hermes, version ")
+    assert "Usage:" in hermes("plugins", "--help").stdout
+
+
+def test_enable_refuses_to_touch_a_config_of_the_wrong_shape(home: Path) -> None:
+    setup_dice(home)
+    path = write_config(home, "plugins: [dice]\n")
+    result = hermes("plugins", "enable", "dice", check=1)
+    assert result.stderr.count("\n") == 1 and "not a mapping" in result.stderr
+    assert path.read_text() == "plugins: [dice]\n"

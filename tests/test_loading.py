@@ -342,3 +342,18 @@ def register_tool(ctx):
     record = PluginManager().load().record("wrong")
     assert record.failure.type == "RegistrationError"
     assert "register_tool of plugin 'wrong'" in record.failure.message
+
+
+def test_ctx_dispatch_tool_runs_other_tools_with_hooks(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "caller", """
+import json
+def register(ctx):
+    ctx.register_tool("what_time", "t", {"name": "what_time", "parameters": {"type": "object"}},
+                      lambda args, **kw: ctx.dispatch_tool("current_time", {"timezone": "UTC"}))
+    ctx.register_hook("pre_tool_call", lambda tool_name: {"action": "block", "message": "no clocks"}
+                      if tool_name == "current_time" and ctx.config.get("block") else None)
+""")
+    enable(home, "caller")
+    assert json.loads(PluginManager().dispatch_tool("what_time", {}))["timezone"] == "UTC"
+    enable(home, "caller", extra="  entries:\n    caller:\n      settings: {block: true}\n")
+    assert PluginManager().dispatch_tool("what_time", {}) == "no clocks"

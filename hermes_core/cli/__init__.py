@@ -67,25 +67,34 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the `hermes` console script."""
+    """Entry point of the `hermes` console script: every error is one line on stderr."""
     from .._errors import HermesError
 
     try:
-        return cli.main(args=argv, prog_name="hermes", standalone_mode=True)
+        code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        _fail(exc.format_message() + where, exc.exit_code)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
     except HermesError as exc:
         _fail(str(exc))
-    except (KeyboardInterrupt, BrokenPipeError):
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("hermes: interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(141)
     except Exception as exc:  # noqa: BLE001 - never a traceback unless asked for
         if _DEBUG:
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+    sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 1) -> None:
     if _DEBUG:
         import traceback
 
         traceback.print_exc()
     click.echo(f"hermes: error: {' '.join(message.split())}", err=True)
-    sys.exit(1)
+    sys.exit(code)

@@ -8,7 +8,7 @@ import click
 
 from .._config import edit_config, load_config
 from .._discovery import Discovery, PluginSpec, discover
-from .._errors import PluginNotFoundError
+from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
 from ._common import echo_json, echo_table, manager
 
@@ -111,13 +111,13 @@ def _set_membership(plugin_id: str, add_to: str, remove_from: str) -> bool:
         if section is None:
             section = doc["plugins"] = CommentedMap()
         if not isinstance(section, dict):
-            raise click.ClickException("`plugins` in config.yaml is not a mapping; fix it by hand first")
+            raise ConfigError("plugins in config.yaml is not a mapping; fix it by hand first (it was not changed)")
         changed = False
         target = section.get(add_to)
         if target is None:
             target = section[add_to] = CommentedSeq()
         if not isinstance(target, list):
-            raise click.ClickException(f"plugins.{add_to} in config.yaml is not a list; fix it by hand first")
+            raise ConfigError(f"plugins.{add_to} in config.yaml is not a list; fix it by hand first (it was not changed)")
         if plugin_id not in target:
             target.append(plugin_id)
             changed = True
