@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ._config import Config, edit_config, load_config
     from ._context import PluginContext
     from ._discovery import Discovery, PluginSpec, discover
+    from ._doctor import DoctorReport
     from ._errors import (
         CommandConflictError,
         CommandFailedError,
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
         UnknownProviderError,
     )
     from ._hooks import HookRunner, ToolDecision
-    from ._manager import DoctorReport, LoadFailure, PluginManager, PluginRecord
+    from ._manager import PluginManager
+    from ._plugin_record import LoadFailure, PluginRecord
     from ._records import Command, Tool
     from ._slots import SlotProvider, SlotRegistry
     from ._slots_decl import SlotDecl
@@ -40,7 +42,8 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl, hookspec
 
 _EXPORTS = {
-    "PluginManager": "_manager", "PluginRecord": "_manager", "LoadFailure": "_manager", "DoctorReport": "_manager",
+    "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
+    "DoctorReport": "_doctor",
     "PluginContext": "_context",
     "Tool": "_records", "Command": "_records",
     "ToolRegistry": "_tools", "ToolInfo": "_tools",

@@ -7,7 +7,6 @@ import json
 import logging
 import threading
 import time
-import traceback
 import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -21,17 +20,19 @@ from ._commands import CommandRegistry
 from ._config import Config, load_config
 from ._context import PluginContext
 from ._discovery import Discovery, PluginSpec, discover
+from ._doctor import DoctorReport, build_report
 from ._errors import CommandConflictError, PluginNotFoundError, RegistrationError
 from ._hooks import HookRunner
 from ._loader import forget_module, import_plugin, module_label
 from ._paths import hermes_home
+from ._plugin_record import LoadFailure, PluginRecord, failure_of
 from ._records import Command, Tool
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 from ._tools import ToolInfo, ToolRegistry, error_result
 from ._version import __version__
 
-__all__ = ["PluginManager", "PluginRecord", "LoadFailure", "DoctorReport"]
+__all__ = ["PluginManager"]
 
 log = logging.getLogger("hermes_core.plugins")
 Undo = Callable[[], None]
@@ -48,76 +49,6 @@ class _Pluggy(pluggy.PluginManager):
             if inspect.isfunction(method) or inspect.ismethod(method):
                 return {}
         return opts
-
-
-@attrs.frozen
-class LoadFailure:
-    """Why a plugin did not load: the exception type, its message, and the call that failed."""
-
-    type: str
-    message: str
-    call: str
-    traceback: str = attrs.field(default="", repr=False)
-
-    def __str__(self) -> str:
-        return f"{self.type}: {self.message} (in {self.call})"
-
-
-@attrs.define
-class PluginRecord:
-    """What happened to one plugin: its status (`ok`, `failed`, `incompatible`), what it
-    registered, how long its import took, and the failure if any."""
-
-    spec: PluginSpec
-    status: str = "pending"
-    failure: LoadFailure | None = None
-    registered: dict[str, list[str]] = attrs.field(factory=dict)
-    import_ms: float = 0.0
-    warnings: list[str] = attrs.field(factory=list)
-    module: Any = attrs.field(default=None, repr=False)
-    ctx: PluginContext | None = attrs.field(default=None, repr=False)
-    calls: list[str] = attrs.field(factory=list, repr=False)
-    undos: list[Undo] = attrs.field(factory=list, repr=False)
-
-    @property
-    def id(self) -> str:
-        return self.spec.id
-
-    def note(self, kind: str, name: str, undo: Undo | None) -> None:
-        if undo is not None:
-            self.undos.append(undo)
-            self.registered.setdefault(kind, []).append(name)
-
-    def rollback(self) -> None:
-        for undo in reversed(self.undos):
-            try:
-                undo()
-            except Exception:  # noqa: BLE001 - keep undoing the rest
-                log.exception("rolling back plugin %r", self.id)
-        self.undos.clear()
-        self.registered.clear()
-
-
-@attrs.frozen
-class DoctorReport:
-    """`hermes plugins doctor` as data: per-plugin status, active slots, and problems."""
-
-    plugins: list[dict[str, Any]]
-    slots: dict[str, str | None]
-    problems: list[str]
-    warnings: list[str]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and all(p["status"] != "failed" for p in self.plugins)
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
-def _tagged(exc: BaseException, record: PluginRecord, phase: str) -> LoadFailure:
-    call = record.calls[-1] if record.calls else phase
-    return LoadFailure(type(exc).__name__, str(exc), call, "".join(traceback.format_exception(exc)))
 
 
 class PluginManager:
@@ -259,21 +190,28 @@ class PluginManager:
             record.status = "incompatible"
             record.failure = LoadFailure("IncompatibleError", problem, "requires_hermes")
             return record
-        module_name = None
-        phase = module_label(spec)
-        try:
+
+        def load() -> None:
             started = time.perf_counter()
             obj, module_name = import_plugin(spec)
             record.import_ms = round((time.perf_counter() - started) * 1000, 3)
             if module_name:
                 record.undos.append(lambda: forget_module(module_name))
             self._register_object(record, obj)
+
+        return self._transaction(record, module_label(spec), load)
+
+    def _transaction(self, record: PluginRecord, phase: str, action: Callable[[], None]) -> PluginRecord:
+        """Run `action` for `record`: on any failure, undo everything it registered and
+        record the failure (type, message, the call that failed); never raise but Ctrl-C."""
+        try:
+            action()
         except BaseException as exc:
             record.rollback()
             record.status = "failed"
-            record.failure = _tagged(exc, record, phase)
+            record.failure = failure_of(exc, record, phase)
             record.calls.clear()
-            log.warning("plugin %r failed to load: %s", spec.id, record.failure)
+            log.warning("plugin %r failed to load: %s", record.id, record.failure)
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return record
@@ -289,20 +227,8 @@ class PluginManager:
             if plugin_id in self._records:
                 raise RegistrationError(f"a plugin with id {plugin_id!r} is already loaded", plugin_id=plugin_id)
             spec = PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host")
-            record = PluginRecord(spec)
-            self._records[plugin_id] = record
-            try:
-                self._register_object(record, plugin)
-            except BaseException as exc:
-                record.rollback()
-                record.status = "failed"
-                record.failure = _tagged(exc, record, "add_plugin")
-                record.calls.clear()
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                return record
-            record.status = "ok"
-            return record
+            record = self._records[plugin_id] = PluginRecord(spec)
+            return self._transaction(record, "add_plugin", lambda: self._register_object(record, plugin))
 
     def _context(self, record: PluginRecord) -> PluginContext:
         if record.ctx is None:
@@ -534,32 +460,4 @@ class PluginManager:
 
     def doctor(self) -> DoctorReport:
         """Load everything enabled and report on it, as `hermes plugins doctor` does."""
-        records = self.records
-        problems = list(dict.fromkeys(self.problems))
-        warnings = [w for r in records for w in r.warnings if w not in problems]
-        warnings += [w for r in records for w in r.spec.warnings]
-        for record in records:
-            missing = record.spec.missing_env()
-            if missing:
-                problems.append(f"plugin {record.id!r} requires environment variable(s) {', '.join(missing)}, unset")
-            if record.spec.shadows:
-                warnings.append(f"plugin {record.id!r} ({record.spec.source}) hides {'; '.join(record.spec.shadows)}")
-        slots: dict[str, str | None] = {}
-        for decl in self._slots.declared:
-            try:
-                chosen = self._slots.select(decl.name, self.config)
-            except Exception as exc:  # noqa: BLE001 - reported, not raised
-                problems.append(str(exc))
-                chosen = None
-            slots[decl.name] = chosen.name if chosen is not None else None
-        plugins = [
-            {
-                "id": r.id,
-                "status": r.status,
-                "error": str(r.failure) if r.failure else None,
-                "registered": {k: list(v) for k, v in r.registered.items()},
-                "import_ms": r.import_ms,
-            }
-            for r in records
-        ]
-        return DoctorReport(plugins, slots, problems, warnings)
+        return build_report(self.records, self._slots, self.config, self.problems)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Mapping
 from pathlib import Path
-import types
 from typing import Any, NamedTuple
 
 from ._errors import ManifestError

@@ -16,7 +16,12 @@ from typing import Any
 import attrs
 
 from ._config import Config
-from ._errors import ProviderCopyError, RegistrationError, SlotError, UnknownProviderError
+from ._errors import (
+    ProviderCopyError,
+    RegistrationError,
+    SlotError,
+    UnknownProviderError,
+)
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
 __all__ = ["SlotRegistry", "SlotProvider", "SlotDecl"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import Command, PluginManager, Tool, hookimpl
+from hermes_core import Command, PluginManager, hookimpl
 from tests.helpers import install_dist, make_folder_plugin, write_config
 
 SCHEMA = '{"name": "%s", "description": "d", "parameters": {"type": "object", "properties": {}}}'
@@ -86,13 +86,13 @@ def register_tool(ctx):
 
 
 def test_each_registration_hook_gets_its_own_plugins_ctx(home: Path) -> None:
-    code = f"""
+    code = """
 from hermes_core import Tool, hookimpl
 
 @hookimpl
 def register_tool(ctx):
     name = ctx.plugin_id + "_t"
-    return Tool(name, "ts", {{"name": name, "parameters": {{"type": "object"}}}}, lambda args, **kw: ctx.plugin_id)
+    return Tool(name, "ts", {"name": name, "parameters": {"type": "object"}}, lambda args, **kw: ctx.plugin_id)
 """
     make_folder_plugin(home / "plugins", "one", code)
     make_folder_plugin(home / "plugins", "two", code)

@@ -1,0 +1,64 @@
+"""`hermes plugins doctor` as data: per-plugin status, the active slots, and problems."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ._config import Config
+from ._plugin_record import PluginRecord
+from ._slots import SlotRegistry
+
+__all__ = ["DoctorReport", "build_report"]
+
+
+@attrs.frozen
+class DoctorReport:
+    """`hermes plugins doctor` as data: per-plugin status, active slots, and problems."""
+
+    plugins: list[dict[str, Any]]
+    slots: dict[str, str | None]
+    problems: list[str]
+    warnings: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(p["status"] != "failed" for p in self.plugins)
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def build_report(
+    records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str]
+) -> DoctorReport:
+    """The report on loaded `records`; a slot whose configured name is unknown is a problem."""
+    problems = list(dict.fromkeys(known_problems))
+    warnings = [w for r in records for w in r.warnings if w not in problems]
+    warnings += [w for r in records for w in r.spec.warnings]
+    for record in records:
+        missing = record.spec.missing_env()
+        if missing:
+            problems.append(f"plugin {record.id!r} requires environment variable(s) {', '.join(missing)}, unset")
+        if record.spec.shadows:
+            warnings.append(f"plugin {record.id!r} ({record.spec.source}) hides {'; '.join(record.spec.shadows)}")
+    active: dict[str, str | None] = {}
+    for decl in slots.declared:
+        try:
+            chosen = slots.select(decl.name, config)
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            problems.append(str(exc))
+            chosen = None
+        active[decl.name] = chosen.name if chosen is not None else None
+    plugins = [
+        {
+            "id": r.id,
+            "status": r.status,
+            "error": str(r.failure) if r.failure else None,
+            "registered": {k: list(v) for k, v in r.registered.items()},
+            "import_ms": r.import_ms,
+        }
+        for r in records
+    ]
+    return DoctorReport(plugins, active, problems, warnings)
