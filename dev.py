@@ -43,7 +43,14 @@ def setup() -> None:
         return
     if not PYTHON.exists():
         say(f"creating {VENV.relative_to(ROOT)}")
-        venv.create(VENV, with_pip=True)
+        try:
+            venv.create(VENV, with_pip=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            import shutil
+
+            shutil.rmtree(VENV, ignore_errors=True)
+            sys.exit(f"dev.py: cannot create a virtual environment ({exc}); on Debian or Ubuntu, "
+                     "install it with `apt install python3-venv` and run this again")
     say("installing hermes-core and the example plugin")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "pip")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *INSTALL)

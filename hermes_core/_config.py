@@ -71,7 +71,8 @@ class Config:
         """The list of strings at `key`; `[]` when absent; `ConfigError` when it is not one."""
         if key in self._lists:
             return list(self._lists[key])
-        value = self.get(key, None)
+        *parents, last = key.split(".")
+        value = self.section(*parents).get(last)
         if value is None:
             return []
         if isinstance(value, str) or not isinstance(value, list):

@@ -124,7 +124,14 @@ class PluginManager:
         )
 
     def _refresh_config(self) -> None:
-        self.config = self._fixed_config or load_config(self.home)
+        """Read config and check the keys the manager uses, so a bad value is a clear error
+        at load time rather than a surprise when a hook first fires."""
+        config = self._fixed_config or load_config(self.home)
+        config.number("plugins.hook_callback_timeout", 30.0)
+        config.string_list("plugins.enabled")
+        config.string_list("plugins.disabled")
+        config.section("plugins", "entries")
+        self.config = config
 
     def load(self) -> PluginManager:
         """Load every enabled plugin not loaded yet. Idempotent; failed plugins stay failed

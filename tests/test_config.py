@@ -82,10 +82,16 @@ def test_config_that_is_not_a_mapping(plugins: Path) -> None:
         load_config(plugins)
 
 
-def test_wrong_types_name_the_key(plugins: Path) -> None:
-    write_config(plugins, "plugins:\n  enabled: alpha\n")
-    result = hermes("plugins", "list", check=1)
-    assert "plugins.enabled" in result.stderr and "list of strings" in result.stderr
+@pytest.mark.parametrize(("text", "key", "expected"), [
+    ("plugins:\n  enabled: alpha\n", "plugins.enabled", "list of strings"),
+    ("plugins: [alpha]\n", "plugins", "a mapping"),
+    ("plugins:\n  hook_callback_timeout: soon\n", "plugins.hook_callback_timeout", "a number of seconds"),
+])
+def test_wrong_types_name_the_key(plugins: Path, text: str, key: str, expected: str) -> None:
+    write_config(plugins, text)
+    result = hermes("plugins", "doctor", check=1)
+    assert f"{key} in" in result.stderr and expected in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(plugins: Path) -> None:
