@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._plugin_record import tagged
 from ._records import Command, Tool
 
 if TYPE_CHECKING:
@@ -46,11 +47,7 @@ class PluginContext:
         return f"<PluginContext plugin_id={self.plugin_id!r}>"
 
     def _call(self, label: str, action: Callable[[], Any]) -> Any:
-        record = self._record
-        record.calls.append(label)
-        result = action()
-        record.calls.pop()
-        return result
+        return tagged(label, action)
 
     def register_tool(
         self,

@@ -34,8 +34,8 @@ def build_report(
     records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str]
 ) -> DoctorReport:
     """The report on loaded `records`; a slot whose configured name is unknown is a problem."""
-    problems = list(dict.fromkeys(known_problems))
-    warnings = [w for r in records for w in r.warnings if w not in problems]
+    problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
+    warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
     for record in records:
         missing = record.spec.missing_env()

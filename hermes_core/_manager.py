@@ -25,7 +25,7 @@ from ._errors import CommandConflictError, PluginNotFoundError, RegistrationErro
 from ._hooks import HookRunner
 from ._loader import forget_module, import_plugin, module_label
 from ._paths import hermes_home
-from ._plugin_record import LoadFailure, PluginRecord, failure_of
+from ._plugin_record import LoadFailure, PluginRecord, failure_of, tagged
 from ._records import Command, Tool
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
@@ -216,8 +216,7 @@ class PluginManager:
         except BaseException as exc:
             record.rollback()
             record.status = "failed"
-            record.failure = failure_of(exc, record, phase)
-            record.calls.clear()
+            record.failure = failure_of(exc, phase)
             log.warning("plugin %r failed to load: %s", record.id, record.failure)
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -255,18 +254,15 @@ class PluginManager:
         if inspect.isclass(obj):
             self._register_slot_classes(record, [obj])
             return
-        record.calls.append("pluggy.register")
-        self.pluggy.register(obj, name=record.id)
-        record.calls.pop()
+        tagged("pluggy.register", lambda: self.pluggy.register(obj, name=record.id))
         record.undos.append(lambda: self.pluggy.unregister(obj) if self.pluggy.is_registered(obj) else None)
         for caller in self.pluggy.get_hookcallers(obj) or []:
             if not caller.has_spec():
                 record.warnings.append(f"plugin {record.id!r} implements unknown hook {caller.name!r}; it is never called")
         for hook in hookspecs.REGISTRATION_HOOKS:
             for impl in self._impls(hook, obj):
-                record.calls.append(f"{hook}(ctx)")
-                result = impl.function(*[{"ctx": ctx}[name] for name in impl.argnames])
-                record.calls.pop()
+                args = [{"ctx": ctx}[name] for name in impl.argnames]
+                result = tagged(f"{hook}(ctx)", lambda impl=impl, args=args: impl.function(*args))
                 if hook != "register":
                     self._take_returned(record, ctx, hook, result)
         for hook in hookspecs.LIFECYCLE_HOOKS:
@@ -337,8 +333,7 @@ class PluginManager:
             record.note("commands", command.name, self._commands.add(command))
         except CommandConflictError as exc:
             log.warning("%s", exc)
-            record.warnings.append(str(exc))
-            self.problems.append(str(exc))
+            record.problems.append(str(exc))
 
     def _add_hook(self, record: PluginRecord, hook: str, callback: Callable[..., Any]) -> None:
         record.note("hooks", hook, self._hooks.add(hook, callback, record.id))
@@ -346,8 +341,7 @@ class PluginManager:
     def _add_provider(self, record: PluginRecord, slot: str, provider: Any, name: str | None) -> None:
         undo = self._slots.add(slot, provider, record.id, name=name)
         if undo is None:
-            self.problems.append(self._slots.warnings[-1])
-            record.warnings.append(self._slots.warnings[-1])
+            record.problems.append(self._slots.warnings[-1])
             return
         registered = self._slots.providers(slot)
         label = next(p.name for p in registered if p.provider is provider)

@@ -14,7 +14,7 @@ from ._discovery import PluginSpec
 if TYPE_CHECKING:
     from ._context import PluginContext
 
-__all__ = ["PluginRecord", "LoadFailure", "failure_of"]
+__all__ = ["PluginRecord", "LoadFailure", "failure_of", "tagged"]
 
 log = logging.getLogger("hermes_core.plugins")
 Undo = Callable[[], None]
@@ -36,7 +36,8 @@ class LoadFailure:
 @attrs.define
 class PluginRecord:
     """What happened to one plugin: its status (`ok`, `failed`, `incompatible`), what it
-    registered, how long its import took, and the failure if any."""
+    registered, how long its import took, the failure if any, and the problems its
+    registrations ran into (a command or provider name someone else already had)."""
 
     spec: PluginSpec
     status: str = "pending"
@@ -46,7 +47,7 @@ class PluginRecord:
     warnings: list[str] = attrs.field(factory=list)
     module: Any = attrs.field(default=None, repr=False)
     ctx: PluginContext | None = attrs.field(default=None, repr=False)
-    calls: list[str] = attrs.field(factory=list, repr=False)
+    problems: list[str] = attrs.field(factory=list)
     undos: list[Undo] = attrs.field(factory=list, repr=False)
 
     @property
@@ -66,10 +67,27 @@ class PluginRecord:
                 log.exception("rolling back plugin %r", self.id)
         self.undos.clear()
         self.registered.clear()
+        self.problems.clear()
 
 
-def failure_of(exc: BaseException, record: PluginRecord, phase: str) -> LoadFailure:
-    call = record.calls[-1] if record.calls else phase
+_TAG = "_hermes_failed_call"
+
+
+def tagged(label: str, action: Callable[[], Any]) -> Any:
+    """Run `action`; an exception leaving it is marked with `label` (the innermost wins),
+    so a failure names the exact call that failed, even one a plugin caught and went past."""
+    try:
+        return action()
+    except BaseException as exc:
+        if not hasattr(exc, _TAG):
+            try:
+                setattr(exc, _TAG, label)
+            except (AttributeError, TypeError):  # pragma: no cover - exceptions without a __dict__
+                pass
+        raise
+
+
+def failure_of(exc: BaseException, phase: str) -> LoadFailure:
+    """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase."""
+    call = getattr(exc, _TAG, None) or phase
     return LoadFailure(type(exc).__name__, str(exc), call, "".join(traceback.format_exception(exc)))
-
-

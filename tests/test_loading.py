@@ -357,3 +357,26 @@ def register(ctx):
     assert json.loads(PluginManager().dispatch_tool("what_time", {}))["timezone"] == "UTC"
     enable(home, "caller", extra="  entries:\n    caller:\n      settings: {block: true}\n")
     assert PluginManager().dispatch_tool("what_time", {}) == "no clocks"
+
+
+def test_a_failure_names_the_right_call_even_after_the_plugin_caught_one(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "careful", tool_code("t") + """
+    try:
+        ctx.register_tool("current_time", "mine", {"name": "current_time"}, print, override=True)
+    except PermissionError:
+        pass  # fine, keep the built-in one
+    raise LookupError("later, unrelated")
+""")
+    enable(home, "careful")
+    failure = PluginManager().load().record("careful").failure
+    assert (failure.type, failure.call) == ("LookupError", "register(ctx)")
+
+
+def test_conflicts_stay_reported_across_reload(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "c1", "def register(ctx):\n    ctx.register_command('same', print)\n")
+    make_folder_plugin(home / "plugins", "c2", "def register(ctx):\n    ctx.register_command('same', print)\n")
+    enable(home, "c1", "c2")
+    manager = PluginManager().load()
+    assert any("/same" in p for p in manager.doctor().problems)
+    manager.reload()
+    assert any("/same" in p for p in manager.doctor().problems)
