@@ -170,8 +170,12 @@ def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[Plu
         if find_manifest(child) is not None:
             specs.append(_folder_spec(child, source, kinds, None))
         elif child.name in slots:
-            for sub in sorted(p for p in child.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-                specs.append(_folder_spec(sub, source, kinds, child.name))
+            try:
+                subs = sorted(p for p in child.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+            except OSError as exc:
+                problems.append(f"{child}: cannot be read: {exc}")
+                continue
+            specs.extend(_folder_spec(sub, source, kinds, child.name) for sub in subs)
         else:
             problems.append(
                 f"{child}: ignored: no plugin.yaml, and {child.name!r} is not a category "

@@ -210,3 +210,4 @@ def test_listing_and_runtime_see_the_same_plugins(home: Path, site: Path) -> Non
     listed = {s.id for s in discover().plugins if s.enablement(Config({"plugins": {"enabled": ["dice", "beta"]}}))[0]}
     loaded = {r.id for r in PluginManager().load().records}
     assert listed == loaded
+
