@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         HermesError,
         ManifestError,
         PluginNotFoundError,
+        ProviderConflictError,
         ProviderCopyError,
         RegistrationError,
         SlotError,
@@ -58,7 +59,7 @@ _EXPORTS = {
         for name in (
             "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError",
             "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
-            "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderCopyError",
+            "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
         )
     },
 }

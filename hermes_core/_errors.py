@@ -19,6 +19,7 @@ __all__ = [
     "UnknownToolError",
     "SlotError",
     "UnknownProviderError",
+    "ProviderConflictError",
     "ProviderCopyError",
 ]
 
@@ -102,6 +103,10 @@ class UnknownProviderError(SlotError, LookupError):
         self.config_key = config_key
         self.name = name
         self.available = available
+
+
+class ProviderConflictError(SlotError):
+    """A provider name is already registered in that slot; the first registration stays."""
 
 
 class ProviderCopyError(SlotError):

@@ -21,7 +21,7 @@ from ._config import Config, load_config
 from ._context import PluginContext
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
-from ._errors import CommandConflictError, PluginNotFoundError, RegistrationError
+from ._errors import CommandConflictError, PluginNotFoundError, ProviderConflictError, RegistrationError
 from ._hooks import HookRunner
 from ._loader import forget_module, import_plugin, module_label
 from ._paths import hermes_home
@@ -339,12 +339,13 @@ class PluginManager:
         record.note("hooks", hook, self._hooks.add(hook, callback, record.id))
 
     def _add_provider(self, record: PluginRecord, slot: str, provider: Any, name: str | None) -> None:
-        undo = self._slots.add(slot, provider, record.id, name=name)
-        if undo is None:
-            record.problems.append(self._slots.warnings[-1])
+        try:
+            undo = self._slots.add(slot, provider, record.id, name=name)
+        except ProviderConflictError as exc:
+            log.warning("%s", exc)
+            record.problems.append(str(exc))
             return
-        registered = self._slots.providers(slot)
-        label = next(p.name for p in registered if p.provider is provider)
+        label = next(p.name for p in self._slots.providers(slot) if p.provider is provider)
         record.note("providers", f"{slot}:{label}", undo)
 
     # -- records ------------------------------------------------------------------------

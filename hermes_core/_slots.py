@@ -17,6 +17,7 @@ import attrs
 
 from ._config import Config
 from ._errors import (
+    ProviderConflictError,
     ProviderCopyError,
     RegistrationError,
     SlotError,
@@ -101,7 +102,6 @@ class SlotRegistry:
         self._decls: dict[str, SlotDecl] = {}
         self._providers: dict[str, dict[str, SlotProvider]] = {}
         self._lock = threading.Lock()
-        self.warnings: list[str] = []
         for decl in slots:
             self.declare(decl)
 
@@ -121,8 +121,11 @@ class SlotRegistry:
     def declared(self) -> tuple[SlotDecl, ...]:
         return tuple(self._decls.values())
 
-    def add(self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None) -> Undo | None:
-        """Register `provider` in `slot`; None (with a warning) when the name is already taken."""
+    def add(self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None) -> Undo:
+        """Register `provider` in `slot`; returns the function that undoes it.
+
+        A name already taken raises `ProviderConflictError` naming both plugins; the first stays.
+        """
         decl = self.decl(slot)
         if decl.base is not None:
             ok = issubclass(provider, decl.base) if inspect.isclass(provider) else isinstance(provider, decl.base)
@@ -136,13 +139,10 @@ class SlotRegistry:
         with self._lock:
             existing = self._providers[slot].get(entry.name)
             if existing is not None:
-                message = (
+                raise ProviderConflictError(
                     f"{slot} provider {entry.name!r} of {_owner(plugin_id)} was rejected: the name is already "
                     f"registered by {_owner(existing.plugin_id)}, which stays"
                 )
-                log.warning(message)
-                self.warnings.append(message)
-                return None
             self._providers[slot][entry.name] = entry
 
         def undo() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hermes_core import (
     Config,
     PluginManager,
+    ProviderConflictError,
     ProviderCopyError,
     RegistrationError,
     SlotDecl,
@@ -62,12 +63,18 @@ def test_unknown_configured_name_is_a_loud_error_listing_what_exists() -> None:
     assert "available: 'honcho', 'mem0'" in message
 
 
-def test_duplicate_name_is_rejected_naming_both_plugins_first_stays(caplog) -> None:
+def test_duplicate_name_is_rejected_naming_both_plugins_first_stays(home: Path, caplog) -> None:
     slots = SlotRegistry()
-    assert slots.add("context_engine", Lossless, "first") is not None
-    assert slots.add("context_engine", Lossless(), "second") is None
-    assert "plugin 'second'" in caplog.text and "plugin 'first'" in caplog.text
+    slots.add("context_engine", Lossless, "first")
+    with pytest.raises(ProviderConflictError) as info:
+        slots.add("context_engine", Lossless(), "second")
+    assert "plugin 'second'" in str(info.value) and "plugin 'first'" in str(info.value)
     assert slots.select("context_engine", Config({"context": {"engine": "lcm"}})).plugin_id == "first"
+    manager = PluginManager()  # through plugins: a warning and a doctor problem, not a failed plugin
+    manager.add_plugin(lambda ctx: ctx.register_context_engine(Lossless), "first")
+    assert manager.add_plugin(lambda ctx: ctx.register_context_engine(Lossless), "second").status == "ok"
+    assert "plugin 'second'" in caplog.text and "plugin 'first'" in caplog.text
+    assert any("rejected" in p and "plugin 'first'" in p for p in manager.doctor().problems)
 
 
 def test_class_provider_is_instantiated_per_session() -> None:
