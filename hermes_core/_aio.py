@@ -13,12 +13,12 @@ import asyncio
 import concurrent.futures
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["run_coroutine", "submit", "is_coroutine_function", "ensure_coroutine"]
+__all__ = ["run_coroutine", "submit", "is_coroutine_function", "is_awaitable"]
 
 _portal_loop: asyncio.AbstractEventLoop | None = None
 _portal_lock = threading.Lock()
@@ -110,7 +110,8 @@ def is_coroutine_function(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-def ensure_coroutine(value: Any) -> Coroutine[Any, Any, Any] | None:
+def is_awaitable(value: Any) -> bool:
+    """Whether `value` must be awaited (a plain function may still hand back a coroutine)."""
     import inspect
 
-    return value if inspect.isawaitable(value) else None
+    return inspect.isawaitable(value)

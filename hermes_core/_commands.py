@@ -7,17 +7,13 @@ import threading
 from collections.abc import Callable, Iterator
 
 from . import _aio
-from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError
+from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
 from ._records import Command, normalise_command_name
 
 __all__ = ["CommandRegistry"]
 
 log = logging.getLogger("hermes_core.commands")
 Undo = Callable[[], None]
-
-
-def _owner(command: Command) -> str:
-    return f"plugin {command.plugin_id!r}" if command.plugin_id else "the host"
 
 
 class CommandRegistry:
@@ -31,19 +27,19 @@ class CommandRegistry:
         """Register `command`; `CommandConflictError` names both sides of a clash."""
         if not command.name or "/" in command.name:
             raise CommandConflictError(
-                f"{_owner(command)} registered a command with an invalid name {command.name!r}; "
+                f"{owner(command.plugin_id)} registered a command with an invalid name {command.name!r}; "
                 "use letters, digits and '-'",
                 plugin_id=command.plugin_id,
             )
         if not callable(command.handler):
-            raise CommandConflictError(f"command /{command.name} of {_owner(command)}: handler is not callable",
+            raise CommandConflictError(f"command /{command.name} of {owner(command.plugin_id)}: handler is not callable",
                                        plugin_id=command.plugin_id)
         with self._lock:
             existing = self._commands.get(command.name)
             if existing is not None:
                 raise CommandConflictError(
-                    f"command /{command.name} of {_owner(command)} was rejected: "
-                    f"/{command.name} is already registered by {_owner(existing)}",
+                    f"command /{command.name} of {owner(command.plugin_id)} was rejected: "
+                    f"/{command.name} is already registered by {owner(existing.plugin_id)}",
                     plugin_id=command.plugin_id,
                 )
             self._commands[command.name] = command
@@ -76,7 +72,7 @@ class CommandRegistry:
         command = self._lookup(name)
         try:
             result = command.handler(raw_args)
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = _aio.run_coroutine(result)
         except (Exception, SystemExit) as exc:
             raise self._failed(command, exc) from exc
@@ -86,7 +82,7 @@ class CommandRegistry:
         command = self._lookup(name)
         try:
             result = command.handler(raw_args)
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = await result
         except (Exception, SystemExit) as exc:
             raise self._failed(command, exc) from exc
@@ -94,7 +90,7 @@ class CommandRegistry:
 
     @staticmethod
     def _failed(command: Command, exc: BaseException) -> CommandFailedError:
-        log.debug("command /%s of %s failed", command.name, _owner(command), exc_info=exc)  # raised to the caller
-        error = CommandFailedError(f"/{command.name} ({_owner(command)}) failed: {type(exc).__name__}: {exc}")
+        log.debug("command /%s of %s failed", command.name, owner(command.plugin_id), exc_info=exc)  # raised to the caller
+        error = CommandFailedError(f"/{command.name} ({owner(command.plugin_id)}) failed: {type(exc).__name__}: {exc}")
         error.original = exc
         return error

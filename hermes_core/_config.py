@@ -98,10 +98,6 @@ class Config:
         where = f" in {self.path}" if self.path else ""
         return ConfigError(f"{key}{where} must be {expected}, not {value!r}; fix it in config.yaml", path=self.path)
 
-    def to_dict(self) -> Mapping[str, Any]:
-        """The whole parsed document (do not mutate it)."""
-        return self._data
-
 
 def _yaml() -> Any:
     from ruamel.yaml import YAML

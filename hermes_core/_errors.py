@@ -6,6 +6,7 @@ Every message says what happened, to which plugin or key, and what to do about i
 from __future__ import annotations
 
 __all__ = [
+    "owner",
     "HermesError",
     "ConfigError",
     "ManifestError",
@@ -22,6 +23,11 @@ __all__ = [
     "ProviderConflictError",
     "ProviderCopyError",
 ]
+
+
+def owner(plugin_id: str | None) -> str:
+    """How messages name where something came from: `plugin 'x'`, or `the host`."""
+    return f"plugin {plugin_id!r}" if plugin_id else "the host"
 
 
 class HermesError(Exception):

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from . import _aio
+from ._errors import owner
 from .hookspecs import LIFECYCLE_HOOKS
 
 __all__ = ["HookRunner", "ToolDecision"]
@@ -56,8 +57,7 @@ class _Callback:
 
     @property
     def label(self) -> str:
-        who = f"plugin {self.plugin_id!r}" if self.plugin_id else "the host"
-        return f"{self.hook} callback {getattr(self.fn, '__qualname__', self.fn)!s} of {who}"
+        return f"{self.hook} callback {getattr(self.fn, '__qualname__', self.fn)!s} of {owner(self.plugin_id)}"
 
 
 @attrs.frozen
@@ -100,10 +100,9 @@ class HookRunner:
         if not callable(callback):
             raise TypeError(f"callback for hook {hook!r} is not callable: {callback!r}")
         if hook not in LIFECYCLE_HOOKS:
-            who = f"plugin {plugin_id!r}" if plugin_id else "the host"
             log.warning(
                 "%s registered a callback for unknown hook %r; it is kept but this version never calls it "
-                "(known hooks: %s)", who, hook, ", ".join(LIFECYCLE_HOOKS),
+                "(known hooks: %s)", owner(plugin_id), hook, ", ".join(LIFECYCLE_HOOKS),
             )
         entry = _Callback(hook, callback, plugin_id, _accepted(callback), _aio.is_coroutine_function(callback))
         with self._lock:
@@ -126,7 +125,7 @@ class HookRunner:
         """One callback, in the current thread; failures come back as `_Failure`."""
         try:
             result = cb.fn(**cb.arguments(kwargs))
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = _aio.run_coroutine(result, limit)
             return result
         except (Exception, SystemExit) as exc:
@@ -196,16 +195,28 @@ class HookRunner:
                 return chain[index + 1:] if go_on else []
         return []
 
-    async def _arun(self, cb: _Callback, kwargs: Mapping[str, Any]) -> Any:
-        args = cb.arguments(kwargs)
+    async def _asequence(
+        self,
+        callbacks: list[_Callback],
+        kwargs_for: Callable[[], Mapping[str, Any]],
+        on_result: Callable[[_Callback, Any], bool],
+    ) -> None:
+        """`_sequence` for async callers: async callbacks are awaited on the caller's loop,
+        sync ones run on a worker thread so they never block it."""
         limit = self._timeout() or None
+        for cb in callbacks:
+            if not on_result(cb, await self._acall(cb, kwargs_for(), limit)):
+                return
+
+    async def _acall(self, cb: _Callback, kwargs: Mapping[str, Any], limit: float | None) -> Any:
+        args = cb.arguments(kwargs)
         try:
             if cb.is_async:
                 awaitable = cb.fn(**args)
             else:
                 awaitable = asyncio.wrap_future(_aio.submit(lambda: cb.fn(**args)))
             result = await asyncio.wait_for(awaitable, limit)
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = await asyncio.wait_for(result, limit)
             return result
         except asyncio.TimeoutError:
@@ -219,49 +230,31 @@ class HookRunner:
         log.error("%s %s", cb.label, failure.describe(), exc_info=None if isinstance(exc, TimeoutError) else exc)
         return failure
 
-    # -- the hooks -----------------------------------------------------------------------
+    # -- the hooks: each policy once, run by the sync or the async driver ----------------
 
     def fire(self, hook: str, **kwargs: Any) -> list[Any]:
         """Run every callback of `hook`; returns their non-None results in order."""
-        results: list[Any] = []
-
-        def keep(cb: _Callback, result: Any) -> bool:
-            if result is not None and not isinstance(result, _Failure):
-                results.append(result)
-            return True
-
-        self._sequence(self.callbacks(hook), lambda: kwargs, keep)
-        return results
+        collect = _Collect()
+        self._sequence(self.callbacks(hook), lambda: kwargs, collect)
+        return collect.results
 
     async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
-        """`fire` for async hosts: async callbacks are awaited on the caller's loop."""
-        results = [await self._arun(cb, kwargs) for cb in self.callbacks(hook)]
-        return [r for r in results if r is not None and not isinstance(r, _Failure)]
+        """`fire` for async hosts."""
+        collect = _Collect()
+        await self._asequence(self.callbacks(hook), lambda: kwargs, collect)
+        return collect.results
 
     def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
         """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
-        decision = ToolDecision(False, dict(args))
-
-        def arguments() -> Mapping[str, Any]:
-            return {"tool_name": tool_name, "args": dict(decision.args), **kwargs}
-
-        def decide(cb: _Callback, result: Any) -> bool:
-            nonlocal decision
-            decision = self._decide(cb, tool_name, dict(decision.args), result)
-            return not decision.blocked
-
-        self._sequence(self.callbacks("pre_tool_call"), arguments, decide)
-        return decision
+        gate = _Gate(self, tool_name, args, kwargs)
+        self._sequence(self.callbacks("pre_tool_call"), gate.arguments, gate)
+        return gate.decision
 
     async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
-        current = dict(args)
-        for cb in self.callbacks("pre_tool_call"):
-            result = await self._arun(cb, {"tool_name": tool_name, "args": current, **kwargs})
-            decision = self._decide(cb, tool_name, current, result)
-            if decision.blocked:
-                return decision
-            current = dict(decision.args)
-        return ToolDecision(False, current)
+        """`pre_tool_call` for async hosts."""
+        gate = _Gate(self, tool_name, args, kwargs)
+        await self._asequence(self.callbacks("pre_tool_call"), gate.arguments, gate)
+        return gate.decision
 
     @staticmethod
     def _decide(cb: _Callback, tool_name: str, args: dict[str, Any], result: Any) -> ToolDecision:
@@ -305,20 +298,52 @@ class HookRunner:
 
     def transform(self, hook: str, **kwargs: Any) -> str | None:
         """The first non-None string a `transform_*` callback returns, or None."""
-        found: list[str] = []
-
-        def first(cb: _Callback, result: Any) -> bool:
-            if isinstance(result, str):
-                found.append(result)
-                return False
-            return True
-
+        first = _First()
         self._sequence(self.callbacks(hook), lambda: kwargs, first)
-        return found[0] if found else None
+        return first.found
 
     async def atransform(self, hook: str, **kwargs: Any) -> str | None:
-        for cb in self.callbacks(hook):
-            result = await self._arun(cb, kwargs)
-            if isinstance(result, str):
-                return result
-        return None
+        first = _First()
+        await self._asequence(self.callbacks(hook), lambda: kwargs, first)
+        return first.found
+
+
+class _Collect:
+    """`fire`: keep every non-None result; never stop early."""
+
+    def __init__(self) -> None:
+        self.results: list[Any] = []
+
+    def __call__(self, cb: _Callback, result: Any) -> bool:
+        if result is not None and not isinstance(result, _Failure):
+            self.results.append(result)
+        return True
+
+
+class _First:
+    """`transform_*`: stop at the first string."""
+
+    found: str | None = None
+
+    def __call__(self, cb: _Callback, result: Any) -> bool:
+        if isinstance(result, str):
+            self.found = result
+            return False
+        return True
+
+
+class _Gate:
+    """`pre_tool_call`: each callback sees the args as modified so far; a block stops the chain."""
+
+    def __init__(self, runner: HookRunner, tool_name: str, args: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
+        self._decide = runner._decide
+        self._tool_name = tool_name
+        self._extra = extra
+        self.decision = ToolDecision(False, dict(args))
+
+    def arguments(self) -> Mapping[str, Any]:
+        return {"tool_name": self._tool_name, "args": dict(self.decision.args), **self._extra}
+
+    def __call__(self, cb: _Callback, result: Any) -> bool:
+        self.decision = self._decide(cb, self._tool_name, dict(self.decision.args), result)
+        return not self.decision.blocked

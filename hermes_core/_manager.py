@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import threading
 import time
@@ -29,7 +28,7 @@ from ._plugin_record import LoadFailure, PluginRecord, failure_of, tagged
 from ._records import Command, Tool
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
-from ._tools import ToolInfo, ToolRegistry, error_result
+from ._tools import ToolInfo, ToolRegistry, error_result, parse_arguments
 from ._version import __version__
 
 __all__ = ["PluginManager"]
@@ -378,28 +377,22 @@ class PluginManager:
         """The OpenAI `tools` list of every available tool."""
         return self.tools.schemas()
 
-    @staticmethod
-    def _parse_args(args: Any) -> tuple[dict[str, Any] | None, str | None]:
-        if isinstance(args, (str, bytes)):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except ValueError as exc:
-                return None, f"not JSON ({exc})"
-        if args is None:
-            return {}, None
-        if not isinstance(args, Mapping):
-            return None, f"expected an object, got {type(args).__name__}"
-        return dict(args), None
+    def _before_dispatch(self, name: str, args: Any) -> tuple[dict[str, Any] | None, str | None]:
+        """The parsed arguments, or the error result for an unknown tool or unreadable args."""
+        if self.tools.get(name) is None:
+            return None, error_result(f"Unknown tool: {name}")
+        parsed, problem = parse_arguments(args)
+        if parsed is None:
+            return None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        return parsed, None
 
     def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any) -> str:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
         the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
-        tools, hooks = self.tools, self.hooks
-        if tools.get(name) is None:
-            return error_result(f"Unknown tool: {name}")
-        parsed, problem = self._parse_args(args)
+        parsed, error = self._before_dispatch(name, args)
         if parsed is None:
-            return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+            return error or error_result(f"Unknown tool: {name}")
+        tools, hooks = self.tools, self.hooks
         ids = {"session_id": session_id, "tool_call_id": tool_call_id}
         decision = hooks.pre_tool_call(name, parsed, **ids)
         result = decision.message if decision.blocked else tools.dispatch(name, decision.args, **kwargs)
@@ -412,12 +405,10 @@ class PluginManager:
         self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
     ) -> str:
         """`dispatch_tool` for async hosts."""
-        tools, hooks = self.tools, self.hooks
-        if tools.get(name) is None:
-            return error_result(f"Unknown tool: {name}")
-        parsed, problem = self._parse_args(args)
+        parsed, error = self._before_dispatch(name, args)
         if parsed is None:
-            return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+            return error or error_result(f"Unknown tool: {name}")
+        tools, hooks = self.tools, self.hooks
         ids = {"session_id": session_id, "tool_call_id": tool_call_id}
         decision = await hooks.apre_tool_call(name, parsed, **ids)
         result = decision.message if decision.blocked else await tools.adispatch(name, decision.args, **kwargs)

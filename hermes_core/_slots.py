@@ -22,6 +22,7 @@ from ._errors import (
     RegistrationError,
     SlotError,
     UnknownProviderError,
+    owner,
 )
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
@@ -29,10 +30,6 @@ __all__ = ["SlotRegistry", "SlotProvider", "SlotDecl"]
 
 log = logging.getLogger("hermes_core.slots")
 Undo = Callable[[], None]
-
-
-def _owner(plugin_id: str | None) -> str:
-    return f"plugin {plugin_id!r}" if plugin_id else "the host"
 
 
 @attrs.frozen
@@ -55,7 +52,7 @@ class SlotProvider:
 
     def new_instance(self) -> Any:
         """A fresh provider for one agent session."""
-        who = f"{self.slot} provider {self.name!r} of {_owner(self.plugin_id)}"
+        who = f"{self.slot} provider {self.name!r} of {owner(self.plugin_id)}"
         if self.style == "instance":
             try:
                 return copy.deepcopy(self.provider)
@@ -80,7 +77,7 @@ def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: st
                 value = provider().name
             except Exception as exc:  # noqa: BLE001
                 raise RegistrationError(
-                    f"{_owner(plugin_id)} registered a {slot.name} provider class {provider.__name__} whose name "
+                    f"{owner(plugin_id)} registered a {slot.name} provider class {provider.__name__} whose name "
                     f"cannot be read without arguments ({type(exc).__name__}: {exc}); give the class a `name` "
                     "class attribute, or pass name=",
                     plugin_id=plugin_id,
@@ -88,7 +85,7 @@ def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: st
         name = value
     if not isinstance(name, str) or not name.strip():
         raise RegistrationError(
-            f"{_owner(plugin_id)} registered a {slot.name} provider without a name; "
+            f"{owner(plugin_id)} registered a {slot.name} provider without a name; "
             "give it a `name` attribute or pass name=",
             plugin_id=plugin_id,
         )
@@ -131,7 +128,7 @@ class SlotRegistry:
             ok = issubclass(provider, decl.base) if inspect.isclass(provider) else isinstance(provider, decl.base)
             if not ok and not (inspect.isfunction(provider) or inspect.ismethod(provider)):
                 raise RegistrationError(
-                    f"{_owner(plugin_id)} registered {provider!r} in slot {slot!r}, but it is not a "
+                    f"{owner(plugin_id)} registered {provider!r} in slot {slot!r}, but it is not a "
                     f"{decl.base.__name__} (subclass or instance)",
                     plugin_id=plugin_id,
                 )
@@ -140,8 +137,8 @@ class SlotRegistry:
             existing = self._providers[slot].get(entry.name)
             if existing is not None:
                 raise ProviderConflictError(
-                    f"{slot} provider {entry.name!r} of {_owner(plugin_id)} was rejected: the name is already "
-                    f"registered by {_owner(existing.plugin_id)}, which stays"
+                    f"{slot} provider {entry.name!r} of {owner(plugin_id)} was rejected: the name is already "
+                    f"registered by {owner(existing.plugin_id)}, which stays"
                 )
             self._providers[slot][entry.name] = entry
 

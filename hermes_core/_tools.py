@@ -16,10 +16,10 @@ from typing import Any
 import attrs
 
 from . import _aio
-from ._errors import ToolOverrideError, ToolSchemaError
+from ._errors import ToolOverrideError, ToolSchemaError, owner
 from ._records import Tool
 
-__all__ = ["ToolRegistry", "ToolInfo", "MAX_ERROR_CHARS"]
+__all__ = ["ToolRegistry", "ToolInfo", "MAX_ERROR_CHARS", "error_result", "parse_arguments"]
 
 log = logging.getLogger("hermes_core.tools")
 MAX_ERROR_CHARS = 2048
@@ -31,6 +31,20 @@ def error_result(message: str) -> str:
     if len(message) > MAX_ERROR_CHARS:
         message = message[: MAX_ERROR_CHARS - 1] + "…"
     return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def parse_arguments(args: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Tool arguments as a dict (a JSON string, as models send them, is parsed), or the problem."""
+    if isinstance(args, (str, bytes)):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError as exc:
+            return None, f"not JSON ({exc})"
+    if args is None:
+        return {}, None
+    if not isinstance(args, Mapping):
+        return None, f"expected an object, got {type(args).__name__}"
+    return dict(args), None
 
 
 @attrs.frozen
@@ -53,14 +67,10 @@ class _Entry:
     source: Any = None  # the engine/provider object whose handle_tool_call answers
 
 
-def _owner(tool: Tool) -> str:
-    return f"plugin {tool.plugin_id!r}" if tool.plugin_id else "the host"
-
-
 def _check_schema(tool: Tool) -> dict[str, Any]:
-    who = f"tool {tool.name!r} of {_owner(tool)}"
+    who = f"tool {tool.name!r} of {owner(tool.plugin_id)}"
     if not isinstance(tool.name, str) or not tool.name.strip():
-        raise ToolSchemaError(f"{_owner(tool)} registered a tool without a name", plugin_id=tool.plugin_id)
+        raise ToolSchemaError(f"{owner(tool.plugin_id)} registered a tool without a name", plugin_id=tool.plugin_id)
     if not isinstance(tool.toolset, str) or not tool.toolset.strip():
         raise ToolSchemaError(f"{who}: toolset must be a non-empty string", plugin_id=tool.plugin_id)
     if not callable(tool.handler):
@@ -141,16 +151,16 @@ class ToolRegistry:
 
     def _check_override(self, tool: Tool, existing: Tool) -> None:
         where = "the same toolset" if existing.toolset == tool.toolset else f"toolset {existing.toolset!r}"
-        taken = f"tool {tool.name!r} is already registered by {_owner(existing)} in {where}"
+        taken = f"tool {tool.name!r} is already registered by {owner(existing.plugin_id)} in {where}"
         if not tool.override:
             raise ToolOverrideError(
-                f"{_owner(tool)} cannot register {taken}; pick another name, or pass override=True "
+                f"{owner(tool.plugin_id)} cannot register {taken}; pick another name, or pass override=True "
                 "to replace it (a plugin also needs the operator's grant)",
                 plugin_id=tool.plugin_id,
             )
         if not self._grants(tool.plugin_id):
             raise ToolOverrideError(
-                f"{_owner(tool)} may not override {taken}; the operator can allow it with "
+                f"{owner(tool.plugin_id)} may not override {taken}; the operator can allow it with "
                 f"plugins.entries.{tool.plugin_id}.allow_tool_override: true",
                 plugin_id=tool.plugin_id,
             )
@@ -200,7 +210,7 @@ class ToolRegistry:
         try:
             ok = tool.check_fn()
         except Exception as exc:  # noqa: BLE001 - a raising check_fn means unavailable
-            log.warning("check_fn of tool %r (%s) raised %s: %s", tool.name, _owner(tool), type(exc).__name__, exc)
+            log.warning("check_fn of tool %r (%s) raised %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc)
             return False, f"check_fn raised {type(exc).__name__}: {exc}"
         return (True, "") if ok else (False, "check_fn returned false")
 
@@ -223,19 +233,13 @@ class ToolRegistry:
         if entry is None:
             return None, None, error_result(f"Unknown tool: {name}")
         tool = entry.tool
-        if isinstance(args, (str, bytes)):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except ValueError as exc:
-                return None, None, error_result(f"Invalid arguments for tool {name!r}: not JSON ({exc})")
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            return None, None, error_result(f"Invalid arguments for tool {name!r}: expected an object, got {type(args).__name__}")
-        args = dict(args)
+        parsed, problem = parse_arguments(args)
+        if parsed is None:
+            return None, None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        args = parsed
         ok, reason = self.availability(tool)
         if not ok:
-            return None, None, error_result(f"Tool {name!r} ({_owner(tool)}) is not available: {reason}")
+            return None, None, error_result(f"Tool {name!r} ({owner(tool.plugin_id)}) is not available: {reason}")
         problem = self._validate(entry, args)
         if problem:
             return None, None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
@@ -271,7 +275,7 @@ class ToolRegistry:
     @staticmethod
     def _failed(tool: Tool, exc: BaseException) -> str:
         log.error(
-            "tool %r (%s) failed: %s: %s", tool.name, _owner(tool), type(exc).__name__, exc,
+            "tool %r (%s) failed: %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc,
             exc_info=(type(exc), exc, exc.__traceback__),
         )
         return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
@@ -289,7 +293,7 @@ class ToolRegistry:
             return error or error_result(f"Unknown tool: {name}")
         try:
             result = self._call(entry, checked, kwargs)
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = _aio.run_coroutine(result)
         except (Exception, SystemExit) as exc:
             return self._failed(entry.tool, exc)
@@ -305,7 +309,7 @@ class ToolRegistry:
                 result = await self._call(entry, checked, kwargs)
             else:
                 result = await asyncio.wrap_future(_aio.submit(lambda: self._call(entry, checked, kwargs)))
-            if _aio.ensure_coroutine(result) is not None:
+            if _aio.is_awaitable(result):
                 result = await result
         except (Exception, SystemExit) as exc:
             return self._failed(entry.tool, exc)

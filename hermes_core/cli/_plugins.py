@@ -131,24 +131,25 @@ def _set_membership(plugin_id: str, add_to: str, remove_from: str) -> bool:
     return edit_config(mutate)
 
 
+def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
+    found, _ = _listing()
+    spec = _find(found, plugin_id)
+    changed = _set_membership(spec.id, add_to, remove_from)
+    click.echo(f"{add_to} {spec.id}" if changed else f"{spec.id} was already {add_to}")
+
+
 @plugins.command()
 @click.argument("plugin_id")
 def enable(plugin_id: str) -> None:
     """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled)."""
-    found, _ = _listing()
-    spec = _find(found, plugin_id)
-    changed = _set_membership(spec.id, "enabled", "disabled")
-    click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
+    _toggle(plugin_id, "enabled", "disabled")
 
 
 @plugins.command()
 @click.argument("plugin_id")
 def disable(plugin_id: str) -> None:
     """Disable a plugin (adds it to plugins.disabled, which always wins)."""
-    found, _ = _listing()
-    spec = _find(found, plugin_id)
-    changed = _set_membership(spec.id, "disabled", "enabled")
-    click.echo(f"disabled {spec.id}" if changed else f"{spec.id} was already disabled")
+    _toggle(plugin_id, "disabled", "enabled")
 
 
 @plugins.command()
