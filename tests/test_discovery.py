@@ -157,6 +157,9 @@ def test_enablement_rules(home: Path) -> None:
     assert not clock.enablement(Config({"plugins": {"disabled": ["clock"]}}))[0]
     assert not lcm.enablement(Config({}))[0]
     assert lcm.enablement(Config({"context": {"engine": "lcm"}}))[0]  # selected in its slot
+    named = discover().get("context_engine/lcm")._replace(name="lossless")
+    assert named.enablement(Config({"context": {"engine": "lossless"}}))[0]  # ...by its manifest name too
+    assert not named.enablement(Config({"context": {"engine": "other"}}))[0]
 
 
 LISTING_PROBE = """

@@ -211,3 +211,17 @@ def post_llm_call(response, model):
     manager = PluginManager()
     manager.hooks.fire("post_llm_call", session_id="s", messages=[], response={"usage": {"total_tokens": 9}}, model="m")
     assert manager.record("metrics").module.SEEN == [(9, "m")]
+
+
+def test_the_time_limit_comes_from_config(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "sleepy", """
+import time
+def register(ctx):
+    ctx.register_hook("pre_tool_call", lambda: time.sleep(3))
+    ctx.register_tool("noop", "t", {"name": "noop"}, lambda args, **kw: "ran")
+""")
+    write_config(home, "plugins:\n  enabled: [sleepy]\n  hook_callback_timeout: 0.2\n")
+    started = time.monotonic()
+    result = PluginManager().dispatch_tool("noop", {})
+    assert time.monotonic() - started < 2.5
+    assert "timed out" in result and "plugin 'sleepy'" in result

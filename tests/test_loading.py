@@ -155,7 +155,8 @@ def register(ctx):
 FAILING = {
     "import_error": ("import nonexistent_module_xyz\n" + tool_code("t"), "ModuleNotFoundError", "import "),
     "register_raises": (tool_code("t").replace("def register(ctx):\n",
-                        "def register(ctx):\n    ctx.register_hook('on_session_start', print)\n    ctx.register_command('c', print)\n")
+                        "def register(ctx):\n    ctx.register_hook('on_session_start', print)\n    ctx.register_command('c', print)\n"
+                        "    ctx.register_provider('tts', lambda: None, name='half-registered')\n")
                         + "    raise RuntimeError('boom after registering')\n",
                         "RuntimeError", "register(ctx)"),
     "invalid_schema": (tool_code("t") + "    ctx.register_tool('bad', 'ts', {'name': 'bad', 'parameters': {'type': 'object', 'properties': 3}}, print)\n",
@@ -180,6 +181,7 @@ def test_a_failing_plugin_rolls_back_everything_and_others_load(home: Path, case
     assert record.registered == {}
     assert manager.tools.get("t") is None and manager.tools.get("bad") is None
     assert manager.commands.get("c") is None
+    assert "half-registered" not in manager.slots.names("tts")
     assert not [cb for cb in manager.hooks.callbacks("on_session_start") if cb.plugin_id == "broken"]
     assert manager.tools.get("current_time").plugin_id == "clock"  # the override did not stick
     assert manager.record("healthy").status == "ok"
