@@ -21,8 +21,9 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 EXAMPLE = ROOT / "examples" / "hermes-textstats"
+EXAMPLES = [EXAMPLE, ROOT / "examples" / "hermes-tldr", ROOT / "examples" / "hermes-paste-to-tasks"]
 DEMO_HOME = ROOT / ".hermes-demo"
-INSTALL = ["-e", f"{ROOT}[test]", "-e", str(EXAMPLE)]
+INSTALL = ["-e", f"{ROOT}[test]", *[arg for path in EXAMPLES for arg in ("-e", str(path))]]
 
 
 def say(message: str) -> None:
@@ -34,7 +35,7 @@ def run(*args: object, **kwargs: object) -> None:
 
 
 def setup() -> None:
-    """Create .venv and install hermes-core (with test extras) and the example plugin into it."""
+    """Create .venv and install hermes-core (with test extras) and the example plugins into it."""
     digest = hashlib.sha256()
     for path in sorted([ROOT / "pyproject.toml", *ROOT.glob("examples/*/pyproject.toml")]):
         digest.update(path.read_bytes())
@@ -51,7 +52,7 @@ def setup() -> None:
             shutil.rmtree(VENV, ignore_errors=True)
             sys.exit(f"dev.py: cannot create a virtual environment ({exc}); on Debian or Ubuntu, "
                      "install it with `apt install python3-venv` and run this again")
-    say("installing hermes-core and the example plugin")
+    say("installing hermes-core and the example plugins")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "pip")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *INSTALL)
     stamp.write_text(digest.hexdigest())

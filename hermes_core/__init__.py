@@ -25,6 +25,12 @@ if TYPE_CHECKING:
         ManifestError,
         PluginNotFoundError,
         ProviderConflictError,
+        LlmConfigError,
+        LlmProviderError,
+        PluginLlmError,
+        PluginLlmInputError,
+        PluginLlmSchemaError,
+        PluginLlmTrustError,
         ProviderCopyError,
         RegistrationError,
         SlotError,
@@ -34,6 +40,8 @@ if TYPE_CHECKING:
         UnknownProviderError,
     )
     from ._hooks import HookRunner, ToolDecision
+    from ._llm.client import PluginLlm
+    from ._llm.results import PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage
     from ._manager import PluginManager
     from ._plugin_record import LoadFailure, PluginRecord
     from ._records import Command, Tool
@@ -54,12 +62,17 @@ _EXPORTS = {
     "Config": "_config", "load_config": "_config", "edit_config": "_config",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
     "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    "PluginLlm": "_llm.client",
+    "PluginLlmUsage": "_llm.results", "PluginLlmCompleteResult": "_llm.results",
+    "PluginLlmStructuredResult": "_llm.results",
     **{
         name: "_errors"
         for name in (
             "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError",
             "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
             "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
+            "PluginLlmError", "PluginLlmTrustError", "PluginLlmInputError", "PluginLlmSchemaError",
+            "LlmConfigError", "LlmProviderError",
         )
     },
 }

@@ -17,7 +17,7 @@ from typing import Any
 from ._errors import ConfigError
 from ._paths import hermes_home
 
-__all__ = ["Config", "load_config", "edit_config", "config_path"]
+__all__ = ["Config", "ConfigWatcher", "load_config", "edit_config", "config_path"]
 
 _MISSING = object()
 
@@ -236,6 +236,40 @@ def load_config(home: Path | None = None) -> Config:
     data = _parse(path, text) or {}
     _write_cache(home, identity, data)
     return Config(data, path)
+
+
+class ConfigWatcher:
+    """The current `config.yaml` of `home`, re-read only when the file changes.
+
+    For code that must see an operator's edit on its next call without a restart (the
+    `ctx.llm` trust gate): a call costs one `stat` while the file is unchanged. A file
+    modified in the last two seconds is re-read every time (see `load_config`).
+    """
+
+    __slots__ = ("_home", "_identity", "_config")
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self._identity: list[int] | None = None
+        self._config: Config | None = None
+
+    def current(self) -> Config:
+        """The config as it is on disk now; `ConfigError` when it cannot be read or parsed."""
+        import time
+
+        path = config_path(self._home)
+        try:
+            identity: list[int] | None = _identity(path.stat())
+        except FileNotFoundError:
+            identity = None
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+        if self._config is not None and identity is not None and identity == self._identity:
+            return self._config
+        config = load_config(self._home)
+        racy = identity is not None and time.time() - identity[0] / 1e9 < _RACY_SECONDS
+        self._identity, self._config = (None, None) if racy or identity is None else (identity, config)
+        return config
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from ._plugin_record import tagged
 from ._records import Command, Tool
 
 if TYPE_CHECKING:
+    from ._llm.client import PluginLlm
     from ._manager import PluginManager, PluginRecord
 
 __all__ = ["PluginContext", "freeze"]
@@ -33,7 +34,7 @@ class PluginContext:
     nothing behind. `ctx.config` is the read-only `plugins.entries.<id>.settings` mapping.
     """
 
-    __slots__ = ("_manager", "_record", "plugin_id", "logger", "config", "hermes_home", "__weakref__")
+    __slots__ = ("_manager", "_record", "_llm", "plugin_id", "logger", "config", "hermes_home", "__weakref__")
 
     def __init__(self, manager: PluginManager, record: PluginRecord, settings: Mapping[str, Any], home: Path) -> None:
         self._manager = manager
@@ -42,9 +43,19 @@ class PluginContext:
         self.logger = logging.getLogger(f"hermes.plugins.{self.plugin_id}")
         self.config: Mapping[str, Any] = freeze(settings)
         self.hermes_home: Path = home
+        self._llm: PluginLlm | None = None
 
     def __repr__(self) -> str:
         return f"<PluginContext plugin_id={self.plugin_id!r}>"
+
+    @property
+    def llm(self) -> PluginLlm:
+        """This plugin's gated LLM client (`complete`, `complete_structured`, and their async forms)."""
+        if self._llm is None:
+            from ._llm.client import PluginLlm
+
+            self._llm = PluginLlm(self.plugin_id, self._manager._llm_host())
+        return self._llm
 
     def _call(self, label: str, action: Callable[[], Any]) -> Any:
         return tagged(label, action)

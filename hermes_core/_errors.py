@@ -22,6 +22,12 @@ __all__ = [
     "UnknownProviderError",
     "ProviderConflictError",
     "ProviderCopyError",
+    "PluginLlmError",
+    "PluginLlmTrustError",
+    "PluginLlmInputError",
+    "PluginLlmSchemaError",
+    "LlmConfigError",
+    "LlmProviderError",
 ]
 
 
@@ -117,3 +123,60 @@ class ProviderConflictError(SlotError):
 
 class ProviderCopyError(SlotError):
     """A provider registered as an instance cannot be copied for a new session."""
+
+
+class PluginLlmError(HermesError):
+    """Base class of the errors `ctx.llm` raises. No message ever holds a credential."""
+
+
+class PluginLlmTrustError(PluginLlmError, PermissionError):
+    """A plugin asked for an override (provider, model, agent_id, profile) the operator has
+    not granted; `key` is the config key that would grant it."""
+
+    def __init__(self, message: str, *, plugin_id: str, key: str) -> None:
+        super().__init__(message)
+        self.plugin_id = plugin_id
+        self.key = key
+
+
+class PluginLlmInputError(PluginLlmError, ValueError):
+    """A `ctx.llm` call was given arguments it cannot send (empty instructions, a malformed
+    input block, an invalid JSON Schema); raised before any request is made."""
+
+
+class PluginLlmSchemaError(PluginLlmError, ValueError):
+    """The model's JSON does not match the plugin's schema; `path` is where it fails and
+    `text` is the model's raw reply."""
+
+    def __init__(self, message: str, *, path: str, text: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.text = text
+
+
+class LlmConfigError(PluginLlmError):
+    """The host's model configuration cannot serve the call: no provider or model set, an
+    unknown provider, no credentials, no vision model for image input."""
+
+
+class LlmProviderError(PluginLlmError):
+    """Every provider tried failed, or one failed in a way that falling back cannot fix.
+
+    `provider`, `model` and `status_code` describe the last attempt; `attempts` is one line
+    per attempt (`"openrouter/m: HTTP 503"`), in order.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status_code: int | None = None,
+        attempts: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+        self.status_code = status_code
+        self.attempts = attempts

@@ -9,14 +9,14 @@ import time
 import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
 from . import hookspecs
 from ._commands import CommandRegistry
-from ._config import Config, load_config
+from ._config import Config, ConfigWatcher, load_config
 from ._context import PluginContext
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
@@ -30,6 +30,9 @@ from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 from ._tools import ToolInfo, ToolRegistry, error_result, parse_arguments
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._llm.host import LlmHost
 
 __all__ = ["PluginManager"]
 
@@ -85,6 +88,7 @@ class PluginManager:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.problems: list[str] = []
+        self._llm: LlmHost | None = None
 
     # -- the registries (loading first) ---------------------------------------------------
 
@@ -346,6 +350,17 @@ class PluginManager:
             return
         label = next(p.name for p in self._slots.providers(slot) if p.provider is provider)
         record.note("providers", f"{slot}:{label}", undo)
+
+    def _llm_host(self) -> LlmHost:
+        """The host side of every plugin's `ctx.llm`; it reads config.yaml afresh on each call."""
+        with self._lock:
+            if self._llm is None:
+                from ._llm.host import LlmHost
+
+                fixed = self._fixed_config
+                read = (lambda: fixed) if fixed is not None else ConfigWatcher(self.home).current
+                self._llm = LlmHost(self.home, read)
+            return self._llm
 
     # -- records ------------------------------------------------------------------------
 

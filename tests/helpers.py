@@ -96,3 +96,22 @@ def pip_install(python: Path, *targets: str | Path) -> None:
          "--no-build-isolation", "--disable-pip-version-check", *map(str, targets)],
         check=True, capture_output=True, text=True,
     )
+
+
+def plugin_ctx(home: Path, plugin_id: str = "probe") -> Any:
+    """The `ctx` of a plugin `plugin_id` loaded into a fresh manager for `home`."""
+    from hermes_core import PluginManager
+
+    manager = PluginManager(home=home, discover_plugins=False).load()
+    record = manager.add_plugin(lambda ctx: ctx.register_command(plugin_id, lambda raw: raw), plugin_id)
+    assert record.status == "ok", record.failure
+    return record.ctx
+
+
+def llm_config(home: Path, url: str, extra: str = "", *, model: str = "scripted-model") -> Path:
+    """A config whose model is the scripted server at `url` (provider `custom`), plus `extra`:
+    YAML appended as it is (indent it by two spaces to add keys under `model:`)."""
+    text = f"model:\n  provider: custom\n  model: {model}\n  base_url: {url}\n" + extra
+    path = home / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,177 @@
+"""Where a call goes: the provider and model from config, the fallback chain, vision routing,
+the time limit. The host decides all of it; a plugin sees only the answer.
+
+    model:
+      provider: openrouter          # openrouter | openai | anthropic | custom
+      model: anthropic/claude-3-5-haiku
+      base_url: ...                 # required for custom; replaces the provider's URL otherwise
+      api_key_env: MY_KEY           # the variable holding the key (default: the provider's own)
+      supports_vision: false        # this model is text-only: images go to auxiliary.vision
+      fallback:                     # tried in order on 429, 5xx, connection errors, timeouts
+        - {provider: openai, model: gpt-4o-mini}
+        - {provider: custom, model: llama3, base_url: "http://127.0.0.1:8080/v1"}
+      pricing:                      # USD per million tokens, when the provider reports no cost
+        gpt-4o-mini: {input: 0.15, output: 0.60, cache_read: 0.075}
+    auxiliary:
+      timeout: 30                   # seconds, for every auxiliary call
+      plugin_llm: {timeout: 20, retry_after_cap: 10}
+      vision: {provider: openai, model: gpt-4o-mini}
+    agents:                         # other agents' models, for plugins granted agent_id
+      reviewer: {model: {provider: openai, model: gpt-4o}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .._config import Config
+from .._errors import ConfigError, LlmConfigError
+
+__all__ = ["PROVIDERS", "Route", "Plan", "plan_call", "timeout_for"]
+
+# provider id -> (default base URL, environment variable holding its key)
+PROVIDERS: dict[str, tuple[str | None, str]] = {
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+    "custom": (None, "OPENAI_API_KEY"),
+}
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRY_AFTER_CAP = 10.0
+
+
+@attrs.frozen
+class Route:
+    """One provider and model to try: where it is and which variable names its key.
+    Holds no credential; `key_env` is a variable's name, not its value."""
+
+    provider: str
+    model: str
+    base_url: str
+    key_env: str
+    supports_vision: bool = True
+    where: str = "model"
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    @property
+    def needs_key(self) -> bool:
+        """A `custom` server may need no key at all; the hosted providers always do."""
+        return self.provider != "custom"
+
+
+@attrs.frozen
+class Plan:
+    """The routes to try in order, for which agent, with the time limits."""
+
+    routes: tuple[Route, ...]
+    agent_id: str
+    timeout: float
+    retry_after_cap: float
+    pricing: Mapping[str, Any]
+
+
+def _route(entry: Mapping[str, Any], where: str, *, provider: str | None = None, model: str | None = None) -> Route:
+    provider = provider if provider is not None else entry.get("provider")
+    model = model if model is not None else entry.get("model")
+    if not isinstance(provider, str) or not provider.strip():
+        raise LlmConfigError(
+            f"{where}.provider is not set; set it in config.yaml to one of: {', '.join(PROVIDERS)}"
+        )
+    provider = provider.strip().lower()
+    if provider not in PROVIDERS:
+        raise LlmConfigError(
+            f"{where}.provider is {provider!r}, which is not a known provider (known: {', '.join(PROVIDERS)})"
+        )
+    if not isinstance(model, str) or not model.strip():
+        raise LlmConfigError(f"{where}.model is not set; set it in config.yaml to the model {provider} should run")
+    default_url, default_env = PROVIDERS[provider]
+    # base_url, api_key_env and supports_vision describe the configured provider and model,
+    # not one a plugin chose instead.
+    own = str(entry.get("provider") or "").strip().lower() == provider
+    base_url = (entry.get("base_url") if own else None) or default_url
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise LlmConfigError(f"{where}.base_url is required for provider 'custom' (the server's URL, ending in /v1)")
+    key_env = (entry.get("api_key_env") if own else None) or default_env
+    if not isinstance(key_env, str):
+        raise LlmConfigError(f"{where}.api_key_env must be the name of an environment variable, not {key_env!r}")
+    vision = entry.get("supports_vision", True) if own and entry.get("model") == model else True
+    return Route(provider, model.strip(), base_url.strip().rstrip("/"), key_env, vision is not False, where)
+
+
+def _mapping(config: Config, *parts: str) -> Mapping[str, Any]:
+    try:
+        return config.section(*parts)
+    except ConfigError as exc:
+        raise LlmConfigError(str(exc)) from None
+
+
+def timeout_for(config: Config, timeout: float | None) -> float:
+    """`timeout=` → `auxiliary.plugin_llm.timeout` → `auxiliary.timeout` → 30 s."""
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            from .._errors import PluginLlmInputError
+
+            raise PluginLlmInputError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        return float(timeout)
+    for key in ("auxiliary.plugin_llm.timeout", "auxiliary.timeout"):
+        try:
+            value = config.number(key, 0.0)
+        except ConfigError as exc:
+            raise LlmConfigError(str(exc)) from None
+        if value > 0:
+            return value
+    return DEFAULT_TIMEOUT
+
+
+def plan_call(
+    config: Config,
+    *,
+    provider: str | None,
+    model: str | None,
+    agent_id: str | None,
+    images: bool,
+    timeout: float | None,
+) -> Plan:
+    """The routes for one call: the main model (or the overrides), then `model.fallback`;
+    image input to a text-only model goes to `auxiliary.vision` instead."""
+    if agent_id is not None:
+        agents = _mapping(config, "agents")
+        if agent_id not in agents:
+            known = ", ".join(sorted(map(str, agents))) or "none"
+            raise LlmConfigError(f"agent {agent_id!r} is not configured under agents: in config.yaml (configured: {known})")
+        section, where = _mapping(config, "agents", agent_id, "model"), f"agents.{agent_id}.model"
+    else:
+        section, where = _mapping(config, "model"), "model"
+    first = _route(section, where, provider=provider, model=model)
+    fallback = section.get("fallback") or []
+    if not isinstance(fallback, list):
+        raise LlmConfigError(f"{where}.fallback must be a list of {{provider, model}} entries, not {fallback!r}")
+    routes = [first]
+    for index, entry in enumerate(fallback):
+        if not isinstance(entry, Mapping):
+            raise LlmConfigError(f"{where}.fallback[{index}] must be a mapping with provider and model, not {entry!r}")
+        routes.append(_route(entry, f"{where}.fallback[{index}]"))
+    if images:
+        routes = [route for route in routes if route.supports_vision]
+        if not routes or not first.supports_vision:
+            vision = _mapping(config, "auxiliary", "vision")
+            if not vision:
+                raise LlmConfigError(
+                    f"the input has images, but {first.label} is text-only ({where}.supports_vision: false) and no "
+                    "vision model is configured; set auxiliary.vision.provider and auxiliary.vision.model"
+                )
+            routes = [_route(vision, "auxiliary.vision")]
+    try:
+        cap = config.number("auxiliary.plugin_llm.retry_after_cap", DEFAULT_RETRY_AFTER_CAP)
+    except ConfigError as exc:
+        raise LlmConfigError(str(exc)) from None
+    pricing = section.get("pricing") or _mapping(config, "model").get("pricing") or {}
+    return Plan(tuple(routes), agent_id or "default", timeout_for(config, timeout), cap,
+                pricing if isinstance(pricing, Mapping) else {})

@@ -1,0 +1,156 @@
+"""Structured output: checking what a plugin sends, shaping the request, reading the reply.
+
+Everything a plugin can get wrong is a `PluginLlmInputError` (a `ValueError`) raised before
+any request. The reply is JSON when it parses, either whole or as its first fenced code
+block; JSON that fails the plugin's schema is a `PluginLlmSchemaError` naming the path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import PluginLlmInputError, PluginLlmSchemaError
+
+__all__ = ["check_messages", "has_images", "build_messages", "response_format", "check_schema", "parse_reply"]
+
+_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_validators: dict[str, Any] = {}
+
+
+def check_messages(messages: Any) -> list[dict[str, Any]]:
+    """`messages` as a list of OpenAI chat messages, or `PluginLlmInputError` saying what is wrong."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
+        raise PluginLlmInputError(
+            'messages must be a non-empty list of {"role": ..., "content": ...} dicts, '
+            f"not {type(messages).__name__}"
+        )
+    checked = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in _ROLES:
+            raise PluginLlmInputError(
+                f"messages[{index}] must be a dict whose role is one of {', '.join(sorted(_ROLES))}, not {message!r:.80}"
+            )
+        checked.append(dict(message))
+    return checked
+
+
+def has_images(messages: list[dict[str, Any]]) -> bool:
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(p, Mapping) and p.get("type") == "image_url" for p in content):
+            return True
+    return False
+
+
+def _part(index: int, block: Any) -> dict[str, Any]:
+    where = f"input[{index}]"
+    if not isinstance(block, Mapping):
+        raise PluginLlmInputError(f"{where} must be a dict with a 'type' ('text' or 'image'), not {block!r:.80}")
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        if not isinstance(text, str):
+            raise PluginLlmInputError(f"{where} is a text block, so it needs 'text' (a string)")
+        return {"type": "text", "text": text}
+    if kind == "image":
+        if "url" in block:
+            url = block["url"]
+            if not isinstance(url, str) or not url.strip():
+                raise PluginLlmInputError(f"{where} is an image block whose 'url' must be a non-empty string")
+            return {"type": "image_url", "image_url": {"url": url}}
+        data, mime = block.get("data"), block.get("mime_type")
+        if not isinstance(data, (bytes, bytearray)) or not data:
+            raise PluginLlmInputError(f"{where} is an image block, so it needs 'data' (bytes) and 'mime_type', or 'url'")
+        if not isinstance(mime, str) or not mime.startswith("image/"):
+            raise PluginLlmInputError(f"{where} needs 'mime_type' such as 'image/png', not {mime!r}")
+        encoded = base64.b64encode(bytes(data)).decode("ascii")
+        return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
+    raise PluginLlmInputError(f"{where} has type {kind!r}; a block's type is 'text' or 'image'")
+
+
+def build_messages(instructions: Any, input: Any, system_prompt: str | None) -> list[dict[str, Any]]:
+    """The chat messages of a structured call: the system prompt, then the instructions and
+    the input blocks as one user message (plain text when there is no image)."""
+    if not isinstance(instructions, str) or not instructions.strip():
+        raise PluginLlmInputError("instructions must be a non-empty string saying what to extract")
+    if isinstance(input, (str, bytes)) or not isinstance(input, Sequence) or not input:
+        raise PluginLlmInputError(
+            'input must be a non-empty list of blocks, such as [{"type": "text", "text": notes}]'
+        )
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise PluginLlmInputError(f"system_prompt must be a string, not {type(system_prompt).__name__}")
+    parts = [{"type": "text", "text": instructions}] + [_part(i, block) for i, block in enumerate(input)]
+    content: Any = parts
+    if all(part["type"] == "text" for part in parts):
+        content = "\n\n".join(part["text"] for part in parts)
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*messages, {"role": "user", "content": content}]
+
+
+def _key(schema: Mapping[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True, default=repr)
+
+
+def check_schema(schema: Any) -> Any:
+    """A validator for `schema`, or `PluginLlmInputError` when it is not a valid JSON Schema."""
+    key = _key(schema) if isinstance(schema, Mapping) else ""
+    validator = _validators.get(key)
+    if validator is not None:
+        return validator
+    import jsonschema
+
+    if not isinstance(schema, Mapping):
+        raise PluginLlmInputError(f"json_schema must be a dict (a JSON Schema), not {type(schema).__name__}")
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "the top level"
+        raise PluginLlmInputError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
+    validator = _validators[key] = cls(schema)
+    return validator
+
+
+def response_format(schema: Mapping[str, Any] | None, json_mode: bool, schema_name: str | None) -> dict[str, Any] | None:
+    if schema is not None:
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", schema_name or "response")[:64] or "response"
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema)}}
+    return {"type": "json_object"} if json_mode else None
+
+
+def _json(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, None
+
+
+def parse_reply(text: str, validator: Any) -> tuple[Any, str]:
+    """`(parsed, "json")` when `text` (or its first fenced block) is JSON, else `(None, "text")`.
+
+    With a validator, JSON that does not match raises `PluginLlmSchemaError`.
+    """
+    ok, value = _json(text.strip())
+    if not ok:
+        fence = _FENCE.search(text)
+        if fence is None:
+            return None, "text"
+        ok, value = _json(fence.group(2).strip())
+        if not ok:
+            return None, "text"
+    if validator is not None:
+        import jsonschema.exceptions
+
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if error is not None:
+            raise PluginLlmSchemaError(
+                f"the model's JSON does not match the schema at {error.json_path}: {error.message:.300}",
+                path=error.json_path,
+                text=text,
+            )
+    return value, "json"

@@ -1,0 +1,141 @@
+"""The openai SDK, imported on first use: cached clients, one request, and what a failure means.
+
+Building an HTTP client costs tens of milliseconds (TLS setup), so there is one per process
+for sync calls and one per event loop for async calls, shared by the light openai client
+objects cached per (base URL, key). The SDK's own retries are off: fallback and key
+rotation are the host's (see `client`). The async clients of a loop are closed when
+`asyncio.run` shuts the loop down (through an async generator it finalises).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+
+__all__ = ["Failure", "sync_client", "async_client", "classify", "NO_KEY"]
+
+# The SDK insists on a key; a server that needs none ignores this one.
+NO_KEY = "no-key-needed"
+
+_lock = threading.Lock()
+_sync_http: Any = None
+_sync_clients: dict[tuple[str, str], Any] = {}
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = weakref.WeakKeyDictionary()
+
+
+def sync_client(base_url: str, key: str | None) -> Any:
+    """The cached `openai.OpenAI` for `base_url` and `key`."""
+    global _sync_http
+    slot = (base_url, key or NO_KEY)
+    client = _sync_clients.get(slot)
+    if client is None:
+        import openai
+
+        with _lock:
+            if _sync_http is None:
+                _sync_http = openai.DefaultHttpxClient()
+            client = _sync_clients.setdefault(
+                slot, openai.OpenAI(api_key=slot[1], base_url=base_url, max_retries=0, http_client=_sync_http)
+            )
+    return client
+
+
+class _LoopClients:
+    __slots__ = ("http", "clients", "keeper")
+
+    def __init__(self) -> None:
+        import openai
+
+        self.http = openai.DefaultAsyncHttpxClient()
+        self.clients: dict[tuple[str, str], Any] = {}
+        self.keeper: AsyncIterator[None] | None = None
+
+    async def _keep(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # the loop is shutting down (asyncio.run's shutdown_asyncgens)
+            await self.http.aclose()
+
+
+async def async_client(base_url: str, key: str | None) -> Any:
+    """The `openai.AsyncOpenAI` for `base_url` and `key` on the running event loop."""
+    loop = asyncio.get_running_loop()
+    state = _loops.get(loop)
+    if state is None:
+        state = _loops[loop] = _LoopClients()
+        state.keeper = state._keep()
+        await state.keeper.__anext__()
+    slot = (base_url, key or NO_KEY)
+    client = state.clients.get(slot)
+    if client is None:
+        import openai
+
+        client = state.clients[slot] = openai.AsyncOpenAI(
+            api_key=slot[1], base_url=base_url, max_retries=0, http_client=state.http
+        )
+    return client
+
+
+@attrs.frozen
+class Failure:
+    """What went wrong with one attempt, as plain data (no exception, no request, no key)."""
+
+    reason: str
+    status: int | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        import email.utils
+        import time
+
+        try:
+            when = email.utils.parsedate_to_datetime(str(headers.get("retry-after")))
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        text = error.get("message") if isinstance(error, dict) else error
+        if text:
+            return str(text)
+    return str(getattr(exc, "message", "") or exc)
+
+
+def classify(exc: BaseException, timeout: float) -> Failure:
+    """Turn an SDK exception into a `Failure`: 429, 5xx, connection errors, timeouts and
+    malformed responses fall back; other 4xx do not."""
+    import openai
+
+    from .credentials import scrub
+
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure(f"timed out after {timeout:g} s", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure(f"connection failed ({scrub(str(exc.__cause__ or exc))[:200]})", retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        reason = f"HTTP {status}: {scrub(_message(exc))[:300]}"
+        retryable = status == 429 or status >= 500
+        return Failure(reason, status, retryable, _retry_after(exc.response.headers) if retryable else None)
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+        return Failure(f"malformed response ({type(exc).__name__})", retryable=True)
+    return Failure(f"{type(exc).__name__}: {scrub(str(exc))[:300]}")

@@ -1,0 +1,286 @@
+"""A scripted OpenAI-compatible chat completions server on 127.0.0.1, for tests.
+
+It is a real HTTP server (threads, HTTP/1.1 keep-alive), so a client under test goes
+through the real openai SDK and the real network stack. A test queues what the server
+answers, in order, and reads back what it was sent:
+
+>>> with ScriptedServer() as server:
+...     server.reply("pong", usage={"prompt_tokens": 3, "completion_tokens": 1})
+...     server.fail(503, retry_after=1)
+...     server.reply_json({"tasks": []}, fenced=True)
+...     # point `model.base_url` at server.url and call ctx.llm; then:
+...     server.requests[0].body["messages"]
+
+When the queue is empty the server answers with `server.default` (set it with
+`server.always(...)`); with no default it answers 500, so a test that makes more calls
+than it scripted fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+
+__all__ = ["ScriptedServer", "Reply", "Fault", "RecordedRequest"]
+
+
+@attrs.frozen
+class Reply:
+    """A chat completion: text and/or tool calls, with usage (counted when not given)."""
+
+    text: str | None = ""
+    tool_calls: Sequence[Mapping[str, Any]] = ()
+    model: str | None = None
+    usage: Mapping[str, Any] | None = None
+    finish_reason: str | None = None
+    delay: float = 0.0
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Fault:
+    """Something other than a completion: an error status, a malformed body, or a dropped connection."""
+
+    kind: str  # "status", "malformed", "drop"
+    status: int = 500
+    body: bytes = b""
+    delay: float = 0.0
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request the server received: `body` is the parsed JSON (None if it was not JSON)."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    received_at: float
+
+    @property
+    def model(self) -> str | None:
+        return self.body.get("model") if isinstance(self.body, dict) else None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+
+    @property
+    def api_key(self) -> str | None:
+        """The bearer token the client sent, if any."""
+        value = self.headers.get("authorization", "")
+        return value[len("Bearer "):] if value.startswith("Bearer ") else None
+
+
+def _words(value: Any) -> int:
+    """A stand-in token count: the words of a content (string, or the text of its parts)."""
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, Mapping):
+        return _words(value.get("text"))
+    if isinstance(value, (list, tuple)):
+        return sum(_words(v) for v in value)
+    return 0
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
+    """A `tool_calls` entry for `Reply(tool_calls=[...])`."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id or f"call_{name}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+class ScriptedServer:
+    """The server; start it with `with ScriptedServer() as server:` or `start()` / `close()`."""
+
+    def __init__(self) -> None:
+        self._script: deque[Reply | Fault] = deque()
+        self._lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self.default: Reply | Fault | None = None
+        self._httpd: _Server | None = None
+        self._counter = 0
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> ScriptedServer:
+        handler = type("_Handler", (_Handler,), {"scripted": self})
+        httpd = _Server(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                         name="scripted-llm-server", daemon=True).start()
+        self._httpd = httpd
+        return self
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the scripted server is not running; call start() or use `with`")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The base URL an OpenAI client (or `model.base_url`) points at: `http://127.0.0.1:PORT/v1`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def url_for(self, name: str) -> str:
+        """A distinct base URL on this server (`.../<name>/v1`), to tell providers apart in `requests`."""
+        return f"http://127.0.0.1:{self.port}/{name}/v1"
+
+    # -- the script -----------------------------------------------------------------------
+
+    def push(self, *items: Reply | Fault) -> ScriptedServer:
+        with self._lock:
+            self._script.extend(items)
+        return self
+
+    def reply(self, text: str | None = "", **fields: Any) -> ScriptedServer:
+        """Queue a completion; `fields` are those of `Reply` (tool_calls, model, usage, delay, ...)."""
+        return self.push(Reply(text, **fields))
+
+    def reply_json(self, value: Any, *, fenced: bool = False, **fields: Any) -> ScriptedServer:
+        """Queue a completion whose text is `value` as JSON, optionally in a ```json fence."""
+        text = json.dumps(value)
+        return self.reply(f"Here it is:\n```json\n{text}\n```\n" if fenced else text, **fields)
+
+    def fail(self, status: int, message: str = "scripted failure", *, retry_after: float | str | None = None,
+             delay: float = 0.0, headers: Mapping[str, str] | None = None) -> ScriptedServer:
+        """Queue an error response with an OpenAI-style error body (and `Retry-After` if given)."""
+        extra = dict(headers or {})
+        if retry_after is not None:
+            extra["Retry-After"] = str(retry_after)
+        body = json.dumps({"error": {"message": message, "type": "scripted", "code": status}}).encode()
+        return self.push(Fault("status", status, body, delay, extra))
+
+    def malformed(self, body: bytes = b'{"choices": [', *, status: int = 200) -> ScriptedServer:
+        """Queue a response whose body is not a valid completion."""
+        return self.push(Fault("malformed", status, body))
+
+    def drop(self, *, delay: float = 0.0) -> ScriptedServer:
+        """Queue a dropped connection: the server closes the socket without answering."""
+        return self.push(Fault("drop", delay=delay))
+
+    def always(self, item: Reply | Fault | str) -> ScriptedServer:
+        """What to answer once the queue is empty (a string means `Reply(text)`)."""
+        self.default = Reply(item) if isinstance(item, str) else item
+        return self
+
+    @property
+    def pending(self) -> int:
+        """How many queued items have not been served yet."""
+        return len(self._script)
+
+    def _next(self) -> Reply | Fault | None:
+        with self._lock:
+            self._counter += 1
+            return self._script.popleft() if self._script else self.default
+
+    def _completion(self, reply: Reply, request: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["tool_calls"] = [dict(call) for call in reply.tool_calls]
+        requested = request.get("model") if isinstance(request, dict) else None
+        messages = request.get("messages") if isinstance(request, dict) else None
+        prompt = sum(_words(m.get("content")) for m in messages if isinstance(m, dict)) if isinstance(messages, list) else 0
+        completion = _words(reply.text)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage.update(reply.usage or {})
+        if reply.usage and "total_tokens" not in reply.usage:
+            usage["total_tokens"] = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
+        return {
+            "id": f"chatcmpl-scripted-{self._counter}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": reply.model or requested or "scripted-model",
+            "choices": [{
+                "index": 0,
+                "message": message,
+                "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"),
+            }],
+            "usage": usage,
+        }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many concurrent clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (timed out, hung up) is part of the script, not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    scripted: ScriptedServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        """Quiet: tests read `server.requests`, not stderr."""
+
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str] = {}) -> None:  # noqa: B006 - read only
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]}).encode())
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        server = self.scripted
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        with server._lock:
+            server.requests.append(RecordedRequest("POST", self.path, headers, body, time.monotonic()))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, json.dumps({"error": {"message": f"no such endpoint: {self.path}"}}).encode())
+            return
+        item = server._next()
+        if item is None:
+            self._send(500, b'{"error": {"message": "the scripted server has no reply left for this request"}}')
+            return
+        if item.delay:
+            time.sleep(item.delay)
+        if isinstance(item, Reply):
+            self._send(200, json.dumps(server._completion(item, body)).encode(), item.headers)
+        elif item.kind == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        else:
+            self._send(item.status, item.body, item.headers)
