@@ -68,8 +68,8 @@ def check_overrides(plugin_id: str, read_config: Callable[[], Config], requested
     except ConfigError as exc:
         arg, flag, _ = asked[0]
         raise PluginLlmTrustError(
-            f"plugin {plugin_id!r} may not override {arg}: the config cannot be read, so every override "
-            f"is denied ({exc})",
+            f"plugin {plugin_id!r} may not override {arg}: config.yaml cannot be read, so every override is "
+            f"denied until it is fixed (the grant is {prefix}.{flag}): {exc}",
             plugin_id=plugin_id,
             key=f"{prefix}.{flag}",
         ) from None
