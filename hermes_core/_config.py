@@ -246,20 +246,19 @@ class ConfigWatcher:
     modified in the last two seconds is re-read every time (see `load_config`).
     """
 
-    __slots__ = ("_home", "_identity", "_config")
+    __slots__ = ("_home", "_path", "_identity", "_config")
 
     def __init__(self, home: Path) -> None:
         self._home = home
+        self._path = config_path(home)
         self._identity: list[int] | None = None
         self._config: Config | None = None
 
     def current(self) -> Config:
         """The config as it is on disk now; `ConfigError` when it cannot be read or parsed."""
-        import time
-
-        path = config_path(self._home)
+        path = self._path
         try:
-            identity: list[int] | None = _identity(path.stat())
+            identity: list[int] | None = _identity(os.stat(path))
         except FileNotFoundError:
             identity = None
         except OSError as exc:
@@ -267,6 +266,8 @@ class ConfigWatcher:
         if self._config is not None and identity is not None and identity == self._identity:
             return self._config
         config = load_config(self._home)
+        import time
+
         racy = identity is not None and time.time() - identity[0] / 1e9 < _RACY_SECONDS
         self._identity, self._config = (None, None) if racy or identity is None else (identity, config)
         return config

@@ -16,7 +16,13 @@ from typing import Any
 from .._errors import PluginLlmInputError
 from .host import Answer, Call, LlmHost
 from .results import PluginLlmCompleteResult, PluginLlmStructuredResult
-from .structured import build_messages, check_messages, check_schema, parse_reply, response_format
+from .structured import (
+    build_messages,
+    check_messages,
+    check_schema,
+    parse_reply,
+    response_format,
+)
 
 __all__ = ["PluginLlm"]
 
@@ -30,7 +36,7 @@ def _shaping(temperature: Any, max_tokens: Any, purpose: Any) -> None:
         raise PluginLlmInputError(f"purpose must be a string, not {type(purpose).__name__}")
 
 
-def _overrides(**values: Any) -> dict[str, str | None]:
+def _overrides(**values: Any) -> dict[str, Any]:
     for name, value in values.items():
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise PluginLlmInputError(f"{name} must be a non-empty string or None, not {value!r}")
@@ -41,7 +47,7 @@ class PluginLlm:
     """The LLM client of one plugin. Created lazily by `ctx.llm`; imports the openai SDK only
     when the first call is made."""
 
-    __slots__ = ("plugin_id", "_host")
+    __slots__ = ("_host", "plugin_id")
 
     def __init__(self, plugin_id: str, host: LlmHost) -> None:
         self.plugin_id = plugin_id
@@ -124,13 +130,13 @@ class PluginLlm:
     ) -> PluginLlmCompleteResult:
         """`complete` for async code."""
         call, finish = self._complete_call(messages, locals())
-        return await self._host.arun(call, finish)  # type: ignore[no-any-return]
+        return await self._host.arun(call, finish)
 
     def complete_structured(
         self,
         *,
         instructions: str,
-        input: list[dict[str, Any]],  # noqa: A002 - the documented name
+        input: list[dict[str, Any]],
         json_schema: dict[str, Any] | None = None,
         json_mode: bool = False,
         schema_name: str | None = None,
@@ -156,7 +162,7 @@ class PluginLlm:
         self,
         *,
         instructions: str,
-        input: list[dict[str, Any]],  # noqa: A002 - the documented name
+        input: list[dict[str, Any]],
         json_schema: dict[str, Any] | None = None,
         json_mode: bool = False,
         schema_name: str | None = None,
@@ -172,4 +178,4 @@ class PluginLlm:
     ) -> PluginLlmStructuredResult:
         """`complete_structured` for async code."""
         call, finish = self._structured_call(locals())
-        return await self._host.arun(call, finish)  # type: ignore[no-any-return]
+        return await self._host.arun(call, finish)

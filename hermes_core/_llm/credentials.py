@@ -36,12 +36,14 @@ _lock = threading.Lock()
 _auth_files: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
 _offsets: dict[tuple[str, str, str], int] = {}
 _known: set[str] = set()
+_auth_paths: dict[Path, str] = {}
+_pools: dict[tuple[Any, ...], tuple[tuple[int, ...], str, list[str | None]]] = {}
 
 
 def _auth(home: Path) -> Any:
     path = home / "auth.json"
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -83,13 +85,12 @@ class Pool:
     `None` stands for "no key": a `custom` server that needs none.
     """
 
-    __slots__ = ("_slot", "_keys", "_start")
+    __slots__ = ("_keys", "_slot", "_start")
 
     def __init__(self, slot: tuple[str, str, str], keys: list[str | None]) -> None:
         self._slot = slot
         self._keys = keys
-        with _lock:
-            self._start = _offsets.get(slot, 0) % len(keys)
+        self._start = _offsets.get(slot, 0) % len(keys)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -107,7 +108,32 @@ class Pool:
 
 
 def pool_for(home: Path, route: Route, profile: str | None) -> Pool:
-    """The credential pool for `route`; `LlmConfigError` when the provider needs a key and has none."""
+    """The credential pool for `route`; `LlmConfigError` when the provider needs a key and has none.
+
+    The keys are recomputed only when `auth.json` or the provider's variable changed.
+    """
+    auth_path = _auth_paths.get(home)
+    if auth_path is None:
+        auth_path = _auth_paths[home] = os.path.join(home, "auth.json")
+    try:
+        stat = os.stat(auth_path)
+        identity: tuple[int, ...] = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+    except OSError:
+        identity = ()
+    env = os.environ.get(route.key_env, "").strip() if profile is None else ""
+    slot = (auth_path, route.provider, profile or "")
+    cache_key = (*slot, route.key_env, route.needs_key)
+    cached = _pools.get(cache_key)
+    if cached is not None and cached[0] == identity and cached[1] == env:
+        return Pool(slot, cached[2])
+    keys = _keys_for(home, route, profile, env)
+    with _lock:
+        _known.update(key for key in keys if key)
+        _pools[cache_key] = (identity, env, keys)
+    return Pool(slot, keys)
+
+
+def _keys_for(home: Path, route: Route, profile: str | None, env: str) -> list[str | None]:
     auth = _auth(home)
     if profile is not None:
         profiles = auth.get("profiles") or {}
@@ -122,7 +148,6 @@ def pool_for(home: Path, route: Route, profile: str | None) -> Pool:
                                  f"add profiles.{profile}.{route.provider}.api_key to {home / 'auth.json'}")
     else:
         providers = auth.get("providers") or {}
-        env = os.environ.get(route.key_env, "").strip()
         keys = ([env] if env else []) + _keys(providers.get(route.provider) if isinstance(providers, dict) else None,
                                               f"providers.{route.provider}")
         keys = list(dict.fromkeys(keys))
@@ -131,10 +156,7 @@ def pool_for(home: Path, route: Route, profile: str | None) -> Pool:
             f"no credentials for provider {route.provider!r} ({route.where}): set {route.key_env} "
             f"or add providers.{route.provider}.api_key to {home / 'auth.json'}"
         )
-    with _lock:
-        _known.update(keys)
-    pool_keys: list[str | None] = list(keys) or [None]
-    return Pool((str(home), route.provider, profile or ""), pool_keys)
+    return list(keys) or [None]
 
 
 def scrub(text: str) -> str:

@@ -5,6 +5,7 @@ it has none (see `credentials`)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,12 +23,13 @@ from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
 
-__all__ = ["Call", "Answer", "LlmHost"]
+__all__ = ["Answer", "Call", "LlmHost"]
 
 R = TypeVar("R")
+_NO_USAGE = PluginLlmUsage()
 
 
-@attrs.frozen
+@attrs.define
 class Call:
     """One request as a plugin made it, checked and shaped, before routing."""
 
@@ -55,7 +57,7 @@ class Call:
         return body
 
 
-@attrs.frozen
+@attrs.define
 class Answer:
     """What came back, as plain data: the reply text and who gave it."""
 
@@ -66,7 +68,7 @@ class Answer:
     usage: PluginLlmUsage
 
 
-@attrs.frozen
+@attrs.define
 class _Attempt:
     route: Route
     key: str | None
@@ -154,27 +156,38 @@ def _price(pricing: Mapping[str, Any], *models: str) -> Mapping[str, Any] | None
     return None
 
 
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _priced(price: Mapping[str, Any], fresh: int, output: int, cache_read: int, cache_write: int) -> float | None:
+    """USD for the tokens at `price` (per million); cached tokens at the input rate unless priced."""
+    rate_in, rate_out = _number(price.get("input")), _number(price.get("output"))
+    if rate_in is None or rate_out is None:
+        return None
+    rate_read = _number(price.get("cache_read"))
+    rate_write = _number(price.get("cache_write"))
+    return (fresh * rate_in + output * rate_out + cache_read * (rate_in if rate_read is None else rate_read)
+            + cache_write * (rate_in if rate_write is None else rate_write)) / 1_000_000
+
+
 def usage_of(usage: Any, pricing: Mapping[str, Any], *models: str) -> PluginLlmUsage:
-    """Token counts and cost from an SDK `usage` object: the provider's own `cost` when it
-    reports one, else the price table (USD per million tokens), else None."""
-    if usage is None:
+    """Token counts and cost from a completion's `usage` object: the provider's own `cost`
+    (OpenRouter reports one) when present, else the price table (USD per million tokens),
+    else None. Cache counts are read in the OpenAI and the Anthropic spellings."""
+    if not isinstance(usage, Mapping):
         return PluginLlmUsage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    total = int(getattr(usage, "total_tokens", 0) or (input_tokens + output_tokens))
-    cache_read = int(getattr(details, "cached_tokens", 0) or getattr(usage, "cache_read_input_tokens", 0) or 0)
-    cache_write = int(getattr(details, "cache_write_tokens", 0) or getattr(usage, "cache_creation_input_tokens", 0) or 0)
-    cost = _number(getattr(usage, "cost", None))
-    if cost is None:
-        price = _price(pricing, *models)
-        rates = {k: _number(price.get(k)) for k in ("input", "output", "cache_read", "cache_write")} if price else {}
-        if rates.get("input") is not None and rates.get("output") is not None:
-            fresh = max(0, input_tokens - cache_read - cache_write)
-            cost = (fresh * rates["input"] + output_tokens * rates["output"]  # type: ignore[operator]
-                    + cache_read * (rates["cache_read"] if rates["cache_read"] is not None else rates["input"])
-                    + cache_write * (rates["cache_write"] if rates["cache_write"] is not None else rates["input"])
-                    ) / 1_000_000
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
+    input_tokens = _count(usage.get("prompt_tokens"))
+    output_tokens = _count(usage.get("completion_tokens"))
+    total = _count(usage.get("total_tokens")) or input_tokens + output_tokens
+    cache_read = _count(details.get("cached_tokens")) or _count(usage.get("cache_read_input_tokens"))
+    cache_write = _count(details.get("cache_write_tokens")) or _count(usage.get("cache_creation_input_tokens"))
+    cost = _number(usage.get("cost"))
+    price = _price(pricing, *models) if cost is None and pricing else None
+    if price is not None:
+        cost = _priced(price, max(0, input_tokens - cache_read - cache_write), output_tokens, cache_read, cache_write)
     return PluginLlmUsage(input_tokens, output_tokens, total, cache_read, cache_write, cost)
 
 
@@ -182,41 +195,61 @@ class LlmHost:
     """Runs `Call`s for every plugin of one manager. Holds a way to read the config and the
     audit log, and nothing secret."""
 
-    __slots__ = ("home", "_read_config", "_audit")
+    __slots__ = ("_audit", "_plans", "_plans_config", "_read_config", "home")
 
     def __init__(self, home: Path, read_config: Callable[[], Config]) -> None:
         self.home = home
         self._read_config = read_config
         self._audit = AuditLog(home)
+        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._plans_config: Config | None = None
 
     def __repr__(self) -> str:
         return f"<LlmHost home={str(self.home)!r}>"
 
     def _plan(self, call: Call) -> Plan:
-        overrides = {"provider": call.provider, "model": call.model, "agent_id": call.agent_id, "profile": call.profile}
-        check_overrides(call.plugin_id, self._read_config, overrides)
-        return plan_call(self._read_config(), provider=call.provider, model=call.model, agent_id=call.agent_id,
-                         images=has_images(call.messages), timeout=call.timeout)
+        if call.provider or call.model or call.agent_id or call.profile:
+            overrides = {"provider": call.provider, "model": call.model, "agent_id": call.agent_id,
+                         "profile": call.profile}
+            check_overrides(call.plugin_id, self._read_config, overrides)
+        config = self._read_config()
+        images = has_images(call.messages)
+        if config is not self._plans_config or len(self._plans) > 64:  # plans last as long as the config
+            self._plans, self._plans_config = {}, config
+        key = (call.provider, call.model, call.agent_id, images, call.timeout)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = plan_call(config, provider=call.provider, model=call.model,
+                                                agent_id=call.agent_id, images=images, timeout=call.timeout)
+        return plan
 
-    def _answer(self, plan: Plan, route: Route, response: Any) -> Answer:
-        choice = response.choices[0] if response.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        model = getattr(response, "model", None) or route.model
-        return Answer(text, route.provider, model, plan.agent_id, usage_of(response.usage, plan.pricing, model, route.model))
+    def _answer(self, plan: Plan, route: Route, body: bytes) -> Answer:
+        """Read the completion from the response body; anything unexpected is a `ValueError`
+        (a malformed response, which falls back like a 5xx)."""
+        data = json.loads(body)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        if not isinstance(message, dict):
+            raise ValueError("the response has no choices[0].message")
+        text = message.get("content")
+        model = data.get("model")
+        model = model if isinstance(model, str) and model else route.model
+        return Answer(text if isinstance(text, str) else "", route.provider, model, plan.agent_id,
+                      usage_of(data.get("usage"), plan.pricing, model, route.model))
 
     def _done(self, call: Call, started: float, attempts: _Attempts | None, answer: Answer | None,
               outcome: str) -> None:
-        route = attempts.route if attempts is not None else None
-        usage = answer.usage if answer is not None else PluginLlmUsage()
+        provider: str | None = None
+        model: str | None = None
+        usage = _NO_USAGE
+        if answer is not None:
+            provider, model, usage = answer.provider, answer.model, answer.usage
+        elif attempts is not None and attempts.route is not None:
+            provider, model = attempts.route.provider, attempts.route.model
         self._audit.write(
-            plugin=call.plugin_id, call=call.kind,
-            provider=answer.provider if answer else (route.provider if route else None),
-            model=answer.model if answer else (route.model if route else None),
-            purpose=call.purpose, tokens_in=usage.input_tokens, tokens_out=usage.output_tokens,
-            cost_usd=None if usage.cost_usd is None else f"{usage.cost_usd:.6f}",
-            latency_ms=f"{(time.perf_counter() - started) * 1000:.1f}",
-            attempts=len(attempts.history) + (answer is not None) if attempts is not None else 0,
-            outcome=outcome,
+            call.plugin_id, call.kind, provider, model, call.purpose, usage.input_tokens, usage.output_tokens,
+            usage.cost_usd, (time.perf_counter() - started) * 1000,
+            len(attempts.history) + (answer is not None) if attempts is not None else 0, outcome,
         )
 
     def run(self, call: Call, finish: Callable[[Answer], R]) -> R:
@@ -230,8 +263,9 @@ class LlmHost:
                     time.sleep(attempt.delay)
                 client = sync_client(attempt.route.base_url, attempt.key)
                 try:
-                    response = client.chat.completions.create(**call.request(attempt.route), timeout=plan.timeout)
-                    answer = self._answer(plan, attempt.route, response)
+                    raw = client.chat.completions.with_raw_response.create(
+                        **call.request(attempt.route), timeout=plan.timeout)
+                    answer = self._answer(plan, attempt.route, raw.http_response.content)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(classify(exc, plan.timeout))
                 else:
@@ -255,8 +289,9 @@ class LlmHost:
                     await asyncio.sleep(attempt.delay)
                 client = await async_client(attempt.route.base_url, attempt.key)
                 try:
-                    response = await client.chat.completions.create(**call.request(attempt.route), timeout=plan.timeout)
-                    answer = self._answer(plan, attempt.route, response)
+                    raw = await client.chat.completions.with_raw_response.create(
+                        **call.request(attempt.route), timeout=plan.timeout)
+                    answer = self._answer(plan, attempt.route, raw.http_response.content)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(classify(exc, plan.timeout))
                 else:

@@ -9,7 +9,7 @@ import attrs
 
 from .._context import freeze
 
-__all__ = ["PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult"]
+__all__ = ["PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmUsage"]
 
 
 @attrs.frozen

@@ -30,7 +30,7 @@ import attrs
 from .._config import Config
 from .._errors import ConfigError, LlmConfigError
 
-__all__ = ["PROVIDERS", "Route", "Plan", "plan_call", "timeout_for"]
+__all__ = ["PROVIDERS", "Plan", "Route", "plan_call", "timeout_for"]
 
 # provider id -> (default base URL, environment variable holding its key)
 PROVIDERS: dict[str, tuple[str | None, str]] = {

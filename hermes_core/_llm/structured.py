@@ -15,7 +15,7 @@ from typing import Any
 
 from .._errors import PluginLlmInputError, PluginLlmSchemaError
 
-__all__ = ["check_messages", "has_images", "build_messages", "response_format", "check_schema", "parse_reply"]
+__all__ = ["build_messages", "check_messages", "check_schema", "has_images", "parse_reply", "response_format"]
 
 _ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -29,14 +29,12 @@ def check_messages(messages: Any) -> list[dict[str, Any]]:
             'messages must be a non-empty list of {"role": ..., "content": ...} dicts, '
             f"not {type(messages).__name__}"
         )
-    checked = []
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in _ROLES:
             raise PluginLlmInputError(
                 f"messages[{index}] must be a dict whose role is one of {', '.join(sorted(_ROLES))}, not {message!r:.80}"
             )
-        checked.append(dict(message))
-    return checked
+    return list(messages)
 
 
 def has_images(messages: list[dict[str, Any]]) -> bool:

@@ -1,5 +1,9 @@
 """The openai SDK, imported on first use: cached clients, one request, and what a failure means.
 
+Requests go through the SDK (`with_raw_response`, so the SDK builds, sends and checks
+them); the reply body is read as plain JSON by the host, which needs three fields of it
+and no typed model.
+
 Building an HTTP client costs tens of milliseconds (TLS setup), so there is one per process
 for sync calls and one per event loop for async calls, shared by the light openai client
 objects cached per (base URL, key). The SDK's own retries are off: fallback and key
@@ -17,7 +21,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Failure", "sync_client", "async_client", "classify", "NO_KEY"]
+__all__ = ["NO_KEY", "Failure", "async_client", "classify", "sync_client"]
 
 # The SDK insists on a key; a server that needs none ignores this one.
 NO_KEY = "no-key-needed"
@@ -46,7 +50,7 @@ def sync_client(base_url: str, key: str | None) -> Any:
 
 
 class _LoopClients:
-    __slots__ = ("http", "clients", "keeper")
+    __slots__ = ("clients", "http", "keeper")
 
     def __init__(self) -> None:
         import openai

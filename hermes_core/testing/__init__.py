@@ -10,4 +10,4 @@ from __future__ import annotations
 
 from ._server import Fault, RecordedRequest, Reply, ScriptedServer, tool_call
 
-__all__ = ["ScriptedServer", "Reply", "Fault", "RecordedRequest", "tool_call"]
+__all__ = ["Fault", "RecordedRequest", "Reply", "ScriptedServer", "tool_call"]

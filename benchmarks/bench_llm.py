@@ -1,0 +1,144 @@
+"""`ctx.llm` against the raw openai client on the same loopback server, and 100 concurrent
+`acomplete` calls against a server that answers after 200 ms.
+
+    .venv/bin/python benchmarks/bench_llm.py [--rounds 10] [--calls 200]
+
+1. Per call: `ctx.llm.complete` (trust gate, config check, routing, credentials, audit line)
+   against `openai.OpenAI(...).chat.completions.create` on the same scripted server (run in
+   its own process), alternating call by call in one process. Target: at most 1.05x.
+2. Concurrency: one `acomplete` alone, then 100 at once with `asyncio.gather`, each answered
+   after 200 ms. Target: the batch within 1.3x of the single call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+
+from hermes_core import PluginManager
+
+MESSAGES = [{"role": "user", "content": "ping"}]
+
+
+_SERVE = """
+import sys
+from hermes_core.testing import Reply, ScriptedServer
+with ScriptedServer() as server:
+    server.always(Reply("pong", delay=float(sys.argv[1])))
+    print(server.url, flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def server_process(delay: float) -> Iterator[str]:
+    """The scripted server in its own process, so that it does not share the client's GIL."""
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(delay)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def ctx_for(home: Path, url: str):
+    (home / "config.yaml").write_text(f"model:\n  provider: custom\n  model: bench\n  base_url: {url}\n")
+    hour_ago = time.time() - 3600  # an operator's config is not seconds old
+    os.utime(home / "config.yaml", (hour_ago, hour_ago))
+    manager = PluginManager(home=home, discover_plugins=False).load()
+    return manager.add_plugin(lambda ctx: ctx.register_command("bench", str), "bench").ctx
+
+
+def per_call(rounds: int, calls: int) -> None:
+    with server_process(0.0) as url, tempfile.TemporaryDirectory() as tmp:
+        ctx = ctx_for(Path(tmp), url)
+        raw = openai.OpenAI(api_key="no-key-needed", base_url=url, max_retries=0)
+
+        def baseline() -> None:
+            raw.chat.completions.create(model="bench", messages=MESSAGES, timeout=30)  # type: ignore[arg-type]
+
+        def ours() -> None:
+            ctx.llm.complete(MESSAGES)
+
+        for fn in (baseline, ours):  # warm up: imports, connections, caches
+            for _ in range(50):
+                fn()
+        base_times, our_times = [], []
+        for i in range(rounds * calls):  # alternate call by call, so drift hits both alike
+            for fn, times in ((baseline, base_times), (ours, our_times))[:: 1 if i % 2 else -1]:
+                started = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - started)
+        ratios = [o / b for o, b in zip(our_times, base_times)]
+        b, o = statistics.median(base_times), statistics.median(our_times)
+        print(f"ctx.llm.complete vs raw openai client, {rounds * calls} alternating pairs of calls")
+        print(f"  raw client   median {b * 1e3:7.3f} ms/call   mean {statistics.mean(base_times) * 1e3:7.3f}")
+        print(f"  ctx.llm      median {o * 1e3:7.3f} ms/call   mean {statistics.mean(our_times) * 1e3:7.3f}")
+        print(f"  ratio of medians {o / b:.3f}x, median of paired ratios {statistics.median(ratios):.3f}x, "
+              f"added {(o - b) * 1e6:.0f} µs/call; target <= 1.05x")
+
+
+def concurrent(batch: int, delay: float, repeats: int) -> None:
+    with server_process(delay) as url, tempfile.TemporaryDirectory() as tmp:
+        ctx = ctx_for(Path(tmp), url)
+
+        async def run() -> dict[str, list[float]]:
+            raw = openai.AsyncOpenAI(api_key="no-key-needed", base_url=url, max_retries=0)
+            calls = {
+                "ctx.llm": lambda: ctx.llm.acomplete(MESSAGES),
+                "raw SDK": lambda: raw.chat.completions.create(model="bench", messages=MESSAGES),  # type: ignore[arg-type]
+            }
+            times: dict[str, list[float]] = {}
+            for label, call in calls.items():  # warm up: each client and its connections
+                await call()
+                await asyncio.gather(*(call() for _ in range(batch)))
+            for _ in range(repeats):
+                for label, call in calls.items():
+                    started = time.perf_counter()
+                    await call()
+                    times.setdefault(f"{label} one", []).append(time.perf_counter() - started)
+                    started, cpu = time.perf_counter(), time.process_time()
+                    results = await asyncio.gather(*(call() for _ in range(batch)))
+                    times.setdefault(f"{label} batch", []).append(time.perf_counter() - started)
+                    times.setdefault(f"{label} cpu", []).append(time.process_time() - cpu)
+                    assert len(results) == batch
+            await raw.close()
+            return times
+
+        times = {k: statistics.median(v) for k, v in asyncio.run(run()).items()}
+        print(f"{batch} concurrent calls, server answers after {delay * 1000:.0f} ms, median of {repeats} repeats")
+        for label in ("ctx.llm", "raw SDK"):
+            one, whole, cpu = times[f"{label} one"], times[f"{label} batch"], times[f"{label} cpu"]
+            print(f"  {label:<8} one {one * 1e3:6.1f} ms   {batch} at once {whole * 1e3:6.1f} ms   "
+                  f"ratio {whole / one:.2f}x   client CPU for the batch {cpu * 1e3:5.0f} ms")
+        print(f"  ctx.llm batch / raw SDK batch: {times['ctx.llm batch'] / times['raw SDK batch']:.2f}x; "
+              "target: batch <= 1.3x one call")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    per_call(args.rounds, args.calls)
+    concurrent(args.batch, 0.2, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
