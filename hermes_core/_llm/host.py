@@ -5,9 +5,10 @@ it has none (see `credentials`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,12 +81,14 @@ class _Attempts:
     next key of the route's pool; one wait for a `Retry-After` within the cap; on 429, 5xx,
     connection errors and timeouts the next route; on anything else, stop.
 
-    Exhaustion raises from `__next__`, outside the caller's `except` block, so the error
+    A driver sends each attempt and reports back with `answered(body)` or `failed(exc)`.
+    Exhaustion raises from `__next__`, outside the driver's `except` block, so the error
     carries no SDK exception (whose request holds the key) in its context.
     """
 
-    def __init__(self, home: Path, plan: Plan, profile: str | None) -> None:
-        self._home, self._plan, self._profile = home, plan, profile
+    def __init__(self, home: Path, plan: Plan, call: Call) -> None:
+        self._home, self._plan, self._profile = home, plan, call.profile
+        self._call = call
         self._route_index = -1
         self._pool: Pool | None = None
         self._key_index = 0
@@ -93,16 +96,28 @@ class _Attempts:
         self._failure: Failure | None = None
         self.history: list[str] = []
         self.route: Route | None = None
+        self.answer: Answer | None = None
+        self.timeout = plan.timeout
 
     def __iter__(self) -> _Attempts:
         return self
 
-    def failed(self, failure: Failure) -> None:
-        self._failure = failure
+    def request(self, attempt: _Attempt) -> dict[str, Any]:
+        return self._call.request(attempt.route)
 
-    def succeeded(self) -> None:
-        assert self._pool is not None
-        self._pool.worked(self._key_index)
+    def failed(self, exc: BaseException) -> None:
+        self._failure = classify(exc, self._plan.timeout)
+
+    def answered(self, body: bytes) -> None:
+        """Read the completion from the response body; a body that is not one is a failure
+        (a malformed response, which falls back like a 5xx)."""
+        assert self.route is not None and self._pool is not None
+        try:
+            self.answer = _answer_of(self._plan, self.route, body)
+        except ValueError as exc:
+            self.failed(exc)
+        else:
+            self._pool.worked(self._key_index)
 
     def _next_route(self) -> _Attempt:
         self._route_index += 1
@@ -117,7 +132,7 @@ class _Attempts:
         failure, self._failure = self._failure, None
         if self.route is None:
             return self._next_route()
-        if failure is None:
+        if failure is None or self.answer is not None:
             raise StopIteration
         assert self._pool is not None
         self.history.append(f"{self.route.label}: {failure.reason}")
@@ -154,6 +169,19 @@ def _price(pricing: Mapping[str, Any], *models: str) -> Mapping[str, Any] | None
         if str(name).casefold() in wanted and isinstance(entry, Mapping):
             return entry
     return None
+
+
+def _answer_of(plan: Plan, route: Route, body: bytes) -> Answer:
+    data = json.loads(body)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("the response has no choices[0].message")
+    text = message.get("content")
+    model = data.get("model")
+    model = model if isinstance(model, str) and model else route.model
+    return Answer(text if isinstance(text, str) else "", route.provider, model, plan.agent_id,
+                  usage_of(data.get("usage"), plan.pricing, model, route.model))
 
 
 def _count(value: Any) -> int:
@@ -223,25 +251,11 @@ class LlmHost:
                                                 agent_id=call.agent_id, images=images, timeout=call.timeout)
         return plan
 
-    def _answer(self, plan: Plan, route: Route, body: bytes) -> Answer:
-        """Read the completion from the response body; anything unexpected is a `ValueError`
-        (a malformed response, which falls back like a 5xx)."""
-        data = json.loads(body)
-        choices = data.get("choices") if isinstance(data, dict) else None
-        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-        if not isinstance(message, dict):
-            raise ValueError("the response has no choices[0].message")
-        text = message.get("content")
-        model = data.get("model")
-        model = model if isinstance(model, str) and model else route.model
-        return Answer(text if isinstance(text, str) else "", route.provider, model, plan.agent_id,
-                      usage_of(data.get("usage"), plan.pricing, model, route.model))
-
-    def _done(self, call: Call, started: float, attempts: _Attempts | None, answer: Answer | None,
-              outcome: str) -> None:
+    def _done(self, call: Call, started: float, attempts: _Attempts | None, outcome: str) -> None:
         provider: str | None = None
         model: str | None = None
         usage = _NO_USAGE
+        answer = attempts.answer if attempts is not None else None
         if answer is not None:
             provider, model, usage = answer.provider, answer.model, answer.usage
         elif attempts is not None and attempts.route is not None:
@@ -252,57 +266,51 @@ class LlmHost:
             len(attempts.history) + (answer is not None) if attempts is not None else 0, outcome,
         )
 
+    @contextlib.contextmanager
+    def _attempts(self, call: Call) -> Iterator[_Attempts]:
+        """The attempts of one call, audited once whichever way the call ends."""
+        started, attempts = time.perf_counter(), None
+        try:
+            attempts = _Attempts(self.home, self._plan(call), call)
+            yield attempts
+        except BaseException as exc:
+            self._done(call, started, attempts, _outcome(exc))
+            raise
+        self._done(call, started, attempts, "ok")
+
     def run(self, call: Call, finish: Callable[[Answer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
-        started, attempts, answer = time.perf_counter(), None, None
-        try:
-            plan = self._plan(call)
-            attempts = _Attempts(self.home, plan, call.profile)
+        with self._attempts(call) as attempts:
             for attempt in attempts:
                 if attempt.delay:
                     time.sleep(attempt.delay)
                 client = sync_client(attempt.route.base_url, attempt.key)
                 try:
                     raw = client.chat.completions.with_raw_response.create(
-                        **call.request(attempt.route), timeout=plan.timeout)
-                    answer = self._answer(plan, attempt.route, raw.http_response.content)
+                        **attempts.request(attempt), timeout=attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
-                    attempts.failed(classify(exc, plan.timeout))
+                    attempts.failed(exc)
                 else:
-                    attempts.succeeded()
-            assert answer is not None
-            result = finish(answer)
-        except BaseException as exc:
-            self._done(call, started, attempts, answer, _outcome(exc))
-            raise
-        self._done(call, started, attempts, answer, "ok")
-        return result
+                    attempts.answered(raw.http_response.content)
+            assert attempts.answer is not None
+            return finish(attempts.answer)
 
     async def arun(self, call: Call, finish: Callable[[Answer], R]) -> R:
         """`run` for async callers: the same attempts on the running loop's client."""
-        started, attempts, answer = time.perf_counter(), None, None
-        try:
-            plan = self._plan(call)
-            attempts = _Attempts(self.home, plan, call.profile)
+        with self._attempts(call) as attempts:
             for attempt in attempts:
                 if attempt.delay:
                     await asyncio.sleep(attempt.delay)
                 client = await async_client(attempt.route.base_url, attempt.key)
                 try:
                     raw = await client.chat.completions.with_raw_response.create(
-                        **call.request(attempt.route), timeout=plan.timeout)
-                    answer = self._answer(plan, attempt.route, raw.http_response.content)
+                        **attempts.request(attempt), timeout=attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
-                    attempts.failed(classify(exc, plan.timeout))
+                    attempts.failed(exc)
                 else:
-                    attempts.succeeded()
-            assert answer is not None
-            result = finish(answer)
-        except BaseException as exc:
-            self._done(call, started, attempts, answer, _outcome(exc))
-            raise
-        self._done(call, started, attempts, answer, "ok")
-        return result
+                    attempts.answered(raw.http_response.content)
+            assert attempts.answer is not None
+            return finish(attempts.answer)
 
 
 def _outcome(exc: BaseException) -> str:
