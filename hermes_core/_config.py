@@ -190,7 +190,7 @@ def _read_cache(home: Path, identity: list[int]) -> Any:
     return cached.get("data", _MISSING)
 
 
-_RACY_SECONDS = 2.0
+RACY_SECONDS = 2.0
 
 
 def _write_cache(home: Path, identity: list[int], data: Any) -> None:
@@ -200,7 +200,7 @@ def _write_cache(home: Path, identity: list[int], data: Any) -> None:
     # File times are coarse (a kernel tick): an edit made in the same tick as this read could
     # keep the identity. Caching only files older than a few seconds makes any later edit
     # land on a later time (git's "racy git" rule).
-    if time.time() - identity[0] / 1e9 < _RACY_SECONDS:
+    if time.time() - identity[0] / 1e9 < RACY_SECONDS:
         return
     plain = _plain(data)
     if plain is _MISSING:
@@ -268,7 +268,7 @@ class ConfigWatcher:
         config = load_config(self._home)
         import time
 
-        racy = identity is not None and time.time() - identity[0] / 1e9 < _RACY_SECONDS
+        racy = identity is not None and time.time() - identity[0] / 1e9 < RACY_SECONDS
         self._identity, self._config = (None, None) if racy or identity is None else (identity, config)
         return config
 

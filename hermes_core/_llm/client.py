@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import PluginLlmInputError
-from .host import Answer, Call, LlmHost
+from .host import Call, LlmHost
+from .reply import Answer
 from .results import PluginLlmCompleteResult, PluginLlmStructuredResult
 from .structured import (
     build_messages,

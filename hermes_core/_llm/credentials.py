@@ -24,37 +24,30 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from .._config import RACY_SECONDS
 from .._errors import LlmConfigError
 from .routes import Route
 
 __all__ = ["Pool", "pool_for", "scrub"]
 
 _lock = threading.Lock()
-_auth_files: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
 _offsets: dict[tuple[str, str, str], int] = {}
 _known: set[str] = set()
 _auth_paths: dict[Path, str] = {}
 _pools: dict[tuple[Any, ...], tuple[tuple[int, ...], str, list[str | None]]] = {}
 
 
-def _auth(home: Path) -> Any:
-    path = home / "auth.json"
+def _auth(path: str) -> Any:
+    """The parsed `auth.json` (`{}` when there is none); errors never quote its text."""
     try:
-        stat = os.stat(path)
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        raise LlmConfigError(f"cannot read {path}: {exc.strerror}") from None
-    identity = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
-    with _lock:
-        cached = _auth_files.get(path)
-    if cached is not None and cached[0] == identity:
-        return cached[1]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise LlmConfigError(f"cannot read {path}: {exc.strerror}") from None
     except ValueError as exc:  # the message holds a position, never the file's text
@@ -62,8 +55,6 @@ def _auth(home: Path) -> Any:
         raise LlmConfigError(f"{path} is not valid JSON ({where}); fix the file") from None
     if not isinstance(data, dict):
         raise LlmConfigError(f"{path} must hold a JSON object with 'providers' and/or 'profiles'")
-    with _lock:
-        _auth_files[path] = (identity, data)
     return data
 
 
@@ -110,7 +101,8 @@ class Pool:
 def pool_for(home: Path, route: Route, profile: str | None) -> Pool:
     """The credential pool for `route`; `LlmConfigError` when the provider needs a key and has none.
 
-    The keys are recomputed only when `auth.json` or the provider's variable changed.
+    The keys are recomputed only when `auth.json` or the provider's variable changed (and
+    always while `auth.json` is less than two seconds old, as for config.yaml).
     """
     auth_path = _auth_paths.get(home)
     if auth_path is None:
@@ -120,32 +112,34 @@ def pool_for(home: Path, route: Route, profile: str | None) -> Pool:
         identity: tuple[int, ...] = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
     except OSError:
         identity = ()
+    racy = bool(identity) and time.time() - identity[0] / 1e9 < RACY_SECONDS
     env = os.environ.get(route.key_env, "").strip() if profile is None else ""
     slot = (auth_path, route.provider, profile or "")
     cache_key = (*slot, route.key_env, route.needs_key)
     cached = _pools.get(cache_key)
     if cached is not None and cached[0] == identity and cached[1] == env:
         return Pool(slot, cached[2])
-    keys = _keys_for(home, route, profile, env)
+    keys = _keys_for(auth_path, route, profile, env)
     with _lock:
         _known.update(key for key in keys if key)
-        _pools[cache_key] = (identity, env, keys)
+        if not racy:
+            _pools[cache_key] = (identity, env, keys)
     return Pool(slot, keys)
 
 
-def _keys_for(home: Path, route: Route, profile: str | None, env: str) -> list[str | None]:
-    auth = _auth(home)
+def _keys_for(auth_path: str, route: Route, profile: str | None, env: str) -> list[str | None]:
+    auth = _auth(auth_path)
     if profile is not None:
         profiles = auth.get("profiles") or {}
         if not isinstance(profiles, dict) or profile not in profiles:
             known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) and profiles else "none"
-            raise LlmConfigError(f"auth profile {profile!r} is not in {home / 'auth.json'} (profiles: {known})")
+            raise LlmConfigError(f"auth profile {profile!r} is not in {auth_path} (profiles: {known})")
         entry = profiles[profile]
         keys = _keys(entry.get(route.provider) if isinstance(entry, dict) else None,
                      f"profiles.{profile}.{route.provider}")
         if not keys:
             raise LlmConfigError(f"auth profile {profile!r} has no key for provider {route.provider!r}; "
-                                 f"add profiles.{profile}.{route.provider}.api_key to {home / 'auth.json'}")
+                                 f"add profiles.{profile}.{route.provider}.api_key to {auth_path}")
     else:
         providers = auth.get("providers") or {}
         keys = ([env] if env else []) + _keys(providers.get(route.provider) if isinstance(providers, dict) else None,
@@ -154,7 +148,7 @@ def _keys_for(home: Path, route: Route, profile: str | None, env: str) -> list[s
     if not keys and route.needs_key:
         raise LlmConfigError(
             f"no credentials for provider {route.provider!r} ({route.where}): set {route.key_env} "
-            f"or add providers.{route.provider}.api_key to {home / 'auth.json'}"
+            f"or add providers.{route.provider}.api_key to {auth_path}"
         )
     return list(keys) or [None]
 

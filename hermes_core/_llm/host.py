@@ -6,25 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 
 from .._config import Config
-from .._errors import LlmProviderError
+from .._errors import LlmProviderError, PluginLlmTrustError
 from .audit import AuditLog
 from .credentials import Pool, pool_for
+from .reply import Answer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_call
 from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
 
-__all__ = ["Answer", "Call", "LlmHost"]
+__all__ = ["Call", "LlmHost"]
 
 R = TypeVar("R")
 _NO_USAGE = PluginLlmUsage()
@@ -59,17 +59,6 @@ class Call:
 
 
 @attrs.define
-class Answer:
-    """What came back, as plain data: the reply text and who gave it."""
-
-    text: str
-    provider: str
-    model: str
-    agent_id: str
-    usage: PluginLlmUsage
-
-
-@attrs.define
 class _Attempt:
     route: Route
     key: str | None
@@ -97,10 +86,13 @@ class _Attempts:
         self.history: list[str] = []
         self.route: Route | None = None
         self.answer: Answer | None = None
-        self.timeout = plan.timeout
 
     def __iter__(self) -> _Attempts:
         return self
+
+    @property
+    def timeout(self) -> float:
+        return self._plan.timeout
 
     def request(self, attempt: _Attempt) -> dict[str, Any]:
         return self._call.request(attempt.route)
@@ -113,7 +105,7 @@ class _Attempts:
         (a malformed response, which falls back like a 5xx)."""
         assert self.route is not None and self._pool is not None
         try:
-            self.answer = _answer_of(self._plan, self.route, body)
+            self.answer = answer_of(body, self.route.provider, self.route.model, self._plan.agent_id, self._plan.pricing)
         except ValueError as exc:
             self.failed(exc)
         else:
@@ -155,68 +147,6 @@ class _Attempts:
             f"{what} ({'; '.join(self.history)})", provider=route.provider, model=route.model,
             status_code=status, attempts=tuple(self.history),
         )
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def _price(pricing: Mapping[str, Any], *models: str) -> Mapping[str, Any] | None:
-    wanted = {m.casefold() for m in models}
-    for name, entry in pricing.items():
-        if str(name).casefold() in wanted and isinstance(entry, Mapping):
-            return entry
-    return None
-
-
-def _answer_of(plan: Plan, route: Route, body: bytes) -> Answer:
-    data = json.loads(body)
-    choices = data.get("choices") if isinstance(data, dict) else None
-    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-    if not isinstance(message, dict):
-        raise ValueError("the response has no choices[0].message")
-    text = message.get("content")
-    model = data.get("model")
-    model = model if isinstance(model, str) and model else route.model
-    return Answer(text if isinstance(text, str) else "", route.provider, model, plan.agent_id,
-                  usage_of(data.get("usage"), plan.pricing, model, route.model))
-
-
-def _count(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _priced(price: Mapping[str, Any], fresh: int, output: int, cache_read: int, cache_write: int) -> float | None:
-    """USD for the tokens at `price` (per million); cached tokens at the input rate unless priced."""
-    rate_in, rate_out = _number(price.get("input")), _number(price.get("output"))
-    if rate_in is None or rate_out is None:
-        return None
-    rate_read = _number(price.get("cache_read"))
-    rate_write = _number(price.get("cache_write"))
-    return (fresh * rate_in + output * rate_out + cache_read * (rate_in if rate_read is None else rate_read)
-            + cache_write * (rate_in if rate_write is None else rate_write)) / 1_000_000
-
-
-def usage_of(usage: Any, pricing: Mapping[str, Any], *models: str) -> PluginLlmUsage:
-    """Token counts and cost from a completion's `usage` object: the provider's own `cost`
-    (OpenRouter reports one) when present, else the price table (USD per million tokens),
-    else None. Cache counts are read in the OpenAI and the Anthropic spellings."""
-    if not isinstance(usage, Mapping):
-        return PluginLlmUsage()
-    details = usage.get("prompt_tokens_details")
-    details = details if isinstance(details, Mapping) else {}
-    input_tokens = _count(usage.get("prompt_tokens"))
-    output_tokens = _count(usage.get("completion_tokens"))
-    total = _count(usage.get("total_tokens")) or input_tokens + output_tokens
-    cache_read = _count(details.get("cached_tokens")) or _count(usage.get("cache_read_input_tokens"))
-    cache_write = _count(details.get("cache_write_tokens")) or _count(usage.get("cache_creation_input_tokens"))
-    cost = _number(usage.get("cost"))
-    price = _price(pricing, *models) if cost is None and pricing else None
-    if price is not None:
-        cost = _priced(price, max(0, input_tokens - cache_read - cache_write), output_tokens, cache_read, cache_write)
-    return PluginLlmUsage(input_tokens, output_tokens, total, cache_read, cache_write, cost)
 
 
 class LlmHost:
@@ -314,8 +244,6 @@ class LlmHost:
 
 
 def _outcome(exc: BaseException) -> str:
-    from .._errors import PluginLlmTrustError
-
     if isinstance(exc, PluginLlmTrustError):
         return "denied"
     if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):

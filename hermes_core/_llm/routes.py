@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from .._config import Config
-from .._errors import ConfigError, LlmConfigError
+from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 
 __all__ = ["PROVIDERS", "Plan", "Route", "plan_call", "timeout_for"]
 
@@ -116,8 +116,6 @@ def timeout_for(config: Config, timeout: float | None) -> float:
     """`timeout=` → `auxiliary.plugin_llm.timeout` → `auxiliary.timeout` → 30 s."""
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            from .._errors import PluginLlmInputError
-
             raise PluginLlmInputError(f"timeout must be a positive number of seconds, not {timeout!r}")
         return float(timeout)
     for key in ("auxiliary.plugin_llm.timeout", "auxiliary.timeout"):

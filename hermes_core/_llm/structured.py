@@ -110,6 +110,8 @@ def check_schema(schema: Any) -> Any:
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "the top level"
         raise PluginLlmInputError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
+    if len(_validators) >= 256:  # a plugin that builds schemas per call must not grow this forever
+        _validators.clear()
     validator = _validators[key] = cls(schema)
     return validator
 

@@ -189,12 +189,14 @@ class ScriptedServer:
         """How many queued items have not been served yet."""
         return len(self._script)
 
-    def _next(self) -> Reply | Fault | None:
+    def _next(self) -> tuple[int, Reply | Fault | None]:
+        """The number of this request and what to answer it."""
         with self._lock:
             self._counter += 1
-            return self._script.popleft() if self._script else self.default
+            return self._counter, self._script.popleft() if self._script else self.default
 
-    def _completion(self, reply: Reply, request: Any) -> dict[str, Any]:
+    @staticmethod
+    def _completion(number: int, reply: Reply, request: Any) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.tool_calls:
             message["tool_calls"] = [dict(call) for call in reply.tool_calls]
@@ -207,7 +209,7 @@ class ScriptedServer:
         if reply.usage and "total_tokens" not in reply.usage:
             usage["total_tokens"] = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
         return {
-            "id": f"chatcmpl-scripted-{self._counter}",
+            "id": f"chatcmpl-scripted-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": reply.model or requested or "scripted-model",
@@ -269,14 +271,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, json.dumps({"error": {"message": f"no such endpoint: {self.path}"}}).encode())
             return
-        item = server._next()
+        number, item = server._next()
         if item is None:
             self._send(500, b'{"error": {"message": "the scripted server has no reply left for this request"}}')
             return
         if item.delay:
             time.sleep(item.delay)
         if isinstance(item, Reply):
-            self._send(200, json.dumps(server._completion(item, body)).encode(), item.headers)
+            self._send(200, json.dumps(server._completion(number, item, body)).encode(), item.headers)
         elif item.kind == "drop":
             self.close_connection = True
             try:
