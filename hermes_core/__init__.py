@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ProviderConflictError,
         LlmConfigError,
         LlmProviderError,
+        MemoryStoreError,
         PluginLlmError,
         PluginLlmInputError,
         PluginLlmSchemaError,
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from ._llm.client import PluginLlm
     from ._llm.results import PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage
     from ._manager import PluginManager
+    from ._memory import MemoryProvider
+    from ._session import AgentSession
     from ._plugin_record import LoadFailure, PluginRecord
     from ._records import Command, Tool
     from ._slots import SlotProvider, SlotRegistry
@@ -54,6 +57,7 @@ _EXPORTS = {
     "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
     "DoctorReport": "_doctor",
     "PluginContext": "_context",
+    "AgentSession": "_session", "MemoryProvider": "_memory",
     "Tool": "_records", "Command": "_records",
     "ToolRegistry": "_tools", "ToolInfo": "_tools",
     "CommandRegistry": "_commands",
@@ -72,7 +76,7 @@ _EXPORTS = {
             "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
             "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
             "PluginLlmError", "PluginLlmTrustError", "PluginLlmInputError", "PluginLlmSchemaError",
-            "LlmConfigError", "LlmProviderError",
+            "LlmConfigError", "LlmProviderError", "MemoryStoreError",
         )
     },
 }

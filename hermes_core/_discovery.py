@@ -18,9 +18,12 @@ from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
 from ._paths import env_flag, hermes_home
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
-__all__ = ["PluginSpec", "Discovery", "discover", "ENTRY_POINT_GROUP", "SOURCES"]
+__all__ = ["PluginSpec", "Discovery", "discover", "ENTRY_POINT_GROUP", "MEMORY_ENTRY_POINT_GROUP", "SOURCES"]
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
+MEMORY_ENTRY_POINT_GROUP = "hermes_agent.memory_providers"
+# Entry-point groups, and the slot category their plugins belong to (ids become `<category>/<name>`).
+ENTRY_POINT_GROUPS: tuple[tuple[str, str | None], ...] = ((ENTRY_POINT_GROUP, None), (MEMORY_ENTRY_POINT_GROUP, "memory"))
 SOURCES = ("builtin", "user", "project", "entrypoint")
 BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
@@ -58,7 +61,7 @@ class PluginSpec(NamedTuple):
         if self.path is not None:
             return str(self.path)
         dist = f" ({self.distribution})" if self.distribution else ""
-        return f"entry point {self.id} = {self.entry_point}{dist}"
+        return f"entry point {self.name} = {self.entry_point}{dist}"
 
     def incompatibility(self, version: str) -> str | None:
         """Why this plugin cannot run on hermes-core `version`, or None when it can."""
@@ -217,32 +220,36 @@ def _entry_point_specs() -> tuple[list[PluginSpec], list[PluginSpec], list[str]]
     external: list[PluginSpec] = []
     problems: list[str] = []
     seen: dict[tuple[bool, str], str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        headers = _dist_headers(ep.dist) if ep.dist is not None else {}
-        dist_name = headers.get("Name", "")
-        label = f"{dist_name or 'unknown distribution'}"
-        if not valid_plugin_name(ep.name):
-            problems.append(f"entry point {ep.name!r} from {label}: not a valid plugin id; ignored")
-            continue
-        builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
-        key = (builtin_dist, ep.name)
-        if key in seen:
-            problems.append(
-                f"entry point {ep.name!r} is provided by both {seen[key]} and {label}; using {seen[key]}"
+    for group, category in ENTRY_POINT_GROUPS:
+        for ep in entry_points(group=group):
+            headers = _dist_headers(ep.dist) if ep.dist is not None else {}
+            dist_name = headers.get("Name", "")
+            label = f"{dist_name or 'unknown distribution'}"
+            if not valid_plugin_name(ep.name):
+                problems.append(f"entry point {ep.name!r} ({group}) from {label}: not a valid plugin id; ignored")
+                continue
+            plugin_id = f"{category}/{ep.name}" if category else ep.name
+            builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
+            key = (builtin_dist, plugin_id)
+            if key in seen:
+                problems.append(
+                    f"entry point {ep.name!r} ({group}) is provided by both {seen[key]} and {label}; using {seen[key]}"
+                )
+                continue
+            seen[key] = label
+            spec = PluginSpec(
+                id=plugin_id,
+                name=ep.name,
+                source="builtin" if builtin_dist else "entrypoint",
+                kind=category or "standalone",
+                version=headers.get("Version", ""),
+                description=_builtin_description(plugin_id) if builtin_dist else headers.get("Summary", ""),
+                author=headers.get("Author", "") or headers.get("Author-email", ""),
+                entry_point=ep.value,
+                distribution=dist_name or None,
+                category=category,
             )
-            continue
-        seen[key] = label
-        spec = PluginSpec(
-            id=ep.name,
-            name=ep.name,
-            source="builtin" if builtin_dist else "entrypoint",
-            version=headers.get("Version", ""),
-            description=_builtin_description(ep.name) if builtin_dist else headers.get("Summary", ""),
-            author=headers.get("Author", "") or headers.get("Author-email", ""),
-            entry_point=ep.value,
-            distribution=dist_name or None,
-        )
-        (builtin if builtin_dist else external).append(spec)
+            (builtin if builtin_dist else external).append(spec)
     return builtin, external, problems
 
 
@@ -256,8 +263,8 @@ def discover(
     """Find every plugin in the four sources, in precedence order; import none of them.
 
     Sources: built-in entry points, `$HERMES_HOME/plugins`, `./.hermes/plugins` (only when
-    `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the group
-    `hermes_agent.plugins`. A later source overrides an earlier one that uses the same id.
+    `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the groups
+    `hermes_agent.plugins` and `hermes_agent.memory_providers` (ids `memory/<name>`). A later source overrides an earlier one that uses the same id.
     """
     home = home if home is not None else hermes_home()
     cwd = cwd if cwd is not None else Path.cwd()

@@ -28,6 +28,7 @@ __all__ = [
     "PluginLlmSchemaError",
     "LlmConfigError",
     "LlmProviderError",
+    "MemoryStoreError",
 ]
 
 
@@ -123,6 +124,17 @@ class ProviderConflictError(SlotError):
 
 class ProviderCopyError(SlotError):
     """A provider registered as an instance cannot be copied for a new session."""
+
+
+class MemoryStoreError(HermesError):
+    """A memory store cannot be opened, read or written (a corrupt file, a full disk, a lock held too long).
+
+    `path` is the database file. A store never replaces a file it cannot read.
+    """
+
+    def __init__(self, message: str, *, path: object = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class PluginLlmError(HermesError):

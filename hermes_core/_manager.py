@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import _dispatch, hookspecs
 from ._commands import CommandRegistry
 from ._config import Config, ConfigWatcher, load_config
 from ._context import PluginContext
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
-from ._errors import CommandConflictError, PluginNotFoundError, ProviderConflictError, RegistrationError
+from ._errors import CommandConflictError, HermesError, PluginNotFoundError, ProviderConflictError, RegistrationError
 from ._hooks import HookRunner
 from ._loader import forget_module, import_plugin, module_label
 from ._paths import hermes_home
@@ -28,11 +28,12 @@ from ._plugin_record import LoadFailure, PluginRecord, failure_of, tagged
 from ._records import Command, Tool
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
-from ._tools import ToolInfo, ToolRegistry, error_result, parse_arguments
+from ._tools import ToolInfo, ToolRegistry
 from ._version import __version__
 
 if TYPE_CHECKING:
     from ._llm.host import LlmHost
+    from ._session import AgentSession
 
 __all__ = ["PluginManager"]
 
@@ -89,6 +90,7 @@ class PluginManager:
         self.pluggy.add_hookspecs(hookspecs)
         self.problems: list[str] = []
         self._llm: LlmHost | None = None
+        self._default_session: AgentSession | None = None
 
     # -- the registries (loading first) ---------------------------------------------------
 
@@ -150,6 +152,7 @@ class PluginManager:
     def reload(self) -> PluginManager:
         """Re-read config and plugins: retry failed ones, load newly enabled ones, unload
         the ones now disabled or gone."""
+        self.close()
         with self._lock:
             self._loaded = True
             self._refresh_config()
@@ -385,52 +388,71 @@ class PluginManager:
 
     # -- running things -------------------------------------------------------------------
 
+    def open_session(self, session_id: str | None = None, **kwargs: Any) -> AgentSession:
+        """A new agent session: fresh instances of the selected context engine and memory
+        provider, their tools next to the plugins', the calls a loop makes around each turn.
+
+        Raises `UnknownProviderError` when the config names an engine nothing provides.
+        `kwargs` go to the memory provider's `initialize` (with `hermes_home`).
+        """
+        from ._session import AgentSession
+
+        return AgentSession(self, session_id, **kwargs)
+
+    def default_session(self) -> AgentSession:
+        """The session for tool calls made outside any agent session (`hermes tools call`, a
+        plugin's `ctx.dispatch_tool` from a command): opened on first use, closed on `reload()`."""
+        with self._lock:
+            self._ensure_loaded()
+            if self._default_session is None:
+                self._default_session = self.open_session("default")
+            return self._default_session
+
+    def close(self) -> None:
+        """Close the default session (its engines' `on_session_end` and `shutdown`), if open."""
+        with self._lock:
+            session, self._default_session = self._default_session, None
+        if session is not None:
+            session.close()
+
     def tool_infos(self) -> list[ToolInfo]:
-        return self.tools.infos()
+        """Every tool: the plugins' and the active engines' (see `default_session`)."""
+        return self.default_session().tool_infos()
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The OpenAI `tools` list of every available tool."""
-        return self.tools.schemas()
-
-    def _before_dispatch(self, name: str, args: Any) -> tuple[dict[str, Any] | None, str | None]:
-        """The parsed arguments, or the error result for an unknown tool or unreadable args."""
-        if self.tools.get(name) is None:
-            return None, error_result(f"Unknown tool: {name}")
-        parsed, problem = parse_arguments(args)
-        if parsed is None:
-            return None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
-        return parsed, None
+        return self.default_session().tool_schemas()
 
     def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any) -> str:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
-        the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
-        parsed, error = self._before_dispatch(name, args)
-        if parsed is None:
-            return error or error_result(f"Unknown tool: {name}")
-        tools, hooks = self.tools, self.hooks
-        ids = {"session_id": session_id, "tool_call_id": tool_call_id}
-        decision = hooks.pre_tool_call(name, parsed, **ids)
-        result = decision.message if decision.blocked else tools.dispatch(name, decision.args, **kwargs)
-        hooks.fire("post_tool_call", tool_name=name, args=dict(decision.args), result=result, **ids)
-        changed = hooks.transform("transform_tool_result", tool_name=name, args=dict(decision.args),
-                                  result=result, session_id=session_id)
-        return changed if changed is not None else result
+        the handler, `post_tool_call`, `transform_tool_result`. Never raises.
+
+        A plugin's tool runs here; an engine's tool runs in the default session.
+        """
+        if self.tools.get(name) is None:
+            session = self._session_for(name)
+            if session is not None:
+                return session.dispatch_tool(name, args, tool_call_id=tool_call_id, **kwargs)
+        return _dispatch.dispatch(self.hooks, self.tools, name, args, session_id, tool_call_id, kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
     ) -> str:
         """`dispatch_tool` for async hosts."""
-        parsed, error = self._before_dispatch(name, args)
-        if parsed is None:
-            return error or error_result(f"Unknown tool: {name}")
-        tools, hooks = self.tools, self.hooks
-        ids = {"session_id": session_id, "tool_call_id": tool_call_id}
-        decision = await hooks.apre_tool_call(name, parsed, **ids)
-        result = decision.message if decision.blocked else await tools.adispatch(name, decision.args, **kwargs)
-        await hooks.afire("post_tool_call", tool_name=name, args=dict(decision.args), result=result, **ids)
-        changed = await hooks.atransform("transform_tool_result", tool_name=name, args=dict(decision.args),
-                                         result=result, session_id=session_id)
-        return changed if changed is not None else result
+        if self.tools.get(name) is None:
+            session = self._session_for(name)
+            if session is not None:
+                return await session.adispatch_tool(name, args, tool_call_id=tool_call_id, **kwargs)
+        return await _dispatch.adispatch(self.hooks, self.tools, name, args, session_id, tool_call_id, kwargs)
+
+    def _session_for(self, name: str) -> AgentSession | None:
+        """The default session, if one of its engines has tool `name` (it is not a plugin's)."""
+        try:
+            session = self.default_session()
+        except HermesError as exc:
+            log.warning("engine tools are unavailable: %s", exc)
+            return None
+        return session if session.has_tool(name) else None
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a slash command; raises `UnknownCommandError` or `CommandFailedError`."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ._memory import MemoryProvider
+
 __all__ = ["SlotDecl", "BUILTIN_SLOTS"]
 
 
@@ -32,7 +34,7 @@ def _host_slot(name: str) -> SlotDecl:
 
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
     SlotDecl("context_engine", "context.engine", "compressor"),
-    SlotDecl("memory", "memory.provider", "builtin"),
+    SlotDecl("memory", "memory.provider", "builtin", MemoryProvider),
     *(
         _host_slot(name)
         for name in ("image_gen", "web_search", "tts", "transcription", "browser", "platform")

@@ -165,28 +165,31 @@ class ToolRegistry:
                 plugin_id=tool.plugin_id,
             )
 
-    def attach(self, source: Any, plugin_id: str | None) -> Undo:
+    def attach(
+        self, source: Any, plugin_id: str | None, toolset: str, *, taken: Callable[[str], bool] = lambda name: False
+    ) -> list[str]:
         """Offer the tools of an engine or provider (`get_tool_schemas()`), answered by its
-        `handle_tool_call(name, args, **kwargs)`, until the returned function is called."""
-        undos: list[Undo] = []
+        `handle_tool_call(name, args, **kwargs)`. A tool with a bad schema, or a name that is
+        `taken` or already here, is left out; returns one line per tool left out."""
+        who = f"{toolset} ({owner(plugin_id)})"
         try:
-            for schema in source.get_tool_schemas() or []:
-                name = schema.get("name") if isinstance(schema, Mapping) else None
-                tool = Tool(
-                    name, "engine:" + str(getattr(source, "name", type(source).__name__)), schema,
-                    source.handle_tool_call, plugin_id=plugin_id, override=False,
-                )
-                undos.append(self.add(tool, source=source))
-        except BaseException:
-            for undo in reversed(undos):
-                undo()
-            raise
-
-        def detach() -> None:
-            for undo in reversed(undos):
-                undo()
-
-        return detach
+            schemas = list(source.get_tool_schemas() or [])
+        except Exception as exc:  # noqa: BLE001 - an engine never takes the host down
+            log.warning("%s: get_tool_schemas() raised", who, exc_info=True)
+            return [f"{who}: get_tool_schemas() raised {type(exc).__name__}: {exc}; it offers no tools"]
+        problems = []
+        for schema in schemas:
+            name = schema.get("name") if isinstance(schema, Mapping) else None
+            if isinstance(name, str) and (taken(name) or name in self._entries):
+                problems.append(f"{who}: tool {name!r} is left out: another tool already has that name")
+                continue
+            try:
+                self.add(Tool(name, toolset, schema, source.handle_tool_call, plugin_id=plugin_id), source=source)  # type: ignore[arg-type]
+            except (ToolSchemaError, ToolOverrideError) as exc:
+                problems.append(f"{who}: {exc}")
+        for problem in problems:
+            log.warning("%s", problem)
+        return problems
 
     # -- queries ------------------------------------------------------------------------
 
@@ -261,7 +264,11 @@ class ToolRegistry:
         if not field and error.validator == "required":
             missing = [n for n in error.validator_value if n not in error.instance]
             field = missing[0] if missing else ""
-        return f"field {field!r}: {error.message}" if field else error.message
+        message = error.message
+        shown = repr(error.instance)
+        if len(shown) > 80:  # "'xxxx…(10001 chars)' is too long", not the whole value
+            message = message.replace(shown, f"{shown[:60]}…({len(shown)} chars)")
+        return f"field {field!r}: {message}" if field else message
 
     @staticmethod
     def _finish(tool: Tool, result: Any) -> str:

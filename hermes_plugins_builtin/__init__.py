@@ -7,4 +7,6 @@ plugin, and load unless `plugins.disabled` names them.
 # Shown by `hermes plugins list`, which must not import the plugin modules themselves.
 DESCRIPTIONS = {
     "clock": "The current_time tool: the date and time in UTC or any IANA time zone.",
+    "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
+    "memory_forget (the default memory provider).",
 }

@@ -180,14 +180,18 @@ def test_listing_imports_no_plugin_openai_or_jsonschema(home: Path, site: Path, 
     make_folder_plugin(home / "plugins" / "memory", "vec", boom, "")
     make_folder_plugin(Path.cwd() / ".hermes" / "plugins", "proj", boom, "")
     install_dist(site, "hermes-ep", {"ep": "hermes_ep_module"}, {"hermes_ep_module": boom})
-    write_config(home, "plugins:\n  enabled: [userp, proj, ep]\n")
+    install_dist(site, "hermes-zep", {"zep": "hermes_zep_module:Zep"}, {"hermes_zep_module": boom},
+                 group="hermes_agent.memory_providers")
+    write_config(home, "plugins:\n  enabled: [userp, proj, ep]\nmemory:\n  provider: zep\n")
     result = subprocess.run([sys.executable, "-c", LISTING_PROBE], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     listed = {row["id"]: row for row in json.loads(result.stdout)}
-    assert {"userp", "memory/vec", "proj", "ep", "clock"} <= set(listed)
-    assert listed["ep"]["enabled"] and listed["userp"]["enabled"]
+    assert {"userp", "memory/vec", "proj", "ep", "clock", "memory/builtin", "memory/zep"} <= set(listed)
+    assert listed["ep"]["enabled"] and listed["userp"]["enabled"] and listed["memory/zep"]["enabled"]
+    assert (listed["memory/zep"]["kind"], listed["memory/zep"]["source"]) == ("memory", "entrypoint")
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
-    forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_plugins_builtin.clock", "pluggy"}
+    forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_zep_module", "hermes_plugins_builtin.clock",
+                 "hermes_plugins_builtin.memory", "sqlite3", "pluggy"}
     assert not modules & forbidden
     assert not [m for m in modules if m.startswith("_hermes_plugin_")]
 

@@ -54,13 +54,13 @@ def test_a_provider_is_active_only_when_config_selects_it() -> None:
 
 def test_unknown_configured_name_is_a_loud_error_listing_what_exists() -> None:
     slots = SlotRegistry()
-    slots.add("memory", Lossless, "a", name="honcho")
-    slots.add("memory", Lossless, "b", name="mem0")
+    slots.add("tts", Lossless, "a", name="piper")
+    slots.add("tts", Lossless, "b", name="espeak")
     with pytest.raises(UnknownProviderError) as info:
-        slots.select("memory", Config({"memory": {"provider": "zep"}}))
+        slots.select("tts", Config({"tts": {"provider": "say"}}))
     message = str(info.value)
-    assert "memory.provider is 'zep'" in message and "'memory'" in message
-    assert "available: 'honcho', 'mem0'" in message
+    assert "tts.provider is 'say'" in message and "'tts'" in message
+    assert "available: 'espeak', 'piper'" in message
 
 
 def test_duplicate_name_is_rejected_naming_both_plugins_first_stays(home: Path, caplog) -> None:
@@ -124,6 +124,11 @@ def test_host_declared_slot_with_a_base_class() -> None:
         slots.add("sandbox", Lossless, "q")
 
 
+def test_memory_slot_takes_only_memory_providers() -> None:
+    with pytest.raises(RegistrationError, match="not a MemoryProvider"):
+        SlotRegistry().add("memory", Lossless, "q")
+
+
 def test_manager_wires_plugins_into_slots(home: Path) -> None:
     make_folder_plugin(home / "plugins" / "context_engine", "lcm", """
 class Lcm:
@@ -132,9 +137,12 @@ def register(ctx):
     ctx.register_context_engine(Lcm)
 """, "description: lossless\n")
     make_folder_plugin(home / "plugins", "mem", """
-from hermes_core import hookimpl
-class Vec:
+from hermes_core import MemoryProvider, hookimpl
+class Vec(MemoryProvider):
     name = "vectors"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): pass
+    def get_tool_schemas(self): return []
 @hookimpl
 def register_memory_provider(ctx):
     return Vec()

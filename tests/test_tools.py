@@ -201,20 +201,35 @@ def test_override_gate() -> None:
     assert registry.get("web").plugin_id == "core"
 
 
-def test_engine_tools_attach_and_detach(registry) -> None:
+def test_engine_tools_are_attached_validated_and_answered_by_the_engine(registry) -> None:
     class Engine:
         name = "lcm"
 
         def get_tool_schemas(self):
-            return [{"name": "lcm_grep", "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
-                                                        "required": ["q"]}}]
+            return [
+                {"name": "lcm_grep", "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
+                                                    "required": ["q"]}},
+                {"name": "taken", "parameters": {"type": "object"}},
+                {"name": "bad", "parameters": {"type": "array"}},
+            ]
 
         def handle_tool_call(self, name, args, **kwargs):
             return json.dumps({"tool": name, "q": args["q"]})
 
-    detach = registry.attach(Engine(), "context_engine/lcm")
+    problems = registry.attach(Engine(), "context_engine/lcm", "context_engine:lcm", taken=lambda n: n == "taken")
     assert registry.get("lcm_grep").plugin_id == "context_engine/lcm"
+    assert registry.get("lcm_grep").toolset == "context_engine:lcm"
     assert result(registry.dispatch("lcm_grep", {"q": "x"})) == {"tool": "lcm_grep", "q": "x"}
     assert "field 'q'" in result(registry.dispatch("lcm_grep", {}))["error"]
-    detach()
-    assert registry.get("lcm_grep") is None
+    assert registry.get("taken") is None and registry.get("bad") is None
+    assert len(problems) == 2 and "'taken' is left out" in problems[0] and "type: object" in problems[1]
+
+
+def test_an_engine_whose_tool_schemas_raise_offers_no_tools(registry) -> None:
+    class Broken:
+        def get_tool_schemas(self):
+            raise RuntimeError("no schemas today")
+
+    (problem,) = registry.attach(Broken(), "memory/x", "memory:x")
+    assert "get_tool_schemas() raised RuntimeError: no schemas today" in problem
+    assert len(registry) == 0

@@ -41,9 +41,9 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print its result."""
     import json
 
-    loaded = manager(ctx)
-    if loaded.tools.get(name) is None:
-        available = ", ".join(sorted(t.name for t in loaded.tools)) or "none"
+    session = manager(ctx).default_session()
+    if not session.has_tool(name):
+        available = ", ".join(sorted(t.name for t in session.tool_infos())) or "none"
         raise UnknownToolError(f"unknown tool {name!r} (available: {available})")
     try:
         args = json.loads(arguments)
@@ -51,7 +51,8 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
         raise click.BadParameter(f"not a JSON object: {exc}", param_hint="ARGUMENTS") from None
     if not isinstance(args, dict):
         raise click.BadParameter("must be a JSON object, such as '{\"text\": \"hi\"}'", param_hint="ARGUMENTS")
-    result = loaded.dispatch_tool(name, args)
+    result = session.dispatch_tool(name, args)
+    session.close()
     click.echo(result)
     try:
         failed = isinstance(parsed := json.loads(result), dict) and set(parsed) == {"error"}

@@ -5,6 +5,9 @@ its fixtures are available in any test suite without imports:
 
 - `llm_server`: a running `ScriptedServer`, an OpenAI-compatible server on 127.0.0.1.
 
+Contract suites (subclass them in a test file): `MemoryProviderContract`. Hypothesis
+strategies: `hermes_core.testing.strategies`. Both need hypothesis (`hermes-core[testing]`).
+
 Names are imported on first use: pytest loads this package in every run of every project
 that has hermes-core installed, and should not pay for the server unless a test uses it.
 """
@@ -15,14 +18,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from . import strategies
+    from ._memory_contract import MemoryProviderContract
     from ._server import Fault, RecordedRequest, Reply, ScriptedServer, tool_call
 
-__all__ = ["ScriptedServer", "Reply", "Fault", "RecordedRequest", "tool_call"]
+_EXPORTS = {
+    **dict.fromkeys(["ScriptedServer", "Reply", "Fault", "RecordedRequest", "tool_call"], "_server"),
+    "MemoryProviderContract": "_memory_contract",
+}
+__all__ = [*_EXPORTS, "strategies"]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    if name == "strategies":
+        return importlib.import_module("hermes_core.testing.strategies")
+    module = _EXPORTS.get(name)
+    if module is None:
         raise AttributeError(f"module 'hermes_core.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module("hermes_core.testing._server"), name)
+    value = getattr(importlib.import_module(f"hermes_core.testing.{module}"), name)
     globals()[name] = value
     return value

@@ -1,0 +1,197 @@
+"""`MemoryProviderContract`: the property checks every memory provider should pass."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ._kit import contract_settings, no_network  # first: a clear error when hypothesis is missing
+
+# isort: split
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from .strategies import memory_texts, search_queries, tool_arguments
+
+__all__ = ["MemoryProviderContract"]
+
+_DECOYS = ("The weather in Paris was mild", "Meeting moved to Thursday at 10", "Prefers tabs over spaces")
+
+
+def _tool_names(provider: Any) -> set[str]:
+    return {s.get("name") for s in provider.get_tool_schemas() or [] if isinstance(s, dict)}
+
+
+def _json(result: Any, where: str) -> Any:
+    assert isinstance(result, str), f"{where} returned {type(result).__name__}, not a JSON string: {result!r:.200}"
+    try:
+        return json.loads(result)
+    except ValueError:
+        raise AssertionError(f"{where} returned a string that is not JSON: {result!r:.200}") from None
+
+
+class MemoryProviderContract:
+    """Subclass in a test file (its name starting with `Test`) and define `make_provider`:
+
+    >>> class TestMyProvider(MemoryProviderContract):
+    ...     def make_provider(self, tmp_path):
+    ...         return MyProvider(path=tmp_path / "db")
+
+    `tmp_path` is a fresh folder per call; the provider is then initialized with
+    `hermes_home=str(tmp_path)`. Saving, searching and forgetting go through the standard
+    tools `memory_save` / `memory_search` / `memory_forget`; a provider with other tools
+    overrides `save`, `search` and `forget` (otherwise those checks are skipped).
+    """
+
+    session_id = "contract-session"
+
+    def make_provider(self, tmp_path: Path) -> Any:
+        raise NotImplementedError("define make_provider(self, tmp_path) in your MemoryProviderContract subclass")
+
+    # -- how the checks save, search and forget (override for other tools) ----------------
+
+    def save(self, provider: Any, text: str) -> Any:
+        """Store `text`; returns its id."""
+        self._needs(provider, "memory_save")
+        reply = _json(provider.handle_tool_call("memory_save", {"content": text}), "memory_save")
+        assert isinstance(reply, dict) and "id" in reply, f"memory_save returned no id: {reply!r:.300}"
+        return reply["id"]
+
+    def search(self, provider: Any, query: str) -> list[tuple[Any, str]]:
+        """(id, content) of what a search for `query` finds."""
+        self._needs(provider, "memory_search")
+        reply = _json(provider.handle_tool_call("memory_search", {"query": query, "limit": 10}), "memory_search")
+        assert isinstance(reply, dict) and isinstance(reply.get("results"), list), (
+            f"memory_search returned no results list: {reply!r:.300}"
+        )
+        return [(item.get("id"), item.get("content")) for item in reply["results"]]
+
+    def forget(self, provider: Any, memory_id: Any) -> None:
+        self._needs(provider, "memory_forget")
+        reply = _json(provider.handle_tool_call("memory_forget", {"id": memory_id}), "memory_forget")
+        assert not (isinstance(reply, dict) and "error" in reply), f"memory_forget failed: {reply!r:.300}"
+
+    @staticmethod
+    def _needs(provider: Any, tool: str) -> None:
+        if tool not in _tool_names(provider):
+            pytest.skip(f"the provider has no {tool} tool; override save/search/forget in the contract subclass")
+
+    # -- providers for one check ------------------------------------------------------------
+
+    @contextmanager
+    def _provider(self, folder: Path) -> Iterator[Any]:
+        folder.mkdir(parents=True, exist_ok=True)
+        provider = self.make_provider(folder)
+        assert provider.is_available() is True, "is_available() is not True where the contract runs"
+        provider.initialize(self.session_id, hermes_home=str(folder))
+        try:
+            yield provider
+        finally:
+            provider.shutdown()
+
+    @contextmanager
+    def _fresh(self, tmp_path: Path) -> Iterator[Any]:
+        with self._provider(Path(tempfile.mkdtemp(dir=tmp_path))) as provider:
+            yield provider
+
+    # -- the checks ------------------------------------------------------------------------
+
+    def test_name_is_a_non_empty_string(self, tmp_path: Path) -> None:
+        name = self.make_provider(tmp_path).name
+        assert isinstance(name, str) and name.strip() and name == name.strip(), f"bad provider name {name!r}"
+
+    def test_is_available_is_a_bool_and_makes_no_network_call(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        with no_network("is_available()"):
+            value = provider.is_available()
+        assert isinstance(value, bool), f"is_available() returned {value!r}, not a bool"
+
+    def test_tool_schemas_are_openai_functions_with_valid_json_schema(self, tmp_path: Path) -> None:
+        from jsonschema.validators import validator_for
+
+        with self._fresh(tmp_path) as provider:
+            schemas = provider.get_tool_schemas()
+        assert isinstance(schemas, list), f"get_tool_schemas() returned {type(schemas).__name__}, not a list"
+        names = [s.get("name") for s in schemas if isinstance(s, dict)]
+        assert len(names) == len(schemas), f"every tool schema must be a dict: {schemas!r:.300}"
+        assert len(set(names)) == len(names), f"tool names repeat: {names}"
+        for schema in schemas:
+            name = schema["name"]
+            assert isinstance(name, str) and name.replace("_", "a").replace("-", "a").isalnum() and len(name) <= 64, (
+                f"tool name {name!r} is not a valid OpenAI function name"
+            )
+            assert isinstance(schema.get("description", ""), str)
+            parameters = schema.get("parameters", {"type": "object"})
+            assert isinstance(parameters, dict) and parameters.get("type") == "object", (
+                f"{name}: parameters must be a JSON Schema of type object"
+            )
+            validator_for(parameters).check_schema(parameters)
+
+    @contract_settings
+    @given(data=st.data())
+    def test_tool_calls_return_json_strings_for_any_arguments(self, tmp_path: Path, data: st.DataObject) -> None:
+        with self._fresh(tmp_path) as provider:
+            schemas = provider.get_tool_schemas()
+            for schema in schemas + [{"name": "no_such_tool"}]:
+                args = data.draw(tool_arguments(schema), label=schema["name"])
+                _json(provider.handle_tool_call(schema["name"], args), f"handle_tool_call({schema['name']!r})")
+
+    @contract_settings
+    @given(text=memory_texts())
+    def test_what_is_saved_can_be_found_by_its_own_text(self, tmp_path: Path, text: str) -> None:
+        with self._fresh(tmp_path) as provider:
+            for decoy in _DECOYS:
+                self.save(provider, decoy)
+            memory_id = self.save(provider, text)
+            found = self.search(provider, text)
+            assert (memory_id, text) in found, f"saved {text!r} as {memory_id!r}; searching for it found {found!r:.500}"
+
+    @contract_settings
+    @given(text=memory_texts())
+    def test_forget_forgets(self, tmp_path: Path, text: str) -> None:
+        with self._fresh(tmp_path) as provider:
+            memory_id = self.save(provider, text)
+            self.forget(provider, memory_id)
+            found = self.search(provider, text)
+            assert memory_id not in [i for i, _ in found], f"forgot {memory_id!r}, but a search still finds it"
+
+    @contract_settings
+    @given(query=search_queries())
+    def test_any_text_is_a_safe_search_query(self, tmp_path: Path, query: str) -> None:
+        with self._fresh(tmp_path) as provider:
+            self.save(provider, _DECOYS[0])
+            if "memory_search" in _tool_names(provider):
+                reply = _json(provider.handle_tool_call("memory_search", {"query": query}), "memory_search")
+                assert isinstance(reply, dict), f"memory_search returned {reply!r:.200}"
+            assert isinstance(provider.prefetch(query, session_id=self.session_id), str), "prefetch() must return str"
+
+    @contract_settings
+    @given(user=memory_texts(), assistant=st.text(max_size=200))
+    def test_turns_of_any_text_are_accepted(self, tmp_path: Path, user: str, assistant: str) -> None:
+        with self._fresh(tmp_path) as provider:
+            provider.sync_turn(user, assistant, session_id=self.session_id)
+            block = provider.system_prompt_block()
+            assert isinstance(block, str), f"system_prompt_block() returned {type(block).__name__}, not str"
+
+    def test_memories_persist_across_instances(self, tmp_path: Path) -> None:
+        text = "The deploy key rotates every ninety days"
+        with self._provider(tmp_path / "home") as first:
+            memory_id = self.save(first, text)
+        with self._provider(tmp_path / "home") as second:
+            assert (memory_id, text) in self.search(second, "deploy key rotation days"), (
+                "a memory saved by one instance is not found by the next one on the same folder"
+            )
+
+    @contract_settings
+    @given(messages=st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
+                                                    "content": st.text(max_size=100)}), max_size=5))
+    def test_session_end_and_compression_notices_are_accepted(self, tmp_path: Path, messages: list[dict[str, Any]]) -> None:
+        with self._fresh(tmp_path) as provider:
+            kept = provider.on_pre_compress(messages)
+            assert isinstance(kept, str), f"on_pre_compress() returned {type(kept).__name__}, not str"
+            provider.on_session_end(messages)
