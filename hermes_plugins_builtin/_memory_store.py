@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
 import threading
 import time
@@ -20,12 +21,14 @@ from typing import NamedTuple
 
 from hermes_core._errors import MemoryStoreError
 
-__all__ = ["MAX_CONTENT_CHARS", "MAX_TAGS", "Memory", "MemoryStore"]
+__all__ = ["MAX_CONTENT_CHARS", "MAX_TAGS", "Memory", "MemoryStore", "phrases"]
 
 MAX_CONTENT_CHARS = 10_000
 MAX_TAGS = 16
 MAX_QUERY_TERMS = 32
-SUBSTRING_FALLBACK_CHARS = 1_000  # a query with no FTS hit, at most this long, is also tried as a substring
+SUBSTRING_FALLBACK_CHARS = 1_000  # a query with no FTS hit, at most this long, may be tried as a substring
+COMMON_MIN_MEMORIES = 1_000  # a word in at least this many memories, and in at least
+COMMON_FRACTION = 0.02  # this fraction of them, is too common to rank by
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -66,20 +69,25 @@ class Memory(NamedTuple):
         return {"id": self.id, "content": self.content, "tags": list(self.tags), "created": when}
 
 
-def match_expression(query: str) -> str | None:
-    """`query` as an FTS5 expression that cannot be a syntax error: each whitespace-separated
-    chunk becomes a quoted phrase, OR-ed together (bm25 ranks memories matching more first)."""
+def phrases(query: str) -> list[str]:
+    """`query` as FTS5 phrases that cannot be a syntax error: each whitespace-separated chunk
+    quoted (FTS5 tokenizes inside the quotes the way it tokenized the memories)."""
     terms: list[str] = []
     seen: set[str] = set()
     for chunk in query.replace("\x00", " ").split():
         key = chunk.casefold()
-        if key in seen:
-            continue
-        seen.add(key)
-        terms.append('"' + chunk.replace('"', '""') + '"')
+        if key not in seen:
+            seen.add(key)
+            terms.append('"' + chunk.replace('"', '""') + '"')
         if len(terms) == MAX_QUERY_TERMS:
             break
-    return " OR ".join(terms) or None
+    return terms
+
+
+def _needs_substring_search(query: str) -> bool:
+    """Whether a query FTS5 found nothing for may still be in a memory as a substring: text in
+    scripts written without spaces (CJK), or with no letters or digits at all (emoji, symbols)."""
+    return len(query) <= SUBSTRING_FALLBACK_CHARS and (not query.isascii() or not any(c.isalnum() for c in query))
 
 
 def _digest(content: str) -> str:
@@ -105,15 +113,17 @@ class MemoryStore:
                 "untouched: move it aside (or restore it from a backup) and a new one is created on the next save",
                 path=self.path,
             )
-        if "locked" in text.lower() or "busy" in text.lower():
+        if _busy(exc):
             return MemoryStoreError(
-                f"the memory database {self.path} stayed locked by another process for over "
-                f"{self._busy_timeout:g} s while {doing}; try again",
+                f"the memory database {self.path} stayed locked by another process while {doing} "
+                f"(waited up to {self._busy_timeout:g} s); try again",
                 path=self.path,
             )
         return MemoryStoreError(f"the memory database {self.path} failed while {doing}: {text}", path=self.path)
 
     def _open(self, create: bool) -> sqlite3.Connection | None:
+        """The connection, opened (and the schema created) on first use; retried while another
+        process holds the lock it needs, up to the busy timeout."""
         if self._db is not None:
             return self._db
         if not create and not self.path.exists():
@@ -122,9 +132,20 @@ class MemoryStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MemoryStoreError(f"cannot create the folder of the memory database {self.path}: {exc}") from None
-        db = sqlite3.connect(
-            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                self._db = self._connect()
+                return self._db
+            except sqlite3.Error as exc:
+                # Switching to WAL and creating the schema can fail at once with "locked" while
+                # another process does the same, without waiting on the busy handler.
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    raise self._fail(exc, "opening it") from None
+                time.sleep(0.01 + random.random() * 0.04)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
@@ -142,13 +163,9 @@ class MemoryStore:
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            db.close()
-            raise self._fail(exc, "opening it") from None
         except BaseException:
             db.close()
             raise
-        self._db = db
         return db
 
     @contextmanager
@@ -219,27 +236,49 @@ class MemoryStore:
     # -- reading ------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 5) -> list[Memory]:
-        """The memories that best match `query` as plain words (bm25), else as a substring."""
-        expression = match_expression(query)
+        """The memories that best match the words of `query` (bm25), else contain it as a substring.
+
+        Words found in very many memories (the, and, ...) are left out of the ranking when the
+        query has rarer ones: bm25 gives them almost no weight, and scoring every memory that
+        contains them would make each search linear in the store's size.
+        """
+        terms = phrases(query)
+        needle = query.strip()
         with self._reading() as db:
             if db is None:
                 return []
-            rows = []
-            if expression is not None:
-                rows = db.execute(
-                    "SELECT m.id, m.content, m.tags, m.created, bm25(memories_fts, 1.0, 0.5) AS score "
-                    "FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid "
-                    "WHERE memories_fts MATCH ? ORDER BY score, m.id DESC LIMIT ?",
-                    (expression, limit),
-                ).fetchall()
-            needle = query.strip()
-            if not rows and needle and len(needle) <= SUBSTRING_FALLBACK_CHARS:
+            rows = self._ranked(db, terms, limit) if terms else []
+            if not rows and needle and _needs_substring_search(needle):
                 rows = db.execute(
                     "SELECT id, content, tags, created, 0.0 FROM memories WHERE instr(content, ?) > 0 "
                     "ORDER BY id DESC LIMIT ?",
                     (needle, limit),
                 ).fetchall()
         return [_memory(row) for row in rows]
+
+    @staticmethod
+    def _ranked(db: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, str, str, float, float]]:
+        def run(expression: str) -> list[tuple[int, str, str, float, float]]:
+            return db.execute(
+                "SELECT m.id, m.content, m.tags, m.created, hit.score FROM ("
+                "  SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
+                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?"
+                ") AS hit JOIN memories AS m ON m.id = hit.rowid ORDER BY hit.score, m.id DESC",
+                (expression, limit),
+            ).fetchall()
+
+        size = db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
+        common_at = max(COMMON_MIN_MEMORIES, int(size * COMMON_FRACTION))
+        rare = [
+            term for term in terms
+            if db.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                (term, common_at),
+            ).fetchone()[0] < common_at
+        ]
+        if rare:
+            return run(" OR ".join(rare))
+        return run(" AND ".join(terms)) or run(" OR ".join(terms))
 
     def recent(self, limit: int) -> list[Memory]:
         with self._reading() as db:
@@ -260,6 +299,11 @@ class MemoryStore:
     def count(self) -> int:
         with self._reading() as db:
             return 0 if db is None else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def _memory(row: tuple[int, str, str, float, float]) -> Memory:
