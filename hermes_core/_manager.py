@@ -32,6 +32,7 @@ from ._tools import ToolInfo, ToolRegistry
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from ._llm.auxiliary import AuxiliaryLlm
     from ._llm.host import LlmHost
     from ._session import AgentSession
 
@@ -364,6 +365,13 @@ class PluginManager:
                 read = (lambda: fixed) if fixed is not None else ConfigWatcher(self.home).current
                 self._llm = LlmHost(self.home, read)
             return self._llm
+
+    def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
+        """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main
+        model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
+        from ._llm.auxiliary import AuxiliaryLlm
+
+        return AuxiliaryLlm(self._llm_host(), task)
 
     # -- records ------------------------------------------------------------------------
 

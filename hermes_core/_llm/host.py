@@ -19,7 +19,7 @@ from .audit import AuditLog
 from .credentials import Pool, pool_for
 from .reply import Answer, answer_of
 from .results import PluginLlmUsage
-from .routes import Plan, Route, plan_call
+from .routes import Plan, Route, plan_auxiliary, plan_call
 from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
@@ -46,6 +46,7 @@ class Call:
     profile: str | None = None
     purpose: str | None = None
     response_format: dict[str, Any] | None = None
+    task: str | None = None  # a host side task (`auxiliary.<task>`), not a plugin's call
 
     def request(self, route: Route) -> dict[str, Any]:
         body: dict[str, Any] = {"model": route.model, "messages": self.messages}
@@ -166,6 +167,8 @@ class LlmHost:
         return f"<LlmHost home={str(self.home)!r}>"
 
     def _plan(self, call: Call) -> Plan:
+        if call.task is not None:
+            return plan_auxiliary(self._read_config(), call.task, call.timeout)
         if call.provider or call.model or call.agent_id or call.profile:
             overrides = {"provider": call.provider, "model": call.model, "agent_id": call.agent_id,
                          "profile": call.profile}

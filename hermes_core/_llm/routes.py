@@ -16,6 +16,7 @@ the time limit. The host decides all of it; a plugin sees only the answer.
       timeout: 30                   # seconds, for every auxiliary call
       plugin_llm: {timeout: 20, retry_after_cap: 10}
       vision: {provider: openai, model: gpt-4o-mini}
+      compression: {model: gpt-4o-mini, timeout: 60}   # the host's own side tasks; unset: the main model
     agents:                         # other agents' models, for plugins granted agent_id
       reviewer: {model: {provider: openai, model: gpt-4o}}
 """
@@ -30,7 +31,7 @@ import attrs
 from .._config import Config
 from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 
-__all__ = ["PROVIDERS", "Plan", "Route", "plan_call", "timeout_for"]
+__all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for"]
 
 # provider id -> (default base URL, environment variable holding its key)
 PROVIDERS: dict[str, tuple[str | None, str]] = {
@@ -112,13 +113,13 @@ def _mapping(config: Config, *parts: str) -> Mapping[str, Any]:
         raise LlmConfigError(str(exc)) from None
 
 
-def timeout_for(config: Config, timeout: float | None) -> float:
-    """`timeout=` → `auxiliary.plugin_llm.timeout` → `auxiliary.timeout` → 30 s."""
+def timeout_for(config: Config, timeout: float | None, task: str = "plugin_llm") -> float:
+    """`timeout=` → `auxiliary.<task>.timeout` → `auxiliary.timeout` → 30 s."""
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise PluginLlmInputError(f"timeout must be a positive number of seconds, not {timeout!r}")
         return float(timeout)
-    for key in ("auxiliary.plugin_llm.timeout", "auxiliary.timeout"):
+    for key in (f"auxiliary.{task}.timeout", "auxiliary.timeout"):
         try:
             value = config.number(key, 0.0)
         except ConfigError as exc:
@@ -126,6 +127,32 @@ def timeout_for(config: Config, timeout: float | None) -> float:
         if value > 0:
             return value
     return DEFAULT_TIMEOUT
+
+
+def _cap(config: Config) -> float:
+    try:
+        return config.number("auxiliary.plugin_llm.retry_after_cap", DEFAULT_RETRY_AFTER_CAP)
+    except ConfigError as exc:
+        raise LlmConfigError(str(exc)) from None
+
+
+def plan_auxiliary(config: Config, task: str, timeout: float | None) -> Plan:
+    """The routes of one of the host's own side tasks (`compression`, ...): `auxiliary.<task>`
+    when it names a model (on the main provider unless it names another), then the main
+    model and its fallback chain."""
+    main = _mapping(config, "model")
+    section = _mapping(config, "auxiliary", task)
+    routes: list[Route] = []
+    if section.get("model") or section.get("provider"):
+        inherited = {k: main[k] for k in ("provider", "model", "base_url", "api_key_env") if k in main}
+        if section.get("provider") and section.get("provider") != main.get("provider"):
+            inherited = {}
+        routes.append(_route({**inherited, **section}, f"auxiliary.{task}"))
+    routes += plan_call(config, provider=None, model=None, agent_id=None, images=False, timeout=timeout).routes
+    unique = list({(r.provider, r.model, r.base_url): r for r in reversed(routes)}.values())[::-1]
+    pricing = main.get("pricing") or {}
+    return Plan(tuple(unique), "default", timeout_for(config, timeout, task), _cap(config),
+                pricing if isinstance(pricing, Mapping) else {})
 
 
 def plan_call(
@@ -166,10 +193,6 @@ def plan_call(
                     "vision model is configured; set auxiliary.vision.provider and auxiliary.vision.model"
                 )
             routes = [_route(vision, "auxiliary.vision")]
-    try:
-        cap = config.number("auxiliary.plugin_llm.retry_after_cap", DEFAULT_RETRY_AFTER_CAP)
-    except ConfigError as exc:
-        raise LlmConfigError(str(exc)) from None
     pricing = section.get("pricing") or _mapping(config, "model").get("pricing") or {}
-    return Plan(tuple(routes), agent_id or "default", timeout_for(config, timeout), cap,
+    return Plan(tuple(routes), agent_id or "default", timeout_for(config, timeout), _cap(config),
                 pricing if isinstance(pricing, Mapping) else {})

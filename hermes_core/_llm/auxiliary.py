@@ -1,0 +1,56 @@
+"""`AuxiliaryLlm`: the host's own LLM client for side tasks (summaries for compression, ...).
+
+Not a plugin's client: no trust gate, routed by `auxiliary.<task>` (else the main model,
+with its fallback chain), audited as `host` with the task as purpose. The host hands it to
+its built-in engines; plugins use their own `ctx.llm`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .reply import Answer
+from .results import PluginLlmCompleteResult
+from .structured import check_messages
+
+if TYPE_CHECKING:
+    from .host import LlmHost
+
+__all__ = ["AuxiliaryLlm"]
+
+
+class AuxiliaryLlm:
+    """Chat completions for one host task, e.g. `manager.auxiliary_llm("compression")`."""
+
+    __slots__ = ("_host", "task")
+
+    def __init__(self, host: LlmHost, task: str) -> None:
+        self._host = host
+        self.task = task
+
+    def __repr__(self) -> str:
+        return f"<AuxiliaryLlm task={self.task!r}>"
+
+    def _call(self, messages: Any, max_tokens: int | None, temperature: float | None, timeout: float | None) -> Any:
+        from .host import Call
+
+        return Call("host", "auxiliary", check_messages(messages), temperature, max_tokens, timeout,
+                    purpose=self.task, task=self.task)
+
+    def _finish(self, answer: Answer) -> PluginLlmCompleteResult:
+        return PluginLlmCompleteResult(answer.text, answer.provider, answer.model, answer.agent_id, answer.usage,
+                                       {"plugin_id": "host", "purpose": self.task, "profile": None})
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, max_tokens: int | None = None, temperature: float | None = None,
+        timeout: float | None = None,
+    ) -> PluginLlmCompleteResult:
+        """One chat completion on `auxiliary.<task>` (else the main model); raises `LlmProviderError`
+        when every route fails and `LlmConfigError` when none is configured."""
+        return self._host.run(self._call(messages, max_tokens, temperature, timeout), self._finish)
+
+    async def acomplete(
+        self, messages: list[dict[str, Any]], *, max_tokens: int | None = None, temperature: float | None = None,
+        timeout: float | None = None,
+    ) -> PluginLlmCompleteResult:
+        return await self._host.arun(self._call(messages, max_tokens, temperature, timeout), self._finish)
