@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from ._commands import CommandRegistry
     from ._config import Config, edit_config, load_config
     from ._context import PluginContext
+    from ._context_engine import ContextEngine
+    from ._llm.auxiliary import AuxiliaryLlm
+    from ._messages import estimate_tokens, message_problems, repair_tool_pairing, split_for_compression
     from ._discovery import Discovery, PluginSpec, discover
     from ._doctor import DoctorReport
     from ._errors import (
@@ -57,7 +60,10 @@ _EXPORTS = {
     "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
     "DoctorReport": "_doctor",
     "PluginContext": "_context",
-    "AgentSession": "_session", "MemoryProvider": "_memory",
+    "AgentSession": "_session", "MemoryProvider": "_memory", "ContextEngine": "_context_engine",
+    "AuxiliaryLlm": "_llm.auxiliary",
+    **dict.fromkeys(["message_problems", "repair_tool_pairing", "estimate_tokens", "split_for_compression"],
+                    "_messages"),
     "Tool": "_records", "Command": "_records",
     "ToolRegistry": "_tools", "ToolInfo": "_tools",
     "CommandRegistry": "_commands",

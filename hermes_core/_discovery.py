@@ -18,12 +18,20 @@ from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
 from ._paths import env_flag, hermes_home
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
-__all__ = ["PluginSpec", "Discovery", "discover", "ENTRY_POINT_GROUP", "MEMORY_ENTRY_POINT_GROUP", "SOURCES"]
+__all__ = [
+    "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "MEMORY_ENTRY_POINT_GROUP", "SOURCES", "Discovery",
+    "PluginSpec", "discover",
+]
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 MEMORY_ENTRY_POINT_GROUP = "hermes_agent.memory_providers"
+CONTEXT_ENGINE_ENTRY_POINT_GROUP = "hermes_agent.context_engines"
 # Entry-point groups, and the slot category their plugins belong to (ids become `<category>/<name>`).
-ENTRY_POINT_GROUPS: tuple[tuple[str, str | None], ...] = ((ENTRY_POINT_GROUP, None), (MEMORY_ENTRY_POINT_GROUP, "memory"))
+ENTRY_POINT_GROUPS: tuple[tuple[str, str | None], ...] = (
+    (ENTRY_POINT_GROUP, None),
+    (CONTEXT_ENGINE_ENTRY_POINT_GROUP, "context_engine"),
+    (MEMORY_ENTRY_POINT_GROUP, "memory"),
+)
 SOURCES = ("builtin", "user", "project", "entrypoint")
 BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
@@ -264,7 +272,8 @@ def discover(
 
     Sources: built-in entry points, `$HERMES_HOME/plugins`, `./.hermes/plugins` (only when
     `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the groups
-    `hermes_agent.plugins` and `hermes_agent.memory_providers` (ids `memory/<name>`). A later source overrides an earlier one that uses the same id.
+    `hermes_agent.plugins`, `hermes_agent.context_engines` (ids `context_engine/<name>`) and
+    `hermes_agent.memory_providers` (ids `memory/<name>`). A later source overrides an earlier one that uses the same id.
     """
     home = home if home is not None else hermes_home()
     cwd = cwd if cwd is not None else Path.cwd()

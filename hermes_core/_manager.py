@@ -355,6 +355,10 @@ class PluginManager:
         label = next(p.name for p in self._slots.providers(slot) if p.provider is provider)
         record.note("providers", f"{slot}:{label}", undo)
 
+    def _is_builtin(self, plugin_id: str | None) -> bool:
+        record = self._records.get(plugin_id or "")
+        return record is not None and record.spec.source == "builtin"
+
     def _llm_host(self) -> LlmHost:
         """The host side of every plugin's `ctx.llm`; it reads config.yaml afresh on each call."""
         with self._lock:
@@ -396,16 +400,20 @@ class PluginManager:
 
     # -- running things -------------------------------------------------------------------
 
-    def open_session(self, session_id: str | None = None, **kwargs: Any) -> AgentSession:
+    def open_session(
+        self, session_id: str | None = None, *, model: str | None = None, context_length: int | None = None,
+        **kwargs: Any,
+    ) -> AgentSession:
         """A new agent session: fresh instances of the selected context engine and memory
         provider, their tools next to the plugins', the calls a loop makes around each turn.
 
-        Raises `UnknownProviderError` when the config names an engine nothing provides.
-        `kwargs` go to the memory provider's `initialize` (with `hermes_home`).
+        `model` and `context_length` default to `model.model` and `model.context_length`
+        (128,000). Raises `UnknownProviderError` when the config names an engine nothing
+        provides. `kwargs` go to the engines' `on_session_start` / `initialize`.
         """
         from ._session import AgentSession
 
-        return AgentSession(self, session_id, **kwargs)
+        return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
 
     def default_session(self) -> AgentSession:
         """The session for tool calls made outside any agent session (`hermes tools call`, a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ._context_engine import ContextEngine
 from ._memory import MemoryProvider
 
 __all__ = ["SlotDecl", "BUILTIN_SLOTS"]
@@ -33,7 +34,7 @@ def _host_slot(name: str) -> SlotDecl:
 
 
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
-    SlotDecl("context_engine", "context.engine", "compressor"),
+    SlotDecl("context_engine", "context.engine", "compressor", ContextEngine),
     SlotDecl("memory", "memory.provider", "builtin", MemoryProvider),
     *(
         _host_slot(name)

@@ -7,6 +7,10 @@ plugin, and load unless `plugins.disabled` names them.
 # Shown by `hermes plugins list`, which must not import the plugin modules themselves.
 DESCRIPTIONS = {
     "clock": "The current_time tool: the date and time in UTC or any IANA time zone.",
+    "context_engine/compressor": "Keeps the head and tail of a long conversation and summarises the middle "
+    "(the default context engine).",
+    "context_engine/lcm": "Lossless context: old messages stored whole in SQLite behind summary nodes; "
+    "lcm_grep and lcm_expand bring them back.",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",
 }

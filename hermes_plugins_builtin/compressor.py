@@ -21,8 +21,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core._context_engine import ContextEngine
 from hermes_core._messages import estimate_tokens, message_text, repair_tool_pairing, split_for_compression
+
+from ._engine_base import ThresholdEngine
 
 __all__ = ["CompressorEngine", "SUMMARY_MARK"]
 
@@ -45,10 +46,6 @@ PROMPT = (
 )
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
-
-
 def _is_summary(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     return message.get("role") == "user" and isinstance(content, str) and content.startswith(SUMMARY_MARK)
@@ -68,10 +65,12 @@ def _line(message: Mapping[str, Any], limit: int) -> str:
     return f"[{message.get('role')}] {text}"
 
 
-class CompressorEngine(ContextEngine):
+class CompressorEngine(ThresholdEngine):
     """Lossy compression: the middle of the conversation becomes one summary message."""
 
     name = "compressor"
+    settings = "compression"
+    numbers = ("threshold", "target_ratio", "protect_first_n", "protect_last_n")
 
     def __init__(
         self,
@@ -99,29 +98,9 @@ class CompressorEngine(ContextEngine):
     # -- the host's calls ---------------------------------------------------------------------
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
-        config = kwargs.get("config")
-        if config is not None:
-            self.threshold_percent = config.number("compression.threshold", self.threshold_percent)
-            self.target_ratio = config.number("compression.target_ratio", self.target_ratio)
-            self.protect_first_n = int(config.number("compression.protect_first_n", self.protect_first_n))
-            self.protect_last_n = int(config.number("compression.protect_last_n", self.protect_last_n))
         if kwargs.get("auxiliary") is not None:
             self.auxiliary = kwargs["auxiliary"]
-        if kwargs.get("context_length"):
-            self.update_model(str(kwargs.get("model") or ""), int(kwargs["context_length"]))
-        else:
-            self.update_model("", self.context_length)
-
-    def update_from_response(self, usage: Mapping[str, Any]) -> None:
-        usage = usage if isinstance(usage, Mapping) else {}
-        prompt = _int(usage.get("prompt_tokens", usage.get("input_tokens")))
-        completion = _int(usage.get("completion_tokens", usage.get("output_tokens")))
-        self.last_prompt_tokens, self.last_completion_tokens = prompt, completion
-        self.last_total_tokens = _int(usage.get("total_tokens")) or prompt + completion
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        tokens = self.last_prompt_tokens if prompt_tokens is None else _int(prompt_tokens)
-        return self.threshold_tokens > 0 and tokens >= self.threshold_tokens
+        super().on_session_start(session_id, **kwargs)
 
     def compress(
         self,

@@ -69,7 +69,8 @@ def test_doctor_json_shape_and_exit_code(home: Path) -> None:
     assert dice["status"] == "ok" and dice["error"] is None
     assert dice["registered"] == {"tools": ["roll"], "commands": ["dice-stats", "explode"]}
     assert isinstance(dice["import_ms"], float)
-    assert report["slots"]["context_engine"] is None and report["problems"] == []
+    assert report["slots"]["context_engine"] == "compressor" and report["slots"]["memory"] == "builtin"
+    assert report["slots"]["tts"] is None and report["problems"] == []
     write_config(home, "plugins:\n  enabled: [dice, broken]\n")
     report = hermes_json("plugins", "doctor", check=1)
     broken = next(p for p in report["plugins"] if p["id"] == "broken")

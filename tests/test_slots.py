@@ -9,6 +9,7 @@ import pytest
 
 from hermes_core import (
     Config,
+    ContextEngine,
     PluginManager,
     ProviderConflictError,
     ProviderCopyError,
@@ -20,11 +21,20 @@ from hermes_core import (
 from tests.helpers import make_folder_plugin, write_config
 
 
-class Lossless:
+class Lossless(ContextEngine):
     name = "lcm"
 
     def __init__(self):
         self.turns = []
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, prompt_tokens=None):
+        return False
+
+    def compress(self, messages, current_tokens=None, focus_topic=None):
+        return messages
 
 
 class Engine:
@@ -131,8 +141,7 @@ def test_memory_slot_takes_only_memory_providers() -> None:
 
 def test_manager_wires_plugins_into_slots(home: Path) -> None:
     make_folder_plugin(home / "plugins" / "context_engine", "lcm", """
-class Lcm:
-    name = "lcm"
+from tests.test_slots import Lossless as Lcm
 def register(ctx):
     ctx.register_context_engine(Lcm)
 """, "description: lossless\n")
@@ -175,7 +184,8 @@ def test_doctor_reports_an_unknown_configured_engine(home: Path) -> None:
 def test_register_context_engine_hook_offers_an_engine(home: Path) -> None:
     make_folder_plugin(home / "plugins", "engines", """
 from hermes_core import hookimpl
-class Summariser:
+from tests.test_slots import Lossless
+class Summariser(Lossless):
     name = "summariser"
 @hookimpl
 def register_context_engine(ctx):
@@ -184,6 +194,6 @@ def register_context_engine(ctx):
     write_config(home, "plugins:\n  enabled: [engines]\n")
     manager = PluginManager()
     assert manager.record("engines").registered == {"providers": ["context_engine:summariser"]}
-    assert manager.select("context_engine") is None  # never active by itself
+    assert manager.select("context_engine").name == "compressor"  # never active by itself: the default stays
     write_config(home, "plugins:\n  enabled: [engines]\ncontext:\n  engine: summariser\n")
     assert type(PluginManager().create_provider("context_engine")).__name__ == "Summariser"

@@ -5,7 +5,7 @@ its fixtures are available in any test suite without imports:
 
 - `llm_server`: a running `ScriptedServer`, an OpenAI-compatible server on 127.0.0.1.
 
-Contract suites (subclass them in a test file): `MemoryProviderContract`. Hypothesis
+Contract suites (subclass them in a test file): `ContextEngineContract`, `MemoryProviderContract`. Hypothesis
 strategies: `hermes_core.testing.strategies`. Both need hypothesis (`hermes-core[testing]`).
 
 Names are imported on first use: pytest loads this package in every run of every project
@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import strategies
+    from ._engine_contract import ContextEngineContract
     from ._memory_contract import MemoryProviderContract
     from ._server import Fault, RecordedRequest, Reply, ScriptedServer, tool_call
 
 _EXPORTS = {
     **dict.fromkeys(["ScriptedServer", "Reply", "Fault", "RecordedRequest", "tool_call"], "_server"),
     "MemoryProviderContract": "_memory_contract",
+    "ContextEngineContract": "_engine_contract",
 }
 __all__ = [*_EXPORTS, "strategies"]
 

@@ -3,10 +3,13 @@ a guard that fails any network call made where none is allowed."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 try:
     import hypothesis  # noqa: F401
@@ -61,3 +64,33 @@ def no_network(what: str) -> Iterator[None]:
         yield
     finally:
         _watch.what = previous
+
+
+def json_reply(result: Any, where: str) -> Any:
+    """`result` parsed, failing the check when it is not a JSON string."""
+    assert isinstance(result, str), f"{where} returned {type(result).__name__}, not a JSON string: {result!r:.200}"
+    try:
+        return json.loads(result)
+    except ValueError:
+        raise AssertionError(f"{where} returned a string that is not JSON: {result!r:.200}") from None
+
+
+def check_tool_schemas(schemas: Any, where: str) -> list[str]:
+    """Fail unless `schemas` is a list of OpenAI function objects with unique, valid names and
+    valid JSON Schema `parameters` of type object; returns the names."""
+    from jsonschema.validators import validator_for
+
+    assert isinstance(schemas, list), f"{where} returned {type(schemas).__name__}, not a list"
+    names = [s.get("name") for s in schemas if isinstance(s, dict)]
+    assert len(names) == len(schemas), f"every tool schema of {where} must be a dict: {schemas!r:.300}"
+    assert len(set(names)) == len(names), f"tool names repeat in {where}: {names}"
+    for schema in schemas:
+        name = schema["name"]
+        assert isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name), (
+            f"tool name {name!r} is not a valid OpenAI function name")
+        assert isinstance(schema.get("description", ""), str), f"{name}: description must be a string"
+        parameters = schema.get("parameters", {"type": "object"})
+        assert isinstance(parameters, dict) and parameters.get("type") == "object", (
+            f"{name}: parameters must be a JSON Schema of type object")
+        validator_for(parameters).check_schema(parameters)
+    return names

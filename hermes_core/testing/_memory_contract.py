@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._kit import contract_settings, no_network  # first: a clear error when hypothesis is missing
+from ._kit import (  # first: a clear error when hypothesis is missing
+    check_tool_schemas,
+    contract_settings,
+    json_reply,
+    no_network,
+)
 
 # isort: split
 import pytest
@@ -25,14 +29,6 @@ _DECOYS = ("The weather in Paris was mild", "Meeting moved to Thursday at 10", "
 
 def _tool_names(provider: Any) -> set[str]:
     return {s.get("name") for s in provider.get_tool_schemas() or [] if isinstance(s, dict)}
-
-
-def _json(result: Any, where: str) -> Any:
-    assert isinstance(result, str), f"{where} returned {type(result).__name__}, not a JSON string: {result!r:.200}"
-    try:
-        return json.loads(result)
-    except ValueError:
-        raise AssertionError(f"{where} returned a string that is not JSON: {result!r:.200}") from None
 
 
 class MemoryProviderContract:
@@ -58,14 +54,14 @@ class MemoryProviderContract:
     def save(self, provider: Any, text: str) -> Any:
         """Store `text`; returns its id."""
         self._needs(provider, "memory_save")
-        reply = _json(provider.handle_tool_call("memory_save", {"content": text}), "memory_save")
+        reply = json_reply(provider.handle_tool_call("memory_save", {"content": text}), "memory_save")
         assert isinstance(reply, dict) and "id" in reply, f"memory_save returned no id: {reply!r:.300}"
         return reply["id"]
 
     def search(self, provider: Any, query: str) -> list[tuple[Any, str]]:
         """(id, content) of what a search for `query` finds."""
         self._needs(provider, "memory_search")
-        reply = _json(provider.handle_tool_call("memory_search", {"query": query, "limit": 10}), "memory_search")
+        reply = json_reply(provider.handle_tool_call("memory_search", {"query": query, "limit": 10}), "memory_search")
         assert isinstance(reply, dict) and isinstance(reply.get("results"), list), (
             f"memory_search returned no results list: {reply!r:.300}"
         )
@@ -73,7 +69,7 @@ class MemoryProviderContract:
 
     def forget(self, provider: Any, memory_id: Any) -> None:
         self._needs(provider, "memory_forget")
-        reply = _json(provider.handle_tool_call("memory_forget", {"id": memory_id}), "memory_forget")
+        reply = json_reply(provider.handle_tool_call("memory_forget", {"id": memory_id}), "memory_forget")
         assert not (isinstance(reply, dict) and "error" in reply), f"memory_forget failed: {reply!r:.300}"
 
     @staticmethod
@@ -112,25 +108,8 @@ class MemoryProviderContract:
         assert isinstance(value, bool), f"is_available() returned {value!r}, not a bool"
 
     def test_tool_schemas_are_openai_functions_with_valid_json_schema(self, tmp_path: Path) -> None:
-        from jsonschema.validators import validator_for
-
         with self._fresh(tmp_path) as provider:
-            schemas = provider.get_tool_schemas()
-        assert isinstance(schemas, list), f"get_tool_schemas() returned {type(schemas).__name__}, not a list"
-        names = [s.get("name") for s in schemas if isinstance(s, dict)]
-        assert len(names) == len(schemas), f"every tool schema must be a dict: {schemas!r:.300}"
-        assert len(set(names)) == len(names), f"tool names repeat: {names}"
-        for schema in schemas:
-            name = schema["name"]
-            assert isinstance(name, str) and name.replace("_", "a").replace("-", "a").isalnum() and len(name) <= 64, (
-                f"tool name {name!r} is not a valid OpenAI function name"
-            )
-            assert isinstance(schema.get("description", ""), str)
-            parameters = schema.get("parameters", {"type": "object"})
-            assert isinstance(parameters, dict) and parameters.get("type") == "object", (
-                f"{name}: parameters must be a JSON Schema of type object"
-            )
-            validator_for(parameters).check_schema(parameters)
+            check_tool_schemas(provider.get_tool_schemas(), "get_tool_schemas()")
 
     @contract_settings
     @given(data=st.data())
@@ -139,7 +118,7 @@ class MemoryProviderContract:
             schemas = provider.get_tool_schemas()
             for schema in schemas + [{"name": "no_such_tool"}]:
                 args = data.draw(tool_arguments(schema), label=schema["name"])
-                _json(provider.handle_tool_call(schema["name"], args), f"handle_tool_call({schema['name']!r})")
+                json_reply(provider.handle_tool_call(schema["name"], args), f"handle_tool_call({schema['name']!r})")
 
     @contract_settings
     @given(text=memory_texts())
@@ -166,7 +145,7 @@ class MemoryProviderContract:
         with self._fresh(tmp_path) as provider:
             self.save(provider, _DECOYS[0])
             if "memory_search" in _tool_names(provider):
-                reply = _json(provider.handle_tool_call("memory_search", {"query": query}), "memory_search")
+                reply = json_reply(provider.handle_tool_call("memory_search", {"query": query}), "memory_search")
                 assert isinstance(reply, dict), f"memory_search returned {reply!r:.200}"
             assert isinstance(provider.prefetch(query, session_id=self.session_id), str), "prefetch() must return str"
 

@@ -9,6 +9,7 @@ arguments, and (for context engines) valid OpenAI message lists and usage dicts.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from . import _kit  # noqa: F401 - first: a clear error when hypothesis is missing
@@ -16,7 +17,9 @@ from . import _kit  # noqa: F401 - first: a clear error when hypothesis is missi
 # isort: split
 from hypothesis import strategies as st
 
-__all__ = ["json_values", "memory_texts", "search_queries", "tool_arguments"]
+__all__ = [
+    "json_values", "memory_texts", "message_lists", "search_queries", "tool_arguments", "tool_schemas", "usage_dicts",
+]
 
 # Fragments that are syntax to a full-text engine or a shell, and text that tokenizers split oddly.
 TRICKY_FRAGMENTS = (
@@ -68,3 +71,87 @@ def tool_arguments(schema: dict[str, Any] | None = None) -> st.SearchStrategy[di
     names = list(((schema or {}).get("parameters") or {}).get("properties") or {})
     keys = st.one_of(st.sampled_from(names), st.text(max_size=10)) if names else st.text(max_size=10)
     return st.dictionaries(keys, json_values(), max_size=4)
+
+
+# -- conversations --------------------------------------------------------------------------------
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
+_NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
+
+
+def _long_text() -> st.SearchStrategy[str]:
+    """Long contents (a pasted file, a big tool output) without generating every character."""
+    return st.builds(lambda word, n: (word + " ") * n, st.sampled_from(["lorem", "data", "日本語", "ok"]),
+                     st.integers(500, 6_000))
+
+
+def _content() -> st.SearchStrategy[str]:
+    return st.one_of(_TEXT, _TEXT, _TEXT, _long_text())
+
+
+def _user_message() -> st.SearchStrategy[dict[str, Any]]:
+    image = st.fixed_dictionaries({"type": st.just("image_url"), "image_url": st.fixed_dictionaries(
+        {"url": st.sampled_from(["data:image/png;base64,iVBORw0KGgo=", "https://example.com/cat.png"])})})
+    parts = st.lists(st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}), image),
+                     min_size=1, max_size=3)
+    return st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(_content(), _content(), parts)})
+
+
+@st.composite
+def _assistant_turn(draw: st.DrawFn, counter: list[int]) -> list[dict[str, Any]]:
+    """An assistant reply: text, or 1-3 tool calls followed by their results (and maybe text)."""
+    if draw(st.booleans()):
+        return [{"role": "assistant", "content": draw(_content())}]
+    calls = []
+    for _ in range(draw(st.integers(1, 3))):
+        counter[0] += 1
+        arguments = draw(st.dictionaries(_NAMES, st.one_of(st.integers(), _TEXT), max_size=2))
+        calls.append({"id": f"call_{counter[0]}", "type": "function",
+                      "function": {"name": draw(_NAMES), "arguments": json.dumps(arguments)}})
+    turn: list[dict[str, Any]] = [{"role": "assistant", "content": draw(st.one_of(st.none(), _TEXT)),
+                                   "tool_calls": calls}]
+    turn += [{"role": "tool", "tool_call_id": c["id"], "content": draw(_content())} for c in calls]
+    if draw(st.booleans()):
+        turn.append({"role": "assistant", "content": draw(_TEXT)})
+    return turn
+
+
+@st.composite
+def message_lists(draw: st.DrawFn, *, min_turns: int = 1, max_turns: int = 24) -> list[dict[str, Any]]:
+    """A valid OpenAI message list (SPEC §8): an optional system prompt, then turns of a user
+    message (text or multimodal parts) and an assistant reply (text, or several tool calls
+    with their results). Contents are sometimes long. Always has a user message."""
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(_TEXT)})
+    counter = [0]
+    for _ in range(draw(st.integers(min_turns, max_turns))):
+        messages.append(draw(_user_message()))
+        if draw(st.integers(0, 9)):  # mostly answered; the last turn may await its reply
+            messages += draw(_assistant_turn(counter))
+    return messages
+
+
+def usage_dicts() -> st.SearchStrategy[dict[str, Any]]:
+    """`usage` as providers send it: OpenAI's names (sometimes with cached-token details),
+    Anthropic's `input_tokens`/`output_tokens`, or a partial dict."""
+    count = st.integers(0, 2_000_000)
+    openai = st.builds(
+        lambda p, c, cached: {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
+                              **({"prompt_tokens_details": {"cached_tokens": min(cached, p)}} if cached else {})},
+        count, count, st.integers(0, 1_000))
+    anthropic = st.builds(lambda p, c: {"input_tokens": p, "output_tokens": c}, count, count)
+    partial = st.dictionaries(st.sampled_from(["prompt_tokens", "completion_tokens", "total_tokens"]), count)
+    return st.one_of(openai, anthropic, partial)
+
+
+def tool_schemas() -> st.SearchStrategy[dict[str, Any]]:
+    """Valid OpenAI function objects with small JSON Schemas for their parameters."""
+    kinds = st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"},
+                             {"type": "array", "items": {"type": "string"}}])
+    return st.builds(
+        lambda name, description, properties, required: {
+            "name": name, "description": description,
+            "parameters": {"type": "object", "properties": properties,
+                           "required": sorted(set(required) & set(properties))}},
+        _NAMES, _TEXT, st.dictionaries(_NAMES, kinds, max_size=4), st.lists(_NAMES, max_size=2))
