@@ -16,46 +16,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 
+from _scripted import server_process
+
 from hermes_core import PluginManager
 
 MESSAGES = [{"role": "user", "content": "ping"}]
-
-
-_SERVE = """
-import sys
-from hermes_core.testing import Reply, ScriptedServer
-with ScriptedServer() as server:
-    server.always(Reply("pong", delay=float(sys.argv[1])))
-    print(server.url, flush=True)
-    sys.stdin.read()
-"""
-
-
-@contextlib.contextmanager
-def server_process(delay: float) -> Iterator[str]:
-    """The scripted server in its own process, so that it does not share the client's GIL."""
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(delay)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=10)
 
 
 def ctx_for(home: Path, url: str):
