@@ -417,11 +417,14 @@ class PluginManager:
 
     def default_session(self) -> AgentSession:
         """The session for tool calls made outside any agent session (`hermes tools call`, a
-        plugin's `ctx.dispatch_tool` from a command): opened on first use, closed on `reload()`."""
+        plugin's `ctx.dispatch_tool` from a command): opened on first use, closed by `close()`
+        and `reload()`. It is not a conversation: the plugins' session hooks do not fire for it."""
         with self._lock:
             self._ensure_loaded()
             if self._default_session is None:
-                self._default_session = self.open_session("default")
+                from ._session import AgentSession
+
+                self._default_session = AgentSession(self, "default", announce=False)
             return self._default_session
 
     def close(self) -> None:

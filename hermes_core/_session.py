@@ -46,7 +46,8 @@ class AgentSession:
 
     Opening it fires the plugins' `on_session_start` hook and starts the engines; `close()`
     ends them and fires `on_session_end`. Raises `UnknownProviderError` when the config
-    names an engine that nothing provides.
+    names an engine that nothing provides; an engine that cannot be created or started
+    leaves the session without it (noted in `problems`).
     """
 
     def __init__(
@@ -57,12 +58,14 @@ class AgentSession:
         model: str | None = None,
         context_length: int | None = None,
         platform: str = "cli",
+        announce: bool = True,
         **kwargs: Any,
     ) -> None:
         self.session_id = session_id or uuid.uuid4().hex
         self.problems: list[str] = []
         self._manager = manager
         self._hooks = manager.hooks
+        self._announce = announce  # fire the plugins' session hooks (not for the manager's default session)
         self._closed = False
         self._tools = ToolRegistry()
         config = manager.config
@@ -76,7 +79,8 @@ class AgentSession:
         self.memory: Any = self._start_memory(start)
         self._attach(self.context_engine, self.engine_provider)
         self._attach(self.memory, self.memory_provider)
-        self._hooks.fire("on_session_start", session_id=self.session_id, model=self.model, platform=platform)
+        if announce:
+            self._hooks.fire("on_session_start", session_id=self.session_id, model=self.model, platform=platform)
 
     def __repr__(self) -> str:
         engine = self.engine_provider.name if self.context_engine is not None and self.engine_provider else None
@@ -105,7 +109,9 @@ class AgentSession:
         entry = self.engine_provider
         if entry is None:
             return None
-        engine = entry.new_instance()
+        engine = self._guard(f"creating context engine {entry.name!r}", entry.new_instance, None)
+        if engine is None:
+            return None
         if self._manager._is_builtin(entry.plugin_id):
             # The host's own summariser and settings go to its built-in engines only; a plugin's
             # engine uses its plugin's gated ctx.llm.
@@ -127,7 +133,10 @@ class AgentSession:
     def _start_memory(self, start: dict[str, Any]) -> Any:
         if self.memory_provider is None:
             return None
-        provider = self.memory_provider.new_instance()
+        provider = self._guard(f"creating memory provider {self.memory_provider.name!r}",
+                               self.memory_provider.new_instance, None)
+        if provider is None:
+            return None
         who = f"memory provider {self.memory_provider.name!r}"
         if self._guard(f"{who}.is_available()", provider.is_available, False) is not True:
             self.problems.append(f"{who} is not available here; this session has no memory")
@@ -257,7 +266,8 @@ class AgentSession:
     def reset(self) -> None:
         """A `/reset` or `/new`: the engine forgets this conversation's state; plugins hear `on_session_reset`."""
         self._engine_call("on_session_reset", None)
-        self._hooks.fire("on_session_reset", session_id=self.session_id)
+        if self._announce:
+            self._hooks.fire("on_session_reset", session_id=self.session_id)
 
     # -- the end --------------------------------------------------------------------------
 
@@ -270,4 +280,5 @@ class AgentSession:
         self._engine_call("on_session_end", None, self.session_id, list(messages))
         self._memory_call("on_session_end", None, list(messages))
         self._memory_call("shutdown", None)
-        self._hooks.fire("on_session_end", session_id=self.session_id, messages=list(messages))
+        if self._announce:
+            self._hooks.fire("on_session_end", session_id=self.session_id, messages=list(messages))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core import (
+    Config,
     ContextEngine,
     PluginManager,
     UnknownProviderError,
@@ -185,12 +186,8 @@ def register_context_engine(ctx):
     write_config(home, "plugins:\n  enabled: [engines]\ncontext:\n  engine: truncate\n")
     with PluginManager().open_session() as session:
         assert session.context_engine.name == "truncate"
-    manager = PluginManager(discover_plugins=False)
-    from tests.test_context_engines import Minimal
-
-    manager.add_plugin(lambda ctx: ctx.register_context_engine(Minimal()), "minimal-plugin")
-    manager.config = manager.config.__class__({"context": {"engine": "minimal"}})
-    manager._fixed_config = manager.config
+    manager = PluginManager(discover_plugins=False, config=Config({"context": {"engine": "minimal"}}))
+    manager.add_plugin(lambda ctx: ctx.register_context_engine(Minimal()), "minimal-plugin")  # an instance
     with manager.open_session() as session:
         assert isinstance(session.context_engine, Minimal)
 
@@ -211,9 +208,8 @@ class Raising(Minimal):
 
 @pytest.mark.parametrize(("engine", "outcome"), [(Orphaning, "repaired its tool pairing"), (Raising, "engine bug")])
 def test_the_session_never_sends_an_invalid_list(home: Path, engine: type, outcome: str) -> None:
-    manager = PluginManager(discover_plugins=False)
+    manager = PluginManager(discover_plugins=False, config=Config({"context": {"engine": engine.name}}))
     manager.add_plugin(lambda ctx: ctx.register_context_engine(engine), "p")
-    manager._fixed_config = manager.config = manager.config.__class__({"context": {"engine": engine.name}})
     messages = conversation(6)
     with manager.open_session() as session:
         result = session.compress(messages)
@@ -388,3 +384,38 @@ def test_lcm_as_a_plain_engine_without_a_host(tmp_path: Path) -> None:
     result = engine.compress(conversation(12))
     assert message_problems(result) == [] and engine.compression_count == 1
     assert json.loads(engine.handle_tool_call("lcm_grep", {"query": "topic5"}))["count"] >= 1
+
+
+def test_a_session_fires_the_plugins_session_hooks_and_the_default_session_does_not(home: Path) -> None:
+    manager = PluginManager()
+    heard = []
+    manager.add_plugin(lambda ctx: [
+        ctx.register_hook("on_session_start", lambda session_id, model: heard.append(("start", session_id, model))),
+        ctx.register_hook("on_session_reset", lambda session_id: heard.append(("reset", session_id))),
+        ctx.register_hook("on_session_end", lambda session_id, messages: heard.append(("end", session_id, messages))),
+    ], "listener")
+    manager.tool_infos()
+    manager.dispatch_tool("current_time", {})
+    manager.close()
+    assert heard == []  # listing and calling tools is not a conversation
+    with manager.open_session("s7", model="m1") as session:
+        session.reset()
+        session.close([{"role": "user", "content": "bye"}])
+    assert heard == [("start", "s7", "m1"), ("reset", "s7"), ("end", "s7", [{"role": "user", "content": "bye"}])]
+
+
+class Unbuildable(Minimal):
+    name = "unbuildable"
+
+    def __init__(self):
+        raise OSError("no model file")
+
+
+def test_an_engine_that_cannot_be_created_leaves_the_session_without_it(home: Path) -> None:
+    manager = PluginManager(discover_plugins=False, config=Config({"context": {"engine": "unbuildable"}}))
+    manager.add_plugin(lambda ctx: ctx.register_context_engine(Unbuildable), "p")
+    with manager.open_session() as session:
+        assert session.context_engine is None
+        assert any("OSError: no model file" in p for p in session.problems)
+        messages = conversation(3)
+        assert session.before_request(messages) is messages

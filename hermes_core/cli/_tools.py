@@ -41,7 +41,8 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print its result."""
     import json
 
-    session = manager(ctx).default_session()
+    loaded = manager(ctx)
+    session = loaded.default_session()
     if not session.has_tool(name):
         available = ", ".join(sorted(t.name for t in session.tool_infos())) or "none"
         raise UnknownToolError(f"unknown tool {name!r} (available: {available})")
@@ -52,7 +53,7 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
     if not isinstance(args, dict):
         raise click.BadParameter("must be a JSON object, such as '{\"text\": \"hi\"}'", param_hint="ARGUMENTS")
     result = session.dispatch_tool(name, args)
-    session.close()
+    loaded.close()
     click.echo(result)
     try:
         failed = isinstance(parsed := json.loads(result), dict) and set(parsed) == {"error"}
