@@ -1,7 +1,8 @@
-"""`hermes plugins list|info|enable|disable|doctor`."""
+"""`hermes plugins list|info|enable|disable|doctor|new`."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -180,3 +181,20 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"problem: {problem}")
     if not report.ok:
         ctx.exit(1)
+
+
+@plugins.command()
+@click.argument("name")
+@click.option("--kind", type=click.Choice(["tool", "context_engine", "memory_provider"]), required=True,
+              help="What the plugin adds.")
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Where to create the project folder.")
+@click.option("--description", default="A plugin for hermes-core.", help="One line for the README and PyPI.")
+@click.option("--author", default="", help="The author's name.")
+def new(name: str, kind: str, output_dir: Path, description: str, author: str) -> None:
+    """Create a plugin project NAME (tests included) from the template, without prompts."""
+    from .._scaffold import render_plugin
+
+    folder = render_plugin(name, kind, output_dir, description=description, author=author)
+    click.echo(f"created {folder}")
+    click.echo(f"next: cd {folder} && pip install -e '.[test]' && pytest")

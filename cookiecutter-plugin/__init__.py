@@ -1,0 +1,1 @@
+"""The cookiecutter template of hermes-core plugins (`hermes plugins new`, or `cookiecutter cookiecutter-plugin`)."""
