@@ -45,9 +45,8 @@ class HermesConfig:
 
 
 def _plugin_id(plugin: Any) -> str:
+    """A module `hermes_word_tools` (or a function `word_tools`) loads as plugin `hermes-word-tools`."""
     name = getattr(plugin, "__name__", None) or type(plugin).__name__
-    if getattr(plugin, "__module__", None) and not hasattr(plugin, "__path__") and callable(plugin):
-        name = f"{plugin.__module__}.{name}"
     return name.rsplit(".", 1)[-1].replace("_", "-").strip("-") or "plugin"
 
 
@@ -56,8 +55,7 @@ def load_plugins(home: Path, config: HermesConfig, plugins: tuple[Any, ...]) -> 
     (AssertionError) naming the plugin when one of them does not load."""
     from .._discovery import discover
 
-    discovered = {spec.id for spec in discover(home=home).plugins} | {
-        spec.name for spec in discover(home=home).plugins}
+    discovered = {name for spec in discover(home=home).plugins for name in (spec.id, spec.name)}
     by_name = [p for p in plugins if isinstance(p, str) and p in discovered]
     for name in by_name:
         config.enable(name)
