@@ -32,7 +32,7 @@ from ._tools import ToolInfo, ToolRegistry
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._llm.auxiliary import AuxiliaryLlm
+    from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
     from ._llm.host import LlmHost
     from ._session import AgentSession
 
@@ -373,9 +373,15 @@ class PluginManager:
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main
         model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
-        from ._llm.auxiliary import AuxiliaryLlm
+        from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
 
         return AuxiliaryLlm(self._llm_host(), task)
+
+    def agent_llm(self) -> AgentLlm:
+        """The host's client for the agent loop's own requests (main model, fallback, tools)."""
+        from ._llm.auxiliary import AgentLlm
+
+        return AgentLlm(self._llm_host())
 
     # -- records ------------------------------------------------------------------------
 

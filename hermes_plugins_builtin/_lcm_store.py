@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from hermes_core._messages import message_text
 
-from ._sqlite import SqliteFile, phrases
+from hermes_core._sqlite import SqliteFile, phrases
 
 __all__ = ["LcmStore", "Node"]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ._sqlite import SqliteFile, phrases
+from hermes_core._sqlite import SqliteFile, phrases
 
 __all__ = ["MAX_CONTENT_CHARS", "MAX_TAGS", "Memory", "MemoryStore"]
 

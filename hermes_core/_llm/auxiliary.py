@@ -16,7 +16,7 @@ from .structured import check_messages
 if TYPE_CHECKING:
     from .host import LlmHost
 
-__all__ = ["AuxiliaryLlm"]
+__all__ = ["AgentLlm", "AuxiliaryLlm"]
 
 
 class AuxiliaryLlm:
@@ -54,3 +54,28 @@ class AuxiliaryLlm:
         timeout: float | None = None,
     ) -> PluginLlmCompleteResult:
         return await self._host.arun(self._call(messages, max_tokens, temperature, timeout), self._finish)
+
+
+class AgentLlm:
+    """The host's client for the agent's own conversation: the main model and its fallback
+    chain, with tools. Audited as `host`, purpose `agent`.
+
+    >>> answer = manager.agent_llm().complete(messages, tools=session.tool_schemas())
+    >>> answer.text, answer.tool_calls, answer.usage
+    """
+
+    __slots__ = ("_host",)
+
+    def __init__(self, host: LlmHost) -> None:
+        self._host = host
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None, temperature: float | None = None, timeout: float | None = None,
+    ) -> Answer:
+        """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered."""
+        from .host import Call
+
+        call = Call("host", "agent", check_messages(messages), temperature, max_tokens, timeout,
+                    purpose="agent", task="agent", tools=tools or None)
+        return self._host.run(call, lambda answer: answer)

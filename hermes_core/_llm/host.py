@@ -19,7 +19,7 @@ from .audit import AuditLog
 from .credentials import Pool, pool_for
 from .reply import Answer, answer_of
 from .results import PluginLlmUsage
-from .routes import Plan, Route, plan_auxiliary, plan_call
+from .routes import Plan, Route, plan_auxiliary, plan_call, timeout_for
 from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
@@ -47,6 +47,7 @@ class Call:
     purpose: str | None = None
     response_format: dict[str, Any] | None = None
     task: str | None = None  # a host side task (`auxiliary.<task>`), not a plugin's call
+    tools: list[dict[str, Any]] | None = None  # the OpenAI `tools` list (the host's agent loop)
 
     def request(self, route: Route) -> dict[str, Any]:
         body: dict[str, Any] = {"model": route.model, "messages": self.messages}
@@ -56,6 +57,8 @@ class Call:
             body["max_tokens"] = self.max_tokens
         if self.response_format is not None:
             body["response_format"] = self.response_format
+        if self.tools:
+            body["tools"] = self.tools
         return body
 
 
@@ -167,6 +170,10 @@ class LlmHost:
         return f"<LlmHost home={str(self.home)!r}>"
 
     def _plan(self, call: Call) -> Plan:
+        if call.task == "agent":
+            config = self._read_config()
+            return plan_call(config, provider=None, model=None, agent_id=None, images=has_images(call.messages),
+                             timeout=call.timeout or timeout_for(config, None, "agent"))
         if call.task is not None:
             return plan_auxiliary(self._read_config(), call.task, call.timeout)
         if call.provider or call.model or call.agent_id or call.profile:

@@ -26,6 +26,7 @@ class Answer:
     model: str
     agent_id: str
     usage: PluginLlmUsage
+    tool_calls: list[dict[str, Any]] = attrs.field(factory=list)  # as the model sent them (OpenAI format)
 
 
 def _number(value: Any) -> float | None:
@@ -53,8 +54,10 @@ def answer_of(body: bytes, provider: str, model: str, agent_id: str, pricing: Ma
     text = message.get("content")
     served = data.get("model")
     served = served if isinstance(served, str) and served else model
+    calls = message.get("tool_calls")
+    calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
     return Answer(text if isinstance(text, str) else "", provider, served, agent_id,
-                  usage_of(data.get("usage"), pricing, served, model))
+                  usage_of(data.get("usage"), pricing, served, model), calls)
 
 
 def _count(value: Any) -> int:

@@ -56,11 +56,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from . import _plugins, _tools
+    from . import _agent, _plugins, _tools
 
     cli.add_command(_plugins.plugins)
     cli.add_command(_tools.tools)
     cli.add_command(_tools.command)
+    cli.add_command(_agent.run)
+    cli.add_command(_agent.chat)
+    cli.add_command(_agent.sessions)
 
 
 _register()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hermes_core._errors import MemoryStoreError
+from ._errors import MemoryStoreError
 
 __all__ = ["SqliteFile", "phrases"]
 

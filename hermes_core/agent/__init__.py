@@ -1,0 +1,11 @@
+"""The reference host: an agent loop built on hermes-core, with sessions stored in SQLite.
+
+It is the demonstration that the framework holds together (`hermes run`, `hermes chat`),
+written to be read in one sitting and copied into a host of your own.
+"""
+
+from .display import Display
+from .loop import Agent, SessionNotFoundError, TurnResult
+from .store import SessionStore
+
+__all__ = ["Agent", "Display", "SessionNotFoundError", "SessionStore", "TurnResult"]

@@ -1,0 +1,187 @@
+"""Agent sessions in SQLite under `$HERMES_HOME/sessions.db`: every message as it is written,
+tool calls, token usage, and compression events (what was replaced by what), with FTS5
+search over the messages. Append-only: a crash mid-turn loses nothing already written."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .._messages import message_text
+from .._sqlite import SqliteFile, phrases
+
+__all__ = ["SessionStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    body TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    text, content='messages', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS messages_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TABLE IF NOT EXISTS tool_calls (
+    session_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS usage (
+    session_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost REAL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS compressions (
+    session_id TEXT NOT NULL,
+    at_seq INTEGER NOT NULL,
+    engine TEXT NOT NULL,
+    replaced TEXT NOT NULL,
+    window TEXT NOT NULL,
+    created REAL NOT NULL
+);
+"""
+
+
+class SessionStore(SqliteFile):
+    """Every session of one `$HERMES_HOME`."""
+
+    what = "session store"
+    schema = _SCHEMA
+    schema_version = 1
+
+    def __init__(self, home: Path) -> None:
+        super().__init__(Path(home) / "sessions.db")
+
+    # -- writing ------------------------------------------------------------------------
+
+    def start(self, session_id: str, model: str) -> None:
+        now = time.time()
+        with self._writing() as db:
+            db.execute("INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
+                       (session_id, model, now, now))
+
+    def append(self, session_id: str, message: dict[str, Any]) -> int:
+        """Store one message now; returns its sequence number in the session."""
+        now = time.time()
+        with self._writing() as db:
+            seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
+                             (session_id,)).fetchone()[0]
+            db.execute("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)",
+                       (session_id, seq, str(message.get("role")), json.dumps(message, ensure_ascii=False, default=str),
+                        message_text(message), now))
+            if message.get("role") == "user" and seq <= 2:
+                db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                           (" ".join(message_text(message).split())[:80], session_id))
+            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+        return int(seq)
+
+    def tool_call(self, session_id: str, call_id: str, name: str, arguments: Any, result: str) -> None:
+        with self._writing() as db:
+            db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)",
+                       (session_id, call_id, name, arguments if isinstance(arguments, str) else json.dumps(arguments),
+                        result, time.time()))
+
+    def usage(self, session_id: str, provider: str, model: str, input_tokens: int, output_tokens: int,
+              cost: float | None) -> None:
+        with self._writing() as db:
+            db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (session_id, provider, model, input_tokens, output_tokens, cost, time.time()))
+
+    def compression(self, session_id: str, engine: str, replaced: Sequence[dict[str, Any]],
+                    window: Sequence[dict[str, Any]]) -> None:
+        """A compression event: the window before (`replaced`) and after."""
+        with self._writing() as db:
+            at_seq = db.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
+                                (session_id,)).fetchone()[0]
+            db.execute("INSERT INTO compressions VALUES (?, ?, ?, ?, ?, ?)",
+                       (session_id, at_seq, engine, json.dumps(list(replaced), default=str),
+                        json.dumps(list(window), default=str), time.time()))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def window(self, session_id: str) -> list[dict[str, Any]] | None:
+        """The conversation to resume: the window after the last compression and the messages
+        written since (None when there is no such session)."""
+        with self._reading() as db:
+            if db is None or db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                return None
+            last = db.execute("SELECT at_seq, window FROM compressions WHERE session_id = ? ORDER BY rowid DESC "
+                              "LIMIT 1", (session_id,)).fetchone()
+            at_seq, window = (last[0], json.loads(last[1])) if last else (0, [])
+            rows = db.execute("SELECT body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
+                              (session_id, at_seq)).fetchall()
+        return [m for m in window if m.get("role") != "system"] + [json.loads(r[0]) for r in rows]
+
+    def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        with self._reading() as db:
+            rows = [] if db is None else db.execute(
+                "SELECT s.id, s.title, s.model, s.created, s.updated, "
+                "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
+                "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
+                "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
+                "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
+                "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id) "
+                "FROM sessions s ORDER BY s.updated DESC LIMIT ?", (limit,)).fetchall()
+        keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
+                "compressions")
+        return [dict(zip(keys, row)) for row in rows]
+
+    def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        terms = phrases(query)
+        with self._reading() as db:
+            if db is None or not terms:
+                return []
+            rows = db.execute(
+                "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
+                "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
+                "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
+                (" OR ".join(terms), limit)).fetchall()
+        return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
+
+    def show(self, session_id: str) -> dict[str, Any] | None:
+        """A session with its messages, tool calls, usage and compression events."""
+        with self._reading() as db:
+            if db is None:
+                return None
+            head = db.execute("SELECT id, title, model, created, updated FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+            if head is None:
+                return None
+            messages = [json.loads(r[0]) for r in db.execute(
+                "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+            calls = [dict(zip(("call_id", "name", "arguments", "result"), r)) for r in db.execute(
+                "SELECT call_id, name, arguments, result FROM tool_calls WHERE session_id = ? ORDER BY rowid",
+                (session_id,))]
+            usage = [dict(zip(("provider", "model", "input_tokens", "output_tokens", "cost"), r)) for r in db.execute(
+                "SELECT provider, model, input_tokens, output_tokens, cost FROM usage WHERE session_id = ? "
+                "ORDER BY rowid", (session_id,))]
+            compressions = [{"at_seq": r[0], "engine": r[1], "replaced": len(json.loads(r[2])),
+                             "window": json.loads(r[3])} for r in db.execute(
+                "SELECT at_seq, engine, replaced, window FROM compressions WHERE session_id = ? ORDER BY rowid",
+                (session_id,))]
+        return {"id": head[0], "title": head[1], "model": head[2], "created": head[3], "updated": head[4],
+                "messages": messages, "tool_calls": calls, "usage": usage, "compressions": compressions}

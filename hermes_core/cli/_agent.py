@@ -1,0 +1,165 @@
+"""`hermes run`, `hermes chat` and `hermes sessions`: the reference host's commands."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .._errors import LlmConfigError
+from ._common import echo_json, echo_table, manager
+
+NO_MODEL = ("no model is configured: add `model: {provider: custom, model: NAME, base_url: URL}` (any "
+            "OpenAI-compatible endpoint; or provider openrouter/openai/anthropic with its API key in the "
+            "environment) to $HERMES_HOME/config.yaml")
+
+
+def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterations: int | None) -> Any:
+    from ..agent import Agent, Display
+
+    loaded = manager(ctx)
+    if not loaded.config.get("model.model"):
+        raise click.ClickException(NO_MODEL)
+    return Agent(loaded, session_id=session_id, resume=resume, display=Display(), max_iterations=max_iterations)
+
+
+def _turn(agent: Any, text: str) -> str:
+    """One turn; a provider failure or missing model is one line, the session is kept."""
+    from .._errors import LlmProviderError
+
+    try:
+        result = agent.ask(text)
+    except LlmConfigError as exc:
+        raise click.ClickException(f"{exc} (session {agent.session_id} kept)") from None
+    except LlmProviderError as exc:
+        raise click.ClickException(f"every provider failed: {str(exc).splitlines()[0]} "
+                                   f"(session {agent.session_id} kept; resume with "
+                                   f"`hermes chat --resume {agent.session_id}`)") from None
+    agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
+    return str(result.text)
+
+
+@click.command()
+@click.argument("prompt", nargs=-1, required=True)
+@click.option("--session", "session_id", help="Continue this session (see `hermes sessions list`).")
+@click.option("--max-iterations", type=click.IntRange(1, 200), help="Tool-call rounds allowed (agent.max_iterations, 20).")
+@click.pass_context
+def run(ctx: click.Context, prompt: tuple[str, ...], session_id: str | None, max_iterations: int | None) -> None:
+    """Run one task: PROMPT goes to the agent, the answer is printed."""
+    with _agent(ctx, session_id, bool(session_id), max_iterations) as agent:
+        click.echo(_turn(agent, " ".join(prompt)))
+
+
+@click.command()
+@click.option("--resume", "session_id", help="Continue a stored session.")
+@click.option("--max-iterations", type=click.IntRange(1, 200), help="Tool-call rounds allowed per turn.")
+@click.pass_context
+def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None) -> None:
+    """Talk with the agent. Plugin commands run as /name; /compress [topic], /reset, /exit."""
+    with _agent(ctx, session_id, bool(session_id), max_iterations) as agent:
+        click.echo(f"session {agent.session_id} — /exit to leave, Ctrl-C stops the current answer", err=True)
+        while True:
+            try:
+                line = input("you> " if sys.stdin.isatty() else "")
+            except EOFError:
+                break
+            except KeyboardInterrupt:
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line in ("/exit", "/quit"):
+                break
+            try:
+                if line.startswith("/"):
+                    click.echo(_slash(agent, line))
+                else:
+                    click.echo(_turn(agent, line))
+            except KeyboardInterrupt:
+                agent.display.done()
+                click.echo("(interrupted; the session is kept)", err=True)
+            except click.ClickException as exc:
+                click.echo(f"hermes: error: {exc.message}", err=True)
+        click.echo(f"session {agent.session_id} saved", err=True)
+
+
+def _slash(agent: Any, line: str) -> str:
+    name, _, rest = line[1:].partition(" ")
+    if name == "compress":
+        return f"compressed: {agent.compress(rest.strip() or None)} messages in the window"
+    if name == "reset":
+        agent.session.reset()
+        agent.messages = []
+        return "conversation cleared"
+    from .._errors import HermesError
+
+    try:
+        result = agent.manager.run_command(name, rest)
+    except HermesError as exc:
+        return f"error: {exc}"
+    return "" if result is None else str(result)
+
+
+@click.group()
+def sessions() -> None:
+    """List, search and show stored agent sessions."""
+
+
+def _store() -> Any:
+    from .._paths import hermes_home
+    from ..agent import SessionStore
+
+    return SessionStore(hermes_home())
+
+
+@sessions.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_(as_json: bool) -> None:
+    """The latest sessions first."""
+    import time
+
+    rows = _store().sessions()
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        click.echo("no sessions yet (start one: hermes run \"...\" or hermes chat)")
+    else:
+        echo_table(["id", "updated", "messages", "tokens", "title"],
+                   [[r["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["updated"])), str(r["messages"]),
+                     str(r["input_tokens"] + r["output_tokens"]), r["title"]] for r in rows])
+
+
+@sessions.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def search(query: str, as_json: bool) -> None:
+    """Full-text search over every stored message."""
+    hits = _store().search(query)
+    if as_json:
+        echo_json(hits)
+    elif not hits:
+        click.echo(f"nothing found for {query!r}")
+    else:
+        echo_table(["session", "seq", "role", "snippet"],
+                   [[h["session_id"], str(h["seq"]), h["role"], " ".join(h["snippet"].split())] for h in hits])
+
+
+@sessions.command()
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole session as JSON.")
+def show(session_id: str, as_json: bool) -> None:
+    """One session: its messages, tool calls, usage and compression events."""
+    from .._messages import message_text
+
+    found = _store().show(session_id)
+    if found is None:
+        raise click.ClickException(f"no session {session_id!r}; see `hermes sessions list`")
+    if as_json:
+        echo_json(found)
+        return
+    click.echo(f"session {found['id']} · {found['model']} · {len(found['messages'])} messages · "
+               f"{len(found['compressions'])} compressions")
+    for message in found["messages"]:
+        text = " ".join(message_text(message).split())
+        click.echo(f"[{message.get('role')}] {text[:200]}")
