@@ -58,8 +58,27 @@ def setup() -> None:
     stamp.write_text(digest.hexdigest())
 
 
+TASK = ("Use the text_stats tool to count the words of this sentence, then tell me the most common word: "
+        "the cat sat on the mat with the hat")
+
+
+def configure_model() -> bool:
+    """Point the demo home at an OpenAI-compatible endpoint from HERMES_DEMO_BASE_URL and
+    HERMES_DEMO_MODEL (its key, if it needs one, in OPENAI_API_KEY) unless its config already
+    names a model (edit .hermes-demo/config.yaml to change it); True when one is configured."""
+    config = DEMO_HOME / "config.yaml"
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    url, model = os.environ.get("HERMES_DEMO_BASE_URL", ""), os.environ.get("HERMES_DEMO_MODEL", "")
+    if url and model and not any(line.startswith("model:") for line in text.splitlines()):
+        text += f"model:\n  provider: custom\n  model: {model}\n  base_url: {url}\n"
+        DEMO_HOME.mkdir(exist_ok=True)
+        config.write_text(text, encoding="utf-8")
+    return any(line.startswith("model:") for line in text.splitlines())
+
+
 def main_job() -> int:
-    """Show the plugins (the example one enabled) and call the example plugin's tool."""
+    """Show the plugins (the example one enabled), call the example plugin's tool, and run an
+    agent task that uses it when an LLM endpoint is configured."""
     env = dict(os.environ, HERMES_HOME=str(DEMO_HOME))
     hermes = BIN / "hermes"
     say(f"using HERMES_HOME={DEMO_HOME.relative_to(ROOT)} (your ~/.hermes is not touched)")
@@ -75,7 +94,12 @@ def main_job() -> int:
         code = subprocess.run([str(hermes), *step], env=env).returncode
         if code:
             return code
-    return 0
+    if not configure_model():
+        say("no LLM endpoint configured, so no agent run: set HERMES_DEMO_BASE_URL and HERMES_DEMO_MODEL "
+            "(any OpenAI-compatible endpoint; its key in OPENAI_API_KEY) and run this again")
+        return 0
+    say(f"hermes run {TASK!r}")
+    return subprocess.run([str(hermes), "run", TASK], env=env).returncode
 
 
 def tests(extra: list[str]) -> int:
