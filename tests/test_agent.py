@@ -144,3 +144,50 @@ def test_tool_rounds_are_bounded(home: Path, llm_server) -> None:
         result = agent.ask("loop forever")
     assert "stopped after 3 rounds" in result.text and result.tool_calls == 3
     assert message_problems(agent.messages) == []
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_stops_the_current_answer_and_keeps_the_session(home: Path, llm_server) -> None:
+    import signal
+    import subprocess
+
+    from tests.helpers import HERMES
+
+    llm_config(home, llm_server.url)
+    llm_server.reply("too late", delay=30).reply("Here now.")
+    chat = subprocess.Popen([str(HERMES), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert chat.stdin is not None
+    chat.stdin.write("a slow question\n")
+    chat.stdin.flush()
+    wait_for(lambda: len(llm_server.requests) == 1)
+    chat.send_signal(signal.SIGINT)
+    out, err = chat.communicate("again\n/exit\n", timeout=60)
+    assert chat.returncode == 0, err
+    assert "(interrupted; the session is kept)" in err and "Here now." in out and "too late" not in out
+    assert [m["content"] for m in llm_server.requests[-1].body["messages"][1:]] == ["a slow question", "again"]
+
+
+def test_a_crash_mid_turn_loses_nothing_already_written(home: Path, llm_server) -> None:
+    import subprocess
+
+    from tests.helpers import HERMES
+
+    llm_config(home, llm_server.url)
+    llm_server.reply(None, tool_calls=[tool_call("current_time", {}, call_id="c1")]).reply("never", delay=30)
+    run = subprocess.Popen([str(HERMES), "run", "what time is it"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: len(llm_server.requests) == 2)
+    run.kill()  # SIGKILL: no cleanup at all
+    run.communicate(timeout=30)
+    (kept,) = sessions(home)
+    shown = json.loads(hermes("sessions", "show", kept["id"], "--json").stdout)
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]
+    assert shown["tool_calls"][0]["call_id"] == "c1"
