@@ -191,3 +191,64 @@ def test_a_crash_mid_turn_loses_nothing_already_written(home: Path, llm_server) 
     shown = json.loads(hermes("sessions", "show", kept["id"], "--json").stdout)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]
     assert shown["tool_calls"][0]["call_id"] == "c1"
+
+
+HOOKS = """
+from hermes_core import hookimpl
+
+seen = []
+
+@hookimpl
+def pre_llm_call(messages):
+    return "Context: the user is in Lisbon."
+
+@hookimpl
+def post_llm_call(response, model):
+    seen.append((response.text, model))
+
+@hookimpl
+def transform_llm_output(text):
+    return text.upper()
+"""
+
+
+def test_the_llm_hooks_wrap_every_call(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "hooks", HOOKS, "name: hooks\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [hooks]\n")
+    llm_server.reply("it is sunny", model="weather-model")
+    manager = PluginManager()
+    with Agent(manager) as agent:
+        result = agent.ask("Remember that I prefer Celsius. What's the weather?")
+        assert result.text == "IT IS SUNNY"  # transform_llm_output
+        sent = llm_server.requests[0].body["messages"]
+        assert sent[-1]["content"].endswith("Context: the user is in Lisbon.")  # pre_llm_call, this request only
+        assert "Lisbon" not in sent[0]["content"]  # ...never the system prompt
+        assert "Lisbon" not in json.dumps(agent.messages)  # ...and never stored
+        found = json.loads(agent.session.dispatch_tool("memory_search", {"query": "celsius"}))
+    module = manager.record("hooks").module
+    assert module.seen == [("it is sunny", "weather-model")]  # post_llm_call
+    assert found["results"][0]["content"] == "I prefer Celsius. What's the weather?"  # sync_turn kept it
+
+
+def test_progress_is_a_spinner_on_a_terminal_and_plain_lines_otherwise() -> None:
+    import io
+    import time
+
+    from hermes_core.agent import Display
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    display = Display(screen)
+    display.working("thinking")
+    time.sleep(0.25)
+    display.tool("current_time", '{"timezone": "UTC"}')
+    display.usage(1200, 30, 0.0012)
+    shown = screen.getvalue()
+    assert "\r⠋ thinking" in shown and "\r\033[K" in shown  # drawn, then cleared before the next line
+    assert '→ current_time {"timezone": "UTC"}\n' in shown and "· tokens: 1,200 in, 30 out, $0.0012\n" in shown
+    plain = io.StringIO()
+    Display(plain).working("thinking")
+    assert plain.getvalue() == "… thinking\n"
