@@ -18,7 +18,7 @@ ROLES = frozenset({"system", "user", "assistant", "tool"})
 STUB_RESULT = '{"error": "this tool result was lost when the conversation was compressed"}'
 
 
-def _call_ids(message: Mapping[str, Any]) -> list[str]:
+def _call_ids(message: Mapping[str, Any]) -> list[Any]:
     calls = message.get("tool_calls") or []
     return [c.get("id") for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
 
@@ -48,14 +48,14 @@ def message_problems(messages: Any) -> list[str]:
                 else:
                     open_calls[call_id] = index
         elif role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id in answered:
-                problems.append(f"[{index}] answers tool call {call_id!r} a second time")
-            elif call_id not in open_calls:
-                problems.append(f"[{index}] is a tool result for {call_id!r}, which no earlier assistant message called")
+            answers = message.get("tool_call_id")
+            if answers in answered:
+                problems.append(f"[{index}] answers tool call {answers!r} a second time")
+            elif answers not in open_calls:
+                problems.append(f"[{index}] is a tool result for {answers!r}, which no earlier assistant message called")
             else:
-                del open_calls[call_id]
-                answered.add(call_id)
+                del open_calls[answers]
+                answered.add(answers)
     problems += [f"[{index}] tool call {call_id!r} has no result" for call_id, index in open_calls.items()]
     return problems
 

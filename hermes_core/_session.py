@@ -260,7 +260,7 @@ class AgentSession:
 
     def status(self) -> dict[str, Any]:
         """The engine's token/threshold status (`usage_percent` within 0..100); {} without one."""
-        status = self._engine_call("get_status", {})
+        status: Any = self._engine_call("get_status", {})
         return dict(status) if isinstance(status, dict) else {}
 
     def reset(self) -> None:

@@ -35,7 +35,6 @@ LINE_CHARS = 2_000  # each message is cut to this for the summariser
 SUMMARY_INPUT_CHARS = 120_000  # the summariser reads at most this much (the newest part of the middle)
 EXTRACT_LINE_CHARS = 160
 EXTRACT_MAX_LINES = 40
-DEFAULTS = {"threshold": 0.50, "target_ratio": 0.20, "protect_first_n": 3, "protect_last_n": 20}
 
 PROMPT = (
     "You compress conversations for an AI agent that will continue the conversation from your summary. "
@@ -75,10 +74,10 @@ class CompressorEngine(ThresholdEngine):
     def __init__(
         self,
         *,
-        threshold: float = DEFAULTS["threshold"],
-        target_ratio: float = DEFAULTS["target_ratio"],
-        protect_first_n: int = DEFAULTS["protect_first_n"],
-        protect_last_n: int = DEFAULTS["protect_last_n"],
+        threshold: float = 0.50,
+        target_ratio: float = 0.20,
+        protect_first_n: int = 3,
+        protect_last_n: int = 20,
         context_length: int = 128_000,
         auxiliary: Any = None,
     ) -> None:

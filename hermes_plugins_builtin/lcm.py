@@ -198,7 +198,8 @@ class LcmEngine(ThresholdEngine):
         if node is None:
             return _error(f"lcm_expand: this conversation has no lcm node {node_id}")
         page = self.store.messages(self.session_id, node.first_seq, node.last_seq, offset, EXPAND_MESSAGES)
-        shown, size = [], 0
+        shown: list[dict[str, Any]] = []
+        size = 0
         for seq, message in page:
             size += len(json.dumps(message, ensure_ascii=False))
             if shown and size > EXPAND_CHARS:

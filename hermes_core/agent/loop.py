@@ -44,6 +44,25 @@ class TurnResult:
     cost: float | None
 
 
+@attrs.define
+class _Tally:
+    """What one turn has cost so far."""
+
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+
+    def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        if cost is not None:
+            self.cost = (self.cost or 0.0) + cost
+
+    def result(self, text: str) -> TurnResult:
+        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost)
+
+
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
@@ -119,8 +138,7 @@ class Agent:
 
     def ask(self, text: str) -> TurnResult:
         """Run one turn: the answer text, with the tokens and cost it took."""
-        totals = [0, 0, None]
-        calls = 0
+        tally = _Tally()
         self._add({"role": "user", "content": text})
         prefetched = self.session.prefetch(text)
         try:
@@ -139,10 +157,7 @@ class Agent:
                                              "completion_tokens": usage.output_tokens})
                 self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens,
                                  usage.output_tokens, usage.cost_usd)
-                totals[0] += usage.input_tokens
-                totals[1] += usage.output_tokens
-                if usage.cost_usd is not None:
-                    totals[2] = (totals[2] or 0.0) + usage.cost_usd
+                tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
                 self.manager.hooks.fire("post_llm_call", session_id=self.session_id, messages=request,
                                         response=answer, model=answer.model)
                 message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
@@ -154,19 +169,20 @@ class Agent:
                                                          session_id=self.session_id, model=answer.model)
                     final = final if final is not None else answer.text
                     self.session.sync_turn(text, final)
-                    return TurnResult(final, calls, totals[0], totals[1], totals[2])
+                    return tally.result(final)
                 for call in answer.tool_calls:
-                    calls += 1
+                    tally.tool_calls += 1
                     self._run_tool(call)
         except KeyboardInterrupt:
             self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
             raise
         note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
         self._add({"role": "assistant", "content": note})
-        return TurnResult(note, calls, totals[0], totals[1], totals[2])
+        return tally.result(note)
 
     def _run_tool(self, call: dict[str, Any]) -> None:
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
         name, arguments = str(function.get("name", "")), function.get("arguments", "{}")
         call_id = str(call.get("id", ""))
         self.display.tool(name, arguments)
