@@ -1,13 +1,11 @@
 """`ContextEngine`: the base class of the `context_engine` slot's engines (SPEC §8).
 
-Imports nothing but the standard library: the slot declarations (read on the listing path)
-name this class.
+Imports only `abc` and `typing` up front: the slot declarations (read on the listing path) name
+this class.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -86,6 +84,8 @@ class ContextEngine(ABC):
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Answer a call of one of this engine's tools with a JSON string."""
+        import json
+
         return json.dumps({"error": f"context engine {self.name!r} has no tool {name!r}"})
 
     def should_compress_preflight(self, messages: Sequence[dict[str, Any]]) -> bool:
@@ -111,6 +111,8 @@ class ContextEngine(ABC):
 def compress_kwargs(engine: Any, offered: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of `offered` that `engine.compress` accepts (all, with `**kwargs`),
     so engines written for an older signature keep working."""
+    import inspect
+
     try:
         parameters = inspect.signature(engine.compress).parameters.values()
     except (TypeError, ValueError):

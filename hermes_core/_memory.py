@@ -1,12 +1,11 @@
 """`MemoryProvider`: the base class of the `memory` slot's engines (SPEC §9).
 
-Imports nothing but the standard library: the slot declarations (read on the listing path)
-name this class.
+Imports only `abc` and `typing` up front: the slot declarations (read on the listing path) name
+this class.
 """
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +60,8 @@ class MemoryProvider(ABC):
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Answer a call of one of this provider's tools with a JSON string."""
+        import json
+
         return json.dumps({"error": f"memory provider {self.name!r} has no tool {name!r}"})
 
     def on_session_end(self, messages: Sequence[dict[str, Any]]) -> None:
