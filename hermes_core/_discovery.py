@@ -228,8 +228,9 @@ def _entry_point_specs() -> tuple[list[PluginSpec], list[PluginSpec], list[str]]
     external: list[PluginSpec] = []
     problems: list[str] = []
     seen: dict[tuple[bool, str], str] = {}
+    every = entry_points()  # one scan of the installed distributions, for all three groups
     for group, category in ENTRY_POINT_GROUPS:
-        for ep in entry_points(group=group):
+        for ep in every.select(group=group):
             headers = _dist_headers(ep.dist) if ep.dist is not None else {}
             dist_name = headers.get("Name", "")
             label = f"{dist_name or 'unknown distribution'}"

@@ -19,9 +19,11 @@ _DEBUG = False
 
 class _RootGroup(click.Group):
     """Built-in commands resolve without loading plugins; anything else asks the plugins
-    (`register_cli_commands`) first."""
+    (`register_cli_commands`) first. The reference host's commands are imported only when
+    asked for: `hermes plugins list` should not pay for them."""
 
     _extended = False
+    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent"}
 
     def _extend(self, ctx: click.Context) -> None:
         if self._extended:
@@ -33,6 +35,11 @@ class _RootGroup(click.Group):
             click.echo(f"hermes: warning: {problem}", err=True)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy and cmd_name not in self.commands:
+            import importlib
+
+            module = importlib.import_module(f"hermes_core.cli.{self._lazy[cmd_name]}")
+            self.add_command(getattr(module, cmd_name))
         command = super().get_command(ctx, cmd_name)
         if command is None and not ctx.resilient_parsing:
             self._extend(ctx)
@@ -41,7 +48,7 @@ class _RootGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._extend(ctx)
-        return super().list_commands(ctx)
+        return sorted({*super().list_commands(ctx), *self._lazy})
 
 
 @click.group(cls=_RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,14 +63,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from . import _agent, _plugins, _tools
+    from . import _plugins, _tools
 
     cli.add_command(_plugins.plugins)
     cli.add_command(_tools.tools)
     cli.add_command(_tools.command)
-    cli.add_command(_agent.run)
-    cli.add_command(_agent.chat)
-    cli.add_command(_agent.sessions)
 
 
 _register()
