@@ -252,3 +252,10 @@ def test_progress_is_a_spinner_on_a_terminal_and_plain_lines_otherwise() -> None
     plain = io.StringIO()
     Display(plain).working("thinking")
     assert plain.getvalue() == "… thinking\n"
+
+
+def test_the_agents_requests_use_model_timeout(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "  timeout: 0.5\n")
+    llm_server.reply("too slow", delay=3)
+    result = hermes("run", "hello", check=1)
+    assert "every provider failed" in result.stderr and "timed out" in result.stderr.lower()

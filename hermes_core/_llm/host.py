@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 import attrs
 
 from .._config import Config
-from .._errors import LlmProviderError, PluginLlmTrustError
+from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
 from .audit import AuditLog
 from .credentials import Pool, pool_for
 from .reply import Answer, answer_of
 from .results import PluginLlmUsage
-from .routes import Plan, Route, plan_auxiliary, plan_call, timeout_for
+from .routes import Plan, Route, plan_auxiliary, plan_call
 from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
@@ -27,6 +27,7 @@ from .trust import check_overrides
 __all__ = ["Call", "LlmHost"]
 
 R = TypeVar("R")
+AGENT_TIMEOUT = 120.0
 _NO_USAGE = PluginLlmUsage()
 
 
@@ -170,10 +171,14 @@ class LlmHost:
         return f"<LlmHost home={str(self.home)!r}>"
 
     def _plan(self, call: Call) -> Plan:
-        if call.task == "agent":
+        if call.task == "agent":  # the agent's own conversation: long answers; `model.timeout` (120 s)
             config = self._read_config()
+            try:
+                timeout = call.timeout or config.number("model.timeout", AGENT_TIMEOUT)
+            except ConfigError as exc:
+                raise LlmConfigError(str(exc)) from None
             return plan_call(config, provider=None, model=None, agent_id=None, images=has_images(call.messages),
-                             timeout=call.timeout or timeout_for(config, None, "agent"))
+                             timeout=timeout)
         if call.task is not None:
             return plan_auxiliary(self._read_config(), call.task, call.timeout)
         if call.provider or call.model or call.agent_id or call.profile:
