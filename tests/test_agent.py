@@ -259,3 +259,15 @@ def test_the_agents_requests_use_model_timeout(home: Path, llm_server) -> None:
     llm_server.reply("too slow", delay=3)
     result = hermes("run", "hello", check=1)
     assert "every provider failed" in result.stderr and "timed out" in result.stderr.lower()
+
+
+def test_reset_clears_the_window_for_resume_too(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.always("ok")
+    chat = hermes("chat", input="first question\n/reset\nsecond question\n/exit\n")
+    assert "conversation cleared" in chat.stdout
+    assert [m["content"] for m in llm_server.requests[-1].body["messages"][1:]] == ["second question"]
+    (stored,) = sessions(home)
+    hermes("chat", "--resume", stored["id"], input="third\n/exit\n")
+    assert [m["content"] for m in llm_server.requests[-1].body["messages"][1:]] == ["second question", "ok", "third"]
+    assert stored["messages"] == 4  # the transcript keeps the cleared turn

@@ -194,6 +194,13 @@ class Agent:
         self._add({"role": "tool", "tool_call_id": call_id, "content": result})
         self.store.tool_call(self.session_id, call_id, name, arguments, result)
 
+    def reset(self) -> None:
+        """A `/reset`: the window is cleared (stored as an event replacing it by nothing, so a
+        resume starts empty too), the engine forgets, plugins hear `on_session_reset`."""
+        self.store.compression(self.session_id, "reset", self.messages, [])
+        self.messages = []
+        self.session.reset()
+
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""
         before = self.messages

@@ -89,8 +89,7 @@ def _slash(agent: Any, line: str) -> str:
     if name == "compress":
         return f"compressed: {agent.compress(rest.strip() or None)} messages in the window"
     if name == "reset":
-        agent.session.reset()
-        agent.messages = []
+        agent.reset()
         return "conversation cleared"
     from .._errors import HermesError
 
