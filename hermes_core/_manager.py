@@ -373,7 +373,7 @@ class PluginManager:
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main
         model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
-        from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
+        from ._llm.auxiliary import AuxiliaryLlm
 
         return AuxiliaryLlm(self._llm_host(), task)
 

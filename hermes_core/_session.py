@@ -124,11 +124,8 @@ class AgentSession:
         return engine
 
     def _engine_call(self, method: str, default: T, *args: Any, **kwargs: Any) -> T:
-        if self.context_engine is None:
-            return default
-        name = self.engine_provider.name if self.engine_provider else "?"
-        return self._guard(f"context engine {name!r}.{method}()",
-                           lambda: getattr(self.context_engine, method)(*args, **kwargs), default)
+        return self._call(self.context_engine, self.engine_provider, "context engine", method, default, *args,
+                          **kwargs)
 
     def _start_memory(self, start: dict[str, Any]) -> Any:
         if self.memory_provider is None:
@@ -156,12 +153,17 @@ class AgentSession:
             )
 
     def _memory_call(self, method: str, default: T, *args: Any, **kwargs: Any) -> T:
-        if self.memory is None:
+        return self._call(self.memory, self.memory_provider, "memory provider", method, default, *args, **kwargs)
+
+    def _call(self, engine: Any, entry: SlotProvider | None, kind: str, method: str, default: T, *args: Any,
+              **kwargs: Any) -> T:
+        """`engine.method(...)`, isolated; `default` without an engine, when it raises, or when it
+        returns something of another type than a non-None `default`."""
+        if engine is None:
             return default
-        name = self.memory_provider.name if self.memory_provider else "?"
-        value = self._guard(f"memory provider {name!r}.{method}()", lambda: getattr(self.memory, method)(*args, **kwargs),
-                            default)
-        return value if isinstance(value, type(default)) or default is None else default
+        name = entry.name if entry else "?"
+        value = self._guard(f"{kind} {name!r}.{method}()", lambda: getattr(engine, method)(*args, **kwargs), default)
+        return value if default is None or isinstance(value, type(default)) else default
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -176,15 +178,17 @@ class AgentSession:
     def has_tool(self, name: str) -> bool:
         return self._tools.get(name) is not None or self._manager.tools.get(name) is not None
 
+    def _registry(self, name: str) -> ToolRegistry:
+        return self._tools if self._tools.get(name) is not None else self._manager.tools
+
     def dispatch_tool(self, name: str, args: Any, *, tool_call_id: str = "", **kwargs: Any) -> str:
         """Run a plugin's or an engine's tool with the lifecycle hooks around it; never raises."""
-        registry = self._tools if self._tools.get(name) is not None else self._manager.tools
-        return _dispatch.dispatch(self._hooks, registry, name, args, self.session_id, tool_call_id, kwargs)
+        return _dispatch.dispatch(self._hooks, self._registry(name), name, args, self.session_id, tool_call_id, kwargs)
 
     async def adispatch_tool(self, name: str, args: Any, *, tool_call_id: str = "", **kwargs: Any) -> str:
         """`dispatch_tool` for async hosts."""
-        registry = self._tools if self._tools.get(name) is not None else self._manager.tools
-        return await _dispatch.adispatch(self._hooks, registry, name, args, self.session_id, tool_call_id, kwargs)
+        return await _dispatch.adispatch(self._hooks, self._registry(name), name, args, self.session_id,
+                                         tool_call_id, kwargs)
 
     # -- memory around each turn ----------------------------------------------------------
 

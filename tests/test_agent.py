@@ -11,7 +11,7 @@ import pytest
 from hermes_core import PluginManager, message_problems
 from hermes_core.agent import Agent, SessionNotFoundError, SessionStore
 from hermes_core.testing import Reply, tool_call
-from tests.helpers import hermes, llm_config, make_folder_plugin, write_config
+from tests.helpers import hermes, llm_config, make_folder_plugin
 
 
 def sessions(home: Path) -> list[dict]:

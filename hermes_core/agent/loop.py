@@ -116,8 +116,11 @@ class Agent:
         return {"role": "system", "content": f"{self.prompt}\n\n{block}" if block else self.prompt}
 
     def _compress_if_needed(self) -> None:
+        self._replace_window(self.session.before_request(self.messages))
+
+    def _replace_window(self, after: list[dict[str, Any]]) -> None:
+        """Adopt what the context engine made of the window, storing the event (before → after)."""
         before = self.messages
-        after = self.session.before_request(before)
         if after is not before:
             engine = self.session.engine_provider.name if self.session.engine_provider else "?"
             self.store.compression(self.session_id, engine, before, after)
@@ -203,11 +206,6 @@ class Agent:
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""
-        before = self.messages
-        after = self.session.compress(before, focus_topic=focus_topic)
-        if after is not before:
-            engine = self.session.engine_provider.name if self.session.engine_provider else "?"
-            self.store.compression(self.session_id, engine, before, after)
-            self.messages = list(after)
+        self._replace_window(self.session.compress(self.messages, focus_topic=focus_topic))
         return len(self.messages)
 
