@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._commands import CommandRegistry
+    from ._commands import Command, CommandRegistry
     from ._config import Config, edit_config, load_config
     from ._context import PluginContext
     from ._context_engine import ContextEngine
-    from ._llm.auxiliary import AuxiliaryLlm
-    from ._messages import estimate_tokens, message_problems, repair_tool_pairing, split_for_compression
     from ._discovery import Discovery, PluginSpec, discover
     from ._doctor import DoctorReport
     from ._errors import (
@@ -25,35 +23,43 @@ if TYPE_CHECKING:
         CommandFailedError,
         ConfigError,
         HermesError,
-        ManifestError,
-        PluginNotFoundError,
-        ProviderConflictError,
         LlmConfigError,
         LlmProviderError,
+        ManifestError,
         MemoryStoreError,
         PluginLlmError,
         PluginLlmInputError,
         PluginLlmSchemaError,
         PluginLlmTrustError,
+        PluginNotFoundError,
+        ProviderConflictError,
         ProviderCopyError,
         RegistrationError,
+        ScaffoldError,
+        SessionNotFoundError,
         SlotError,
         ToolOverrideError,
         ToolSchemaError,
         UnknownCommandError,
         UnknownProviderError,
+        UnknownToolError,
     )
-    from ._hooks import HookRunner, ToolDecision
+    from ._hook_calls import LifecycleHooks
+    from ._hook_chains import ToolDecision
+    from ._hooks import HookCall, HookRunner
+    from ._llm.auxiliary import AuxiliaryLlm
     from ._llm.client import PluginLlm
     from ._llm.results import PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage
     from ._manager import PluginManager
     from ._memory import MemoryProvider
-    from ._session import AgentSession
+    from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
+    from ._paths import hermes_home
     from ._plugin_record import LoadFailure, PluginRecord
-    from ._records import Command, Tool
+    from ._session import AgentSession
     from ._slots import SlotProvider, SlotRegistry
     from ._slots_decl import SlotDecl
-    from ._tools import ToolInfo, ToolRegistry
+    from ._sqlite import SqliteFile, fts_phrases
+    from ._tools import Tool, ToolInfo, ToolRegistry
     from .hookspecs import hookimpl, hookspec
 
 _EXPORTS = {
@@ -62,12 +68,12 @@ _EXPORTS = {
     "PluginContext": "_context",
     "AgentSession": "_session", "MemoryProvider": "_memory", "ContextEngine": "_context_engine",
     "AuxiliaryLlm": "_llm.auxiliary",
-    **dict.fromkeys(["message_problems", "repair_tool_pairing", "estimate_tokens", "split_for_compression"],
-                    "_messages"),
-    "Tool": "_records", "Command": "_records",
-    "ToolRegistry": "_tools", "ToolInfo": "_tools",
-    "CommandRegistry": "_commands",
-    "HookRunner": "_hooks", "ToolDecision": "_hooks",
+    **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
+                     "split_for_compression"], "_messages"),
+    "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
+    "Tool": "_tools", "ToolRegistry": "_tools", "ToolInfo": "_tools",
+    "Command": "_commands", "CommandRegistry": "_commands",
+    "HookRunner": "_hooks", "HookCall": "_hooks", "ToolDecision": "_hook_chains", "LifecycleHooks": "_hook_calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
     "Config": "_config", "load_config": "_config", "edit_config": "_config",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
@@ -82,7 +88,8 @@ _EXPORTS = {
             "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
             "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
             "PluginLlmError", "PluginLlmTrustError", "PluginLlmInputError", "PluginLlmSchemaError",
-            "LlmConfigError", "LlmProviderError", "MemoryStoreError",
+            "LlmConfigError", "LlmProviderError", "MemoryStoreError", "ScaffoldError", "SessionNotFoundError",
+            "UnknownToolError",
         )
     },
 }

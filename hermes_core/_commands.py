@@ -1,19 +1,44 @@
-"""Slash commands: unique normalised names, with provenance, runnable sync or async."""
+"""Slash commands: the `Command` a plugin registers, and the registry that names and runs them.
+
+Names are unique and normalised; every command keeps its provenance; a handler may be sync or
+async and runs through one policy for sync and async callers.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
-from . import _aio
+import attrs
+
 from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
-from ._records import Command, normalise_command_name
+from ._invoke import Failure, Invoke, Policy, adrive, drive
 
-__all__ = ["CommandRegistry"]
+__all__ = ["Command", "CommandRegistry", "normalise_command_name"]
 
 log = logging.getLogger("hermes_core.commands")
 Undo = Callable[[], None]
+
+
+def normalise_command_name(name: str) -> str:
+    """Lowercase, strip a leading `/`, and turn spaces into `-`: `"/My Cmd"` → `"my-cmd"`."""
+    return "-".join(name.strip().lstrip("/").lower().split())
+
+
+@attrs.frozen
+class Command:
+    """A slash command: `handler(raw_args: str) -> str | None`, sync or async.
+
+    The name is normalised on creation (`"/TL DR"` becomes `"tl-dr"`).
+    """
+
+    name: str = attrs.field(converter=normalise_command_name)
+    handler: Callable[..., Any] = attrs.field(repr=False)
+    description: str = ""
+    args_hint: str = ""
+    plugin_id: str | None = attrs.field(default=None, kw_only=True)
 
 
 class CommandRegistry:
@@ -67,26 +92,20 @@ class CommandRegistry:
             raise UnknownCommandError(f"unknown command /{normalise_command_name(name)} (available: {available})")
         return command
 
-    def run(self, name: str, raw_args: str = "") -> str | None:
-        """Run command `name` with `raw_args`; a handler failure becomes `CommandFailedError`."""
+    def _call(self, name: str, raw_args: str) -> Policy[str | None]:
         command = self._lookup(name)
-        try:
-            result = command.handler(raw_args)
-            if _aio.is_awaitable(result):
-                result = _aio.run_coroutine(result)
-        except (Exception, SystemExit) as exc:
-            raise self._failed(command, exc) from exc
+        result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler))
+        if isinstance(result, Failure):
+            raise self._failed(command, result.error) from result.error
         return None if result is None else str(result)
 
+    def run(self, name: str, raw_args: str = "") -> str | None:
+        """Run command `name` with `raw_args`; a handler failure becomes `CommandFailedError`."""
+        return drive(self._call(name, raw_args))
+
     async def arun(self, name: str, raw_args: str = "") -> str | None:
-        command = self._lookup(name)
-        try:
-            result = command.handler(raw_args)
-            if _aio.is_awaitable(result):
-                result = await result
-        except (Exception, SystemExit) as exc:
-            raise self._failed(command, exc) from exc
-        return None if result is None else str(result)
+        """`run` for async hosts: an async handler is awaited, a sync one runs on a worker thread."""
+        return await adrive(self._call(name, raw_args))
 
     @staticmethod
     def _failed(command: Command, exc: BaseException) -> CommandFailedError:
@@ -94,3 +113,9 @@ class CommandRegistry:
         error = CommandFailedError(f"/{command.name} ({owner(command.plugin_id)}) failed: {type(exc).__name__}: {exc}")
         error.original = exc
         return error
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    from ._workers import is_coroutine_function
+
+    return is_coroutine_function(handler)

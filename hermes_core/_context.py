@@ -1,30 +1,51 @@
-"""`PluginContext`: the one object a plugin uses to talk to the host, bound to its id."""
+"""`PluginContext`: the one object a plugin uses to talk to the host, bound to its id.
+
+A `ctx` holds the plugin's id, logger, settings and home, and nothing else: what it registers
+goes to the plugin's `Registrar`, which the ctx finds in a table private to this module. So
+no attribute of `ctx` (nor of anything it holds) leads to the manager, a registry, the pluggy
+instance or another plugin's registrations; a plugin that looks for one gets a clear error.
+"""
 
 from __future__ import annotations
 
 import logging
-import types
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ._plugin_record import tagged
-from ._records import Command, Tool
+from ._commands import Command
+from ._errors import RegistrationError
+from ._invoke import tagged
+from ._llm.results import freeze
+from ._tools import Tool
 
 if TYPE_CHECKING:
     from ._llm.client import PluginLlm
-    from ._manager import PluginManager, PluginRecord
+    from ._llm.host import LlmHost
 
-__all__ = ["PluginContext", "freeze"]
+__all__ = ["PluginContext", "Registrar"]
 
 
-def freeze(value: Any) -> Any:
-    """A read-only deep view: mappings become `MappingProxyType`, lists become tuples."""
-    if isinstance(value, Mapping):
-        return types.MappingProxyType({str(k): freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
-    return value
+class Registrar(Protocol):
+    """What a plugin's `ctx` may ask of the host, always under that plugin's id."""
+
+    def add_tool(self, tool: Tool) -> None: ...
+
+    def add_command(self, command: Command) -> None: ...
+
+    def add_hook(self, hook: str, callback: Callable[..., Any]) -> None: ...
+
+    def add_provider(self, slot: str, provider: Any, name: str | None) -> None: ...
+
+    def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str: ...
+
+    def llm_host(self) -> LlmHost: ...
+
+
+# Each ctx's registrar, out of reach of the ctx's attributes. Weak both ways: the loader owns
+# the registrar and the plugin's record owns its ctx.
+_registrars: weakref.WeakKeyDictionary[PluginContext, weakref.ref[Registrar]] = weakref.WeakKeyDictionary()
 
 
 class PluginContext:
@@ -34,19 +55,37 @@ class PluginContext:
     nothing behind. `ctx.config` is the read-only `plugins.entries.<id>.settings` mapping.
     """
 
-    __slots__ = ("_manager", "_record", "_llm", "plugin_id", "logger", "config", "hermes_home", "__weakref__")
+    __slots__ = ("_llm", "plugin_id", "logger", "config", "hermes_home", "__weakref__")
 
-    def __init__(self, manager: PluginManager, record: PluginRecord, settings: Mapping[str, Any], home: Path) -> None:
-        self._manager = manager
-        self._record = record
-        self.plugin_id: str = record.spec.id
-        self.logger = logging.getLogger(f"hermes.plugins.{self.plugin_id}")
+    def __init__(self, plugin_id: str, settings: Mapping[str, Any], home: Path, registrar: Registrar) -> None:
+        self.plugin_id: str = plugin_id
+        self.logger = logging.getLogger(f"hermes.plugins.{plugin_id}")
         self.config: Mapping[str, Any] = freeze(settings)
         self.hermes_home: Path = home
         self._llm: PluginLlm | None = None
+        _registrars[self] = weakref.ref(registrar)
 
     def __repr__(self) -> str:
         return f"<PluginContext plugin_id={self.plugin_id!r}>"
+
+    def __getattr__(self, name: str) -> Any:
+        members = ", ".join(sorted(n for n in dir(type(self)) if not n.startswith("_")))
+        raise AttributeError(
+            f"'PluginContext' object has no attribute {name!r}: a plugin reaches the host only through "
+            f"ctx's public members ({members}); nothing on ctx leads to the manager, the registries or "
+            "another plugin (see docs/ctx.md)"
+        )
+
+    def _host(self, call: str) -> Registrar:
+        ref = _registrars.get(self)
+        registrar = ref() if ref is not None else None
+        if registrar is None:
+            raise RegistrationError(
+                f"{call} of plugin {self.plugin_id!r} was refused: the plugin is no longer loaded "
+                "(its ctx outlived a reload or unload); use the ctx it gets when it loads again",
+                plugin_id=self.plugin_id,
+            )
+        return registrar
 
     @property
     def llm(self) -> PluginLlm:
@@ -54,11 +93,8 @@ class PluginContext:
         if self._llm is None:
             from ._llm.client import PluginLlm
 
-            self._llm = PluginLlm(self.plugin_id, self._manager._llm_host())
+            self._llm = PluginLlm(self.plugin_id, self._host("ctx.llm").llm_host())
         return self._llm
-
-    def _call(self, label: str, action: Callable[[], Any]) -> Any:
-        return tagged(label, action)
 
     def register_tool(
         self,
@@ -74,29 +110,28 @@ class PluginContext:
         override: bool = False,
     ) -> None:
         """Register a tool; its schema is checked now, its arguments on every call."""
+        call = f"ctx.register_tool({name!r})"
         tool = Tool(
             name, toolset, schema, handler, check_fn, requires_env or (), is_async, description, emoji, override,
             plugin_id=self.plugin_id,
         )
-        self._call(f"ctx.register_tool({name!r})", lambda: self._manager._add_tool(self._record, tool))
+        tagged(call, lambda: self._host(call).add_tool(tool))
 
     def register_command(self, name: str, handler: Callable[..., Any], description: str = "", args_hint: str = "") -> None:
         """Register a slash command; a clash with another command is a warning and this one is dropped."""
+        call = f"ctx.register_command({name!r})"
         command = Command(name, handler, description, args_hint, plugin_id=self.plugin_id)
-        self._call(f"ctx.register_command({name!r})", lambda: self._manager._add_command(self._record, command))
+        tagged(call, lambda: self._host(call).add_command(command))
 
     def register_hook(self, hook_name: str, callback: Callable[..., Any]) -> None:
         """Add `callback` to the lifecycle hook `hook_name`."""
-        self._call(
-            f"ctx.register_hook({hook_name!r})", lambda: self._manager._add_hook(self._record, hook_name, callback)
-        )
+        call = f"ctx.register_hook({hook_name!r})"
+        tagged(call, lambda: self._host(call).add_hook(hook_name, callback))
 
     def register_provider(self, slot: str, provider: Any, *, name: str | None = None) -> None:
         """Offer `provider` (a class, factory or instance) in `slot`; only the config activates it."""
-        self._call(
-            f"ctx.register_provider({slot!r})",
-            lambda: self._manager._add_provider(self._record, slot, provider, name),
-        )
+        call = f"ctx.register_provider({slot!r})"
+        tagged(call, lambda: self._host(call).add_provider(slot, provider, name))
 
     def register_context_engine(self, engine: Any) -> None:
         """Offer a context engine; `context.engine` in config selects it by its `name`."""
@@ -108,4 +143,4 @@ class PluginContext:
 
     def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run any registered tool, with the lifecycle hooks around it; returns its JSON string."""
-        return self._manager.dispatch_tool(name, args, **kwargs)
+        return self._host("ctx.dispatch_tool").dispatch_tool(name, args, **kwargs)

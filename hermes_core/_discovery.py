@@ -133,12 +133,13 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
     manifest_path = find_manifest(folder)
     default_name = folder.name
     plugin_id = f"{category}/{folder.name}" if category else default_name
-    base = {"source": source, "path": folder, "category": category}
+
+    def spec(**fields: Any) -> PluginSpec:
+        return PluginSpec(source=source, path=folder, category=category, **fields)
+
     if manifest_path is None:
-        return PluginSpec(
-            id=plugin_id, name=default_name, kind=category or "standalone",
-            error=f"{folder}: no plugin.yaml; a folder plugin needs a manifest", **base,
-        )
+        return spec(id=plugin_id, name=default_name, kind=category or "standalone",
+                    error=f"{folder}: no plugin.yaml; a folder plugin needs a manifest")
     try:
         manifest = read_manifest(manifest_path, default_name=default_name, kinds=kinds)
         if category and manifest.kind not in ("standalone", category):
@@ -146,11 +147,11 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
                 f"{manifest_path}: `kind` is {manifest.kind!r} but the plugin is in the {category!r} category folder"
             )
     except ManifestError as exc:
-        return PluginSpec(id=plugin_id, name=default_name, kind=category or "standalone", error=str(exc), **base)
+        return spec(id=plugin_id, name=default_name, kind=category or "standalone", error=str(exc))
     error = None
     if not (folder / "__init__.py").is_file():
         error = f"{folder}: no __init__.py; a folder plugin is a Python package"
-    return PluginSpec(
+    return spec(
         id=plugin_id if category else manifest.name,
         name=manifest.name,
         kind=category or manifest.kind,
@@ -162,7 +163,6 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
         provides=manifest.provides,
         warnings=manifest.warnings,
         error=error,
-        **base,
     )
 
 

@@ -29,6 +29,8 @@ __all__ = [
     "LlmConfigError",
     "LlmProviderError",
     "MemoryStoreError",
+    "ScaffoldError",
+    "SessionNotFoundError",
 ]
 
 
@@ -96,6 +98,14 @@ class CommandFailedError(HermesError):
 
 class UnknownToolError(HermesError, LookupError):
     """No registered tool has the name that was asked for."""
+
+
+class ScaffoldError(HermesError):
+    """A plugin project cannot be rendered (`hermes plugins new`): a bad name or kind, or the folder exists."""
+
+
+class SessionNotFoundError(HermesError, LookupError):
+    """A stored agent session was asked for (`--resume ID`) that the session store does not have."""
 
 
 class SlotError(HermesError):

@@ -1,30 +1,34 @@
-"""Lifecycle hooks: callbacks from `ctx.register_hook` and `@hookimpl`, run in one policy.
+"""Lifecycle hooks: the callbacks plugins registered, and the two drivers that run them.
 
-Callbacks run in registration order, each isolated (an exception is logged with the plugin
-id and the next runs) and under a time limit; each receives only the keyword arguments it
-declares. `pre_tool_call` fails closed.
+Callbacks run in registration order, each isolated (what it raises is logged with the plugin
+id and the next one runs) and under a time limit; each receives only the keyword arguments
+it declares. How their results combine is the hook's chain (`_hook_chains`), the same for
+the sync and the async driver. The host calls hooks through the typed layer
+(`LifecycleHooks`), or by name (`fire`, `pre_tool_call`, `transform`, ...).
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar, final
 
 import attrs
 
-from . import _aio
+from . import _workers
 from ._errors import owner
+from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
+from ._invoke import Failure, acall, call, overran
 from .hookspecs import LIFECYCLE_HOOKS
 
-__all__ = ["HookRunner", "ToolDecision"]
+__all__ = ["HookCall", "HookRunner", "ToolDecision"]
 
 log = logging.getLogger("hermes_core.hooks")
 Undo = Callable[[], None]
+R = TypeVar("R")
 
 
 def _accepted(callback: Callable[..., Any]) -> frozenset[str] | None:
@@ -60,29 +64,39 @@ class _Callback:
         return f"{self.hook} callback {getattr(self.fn, '__qualname__', self.fn)!s} of {owner(self.plugin_id)}"
 
 
-@attrs.frozen
-class ToolDecision:
-    """What the `pre_tool_call` callbacks decided: run with `args`, or block with `message`."""
+class _Progress:
+    """Where a watched chain is: the callback running, since when; done, or abandoned by the watcher."""
 
-    blocked: bool
-    args: Mapping[str, Any]
-    message: str = ""
+    __slots__ = ("index", "started", "done", "abandoned")
+
+    def __init__(self, started: float) -> None:
+        self.index, self.started, self.done, self.abandoned = 0, started, False, False
 
 
-class _Failure:
-    __slots__ = ("exc",)
+@final
+class HookCall(Generic[R]):
+    """One call of a hook with its arguments, ready to run: `run()` from synchronous code,
+    `await arun()` from a coroutine. What it returns is the hook's chain's result."""
 
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
+    __slots__ = ("_runner", "_hook", "_chain")
 
-    def describe(self) -> str:
-        if isinstance(self.exc, TimeoutError):
-            return f"timed out ({self.exc})"
-        return f"raised {type(self.exc).__name__}: {self.exc}"
+    def __init__(self, runner: HookRunner, hook: str, chain: Chain[R]) -> None:
+        self._runner, self._hook, self._chain = runner, hook, chain
+
+    def __repr__(self) -> str:
+        return f"<HookCall {self._hook}>"
+
+    def run(self) -> R:
+        self._runner._run(self._hook, self._chain)
+        return self._chain.result
+
+    async def arun(self) -> R:
+        await self._runner._arun(self._hook, self._chain)
+        return self._chain.result
 
 
 class HookRunner:
-    """The lifecycle hook callbacks of every loaded plugin, and the policy that runs them.
+    """The lifecycle hook callbacks of every loaded plugin, and the drivers that run them.
 
     `timeout()` returns the per-callback limit in seconds (0 means none).
     """
@@ -98,13 +112,13 @@ class HookRunner:
         An unknown hook name is kept (for forward compatibility) with a warning.
         """
         if not callable(callback):
-            raise TypeError(f"callback for hook {hook!r} is not callable: {callback!r}")
+            raise TypeError(f"callback for hook {hook!r} of {owner(plugin_id)} is not callable: {callback!r}")
         if hook not in LIFECYCLE_HOOKS:
             log.warning(
                 "%s registered a callback for unknown hook %r; it is kept but this version never calls it "
                 "(known hooks: %s)", owner(plugin_id), hook, ", ".join(LIFECYCLE_HOOKS),
             )
-        entry = _Callback(hook, callback, plugin_id, _accepted(callback), _aio.is_coroutine_function(callback))
+        entry = _Callback(hook, callback, plugin_id, _accepted(callback), _workers.is_coroutine_function(callback))
         with self._lock:
             self._callbacks.setdefault(hook, []).append(entry)
 
@@ -119,231 +133,117 @@ class HookRunner:
     def callbacks(self, hook: str) -> list[_Callback]:
         return list(self._callbacks.get(hook, ()))
 
-    # -- running callbacks -----------------------------------------------------------------
+    def call(self, hook: str, chain: Chain[R]) -> HookCall[R]:
+        """The call of `hook` whose callbacks combine by `chain`, to `run()` or `await arun()`."""
+        return HookCall(self, hook, chain)
 
-    def _call(self, cb: _Callback, kwargs: Mapping[str, Any], limit: float | None) -> Any:
-        """One callback, in the current thread; failures come back as `_Failure`."""
-        try:
-            result = cb.fn(**cb.arguments(kwargs))
-            if _aio.is_awaitable(result):
-                result = _aio.run_coroutine(result, limit)
-            return result
-        except (Exception, SystemExit) as exc:
-            return self._failed(cb, exc)
+    # -- the hooks by name ------------------------------------------------------------------
 
-    def _sequence(
-        self,
-        callbacks: list[_Callback],
-        kwargs_for: Callable[[], Mapping[str, Any]],
-        on_result: Callable[[_Callback, Any], bool],
-    ) -> None:
-        """Run `callbacks` in order, each under the time limit; `on_result` says whether to go on.
+    def fire(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Run every callback of `hook`; returns their non-None results in order."""
+        return self.call(hook, Collect(kwargs)).run()
+
+    async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
+        """`fire` for async hosts."""
+        return await self.call(hook, Collect(kwargs)).arun()
+
+    def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
+        """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
+        return self.call("pre_tool_call", Gate(tool_name, args, kwargs)).run()
+
+    async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
+        """`pre_tool_call` for async hosts."""
+        return await self.call("pre_tool_call", Gate(tool_name, args, kwargs)).arun()
+
+    def pre_llm_call(self, **kwargs: Any) -> str | None:
+        """The text the `pre_llm_call` callbacks add to this call's user message, or None."""
+        return self.call("pre_llm_call", Context(kwargs)).run()
+
+    async def apre_llm_call(self, **kwargs: Any) -> str | None:
+        return await self.call("pre_llm_call", Context(kwargs)).arun()
+
+    def transform(self, hook: str, **kwargs: Any) -> str | None:
+        """The first non-None string a `transform_*` callback returns, or None."""
+        return self.call(hook, FirstText(kwargs)).run()
+
+    async def atransform(self, hook: str, **kwargs: Any) -> str | None:
+        return await self.call(hook, FirstText(kwargs)).arun()
+
+    # -- the drivers ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _report(cb: _Callback, failure: Failure) -> Failure:
+        log.error("%s %s", cb.label, failure.describe(), exc_info=None if failure.timed_out else failure.error)
+        return failure
+
+    def _call(self, cb: _Callback, chain: Chain[Any], limit: float | None) -> Any:
+        result = call(cb.fn, (), cb.arguments(chain.arguments()), limit)
+        return self._report(cb, result) if type(result) is Failure else result
+
+    def _run(self, hook: str, chain: Chain[Any]) -> None:
+        """The sync driver: `hook`'s callbacks in order, each under the time limit.
 
         With a limit, the whole chain runs on one worker thread (one hand-off per hook, not per
         callback) while this thread watches each callback's deadline. A callback that overruns
         is reported as timed out, its worker abandoned, and the rest of the chain goes on in a
         fresh worker.
         """
+        callbacks = self.callbacks(hook)
+        if not callbacks:
+            return
         limit = self._timeout() or None
         if limit is None:
             for cb in callbacks:
-                if not on_result(cb, self._call(cb, kwargs_for(), None)):
+                if not chain.take(cb, self._call(cb, chain, None)):
                     return
             return
-        pending = callbacks
-        while pending:
-            pending = self._watch(pending, kwargs_for, on_result, limit)
+        while callbacks:
+            callbacks = self._watch(callbacks, chain, limit)
 
-    def _watch(
-        self,
-        chain: list[_Callback],
-        kwargs_for: Callable[[], Mapping[str, Any]],
-        on_result: Callable[[_Callback, Any], bool],
-        limit: float,
-    ) -> list[_Callback]:
-        """Run `chain` on a worker; returns what is left to run after a timeout ([] when done)."""
+    def _watch(self, callbacks: list[_Callback], chain: Chain[Any], limit: float) -> list[_Callback]:
+        """Run `callbacks` on a worker; returns what is left to run after a timeout ([] when done)."""
         state = threading.Condition()
-        progress = {"index": 0, "started": time.monotonic(), "done": False, "abandoned": False}
+        progress = _Progress(time.monotonic())
 
         def work() -> None:
-            for index, cb in enumerate(chain):
+            for position, cb in enumerate(callbacks):
                 with state:
-                    if progress["abandoned"]:
+                    if progress.abandoned:
                         return
-                    progress.update(index=index, started=time.monotonic())
-                result = self._call(cb, kwargs_for(), limit)
+                    progress.index, progress.started = position, time.monotonic()
+                result = self._call(cb, chain, limit)
                 with state:
-                    if progress["abandoned"]:
+                    if progress.abandoned:
                         return
-                    if not on_result(cb, result):
+                    if not chain.take(cb, result):
                         break
             with state:
-                progress["done"] = True
+                progress.done = True
                 state.notify()
 
-        _aio.submit(work)
+        _workers.submit(work)
         with state:
-            while not progress["done"]:
-                remaining = progress["started"] + limit - time.monotonic()
+            while not progress.done:
+                remaining = progress.started + limit - time.monotonic()
                 if remaining > 0:
                     state.wait(remaining)
                     continue
-                progress["abandoned"] = True
-                index = progress["index"]
-                timed_out = chain[index]
-                go_on = on_result(timed_out, self._failed(timed_out, TimeoutError(f"did not finish within {limit:g} s")))
-                return chain[index + 1:] if go_on else []
+                progress.abandoned = True
+                late = callbacks[progress.index]
+                go_on = chain.take(late, self._report(late, overran(limit)))
+                return callbacks[progress.index + 1:] if go_on else []
         return []
 
-    async def _asequence(
-        self,
-        callbacks: list[_Callback],
-        kwargs_for: Callable[[], Mapping[str, Any]],
-        on_result: Callable[[_Callback, Any], bool],
-    ) -> None:
-        """`_sequence` for async callers: async callbacks are awaited on the caller's loop,
-        sync ones run on a worker thread so they never block it."""
+    async def _arun(self, hook: str, chain: Chain[Any]) -> None:
+        """The async driver: async callbacks are awaited on the caller's loop, sync ones run on
+        a worker thread so they never block it."""
+        callbacks = self.callbacks(hook)
+        if not callbacks:
+            return
         limit = self._timeout() or None
         for cb in callbacks:
-            if not on_result(cb, await self._acall(cb, kwargs_for(), limit)):
+            result = await acall(cb.fn, (), cb.arguments(chain.arguments()), cb.is_async, limit)
+            if type(result) is Failure:
+                self._report(cb, result)
+            if not chain.take(cb, result):
                 return
-
-    async def _acall(self, cb: _Callback, kwargs: Mapping[str, Any], limit: float | None) -> Any:
-        args = cb.arguments(kwargs)
-        try:
-            if cb.is_async:
-                awaitable = cb.fn(**args)
-            else:
-                awaitable = asyncio.wrap_future(_aio.submit(lambda: cb.fn(**args)))
-            result = await asyncio.wait_for(awaitable, limit)
-            if _aio.is_awaitable(result):
-                result = await asyncio.wait_for(result, limit)
-            return result
-        except asyncio.TimeoutError:
-            return self._failed(cb, TimeoutError(f"did not finish within {limit:g} s"))
-        except (Exception, SystemExit) as exc:
-            return self._failed(cb, exc)
-
-    @staticmethod
-    def _failed(cb: _Callback, exc: BaseException) -> _Failure:
-        failure = _Failure(exc)
-        log.error("%s %s", cb.label, failure.describe(), exc_info=None if isinstance(exc, TimeoutError) else exc)
-        return failure
-
-    # -- the hooks: each policy once, run by the sync or the async driver ----------------
-
-    def fire(self, hook: str, **kwargs: Any) -> list[Any]:
-        """Run every callback of `hook`; returns their non-None results in order."""
-        collect = _Collect()
-        self._sequence(self.callbacks(hook), lambda: kwargs, collect)
-        return collect.results
-
-    async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
-        """`fire` for async hosts."""
-        collect = _Collect()
-        await self._asequence(self.callbacks(hook), lambda: kwargs, collect)
-        return collect.results
-
-    def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
-        """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
-        gate = _Gate(self, tool_name, args, kwargs)
-        self._sequence(self.callbacks("pre_tool_call"), gate.arguments, gate)
-        return gate.decision
-
-    async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
-        """`pre_tool_call` for async hosts."""
-        gate = _Gate(self, tool_name, args, kwargs)
-        await self._asequence(self.callbacks("pre_tool_call"), gate.arguments, gate)
-        return gate.decision
-
-    @staticmethod
-    def _decide(cb: _Callback, tool_name: str, args: dict[str, Any], result: Any) -> ToolDecision:
-        if isinstance(result, _Failure):
-            return ToolDecision(
-                True, args, f"Tool call {tool_name!r} blocked: the {cb.label} {result.describe()} (hooks fail closed)"
-            )
-        if result is None:
-            return ToolDecision(False, args)
-        action = result.get("action") if isinstance(result, Mapping) else None
-        if action == "block":
-            message = result.get("message") or f"Tool call {tool_name!r} blocked by the {cb.label}"
-            return ToolDecision(True, args, str(message))
-        if action == "modify" and isinstance(result.get("args"), Mapping):
-            return ToolDecision(False, dict(result["args"]))
-        if action == "allow":
-            return ToolDecision(False, args)
-        log.error("%s returned an invalid decision %r; blocking (hooks fail closed)", cb.label, result)
-        return ToolDecision(
-            True, args,
-            f"Tool call {tool_name!r} blocked: the {cb.label} returned an invalid decision "
-            "(expected None, {'action': 'block', 'message': ...} or {'action': 'modify', 'args': {...}})",
-        )
-
-    @staticmethod
-    def _context(results: list[Any]) -> str | None:
-        parts = []
-        for result in results:
-            if isinstance(result, Mapping):
-                result = result.get("context")
-            if isinstance(result, str) and result.strip():
-                parts.append(result.strip())
-        return "\n\n".join(parts) or None
-
-    def pre_llm_call(self, **kwargs: Any) -> str | None:
-        """The text the `pre_llm_call` callbacks add to this call's user message, or None."""
-        return self._context(self.fire("pre_llm_call", **kwargs))
-
-    async def apre_llm_call(self, **kwargs: Any) -> str | None:
-        return self._context(await self.afire("pre_llm_call", **kwargs))
-
-    def transform(self, hook: str, **kwargs: Any) -> str | None:
-        """The first non-None string a `transform_*` callback returns, or None."""
-        first = _First()
-        self._sequence(self.callbacks(hook), lambda: kwargs, first)
-        return first.found
-
-    async def atransform(self, hook: str, **kwargs: Any) -> str | None:
-        first = _First()
-        await self._asequence(self.callbacks(hook), lambda: kwargs, first)
-        return first.found
-
-
-class _Collect:
-    """`fire`: keep every non-None result; never stop early."""
-
-    def __init__(self) -> None:
-        self.results: list[Any] = []
-
-    def __call__(self, cb: _Callback, result: Any) -> bool:
-        if result is not None and not isinstance(result, _Failure):
-            self.results.append(result)
-        return True
-
-
-class _First:
-    """`transform_*`: stop at the first string."""
-
-    found: str | None = None
-
-    def __call__(self, cb: _Callback, result: Any) -> bool:
-        if isinstance(result, str):
-            self.found = result
-            return False
-        return True
-
-
-class _Gate:
-    """`pre_tool_call`: each callback sees the args as modified so far; a block stops the chain."""
-
-    def __init__(self, runner: HookRunner, tool_name: str, args: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
-        self._decide = runner._decide
-        self._tool_name = tool_name
-        self._extra = extra
-        self.decision = ToolDecision(False, dict(args))
-
-    def arguments(self) -> Mapping[str, Any]:
-        return {"tool_name": self._tool_name, "args": dict(self.decision.args), **self._extra}
-
-    def __call__(self, cb: _Callback, result: Any) -> bool:
-        self.decision = self._decide(cb, self._tool_name, dict(self.decision.args), result)
-        return not self.decision.blocked

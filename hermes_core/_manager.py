@@ -1,35 +1,29 @@
-"""`PluginManager`: discover, load transactionally, and give hosts one API over it all."""
+"""`PluginManager`: the host's one API over discovery, loading and everything plugins offer."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
-import time
-import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import pluggy
 
-from . import _dispatch, hookspecs
+from . import _tool_call
 from ._commands import CommandRegistry
 from ._config import Config, ConfigWatcher, load_config
-from ._context import PluginContext
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
-from ._errors import CommandConflictError, HermesError, PluginNotFoundError, ProviderConflictError, RegistrationError
+from ._errors import HermesError, PluginNotFoundError
+from ._hook_calls import LifecycleHooks
 from ._hooks import HookRunner
-from ._loader import forget_module, import_plugin, module_label
+from ._loading import Loader
 from ._paths import hermes_home
-from ._plugin_record import LoadFailure, PluginRecord, failure_of, tagged
-from ._records import Command, Tool
+from ._plugin_record import LoadFailure, PluginRecord
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 from ._tools import ToolInfo, ToolRegistry
-from ._version import __version__
 
 if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
@@ -39,20 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["PluginManager"]
 
 log = logging.getLogger("hermes_core.plugins")
-Undo = Callable[[], None]
-_SLOT_HOOKS = {"register_context_engine": "context_engine", "register_memory_provider": "memory"}
-
-
-class _Pluggy(pluggy.PluginManager):
-    """pluggy's manager, taught that a plain `register` function is a `register` hookimpl."""
-
-    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        opts = super().parse_hookimpl_opts(plugin, name)
-        if opts is None and name == "register":
-            method = getattr(plugin, name, None)
-            if inspect.isfunction(method) or inspect.ismethod(method):
-                return {}
-        return opts
+DEFAULT_HOOK_TIMEOUT = 30.0
 
 
 class PluginManager:
@@ -79,16 +60,15 @@ class PluginManager:
         self._fixed_config = config
         self._discover_plugins = discover_plugins
         self.config: Config = config or Config({})
+        self._hook_timeout = DEFAULT_HOOK_TIMEOUT
         self._lock = threading.RLock()
         self._loaded = False
-        self._records: dict[str, PluginRecord] = {}
         self._discovery: Discovery | None = None
-        self._slots = SlotRegistry((*BUILTIN_SLOTS, *slots))
-        self._tools = ToolRegistry(self._may_override)
-        self._commands = CommandRegistry()
-        self._hooks = HookRunner(lambda: self.config.number("plugins.hook_callback_timeout", 30.0))
-        self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
-        self.pluggy.add_hookspecs(hookspecs)
+        self._loader = Loader(
+            home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
+            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm_host,
+        )
+        self._lifecycle = LifecycleHooks(self._loader.hooks)
         self.problems: list[str] = []
         self._llm: LlmHost | None = None
         self._default_session: AgentSession | None = None
@@ -96,24 +76,35 @@ class PluginManager:
     # -- the registries (loading first) ---------------------------------------------------
 
     @property
+    def pluggy(self) -> pluggy.PluginManager:
+        """The pluggy instance plugin objects are registered with (project name `hermes`)."""
+        return self._loader.pluggy
+
+    @property
     def tools(self) -> ToolRegistry:
         self._ensure_loaded()
-        return self._tools
+        return self._loader.tools
 
     @property
     def commands(self) -> CommandRegistry:
         self._ensure_loaded()
-        return self._commands
+        return self._loader.commands
 
     @property
     def hooks(self) -> HookRunner:
         self._ensure_loaded()
-        return self._hooks
+        return self._loader.hooks
+
+    @property
+    def lifecycle(self) -> LifecycleHooks:
+        """The typed calls into the lifecycle hooks: `manager.lifecycle.post_llm_call(...).run()`."""
+        self._ensure_loaded()
+        return self._lifecycle
 
     @property
     def slots(self) -> SlotRegistry:
         self._ensure_loaded()
-        return self._slots
+        return self._loader.slots
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
@@ -126,14 +117,14 @@ class PluginManager:
         if not self._discover_plugins:
             return Discovery(())
         return discover(
-            home=self.home, cwd=self._cwd, slots=self._slots.declared, project_plugins=self._project_plugins
+            home=self.home, cwd=self._cwd, slots=self._loader.slots.declared, project_plugins=self._project_plugins
         )
 
     def _refresh_config(self) -> None:
         """Read config and check the keys the manager uses, so a bad value is a clear error
         at load time rather than a surprise when a hook first fires."""
         config = self._fixed_config or load_config(self.home)
-        config.number("plugins.hook_callback_timeout", 30.0)
+        self._hook_timeout = config.number("plugins.hook_callback_timeout", DEFAULT_HOOK_TIMEOUT)
         config.string_list("plugins.enabled")
         config.string_list("plugins.disabled")
         config.section("plugins", "entries")
@@ -158,19 +149,13 @@ class PluginManager:
             self._loaded = True
             self._refresh_config()
             self._discovery = self.discover()
-            wanted = {spec.id for spec in self._discovery.plugins if self._enabled(spec)}
-            for record in list(self._records.values()):
-                if record.status == "ok" and record.spec.source == "host":
-                    continue
-                if record.status != "ok" or record.id not in wanted:
-                    self._unload(record)
-            self._load_discovered()
+            self._load_discovered(retry=True)
             return self
 
     def _enabled(self, spec: PluginSpec) -> bool:
-        return spec.enablement(self.config, self._slots.declared)[0]
+        return spec.enablement(self.config, self._loader.slots.declared)[0]
 
-    def _load_discovered(self) -> None:
+    def _load_discovered(self, *, retry: bool = False) -> None:
         assert self._discovery is not None
         self.problems = list(self._discovery.problems)
         known = {name for spec in self._discovery.plugins for name in (spec.id, spec.name)}
@@ -181,183 +166,16 @@ class PluginManager:
                         f"{key} names {name!r}, but no plugin has that id "
                         f"(discovered: {', '.join(sorted(self._discovery.ids)) or 'none'})"
                     )
-        for spec in self._discovery.plugins:
-            if spec.id in self._records or not self._enabled(spec):
-                continue
-            self._load_spec(spec)
-
-    def _unload(self, record: PluginRecord) -> None:
-        record.rollback()
-        if record.module is not None and self.pluggy.is_registered(record.module):
-            self.pluggy.unregister(record.module)
-        self._records.pop(record.id, None)
-
-    def _load_spec(self, spec: PluginSpec) -> PluginRecord:
-        record = PluginRecord(spec)
-        self._records[spec.id] = record
-        if spec.error:
-            record.status = "failed"
-            record.failure = LoadFailure("ManifestError", spec.error, "discovery")
-            return record
-        problem = spec.incompatibility(__version__)
-        if problem:
-            record.status = "incompatible"
-            record.failure = LoadFailure("IncompatibleError", problem, "requires_hermes")
-            return record
-
-        def load() -> None:
-            started = time.perf_counter()
-            obj, module_name = import_plugin(spec)
-            record.import_ms = round((time.perf_counter() - started) * 1000, 3)
-            if module_name:
-                record.undos.append(lambda: forget_module(module_name))
-            self._register_object(record, obj)
-
-        return self._transaction(record, module_label(spec), load)
-
-    def _transaction(self, record: PluginRecord, phase: str, action: Callable[[], None]) -> PluginRecord:
-        """Run `action` for `record`: on any failure, undo everything it registered and
-        record the failure (type, message, the call that failed); never raise but Ctrl-C."""
-        try:
-            action()
-        except BaseException as exc:
-            record.rollback()
-            record.status = "failed"
-            record.failure = failure_of(exc, phase)
-            log.warning("plugin %r failed to load: %s", record.id, record.failure)
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            return record
-        record.status = "ok"
-        return record
+        self._loader.sync(self._discovery.plugins, self._enabled, retry=retry)
 
     def add_plugin(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
         """Load an object you already hold (a module, a namespace, or a `register(ctx)` function)
         as plugin `plugin_id`, transactionally, as if it had been discovered."""
         with self._lock:
-            if not self._loaded:
-                self.load()
-            if plugin_id in self._records:
-                raise RegistrationError(f"a plugin with id {plugin_id!r} is already loaded", plugin_id=plugin_id)
-            spec = PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host")
-            record = self._records[plugin_id] = PluginRecord(spec)
-            return self._transaction(record, "add_plugin", lambda: self._register_object(record, plugin))
+            self._ensure_loaded()
+            return self._loader.add(plugin, plugin_id, builtin=builtin)
 
-    def _context(self, record: PluginRecord) -> PluginContext:
-        if record.ctx is None:
-            settings = self.config.section("plugins", "entries", record.id).get("settings") or {}
-            if not isinstance(settings, Mapping):
-                raise RegistrationError(
-                    f"plugins.entries.{record.id}.settings must be a mapping, not {settings!r}", plugin_id=record.id
-                )
-            record.ctx = PluginContext(self, record, settings, self.home)
-        return record.ctx
-
-    def _register_object(self, record: PluginRecord, obj: Any) -> None:
-        if inspect.isfunction(obj):
-            obj = types.SimpleNamespace(register=obj, __name__=getattr(obj, "__module__", record.id))
-        record.module = obj
-        ctx = self._context(record)
-        if inspect.isclass(obj):
-            self._register_slot_classes(record, [obj])
-            return
-        tagged("pluggy.register", lambda: self.pluggy.register(obj, name=record.id))
-        record.undos.append(lambda: self.pluggy.unregister(obj) if self.pluggy.is_registered(obj) else None)
-        for caller in self.pluggy.get_hookcallers(obj) or []:
-            if not caller.has_spec():
-                record.warnings.append(f"plugin {record.id!r} implements unknown hook {caller.name!r}; it is never called")
-        for hook in hookspecs.REGISTRATION_HOOKS:
-            for impl in self._impls(hook, obj):
-                args = [{"ctx": ctx}[name] for name in impl.argnames]
-                result = tagged(f"{hook}(ctx)", lambda impl=impl, args=args: impl.function(*args))
-                if hook != "register":
-                    self._take_returned(record, ctx, hook, result)
-        for hook in hookspecs.LIFECYCLE_HOOKS:
-            for impl in self._impls(hook, obj):
-                record.note("hooks", hook, self._hooks.add(hook, impl.function, record.id))
-        if record.spec.kind != "standalone" and not record.registered.get("providers"):
-            members = [v for v in vars(obj).values() if inspect.isclass(v)] if isinstance(obj, types.ModuleType) else []
-            self._register_slot_classes(record, [c for c in members if c.__module__ == obj.__name__])
-        if not record.registered:
-            record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
-
-    def _impls(self, hook: str, plugin: Any) -> list[Any]:
-        return [impl for impl in getattr(self.pluggy.hook, hook).get_hookimpls() if impl.plugin is plugin]
-
-    def _register_slot_classes(self, record: PluginRecord, classes: list[type]) -> None:
-        """A category plugin without `register`: the classes it defines that are its slot's providers."""
-        slot = record.spec.kind if record.spec.kind != "standalone" else None
-        decls = [d for d in self._slots.declared if d.base is not None and (slot is None or d.name == slot)]
-        found = False
-        for cls in classes:
-            for decl in decls:
-                if issubclass(cls, decl.base) and cls is not decl.base and not inspect.isabstract(cls):  # type: ignore[arg-type]
-                    self._add_provider(record, decl.name, cls, None)
-                    found = True
-        if not found:
-            raise RegistrationError(
-                f"plugin {record.id!r} registered no {slot or 'slot'} provider: define register(ctx), "
-                "or export a subclass of the slot's base class",
-                plugin_id=record.id,
-            )
-
-    def _take_returned(self, record: PluginRecord, ctx: PluginContext, hook: str, result: Any) -> None:
-        if result is None:
-            return
-        if hook in _SLOT_HOOKS:
-            ctx.register_provider(_SLOT_HOOKS[hook], result)
-            return
-        expected = Tool if hook == "register_tool" else Command
-        items = [result] if isinstance(result, expected) or not isinstance(result, Iterable) else list(result)
-        for item in items:
-            if not isinstance(item, expected):
-                raise RegistrationError(
-                    f"{hook} of plugin {record.id!r} returned {item!r}; expected a {expected.__name__}, "
-                    f"an iterable of them, or None",
-                    plugin_id=record.id,
-                )
-            item = attrs.evolve(item, plugin_id=record.id)
-            if isinstance(item, Tool):
-                ctx._call(f"{hook} → Tool({item.name!r})", lambda item=item: self._add_tool(record, item))
-            else:
-                ctx._call(f"{hook} → Command({item.name!r})", lambda item=item: self._add_command(record, item))
-
-    # -- what ctx.register_* lands on -------------------------------------------------------
-
-    def _may_override(self, plugin_id: str | None) -> bool:
-        record = self._records.get(plugin_id or "")
-        if record is not None and record.spec.source == "builtin":
-            return True
-        if plugin_id is None:
-            return True
-        return self.config.section("plugins", "entries", plugin_id).get("allow_tool_override") is True
-
-    def _add_tool(self, record: PluginRecord, tool: Tool) -> None:
-        record.note("tools", tool.name, self._tools.add(tool))
-
-    def _add_command(self, record: PluginRecord, command: Command) -> None:
-        try:
-            record.note("commands", command.name, self._commands.add(command))
-        except CommandConflictError as exc:
-            log.warning("%s", exc)
-            record.problems.append(str(exc))
-
-    def _add_hook(self, record: PluginRecord, hook: str, callback: Callable[..., Any]) -> None:
-        record.note("hooks", hook, self._hooks.add(hook, callback, record.id))
-
-    def _add_provider(self, record: PluginRecord, slot: str, provider: Any, name: str | None) -> None:
-        try:
-            undo = self._slots.add(slot, provider, record.id, name=name)
-        except ProviderConflictError as exc:
-            log.warning("%s", exc)
-            record.problems.append(str(exc))
-            return
-        label = next(p.name for p in self._slots.providers(slot) if p.provider is provider)
-        record.note("providers", f"{slot}:{label}", undo)
-
-    def _is_builtin(self, plugin_id: str | None) -> bool:
-        record = self._records.get(plugin_id or "")
-        return record is not None and record.spec.source == "builtin"
+    # -- the host's own LLM clients --------------------------------------------------------
 
     def _llm_host(self) -> LlmHost:
         """The host side of every plugin's `ctx.llm`; it reads config.yaml afresh on each call."""
@@ -389,15 +207,16 @@ class PluginManager:
     def records(self) -> list[PluginRecord]:
         """Every plugin the manager tried to load, in load order."""
         self._ensure_loaded()
-        return list(self._records.values())
+        return list(self._loader.records.values())
 
     def record(self, plugin_id: str) -> PluginRecord:
         self._ensure_loaded()
         try:
-            return self._records[plugin_id]
+            return self._loader.records[plugin_id]
         except KeyError:
             raise PluginNotFoundError(
-                f"plugin {plugin_id!r} was not loaded (loaded: {', '.join(self._records) or 'none'})"
+                f"plugin {plugin_id!r} was not loaded (loaded: {', '.join(self._loader.records) or 'none'}); "
+                "see `hermes plugins doctor`"
             ) from None
 
     def failures(self) -> dict[str, LoadFailure]:
@@ -448,36 +267,34 @@ class PluginManager:
         """The OpenAI `tools` list of every available tool."""
         return self.default_session().tool_schemas()
 
+    def _route(self, name: str, session_id: str) -> tuple[ToolRegistry, str]:
+        """Where tool `name` runs: the plugins' registry, or the default session's when it is an
+        active engine's tool; and the session id its hooks see."""
+        tools = self.tools
+        if tools.get(name) is None:
+            try:
+                session = self.default_session()
+            except HermesError as exc:
+                log.warning("engine tools are unavailable: %s", exc)
+            else:
+                if session.has_tool(name):
+                    return session.registry_for(name), session.session_id
+        return tools, session_id
+
     def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any) -> str:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
-        the handler, `post_tool_call`, `transform_tool_result`. Never raises.
-
-        A plugin's tool runs here; an engine's tool runs in the default session.
-        """
-        if self.tools.get(name) is None:
-            session = self._session_for(name)
-            if session is not None:
-                return session.dispatch_tool(name, args, tool_call_id=tool_call_id, **kwargs)
-        return _dispatch.dispatch(self.hooks, self.tools, name, args, session_id, tool_call_id, kwargs)
+        the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
+        registry, session_id = self._route(name, session_id)
+        return _tool_call.dispatch(registry, self.lifecycle, name, args, session_id=session_id,
+                                   tool_call_id=tool_call_id, kwargs=kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
     ) -> str:
         """`dispatch_tool` for async hosts."""
-        if self.tools.get(name) is None:
-            session = self._session_for(name)
-            if session is not None:
-                return await session.adispatch_tool(name, args, tool_call_id=tool_call_id, **kwargs)
-        return await _dispatch.adispatch(self.hooks, self.tools, name, args, session_id, tool_call_id, kwargs)
-
-    def _session_for(self, name: str) -> AgentSession | None:
-        """The default session, if one of its engines has tool `name` (it is not a plugin's)."""
-        try:
-            session = self.default_session()
-        except HermesError as exc:
-            log.warning("engine tools are unavailable: %s", exc)
-            return None
-        return session if session.has_tool(name) else None
+        registry, session_id = self._route(name, session_id)
+        return await _tool_call.adispatch(registry, self.lifecycle, name, args, session_id=session_id,
+                                          tool_call_id=tool_call_id, kwargs=kwargs)
 
     def run_command(self, name: str, raw_args: str = "") -> str | None:
         """Run a slash command; raises `UnknownCommandError` or `CommandFailedError`."""
@@ -499,20 +316,9 @@ class PluginManager:
 
         A plugin whose hook raises keeps none of the commands it added.
         """
-        problems = []
-        for record in self.records:
-            if record.status != "ok" or record.module is None:
-                continue
-            for impl in self._impls("register_cli_commands", record.module):
-                before = set(cli.commands)
-                try:
-                    impl.function(*[{"cli": cli, "ctx": record.ctx}[n] for n in impl.argnames])
-                except Exception as exc:  # noqa: BLE001 - a plugin never takes the CLI down
-                    for name in set(cli.commands) - before:
-                        cli.commands.pop(name, None)
-                    problems.append(f"register_cli_commands of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
-        return problems
+        self._ensure_loaded()
+        return self._loader.extend_cli(cli)
 
     def doctor(self) -> DoctorReport:
         """Load everything enabled and report on it, as `hermes plugins doctor` does."""
-        return build_report(self.records, self._slots, self.config, self.problems)
+        return build_report(self.records, self._loader.slots, self.config, self.problems)

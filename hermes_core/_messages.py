@@ -79,9 +79,9 @@ def repair_tool_pairing(messages: Sequence[Mapping[str, Any]]) -> list[dict[str,
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id in called and call_id not in answered:
-                answered.add(call_id)  # type: ignore[arg-type]
+                answered.add(call_id)
                 if call_id in pending:
-                    pending.remove(call_id)  # type: ignore[arg-type]
+                    pending.remove(call_id)
                 out.append(dict(message))
             continue
         close_pending()

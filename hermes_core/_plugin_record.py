@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._discovery import PluginSpec
+from ._invoke import failed_call
 
 if TYPE_CHECKING:
     from ._context import PluginContext
 
-__all__ = ["PluginRecord", "LoadFailure", "failure_of", "tagged"]
+__all__ = ["PluginRecord", "LoadFailure", "failure_of"]
 
 log = logging.getLogger("hermes_core.plugins")
 Undo = Callable[[], None]
@@ -70,24 +71,7 @@ class PluginRecord:
         self.problems.clear()
 
 
-_TAG = "_hermes_failed_call"
-
-
-def tagged(label: str, action: Callable[[], Any]) -> Any:
-    """Run `action`; an exception leaving it is marked with `label` (the innermost wins),
-    so a failure names the exact call that failed, even one a plugin caught and went past."""
-    try:
-        return action()
-    except BaseException as exc:
-        if not hasattr(exc, _TAG):
-            try:
-                setattr(exc, _TAG, label)
-            except (AttributeError, TypeError):  # pragma: no cover - exceptions without a __dict__
-                pass
-        raise
-
-
 def failure_of(exc: BaseException, phase: str) -> LoadFailure:
     """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase."""
-    call = getattr(exc, _TAG, None) or phase
+    call = failed_call(exc) or phase
     return LoadFailure(type(exc).__name__, str(exc), call, "".join(traceback.format_exception(exc)))

@@ -5,16 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._errors import HermesError
+from ._errors import ScaffoldError
 
-__all__ = ["KINDS", "ScaffoldError", "render_plugin", "slug_of"]
+__all__ = ["KINDS", "render_plugin", "slug_of"]
 
 KINDS = ("tool", "context_engine", "memory_provider")
 _SLUG = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
-
-
-class ScaffoldError(HermesError):
-    """A plugin project cannot be rendered: a bad name or kind, or the folder exists."""
 
 
 def slug_of(name: str) -> str:
@@ -33,7 +29,7 @@ def render_plugin(
             "dashes, starting with a letter (e.g. 'Word Tools' gives word-tools)"
         )
     if kind not in KINDS:
-        raise ScaffoldError(f"kind {kind!r} is not one of: {', '.join(KINDS)}")
+        raise ScaffoldError(f"kind {kind!r} is not one of: {', '.join(KINDS)}; pass --kind with one of them")
     target = output_dir / slug
     if target.exists():
         raise ScaffoldError(f"{target} already exists; pick another name or --output-dir")

@@ -35,12 +35,14 @@ Undo = Callable[[], None]
 @attrs.frozen
 class SlotProvider:
     """A provider registered in a slot: a class or factory (called per session) or an
-    instance (deep-copied per session), and the plugin it came from."""
+    instance (deep-copied per session), the plugin it came from, and whether that plugin is
+    built in (the host hands its own settings and summariser to built-in engines only)."""
 
     slot: str
     name: str
     provider: Any = attrs.field(repr=False)
     plugin_id: str | None
+    builtin: bool = attrs.field(default=False, kw_only=True)
 
     @property
     def style(self) -> str:
@@ -71,10 +73,11 @@ class SlotProvider:
 def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: str | None) -> str:
     """The name a provider registers under: `name=`, else its `name` attribute."""
     if name is None:
-        value = getattr(provider, "name", None)
+        value: Any = getattr(provider, "name", None)
         if inspect.isclass(provider) and not isinstance(value, str):
             try:  # a `name` property: ask a throwaway instance
-                value = provider().name
+                throwaway: Any = provider()
+                value = throwaway.name
             except Exception as exc:  # noqa: BLE001
                 raise RegistrationError(
                     f"{owner(plugin_id)} registered a {slot.name} provider class {provider.__name__} whose name "
@@ -118,7 +121,9 @@ class SlotRegistry:
     def declared(self) -> tuple[SlotDecl, ...]:
         return tuple(self._decls.values())
 
-    def add(self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None) -> Undo:
+    def add(
+        self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None, builtin: bool = False
+    ) -> Undo:
         """Register `provider` in `slot`; returns the function that undoes it.
 
         A name already taken raises `ProviderConflictError` naming both plugins; the first stays.
@@ -132,7 +137,7 @@ class SlotRegistry:
                     f"{decl.base.__name__} (subclass or instance)",
                     plugin_id=plugin_id,
                 )
-        entry = SlotProvider(slot, provider_name(provider, name, decl, plugin_id), provider, plugin_id)
+        entry = SlotProvider(slot, provider_name(provider, name, decl, plugin_id), provider, plugin_id, builtin=builtin)
         with self._lock:
             existing = self._providers[slot].get(entry.name)
             if existing is not None:

@@ -1,7 +1,18 @@
-"""What the built-in SQLite stores share: one file under `$HERMES_HOME`, opened on first use,
-safe for several processes (WAL, a busy timeout, short `BEGIN IMMEDIATE` writes), created
-with its schema on the first write, never replaced when it cannot be read; and turning any
-user text into an FTS5 query that cannot be a syntax error."""
+"""A SQLite file a plugin (or the host) keeps under `$HERMES_HOME`, and FTS5 queries from any text.
+
+Public on purpose: the built-in memory provider, the `lcm` engine and the session store use
+it, and a provider author storing memories in SQLite needs the same care. `SqliteFile` is
+opened on first use, safe for several processes (WAL, a busy timeout, short `BEGIN IMMEDIATE`
+writes), created with its schema on the first write, and never replaced when it cannot be
+read; `fts_phrases` turns any user text into an FTS5 query that cannot be a syntax error.
+
+>>> class Notes(SqliteFile):
+...     what = "notes database"
+...     schema = "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
+>>> notes = Notes(ctx.hermes_home / "notes" / "notes.db")
+>>> with notes._writing() as db:
+...     db.execute("INSERT INTO notes (text) VALUES (?)", ("likes tea",))
+"""
 
 from __future__ import annotations
 
@@ -15,13 +26,13 @@ from pathlib import Path
 
 from ._errors import MemoryStoreError
 
-__all__ = ["SqliteFile", "phrases"]
+__all__ = ["SqliteFile", "fts_phrases"]
 
 MAX_QUERY_TERMS = 32
 _CORRUPT = ("file is not a database", "malformed", "not a database", "file is encrypted")
 
 
-def phrases(query: str) -> list[str]:
+def fts_phrases(query: str) -> list[str]:
     """`query` as FTS5 phrases that cannot be a syntax error: each whitespace-separated chunk
     quoted (FTS5 tokenizes inside the quotes the way it tokenized the stored text)."""
     terms: list[str] = []

@@ -1,12 +1,11 @@
-"""The tool registry: schema checks at registration, validated and isolated dispatch.
+"""Tools: the `Tool` a plugin registers, and the registry of every tool the host can offer.
 
-A handler can never take the host down: every failure becomes a bounded JSON error string.
+A schema is checked when the tool is registered (an OpenAI function object whose `parameters`
+is a valid JSON Schema); a call runs in `_tool_call`, from parsing to result.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import os
 import threading
@@ -15,36 +14,63 @@ from typing import Any
 
 import attrs
 
-from . import _aio
+from . import _workers
 from ._errors import ToolOverrideError, ToolSchemaError, owner
-from ._records import Tool
 
-__all__ = ["ToolRegistry", "ToolInfo", "MAX_ERROR_CHARS", "error_result", "parse_arguments"]
+__all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
 
 log = logging.getLogger("hermes_core.tools")
-MAX_ERROR_CHARS = 2048
 Undo = Callable[[], None]
 
 
-def error_result(message: str) -> str:
-    """`{"error": message}` as a JSON string, the message cut to `MAX_ERROR_CHARS`."""
-    if len(message) > MAX_ERROR_CHARS:
-        message = message[: MAX_ERROR_CHARS - 1] + "…"
-    return json.dumps({"error": message}, ensure_ascii=False)
+def _tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
 
 
-def parse_arguments(args: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """Tool arguments as a dict (a JSON string, as models send them, is parsed), or the problem."""
-    if isinstance(args, (str, bytes)):
+@attrs.frozen
+class Tool:
+    """A tool the model can call: an OpenAI function schema and the handler that answers it.
+
+    `handler(args: dict, **kwargs) -> str` returns a JSON string; it may be async.
+    `plugin_id` is filled in by the framework when the tool is registered.
+
+    >>> Tool("echo", "demo", {"name": "echo", "parameters": {"type": "object"}}, lambda args, **kw: "{}")
+    Tool(name='echo', toolset='demo', plugin_id=None)
+    """
+
+    name: str
+    toolset: str
+    schema: Mapping[str, Any]
+    handler: Callable[..., Any] = attrs.field(repr=False)
+    check_fn: Callable[[], Any] | None = attrs.field(default=None, repr=False)
+    requires_env: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    override: bool = False
+    plugin_id: str | None = attrs.field(default=None, kw_only=True)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, toolset={self.toolset!r}, plugin_id={self.plugin_id!r})"
+
+    def availability(self) -> tuple[bool, str]:
+        """Whether this tool can run now, and why not: its `requires_env` and its `check_fn`."""
+        missing = [name for name in self.requires_env if not os.environ.get(name, "").strip()]
+        if missing:
+            return False, f"missing environment variable(s): {', '.join(missing)}"
+        if self.check_fn is None:
+            return True, ""
         try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError as exc:
-            return None, f"not JSON ({exc})"
-    if args is None:
-        return {}, None
-    if not isinstance(args, Mapping):
-        return None, f"expected an object, got {type(args).__name__}"
-    return dict(args), None
+            ok = self.check_fn()
+        except Exception as exc:  # noqa: BLE001 - a raising check_fn means unavailable
+            log.warning("check_fn of tool %r (%s) raised %s: %s", self.name, owner(self.plugin_id),
+                        type(exc).__name__, exc)
+            return False, f"check_fn raised {type(exc).__name__}: {exc}"
+        return (True, "") if ok else (False, "check_fn returned false")
 
 
 @attrs.frozen
@@ -60,11 +86,15 @@ class ToolInfo:
 
 
 @attrs.define
-class _Entry:
+class ToolEntry:
+    """A registered tool as a call needs it: its checked schema, its cached validator, whether
+    its handler is async, and the engine whose `handle_tool_call(name, args)` answers (if any)."""
+
     tool: Tool
     schema: dict[str, Any]
+    is_async: bool = False
+    source: Any = None
     validator: Any = None
-    source: Any = None  # the engine/provider object whose handle_tool_call answers
 
 
 def _check_schema(tool: Tool) -> dict[str, Any]:
@@ -119,7 +149,7 @@ class ToolRegistry:
     """
 
     def __init__(self, grants: Callable[[str | None], bool] = lambda plugin_id: False) -> None:
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._grants = grants
 
@@ -136,7 +166,7 @@ class ToolRegistry:
             previous = self._entries.get(tool.name)
             if previous is not None:
                 self._check_override(tool, previous.tool)
-            entry = _Entry(tool, schema, source=source)
+            entry = ToolEntry(tool, schema, tool.is_async or _workers.is_coroutine_function(tool.handler), source)
             self._entries[tool.name] = entry
 
         def undo() -> None:
@@ -197,6 +227,10 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.tool if entry else None
 
+    def entry(self, name: str) -> ToolEntry | None:
+        """What a call of tool `name` needs (see `_tool_call`), or None for an unknown tool."""
+        return self._entries.get(name)
+
     def __iter__(self) -> Iterator[Tool]:
         return iter([entry.tool for entry in list(self._entries.values())])
 
@@ -204,24 +238,14 @@ class ToolRegistry:
         return len(self._entries)
 
     def availability(self, tool: Tool) -> tuple[bool, str]:
-        """Whether `tool` can run now, and why not: its `requires_env` and its `check_fn`."""
-        missing = [name for name in tool.requires_env if not os.environ.get(name, "").strip()]
-        if missing:
-            return False, f"missing environment variable(s): {', '.join(missing)}"
-        if tool.check_fn is None:
-            return True, ""
-        try:
-            ok = tool.check_fn()
-        except Exception as exc:  # noqa: BLE001 - a raising check_fn means unavailable
-            log.warning("check_fn of tool %r (%s) raised %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc)
-            return False, f"check_fn raised {type(exc).__name__}: {exc}"
-        return (True, "") if ok else (False, "check_fn returned false")
+        """Whether `tool` can run now, and why not (see `Tool.availability`)."""
+        return tool.availability()
 
     def infos(self) -> list[ToolInfo]:
         """Every registered tool, with provenance and availability."""
         rows = []
         for entry in list(self._entries.values()):
-            ok, reason = self.availability(entry.tool)
+            ok, reason = entry.tool.availability()
             rows.append(ToolInfo(entry.tool.name, entry.tool.toolset, entry.tool.plugin_id, ok, reason, entry.schema))
         return rows
 
@@ -229,95 +253,16 @@ class ToolRegistry:
         """The OpenAI `tools` list of every available tool: `[{"type": "function", "function": ...}]`."""
         return [{"type": "function", "function": info.schema} for info in self.infos() if info.available]
 
-    # -- dispatch -----------------------------------------------------------------------
-
-    def _prepare(self, name: str, args: Any) -> tuple[_Entry | None, dict[str, Any] | None, str | None]:
-        entry = self._entries.get(name)
-        if entry is None:
-            return None, None, error_result(f"Unknown tool: {name}")
-        tool = entry.tool
-        parsed, problem = parse_arguments(args)
-        if parsed is None:
-            return None, None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
-        args = parsed
-        ok, reason = self.availability(tool)
-        if not ok:
-            return None, None, error_result(f"Tool {name!r} ({owner(tool.plugin_id)}) is not available: {reason}")
-        problem = self._validate(entry, args)
-        if problem:
-            return None, None, error_result(f"Invalid arguments for tool {name!r}: {problem}")
-        return entry, args, None
-
-    @staticmethod
-    def _validate(entry: _Entry, args: dict[str, Any]) -> str | None:
-        if entry.validator is None:
-            from jsonschema.validators import validator_for
-
-            parameters = entry.schema["parameters"]
-            entry.validator = validator_for(parameters)(parameters)
-        from jsonschema.exceptions import best_match
-
-        error = best_match(entry.validator.iter_errors(args))
-        if error is None:
-            return None
-        field = "/".join(str(p) for p in error.absolute_path)
-        if not field and error.validator == "required":
-            missing = [n for n in error.validator_value if n not in error.instance]
-            field = missing[0] if missing else ""
-        message = error.message
-        shown = repr(error.instance)
-        if len(shown) > 80:  # "'xxxx…(10001 chars)' is too long", not the whole value
-            message = message.replace(shown, f"{shown[:60]}…({len(shown)} chars)")
-        return f"field {field!r}: {message}" if field else message
-
-    @staticmethod
-    def _finish(tool: Tool, result: Any) -> str:
-        if isinstance(result, str):
-            return result
-        try:
-            return json.dumps(result, ensure_ascii=False, default=str)
-        except (TypeError, ValueError) as exc:
-            return error_result(f"Tool execution failed: {type(exc).__name__}: handler returned {type(result).__name__}")
-
-    @staticmethod
-    def _failed(tool: Tool, exc: BaseException) -> str:
-        log.error(
-            "tool %r (%s) failed: %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc,
-            exc_info=(type(exc), exc, exc.__traceback__),
-        )
-        return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
-
-    @staticmethod
-    def _call(entry: _Entry, args: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        if entry.source is not None:
-            return entry.tool.handler(entry.tool.name, args, **kwargs)
-        return entry.tool.handler(args, **kwargs)
+    # -- calls ------------------------------------------------------------------------------
 
     def dispatch(self, name: str, args: Any, **kwargs: Any) -> str:
-        """Run tool `name` from synchronous code; always returns a string, never raises."""
-        entry, checked, error = self._prepare(name, args)
-        if entry is None or checked is None:
-            return error or error_result(f"Unknown tool: {name}")
-        try:
-            result = self._call(entry, checked, kwargs)
-            if _aio.is_awaitable(result):
-                result = _aio.run_coroutine(result)
-        except (Exception, SystemExit) as exc:
-            return self._failed(entry.tool, exc)
-        return self._finish(entry.tool, result)
+        """Run tool `name` from synchronous code (no hooks); always returns a string, never raises."""
+        from ._tool_call import dispatch
+
+        return dispatch(self, None, name, args, kwargs=kwargs)
 
     async def adispatch(self, name: str, args: Any, **kwargs: Any) -> str:
-        """Run tool `name` from async code; sync handlers run in a worker thread."""
-        entry, checked, error = self._prepare(name, args)
-        if entry is None or checked is None:
-            return error or error_result(f"Unknown tool: {name}")
-        try:
-            if entry.tool.is_async or _aio.is_coroutine_function(entry.tool.handler):
-                result = await self._call(entry, checked, kwargs)
-            else:
-                result = await asyncio.wrap_future(_aio.submit(lambda: self._call(entry, checked, kwargs)))
-            if _aio.is_awaitable(result):
-                result = await result
-        except (Exception, SystemExit) as exc:
-            return self._failed(entry.tool, exc)
-        return self._finish(entry.tool, result)
+        """Run tool `name` from async code (no hooks); sync handlers run in a worker thread."""
+        from ._tool_call import adispatch
+
+        return await adispatch(self, None, name, args, kwargs=kwargs)

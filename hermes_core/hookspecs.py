@@ -1,13 +1,20 @@
 """The hook specifications of hermes-core (pluggy project name ``"hermes"``).
 
-Two families. *Registration hooks* run once when a plugin loads and receive that plugin's
-own ``ctx``; *lifecycle hooks* run while an agent works. Implement any of them in a plugin
-module with ``@hookimpl``; a plain module-level ``register(ctx)`` needs no decorator.
+Three families. *Registration hooks* run once when a plugin loads and receive that plugin's
+own ``ctx``; the *CLI hook* runs when the ``hermes`` command line is built; *lifecycle hooks*
+run while an agent works. Implement any of them in a plugin module with ``@hookimpl``; a
+plain module-level ``register(ctx)`` needs no decorator.
+
+Each spec is declared with its family (and, for a registration hook, what its return value
+is), and every list of hook names below is derived from the declarations: adding a hook is
+one spec here plus the code that calls it (for a lifecycle hook, a method of
+``hermes_core.LifecycleHooks``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import pluggy
 
@@ -16,15 +23,42 @@ if TYPE_CHECKING:
 
     from ._context import PluginContext
 
+__all__ = [
+    "PROJECT_NAME", "hookspec", "hookimpl", "HookFamily", "HOOKS", "REGISTRATION_HOOKS", "LIFECYCLE_HOOKS",
+    "CLI_HOOKS",
+]
+
 PROJECT_NAME = "hermes"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class HookFamily(NamedTuple):
+    """What a hook is: its family (`registration`, `cli`, `lifecycle`) and, for a registration
+    hook, what its return value registers: `tools`, `commands`, or a slot's name."""
+
+    family: str
+    returns: str | None = None
+
+
+HOOKS: dict[str, HookFamily] = {}
+
+
+def _declare(family: str, returns: str | None = None) -> Callable[[F], F]:
+    def declare(spec: F) -> F:
+        HOOKS[spec.__name__] = HookFamily(family, returns)
+        return hookspec(spec)
+
+    return declare
+
+
 # -- registration hooks ------------------------------------------------------------------
 
 
-@hookspec
+@_declare("registration")
 def register(ctx: PluginContext) -> None:
     """Register everything the plugin offers through ``ctx.register_*``; called once at load.
 
@@ -36,7 +70,7 @@ def register(ctx: PluginContext) -> None:
     """
 
 
-@hookspec
+@_declare("registration", returns="tools")
 def register_tool(ctx: PluginContext) -> Any:
     """Return a ``Tool``, an iterable of ``Tool``, or None; called once at load.
 
@@ -49,7 +83,7 @@ def register_tool(ctx: PluginContext) -> Any:
     """
 
 
-@hookspec
+@_declare("registration", returns="commands")
 def register_command(ctx: PluginContext) -> Any:
     """Return a ``Command``, an iterable of ``Command``, or None; called once at load.
 
@@ -61,7 +95,7 @@ def register_command(ctx: PluginContext) -> Any:
     """
 
 
-@hookspec
+@_declare("registration", returns="context_engine")
 def register_context_engine(ctx: PluginContext) -> Any:
     """Return a context engine (a class, a factory or an instance), or None.
 
@@ -75,7 +109,7 @@ def register_context_engine(ctx: PluginContext) -> Any:
     """
 
 
-@hookspec
+@_declare("registration", returns="memory")
 def register_memory_provider(ctx: PluginContext) -> Any:
     """Return a memory provider (a class, a factory or an instance), or None.
 
@@ -89,7 +123,7 @@ def register_memory_provider(ctx: PluginContext) -> Any:
     """
 
 
-@hookspec
+@_declare("cli")
 def register_cli_commands(cli: click.Group, ctx: PluginContext) -> None:
     """Add click commands to the ``hermes`` command line; called when the CLI is built.
 
@@ -107,7 +141,7 @@ def register_cli_commands(cli: click.Group, ctx: PluginContext) -> None:
 # A callback receives only the keyword arguments it declares (``**kwargs`` gets them all).
 
 
-@hookspec
+@_declare("lifecycle")
 def on_session_start(session_id: str, model: str, platform: str) -> None:
     """An agent session begins.
 
@@ -119,7 +153,7 @@ def on_session_start(session_id: str, model: str, platform: str) -> None:
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def on_session_end(session_id: str, messages: list[dict[str, Any]]) -> None:
     """An agent session ends (exit, ``/reset``, expiry); ``messages`` is the final history.
 
@@ -131,7 +165,7 @@ def on_session_end(session_id: str, messages: list[dict[str, Any]]) -> None:
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def on_session_reset(session_id: str) -> None:
     """The conversation was cleared (``/new``, ``/reset``) without ending the process.
 
@@ -143,7 +177,7 @@ def on_session_reset(session_id: str) -> None:
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def pre_llm_call(session_id: str, messages: list[dict[str, Any]], model: str) -> Any:
     """Before each LLM call. Return text (or ``{"context": text}``) to add to the user
     message of this call only; it never reaches the system prompt.
@@ -156,7 +190,7 @@ def pre_llm_call(session_id: str, messages: list[dict[str, Any]], model: str) ->
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def post_llm_call(session_id: str, messages: list[dict[str, Any]], response: Any, model: str) -> None:
     """After each LLM call, with the provider's response.
 
@@ -168,7 +202,7 @@ def post_llm_call(session_id: str, messages: list[dict[str, Any]], response: Any
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def pre_tool_call(tool_name: str, args: dict[str, Any], session_id: str, tool_call_id: str) -> Any:
     """Before a tool runs. Return None to allow, ``{"action": "block", "message": text}`` to
     block (the message becomes the tool result), or ``{"action": "modify", "args": {...}}``.
@@ -183,7 +217,7 @@ def pre_tool_call(tool_name: str, args: dict[str, Any], session_id: str, tool_ca
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def post_tool_call(tool_name: str, args: dict[str, Any], session_id: str, tool_call_id: str, result: str) -> None:
     """After a tool ran, with its result string.
 
@@ -195,7 +229,7 @@ def post_tool_call(tool_name: str, args: dict[str, Any], session_id: str, tool_c
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def transform_tool_result(tool_name: str, args: dict[str, Any], result: str, session_id: str) -> Any:
     """Rewrite a tool result before the model sees it; the first non-None string wins.
 
@@ -207,7 +241,7 @@ def transform_tool_result(tool_name: str, args: dict[str, Any], result: str, ses
     """
 
 
-@hookspec
+@_declare("lifecycle")
 def transform_llm_output(text: str, session_id: str, model: str) -> Any:
     """Rewrite the model's final text before it is shown; the first non-None string wins.
 
@@ -219,21 +253,10 @@ def transform_llm_output(text: str, session_id: str, model: str) -> Any:
     """
 
 
-REGISTRATION_HOOKS = (
-    "register",
-    "register_tool",
-    "register_command",
-    "register_context_engine",
-    "register_memory_provider",
-)
-LIFECYCLE_HOOKS = (
-    "on_session_start",
-    "on_session_end",
-    "on_session_reset",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_tool_call",
-    "post_tool_call",
-    "transform_tool_result",
-    "transform_llm_output",
-)
+def _family(family: str) -> tuple[str, ...]:
+    return tuple(name for name, hook in HOOKS.items() if hook.family == family)
+
+
+REGISTRATION_HOOKS = _family("registration")
+CLI_HOOKS = _family("cli")
+LIFECYCLE_HOOKS = _family("lifecycle")

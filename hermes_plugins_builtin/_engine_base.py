@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core._context_engine import ContextEngine
+from hermes_core import ContextEngine
 
 __all__ = ["ThresholdEngine", "tokens"]
 

@@ -8,9 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from hermes_core._messages import message_text
-
-from hermes_core._sqlite import SqliteFile, phrases
+from hermes_core import SqliteFile, fts_phrases, message_text
 
 __all__ = ["LcmStore", "Node"]
 
@@ -127,7 +125,7 @@ class LcmStore(SqliteFile):
 
     def grep(self, session_id: str, query: str, limit: int) -> list[dict[str, Any]]:
         """Stored messages of the session matching the words of `query`, best first."""
-        terms = phrases(query)
+        terms = fts_phrases(query)
         with self._reading() as db:
             if db is None or not terms:
                 return []

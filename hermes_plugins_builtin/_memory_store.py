@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from hermes_core._sqlite import SqliteFile, phrases
+from hermes_core import SqliteFile, fts_phrases
 
 __all__ = ["MAX_CONTENT_CHARS", "MAX_TAGS", "Memory", "MemoryStore"]
 
@@ -122,7 +122,7 @@ class MemoryStore(SqliteFile):
         query has rarer ones: bm25 gives them almost no weight, and scoring every memory that
         contains them would make each search linear in the store's size.
         """
-        terms = phrases(query)
+        terms = fts_phrases(query)
         needle = query.strip()
         with self._reading() as db:
             if db is None:

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core._messages import estimate_tokens, message_text, repair_tool_pairing, split_for_compression
+from hermes_core import estimate_tokens, message_text, repair_tool_pairing, split_for_compression
 
 from ._engine_base import ThresholdEngine
 

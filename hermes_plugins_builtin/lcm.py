@@ -21,8 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core._errors import MemoryStoreError
-from hermes_core._messages import estimate_tokens, message_text, repair_tool_pairing, split_for_compression
+from hermes_core import MemoryStoreError, estimate_tokens, message_text, repair_tool_pairing, split_for_compression
 
 from ._engine_base import ThresholdEngine
 from ._lcm_store import LcmStore, Node
@@ -103,7 +102,7 @@ class LcmEngine(ThresholdEngine):
     def store(self) -> LcmStore:
         if self._store is None:
             if self._path is None:
-                from hermes_core._paths import hermes_home
+                from hermes_core import hermes_home
 
                 self._path = hermes_home() / "lcm" / "lcm.db"
             self._store = LcmStore(self._path)

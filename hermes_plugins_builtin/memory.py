@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_core._errors import MemoryStoreError
-from hermes_core._memory import MemoryProvider
+from hermes_core import MemoryProvider, MemoryStoreError
 
 from ._memory_store import MAX_CONTENT_CHARS, MAX_TAGS, Memory, MemoryStore
 
@@ -80,7 +79,7 @@ _REMEMBER = re.compile(
 def database_path(hermes_home: str | os.PathLike[str] | None = None) -> Path:
     """Where the built-in provider keeps its memories: `$HERMES_HOME/memory/memories.db`."""
     if hermes_home is None:
-        from hermes_core._paths import hermes_home as default_home
+        from hermes_core import hermes_home as default_home
 
         hermes_home = default_home()
     return Path(hermes_home) / "memory" / "memories.db"

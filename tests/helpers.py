@@ -3,10 +3,13 @@ distributions, and the `hermes` CLI run as a subprocess."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 import textwrap
+import types
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +118,41 @@ def llm_config(home: Path, url: str, extra: str = "", *, model: str = "scripted-
     path = home / "config.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# What an object walk does not enter: code in the host's process can always reach these
+# (`sys.modules`, `gc`, `sys._getframe`); what a walk proves is what the host hands a plugin.
+OPAQUE = (types.ModuleType, type, types.FrameType, types.TracebackType, types.CodeType, io.IOBase)
+
+
+def referents(obj: Any) -> Iterator[Any]:
+    """What `obj` leads to: attributes, slots, container items, closure cells, bound methods."""
+    if isinstance(obj, Mapping):
+        for key, value in list(obj.items()):
+            yield key
+            yield value
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        yield from list(obj)
+    if isinstance(obj, types.MethodType):
+        yield obj.__self__
+        yield obj.__func__
+    if isinstance(obj, types.FunctionType):
+        yield from (cell.cell_contents for cell in obj.__closure__ or () if cell_has_contents(cell))
+        yield obj.__defaults__
+        yield obj.__kwdefaults__
+        return
+    if isinstance(obj, BaseException):
+        yield from (obj.args, obj.__cause__, obj.__context__)
+    yield from getattr(obj, "__dict__", {}).values()
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                yield getattr(obj, name)
+
+
+def cell_has_contents(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True

@@ -9,10 +9,8 @@ proves is that nothing the host hands a plugin carries a key.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import types
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,44 +19,11 @@ import pytest
 from hermes_core import LlmProviderError, PluginLlmTrustError
 from hermes_core.testing import ScriptedServer
 
-from .helpers import plugin_ctx
+from .helpers import OPAQUE, plugin_ctx, referents
 
 ENV_KEY = "sk-or-ENVSECRET-0001"
 POOL = ["sk-or-POOLSECRET-0002", "sk-or-POOLSECRET-0003"]
 SECRETS = [ENV_KEY, *POOL]
-OPAQUE = (types.ModuleType, type, types.FrameType, types.TracebackType, types.CodeType, io.IOBase)
-
-
-def referents(obj: Any) -> Iterator[Any]:
-    if isinstance(obj, Mapping):
-        for key, value in list(obj.items()):
-            yield key
-            yield value
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        yield from list(obj)
-    if isinstance(obj, types.MethodType):
-        yield obj.__self__
-        yield obj.__func__
-    if isinstance(obj, types.FunctionType):
-        yield from (cell.cell_contents for cell in obj.__closure__ or () if cell_has_contents(cell))
-        yield obj.__defaults__
-        yield obj.__kwdefaults__
-        return
-    if isinstance(obj, BaseException):
-        yield from (obj.args, obj.__cause__, obj.__context__)
-    yield from getattr(obj, "__dict__", {}).values()
-    for cls in type(obj).__mro__:
-        for name in getattr(cls, "__slots__", ()):
-            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                yield getattr(obj, name)
-
-
-def cell_has_contents(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - an empty cell raises
-    except ValueError:
-        return False
-    return True
 
 
 def leaks(*roots: Any) -> list[str]:

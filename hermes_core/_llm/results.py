@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from .._context import freeze
+__all__ = ["PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmUsage", "freeze"]
 
-__all__ = ["PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmUsage"]
+
+def freeze(value: Any) -> Any:
+    """A read-only deep view: mappings become `MappingProxyType`, lists become tuples (a result's
+    `audit`, a plugin's `ctx.config`)."""
+    if isinstance(value, Mapping):
+        return types.MappingProxyType({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
 
 
 @attrs.frozen

@@ -4,8 +4,9 @@ It is the demonstration that the framework holds together (`hermes run`, `hermes
 written to be read in one sitting and copied into a host of your own.
 """
 
+from .._errors import SessionNotFoundError
 from .display import Display
-from .loop import Agent, SessionNotFoundError, TurnResult
+from .loop import Agent, TurnResult
 from .store import SessionStore
 
 __all__ = ["Agent", "Display", "SessionNotFoundError", "SessionStore", "TurnResult"]

@@ -16,21 +16,17 @@ from typing import Any
 
 import attrs
 
+from .._errors import SessionNotFoundError
 from .._manager import PluginManager
 from .._messages import repair_tool_pairing
-from .._errors import HermesError
 from .display import Display
 from .store import SessionStore
 
-__all__ = ["Agent", "TurnResult", "SessionNotFoundError", "DEFAULT_SYSTEM_PROMPT"]
+__all__ = ["Agent", "TurnResult", "DEFAULT_SYSTEM_PROMPT"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Hermes, a helpful agent. Use the tools you are given when they help; answer plainly and briefly."
 )
-
-
-class SessionNotFoundError(HermesError, LookupError):
-    """`--resume` named a session the store does not have."""
 
 
 @attrs.frozen
@@ -148,7 +144,8 @@ class Agent:
             for _ in range(self.max_iterations):
                 self._compress_if_needed()
                 request = self._request([prefetched])
-                hooked = self.manager.hooks.pre_llm_call(session_id=self.session_id, messages=request, model=self.model)
+                hooks = self.manager.lifecycle
+                hooked = hooks.pre_llm_call(session_id=self.session_id, messages=request, model=self.model).run()
                 request = self._request([prefetched, hooked or ""])
                 self.display.working("thinking")
                 try:
@@ -161,15 +158,15 @@ class Agent:
                 self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens,
                                  usage.output_tokens, usage.cost_usd)
                 tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
-                self.manager.hooks.fire("post_llm_call", session_id=self.session_id, messages=request,
-                                        response=answer, model=answer.model)
+                hooks.post_llm_call(session_id=self.session_id, messages=request, response=answer,
+                                    model=answer.model).run()
                 message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
                 if answer.tool_calls:
                     message["tool_calls"] = answer.tool_calls
                 self._add(message)
                 if not answer.tool_calls:
-                    final = self.manager.hooks.transform("transform_llm_output", text=answer.text,
-                                                         session_id=self.session_id, model=answer.model)
+                    final = hooks.transform_llm_output(text=answer.text, session_id=self.session_id,
+                                                       model=answer.model).run()
                     final = final if final is not None else answer.text
                     self.session.sync_turn(text, final)
                     return tally.result(final)

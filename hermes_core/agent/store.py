@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._messages import message_text
-from .._sqlite import SqliteFile, phrases
+from .._sqlite import SqliteFile, fts_phrases
 
 __all__ = ["SessionStore"]
 
@@ -151,7 +151,7 @@ class SessionStore(SqliteFile):
         return [dict(zip(keys, row)) for row in rows]
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
-        terms = phrases(query)
+        terms = fts_phrases(query)
         with self._reading() as db:
             if db is None or not terms:
                 return []

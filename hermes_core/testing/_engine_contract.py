@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._kit import (  # first: a clear error when hypothesis is missing
+from ._contract_common import (  # first: a clear error when hypothesis is missing
     check_tool_schemas,
     contract_settings,
     json_reply,

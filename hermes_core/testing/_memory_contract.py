@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._kit import (  # first: a clear error when hypothesis is missing
+from ._contract_common import (  # first: a clear error when hypothesis is missing
     check_tool_schemas,
     contract_settings,
     json_reply,
@@ -28,7 +28,7 @@ _DECOYS = ("The weather in Paris was mild", "Meeting moved to Thursday at 10", "
 
 
 def _tool_names(provider: Any) -> set[str]:
-    return {s.get("name") for s in provider.get_tool_schemas() or [] if isinstance(s, dict)}
+    return {str(s.get("name")) for s in provider.get_tool_schemas() or [] if isinstance(s, dict)}
 
 
 class MemoryProviderContract:

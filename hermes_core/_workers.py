@@ -18,7 +18,11 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["run_coroutine", "submit", "is_coroutine_function", "is_awaitable"]
+__all__ = ["Overrun", "run_coroutine", "submit", "is_coroutine_function", "is_awaitable"]
+
+
+class Overrun(TimeoutError):
+    """Plugin code ran past its time limit (not a `TimeoutError` the plugin raised itself)."""
 
 _portal_loop: asyncio.AbstractEventLoop | None = None
 _portal_lock = threading.Lock()
@@ -38,7 +42,7 @@ def _portal() -> asyncio.AbstractEventLoop:
 def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
     """Run `awaitable` to completion from synchronous code and return its result.
 
-    Raises `TimeoutError` (after cancelling it) when it takes longer than `timeout` seconds.
+    Raises `Overrun` (a `TimeoutError`, after cancelling it) when it takes longer than `timeout` seconds.
     """
     loop = _portal()
     try:
@@ -56,7 +60,7 @@ def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
         return future.result(timeout)
     except concurrent.futures.TimeoutError:
         future.cancel()
-        raise TimeoutError(f"did not finish within {timeout:g} s") from None
+        raise Overrun(f"did not finish within {timeout:g} s") from None
 
 
 class _Worker:

@@ -1,5 +1,6 @@
-"""What the contract suites share: the hypothesis import with a clear error, settings, and
-a guard that fails any network call made where none is allowed."""
+"""What the contract suites share: the hypothesis import with a clear error, settings, the
+tool-schema and JSON-reply checks, and a guard that fails any network call made where none
+is allowed."""
 
 from __future__ import annotations
 
@@ -93,4 +94,4 @@ def check_tool_schemas(schemas: Any, where: str) -> list[str]:
         assert isinstance(parameters, dict) and parameters.get("type") == "object", (
             f"{name}: parameters must be a JSON Schema of type object")
         validator_for(parameters).check_schema(parameters)
-    return names
+    return [str(name) for name in names]

@@ -1,0 +1,318 @@
+"""Loading plugins: importing one and running its registration as one transaction.
+
+The `Loader` owns what loading produces: the record of every plugin, the pluggy instance, and
+the registries (tools, commands, hooks, slots). A plugin registers through its `ctx`, which
+talks to the plugin's `Registrar`: everything added is noted on the plugin's record with the
+function that undoes it, so a plugin whose import or registration fails leaves nothing
+behind. The `PluginManager` is the host's facade over a loader.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._commands import Command, CommandRegistry
+from ._config import Config
+from ._context import PluginContext
+from ._discovery import PluginSpec
+from ._errors import CommandConflictError, ProviderConflictError, RegistrationError
+from ._hooks import HookRunner
+from ._importer import forget_module, import_plugin, module_label
+from ._invoke import PLUGIN_FAULTS, tagged
+from ._plugin_record import LoadFailure, PluginRecord, failure_of
+from ._slots import SlotRegistry
+from ._slots_decl import SlotDecl
+from ._tools import Tool, ToolRegistry
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._llm.host import LlmHost
+
+__all__ = ["Loader"]
+
+log = logging.getLogger("hermes_core.plugins")
+
+
+class _Pluggy(pluggy.PluginManager):
+    """pluggy's manager, taught that a plain `register` function is a `register` hookimpl."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name == "register":
+            method = getattr(plugin, name, None)
+            if inspect.isfunction(method) or inspect.ismethod(method):
+                return {}
+        return opts
+
+
+class _Registrar:
+    """What one plugin's `ctx` may ask of the host, always under that plugin's id; the
+    `Registrar` a `PluginContext` talks to."""
+
+    __slots__ = ("_loader", "_record", "__weakref__")
+
+    def __init__(self, loader: Loader, record: PluginRecord) -> None:
+        self._loader, self._record = loader, record
+
+    def add_tool(self, tool: Tool) -> None:
+        self._record.note("tools", tool.name, self._loader.tools.add(tool))
+
+    def add_command(self, command: Command) -> None:
+        try:
+            self._record.note("commands", command.name, self._loader.commands.add(command))
+        except CommandConflictError as exc:
+            log.warning("%s", exc)
+            self._record.problems.append(str(exc))
+
+    def add_hook(self, hook: str, callback: Callable[..., Any]) -> None:
+        self._record.note("hooks", hook, self._loader.hooks.add(hook, callback, self._record.id))
+
+    def add_provider(self, slot: str, provider: Any, name: str | None) -> None:
+        slots = self._loader.slots
+        try:
+            undo = slots.add(slot, provider, self._record.id, name=name, builtin=self._record.spec.source == "builtin")
+        except ProviderConflictError as exc:
+            log.warning("%s", exc)
+            self._record.problems.append(str(exc))
+            return
+        label = next(p.name for p in slots.providers(slot) if p.provider is provider)
+        self._record.note("providers", f"{slot}:{label}", undo)
+
+    def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
+        return self._loader.dispatch(name, args, **kwargs)
+
+    def llm_host(self) -> LlmHost:
+        return self._loader.llm_host()
+
+
+class Loader:
+    """Loads plugins transactionally and owns what they registered.
+
+    `config()` is the config loading reads (plugin settings, tool-override grants);
+    `dispatch` and `llm_host` are what a plugin's `ctx.dispatch_tool` and `ctx.llm` reach.
+    """
+
+    def __init__(
+        self,
+        *,
+        home: Any,
+        slots: Iterable[SlotDecl],
+        config: Callable[[], Config],
+        hook_timeout: Callable[[], float],
+        dispatch: Callable[..., str],
+        llm_host: Callable[[], LlmHost],
+    ) -> None:
+        self.home = home
+        self.records: dict[str, PluginRecord] = {}
+        self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
+        self.pluggy.add_hookspecs(hookspecs)
+        self.slots = SlotRegistry(tuple(slots))
+        self.tools = ToolRegistry(self._may_override)
+        self.commands = CommandRegistry()
+        self.hooks = HookRunner(hook_timeout)
+        self.dispatch = dispatch
+        self.llm_host = llm_host
+        self._config = config
+        self._registrars: dict[str, _Registrar] = {}
+
+    # -- loading and unloading -----------------------------------------------------------
+
+    def load(self, spec: PluginSpec) -> PluginRecord:
+        """Import a discovered plugin and run its registration; the record says how it went."""
+        record = self._new_record(spec)
+        if spec.error:
+            record.status = "failed"
+            record.failure = LoadFailure("ManifestError", spec.error, "discovery")
+            return record
+        problem = spec.incompatibility(__version__)
+        if problem:
+            record.status = "incompatible"
+            record.failure = LoadFailure("IncompatibleError", problem, "requires_hermes")
+            return record
+
+        def load() -> None:
+            started = time.perf_counter()
+            obj, module_name = import_plugin(spec)
+            record.import_ms = round((time.perf_counter() - started) * 1000, 3)
+            if module_name:
+                record.undos.append(lambda: forget_module(module_name))
+            self._register_object(record, obj)
+
+        return self._transaction(record, module_label(spec), load)
+
+    def sync(self, specs: Iterable[PluginSpec], wanted: Callable[[PluginSpec], bool], *, retry: bool = False) -> None:
+        """Load every wanted plugin of `specs` not loaded yet. With `retry`, first unload the
+        plugins that failed or are no longer wanted, so they load afresh (host-added ones stay)."""
+        specs = list(specs)
+        if retry:
+            keep = {spec.id for spec in specs if wanted(spec)}
+            for record in list(self.records.values()):
+                if record.status == "ok" and record.spec.source == "host":
+                    continue
+                if record.status != "ok" or record.id not in keep:
+                    self.unload(record)
+        for spec in specs:
+            if spec.id not in self.records and wanted(spec):
+                self.load(spec)
+
+    def add(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
+        """Load an object the host holds (a module, a namespace, a `register(ctx)` function)."""
+        if plugin_id in self.records:
+            raise RegistrationError(f"a plugin with id {plugin_id!r} is already loaded; give this one another id",
+                                    plugin_id=plugin_id)
+        record = self._new_record(PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host"))
+        return self._transaction(record, "add_plugin", lambda: self._register_object(record, plugin))
+
+    def unload(self, record: PluginRecord) -> None:
+        """Undo everything `record`'s plugin registered and forget it."""
+        record.rollback()
+        if record.module is not None and self.pluggy.is_registered(record.module):
+            self.pluggy.unregister(record.module)
+        self.records.pop(record.id, None)
+        self._registrars.pop(record.id, None)
+
+    def _new_record(self, spec: PluginSpec) -> PluginRecord:
+        record = self.records[spec.id] = PluginRecord(spec)
+        self._registrars[spec.id] = _Registrar(self, record)
+        return record
+
+    def _transaction(self, record: PluginRecord, phase: str, action: Callable[[], None]) -> PluginRecord:
+        """Run `action` for `record`: on any failure, undo everything it registered and
+        record the failure (type, message, the call that failed); never raise but Ctrl-C."""
+        try:
+            action()
+        except BaseException as exc:
+            record.rollback()
+            record.status = "failed"
+            record.failure = failure_of(exc, phase)
+            log.warning("plugin %r failed to load: %s", record.id, record.failure)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return record
+        record.status = "ok"
+        return record
+
+    # -- registering a plugin object ------------------------------------------------------
+
+    def _context(self, record: PluginRecord) -> PluginContext:
+        if record.ctx is None:
+            settings = self._config().section("plugins", "entries", record.id).get("settings") or {}
+            if not isinstance(settings, Mapping):
+                raise RegistrationError(
+                    f"plugins.entries.{record.id}.settings must be a mapping, not {settings!r}; fix it in config.yaml",
+                    plugin_id=record.id,
+                )
+            record.ctx = PluginContext(record.id, settings, self.home, self._registrars[record.id])
+        return record.ctx
+
+    def impls(self, hook: str, plugin: Any) -> list[Any]:
+        """The implementations of `hook` that `plugin` (a registered object) provides."""
+        return [impl for impl in getattr(self.pluggy.hook, hook).get_hookimpls() if impl.plugin is plugin]
+
+    def _register_object(self, record: PluginRecord, obj: Any) -> None:
+        if inspect.isfunction(obj):
+            obj = types.SimpleNamespace(register=obj, __name__=getattr(obj, "__module__", record.id))
+        record.module = obj
+        ctx = self._context(record)
+        if inspect.isclass(obj):
+            self._register_slot_classes(record, [obj])
+            return
+        tagged("pluggy.register", lambda: self.pluggy.register(obj, name=record.id))
+        record.undos.append(lambda: self.pluggy.unregister(obj) if self.pluggy.is_registered(obj) else None)
+        for caller in self.pluggy.get_hookcallers(obj) or []:
+            if not caller.has_spec():
+                record.warnings.append(f"plugin {record.id!r} implements unknown hook {caller.name!r}; it is never called")
+        registrar = self._registrars[record.id]
+        for hook in hookspecs.REGISTRATION_HOOKS:
+            for impl in self.impls(hook, obj):
+                args = [{"ctx": ctx}[name] for name in impl.argnames]
+                result = tagged(f"{hook}(ctx)", functools.partial(impl.function, *args))
+                self._take_returned(record, registrar, hook, result)
+        for hook in hookspecs.LIFECYCLE_HOOKS:
+            for impl in self.impls(hook, obj):
+                registrar.add_hook(hook, impl.function)
+        if record.spec.kind != "standalone" and not record.registered.get("providers"):
+            members = [v for v in vars(obj).values() if inspect.isclass(v)] if isinstance(obj, types.ModuleType) else []
+            self._register_slot_classes(record, [c for c in members if c.__module__ == obj.__name__])
+        if not record.registered:
+            record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
+
+    def _register_slot_classes(self, record: PluginRecord, classes: list[type]) -> None:
+        """A category plugin without `register`: the classes it defines that are its slot's providers."""
+        slot = record.spec.kind if record.spec.kind != "standalone" else None
+        decls = [d for d in self.slots.declared if d.base is not None and (slot is None or d.name == slot)]
+        found = False
+        for cls in classes:
+            for decl in decls:
+                if decl.base is not None and issubclass(cls, decl.base) and cls is not decl.base \
+                        and not inspect.isabstract(cls):
+                    self._registrars[record.id].add_provider(decl.name, cls, None)
+                    found = True
+        if not found:
+            raise RegistrationError(
+                f"plugin {record.id!r} registered no {slot or 'slot'} provider: define register(ctx), "
+                "or export a subclass of the slot's base class",
+                plugin_id=record.id,
+            )
+
+    def _take_returned(self, record: PluginRecord, registrar: _Registrar, hook: str, result: Any) -> None:
+        """What a registration hook returned, registered as its spec says (`hookspecs.HOOKS`)."""
+        returns = hookspecs.HOOKS[hook].returns
+        if result is None or returns is None:
+            return
+        if returns not in ("tools", "commands"):
+            tagged(f"{hook} → {returns} provider", lambda: registrar.add_provider(returns, result, None))
+            return
+        expected: type[Tool | Command] = Tool if returns == "tools" else Command
+        items = [result] if isinstance(result, expected) or not isinstance(result, Iterable) else list(result)
+        for item in items:
+            if not isinstance(item, expected):
+                raise RegistrationError(
+                    f"{hook} of plugin {record.id!r} returned {item!r}; expected a {expected.__name__}, "
+                    f"an iterable of them, or None",
+                    plugin_id=record.id,
+                )
+            mine = attrs.evolve(item, plugin_id=record.id)
+            add = functools.partial(registrar.add_tool, mine) if isinstance(mine, Tool) else \
+                functools.partial(registrar.add_command, mine)
+            tagged(f"{hook} → {expected.__name__}({mine.name!r})", add)
+
+    # -- grants and the command line -------------------------------------------------------
+
+    def _may_override(self, plugin_id: str | None) -> bool:
+        """Whether `plugin_id` may replace another's tool: the host and built-ins may; a
+        plugin needs `plugins.entries.<id>.allow_tool_override: true`."""
+        record = self.records.get(plugin_id or "")
+        if plugin_id is None or (record is not None and record.spec.source == "builtin"):
+            return True
+        return self._config().section("plugins", "entries", plugin_id).get("allow_tool_override") is True
+
+    def extend_cli(self, cli: Any) -> list[str]:
+        """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.
+
+        A plugin whose hook raises keeps none of the commands it added.
+        """
+        problems = []
+        for record in list(self.records.values()):
+            if record.status != "ok" or record.module is None:
+                continue
+            for hook in hookspecs.CLI_HOOKS:
+                for impl in self.impls(hook, record.module):
+                    before = set(cli.commands)
+                    try:
+                        impl.function(*[{"cli": cli, "ctx": record.ctx}[n] for n in impl.argnames])
+                    except PLUGIN_FAULTS as exc:  # a plugin never takes the CLI down
+                        for name in set(cli.commands) - before:
+                            cli.commands.pop(name, None)
+                        problems.append(f"{hook} of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
+        return problems

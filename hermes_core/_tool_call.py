@@ -1,0 +1,142 @@
+"""One tool call, from the model's arguments to the string the model gets back.
+
+The arguments are parsed and the tool looked up once; then `pre_tool_call` (block/modify),
+availability and JSON Schema validation of the final arguments, the handler, `post_tool_call`
+and `transform_tool_result`: the same path for a plugin's tool and an active engine's. Written
+once as a policy (`_invoke`), run by `dispatch` from sync code and `adispatch` from a coroutine.
+A call never raises: every failure becomes `{"error": ...}`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._errors import owner
+from ._invoke import Failure, Invoke, Policy, adrive, drive
+
+if TYPE_CHECKING:
+    from ._hook_calls import LifecycleHooks
+    from ._tools import ToolEntry, ToolRegistry
+
+__all__ = ["MAX_ERROR_CHARS", "adispatch", "dispatch", "error_result", "parse_arguments"]
+
+log = logging.getLogger("hermes_core.tools")
+MAX_ERROR_CHARS = 2048
+
+
+def error_result(message: str) -> str:
+    """`{"error": message}` as a JSON string, the message cut to `MAX_ERROR_CHARS`."""
+    if len(message) > MAX_ERROR_CHARS:
+        message = message[: MAX_ERROR_CHARS - 1] + "…"
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def parse_arguments(args: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Tool arguments as a dict (a JSON string, as models send them, is parsed), or the problem."""
+    if isinstance(args, (str, bytes)):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError as exc:
+            return None, f"not JSON ({exc})"
+    if args is None:
+        return {}, None
+    if not isinstance(args, Mapping):
+        return None, f"expected an object, got {type(args).__name__}"
+    return dict(args), None
+
+
+def _invalid(entry: ToolEntry, args: dict[str, Any]) -> str | None:
+    """What is wrong with `args` for the tool's `parameters` (naming the field), or None."""
+    if entry.validator is None:
+        from jsonschema.validators import validator_for
+
+        parameters = entry.schema["parameters"]
+        entry.validator = validator_for(parameters)(parameters)
+    from jsonschema.exceptions import best_match
+
+    error = best_match(entry.validator.iter_errors(args))
+    if error is None:
+        return None
+    field = "/".join(str(p) for p in error.absolute_path)
+    if not field and error.validator == "required":
+        missing = [n for n in error.validator_value if n not in error.instance]
+        field = missing[0] if missing else ""
+    message = error.message
+    shown = repr(error.instance)
+    if len(shown) > 80:  # "'xxxx…(10001 chars)' is too long", not the whole value
+        message = message.replace(shown, f"{shown[:60]}…({len(shown)} chars)")
+    return f"field {field!r}: {message}" if field else message
+
+
+def _checked(entry: ToolEntry, args: dict[str, Any]) -> str | None:
+    """The error result when the tool cannot run with `args` now, else None."""
+    tool = entry.tool
+    ok, reason = tool.availability()
+    if not ok:
+        return error_result(f"Tool {tool.name!r} ({owner(tool.plugin_id)}) is not available: {reason}")
+    problem = _invalid(entry, args)
+    return error_result(f"Invalid arguments for tool {tool.name!r}: {problem}") if problem else None
+
+
+def _result(entry: ToolEntry, value: Any) -> str:
+    """The handler's answer as the string the model gets: its failure, or non-strings as JSON."""
+    tool = entry.tool
+    if isinstance(value, Failure):
+        exc = value.error
+        log.error("tool %r (%s) failed: %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc,
+                  exc_info=(type(exc), exc, exc.__traceback__))
+        return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError) as exc:
+        return error_result(f"Tool execution failed: {type(exc).__name__}: handler returned {type(value).__name__}")
+
+
+def _call(
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, session_id: str, tool_call_id: str,
+    kwargs: Mapping[str, Any],
+) -> Policy[str]:
+    entry = registry.entry(name)
+    if entry is None:
+        return error_result(f"Unknown tool: {name}")
+    parsed, problem = parse_arguments(args)
+    if parsed is None:
+        return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+    blocked: str | None = None
+    if hooks is not None:
+        decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, session_id=session_id,
+                                             tool_call_id=tool_call_id)
+        parsed = dict(decision.args)
+        blocked = decision.message if decision.blocked else None
+    result = blocked or _checked(entry, parsed)
+    if result is None:
+        handler_args = (name, parsed) if entry.source is not None else (parsed,)
+        result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async)))
+    if hooks is None:
+        return result
+    yield hooks.post_tool_call(tool_name=name, args=dict(parsed), session_id=session_id, tool_call_id=tool_call_id,
+                               result=result)
+    changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), result=result,
+                                                session_id=session_id)
+    return changed if changed is not None else result
+
+
+def dispatch(
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, session_id: str = "",
+    tool_call_id: str = "", kwargs: Mapping[str, Any],
+) -> str:
+    """Run tool `name` of `registry` from synchronous code, with `hooks` around it (None: none)."""
+    return drive(_call(registry, hooks, name, args, session_id, tool_call_id, kwargs))
+
+
+async def adispatch(
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, session_id: str = "",
+    tool_call_id: str = "", kwargs: Mapping[str, Any],
+) -> str:
+    """`dispatch` from a coroutine: async handlers are awaited, sync ones run on a worker thread."""
+    return await adrive(_call(registry, hooks, name, args, session_id, tool_call_id, kwargs))
