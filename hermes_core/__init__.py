@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from . import config_keys
     from ._commands import Command, CommandRegistry
-    from ._config import Config, edit_config, load_config
+    from ._config import Config
+    from ._config_file import edit_config, load_config
     from ._context import PluginContext
     from ._context_engine import ContextEngine
     from ._discovery import Discovery, PluginSpec, discover
@@ -75,7 +77,7 @@ _EXPORTS = {
     "Command": "_commands", "CommandRegistry": "_commands",
     "HookRunner": "_hooks", "HookCall": "_hooks", "ToolDecision": "_hook_chains", "LifecycleHooks": "_hook_calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
-    "Config": "_config", "load_config": "_config", "edit_config": "_config",
+    "Config": "_config", "load_config": "_config_file", "edit_config": "_config_file", "config_keys": "config_keys",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
     "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "PluginLlm": "_llm.client",
@@ -101,7 +103,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"hermes_core.{module}"), name)
+    imported = importlib.import_module(f"hermes_core.{module}")
+    value = imported if module == name else getattr(imported, name)  # a public module: config_keys
     globals()[name] = value
     return value
 

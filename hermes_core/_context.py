@@ -43,8 +43,9 @@ class Registrar(Protocol):
     def llm_host(self) -> LlmHost: ...
 
 
-# Each ctx's registrar, out of reach of the ctx's attributes. Weak both ways: the loader owns
-# the registrar and the plugin's record owns its ctx.
+# Each ctx's registrar, out of reach of the ctx's attributes. Weak both ways: the loader owns the
+# registrar and the plugin's record owns its ctx, so a ctx never keeps a manager the host dropped
+# (nor a plugin that keeps its ctx in a module global, a manager of every test) alive.
 _registrars: weakref.WeakKeyDictionary[PluginContext, weakref.ref[Registrar]] = weakref.WeakKeyDictionary()
 
 
@@ -81,8 +82,9 @@ class PluginContext:
         registrar = ref() if ref is not None else None
         if registrar is None:
             raise RegistrationError(
-                f"{call} of plugin {self.plugin_id!r} was refused: the plugin is no longer loaded "
-                "(its ctx outlived a reload or unload); use the ctx it gets when it loads again",
+                f"{call} of plugin {self.plugin_id!r} was refused: the plugin is no longer loaded (it was "
+                "unloaded by a reload, or its manager is gone); use the ctx it gets when it loads again, and "
+                "keep the PluginManager while its plugins run",
                 plugin_id=self.plugin_id,
             )
         return registrar

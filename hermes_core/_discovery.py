@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from . import config_keys as keys
 from ._config import Config
 from ._errors import ManifestError
 from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
@@ -94,7 +95,8 @@ class PluginSpec(NamedTuple):
         `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
-        if names & set(config.string_list("plugins.disabled")):
+        disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
+        if names.intersection(disabled):
             return False, "disabled in plugins.disabled"
         if self.source == "builtin":
             return True, "built-in"
@@ -103,7 +105,8 @@ class PluginSpec(NamedTuple):
                 selected = config.get(slot.config_key)
                 if isinstance(selected, str) and selected.strip() in names | {self.id.rpartition("/")[2]}:
                     return True, f"selected by {slot.config_key}"
-        if names & set(config.string_list("plugins.enabled")):
+        enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
+        if names.intersection(enabled):
             return True, "enabled in plugins.enabled"
         return False, "not enabled (add it to plugins.enabled)"
 

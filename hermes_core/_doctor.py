@@ -37,6 +37,7 @@ def build_report(
     problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
     warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
+    warnings += config.unknown_keys(decl.config_key for decl in slots.declared)
     for record in records:
         missing = record.spec.missing_env()
         if missing:

@@ -76,8 +76,9 @@ class LifecycleHooks:
         self, *, tool_name: str, args: dict[str, Any], session_id: str, tool_call_id: str, result: str
     ) -> HookCall[None]:
         """After a tool ran, with its result string."""
-        return self._call(hookspecs.post_tool_call, Notify({"tool_name": tool_name, "args": args, "session_id": session_id,
-                                                            "tool_call_id": tool_call_id, "result": result}))
+        return self._call(hookspecs.post_tool_call, Notify(
+            {"tool_name": tool_name, "args": args, "session_id": session_id, "tool_call_id": tool_call_id,
+             "result": result}))
 
     def transform_tool_result(
         self, *, tool_name: str, args: dict[str, Any], result: str, session_id: str

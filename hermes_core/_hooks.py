@@ -22,6 +22,7 @@ from . import _workers
 from ._errors import owner
 from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
 from ._invoke import Failure, acall, call, overran
+from .config_keys import HOOK_CALLBACK_TIMEOUT
 from .hookspecs import LIFECYCLE_HOOKS
 
 __all__ = ["HookCall", "HookRunner", "ToolDecision"]
@@ -101,7 +102,7 @@ class HookRunner:
     `timeout()` returns the per-callback limit in seconds (0 means none).
     """
 
-    def __init__(self, timeout: Callable[[], float] = lambda: 30.0) -> None:
+    def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default) -> None:
         self._callbacks: dict[str, list[_Callback]] = {}
         self._lock = threading.Lock()
         self._timeout = timeout

@@ -27,8 +27,8 @@ from typing import Any, Protocol, TypeVar, final
 from ._workers import Overrun, run_coroutine, submit
 
 __all__ = [
-    "PLUGIN_FAULTS", "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "drive", "failed_call", "overran",
-    "tagged",
+    "PLUGIN_FAULTS", "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "drive", "failed_call",
+    "overran", "tagged",
 ]
 
 R = TypeVar("R")

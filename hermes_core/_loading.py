@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
+from . import config_keys as keys
 from . import hookspecs
 from ._commands import Command, CommandRegistry
 from ._config import Config
@@ -206,12 +207,7 @@ class Loader:
 
     def _context(self, record: PluginRecord) -> PluginContext:
         if record.ctx is None:
-            settings = self._config().section("plugins", "entries", record.id).get("settings") or {}
-            if not isinstance(settings, Mapping):
-                raise RegistrationError(
-                    f"plugins.entries.{record.id}.settings must be a mapping, not {settings!r}; fix it in config.yaml",
-                    plugin_id=record.id,
-                )
+            settings = self._config().read(keys.PLUGIN_SETTINGS, record.id)
             record.ctx = PluginContext(record.id, settings, self.home, self._registrars[record.id])
         return record.ctx
 
@@ -295,7 +291,7 @@ class Loader:
         record = self.records.get(plugin_id or "")
         if plugin_id is None or (record is not None and record.spec.source == "builtin"):
             return True
-        return self._config().section("plugins", "entries", plugin_id).get("allow_tool_override") is True
+        return self._config().read(keys.PLUGIN_ALLOW_TOOL_OVERRIDE, plugin_id)
 
     def extend_cli(self, cli: Any) -> list[str]:
         """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from . import _tool_call
+from . import config_keys as keys
 from ._commands import CommandRegistry
-from ._config import Config, ConfigWatcher, load_config
+from ._config import Config
+from ._config_file import ConfigWatcher, load_config
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
 from ._errors import HermesError, PluginNotFoundError
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["PluginManager"]
 
 log = logging.getLogger("hermes_core.plugins")
-DEFAULT_HOOK_TIMEOUT = 30.0
 
 
 class PluginManager:
@@ -60,7 +61,7 @@ class PluginManager:
         self._fixed_config = config
         self._discover_plugins = discover_plugins
         self.config: Config = config or Config({})
-        self._hook_timeout = DEFAULT_HOOK_TIMEOUT
+        self._hook_timeout = keys.HOOK_CALLBACK_TIMEOUT.default
         self._lock = threading.RLock()
         self._loaded = False
         self._discovery: Discovery | None = None
@@ -124,10 +125,10 @@ class PluginManager:
         """Read config and check the keys the manager uses, so a bad value is a clear error
         at load time rather than a surprise when a hook first fires."""
         config = self._fixed_config or load_config(self.home)
-        self._hook_timeout = config.number("plugins.hook_callback_timeout", DEFAULT_HOOK_TIMEOUT)
-        config.string_list("plugins.enabled")
-        config.string_list("plugins.disabled")
-        config.section("plugins", "entries")
+        self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
+        config.read(keys.PLUGINS_ENABLED)
+        config.read(keys.PLUGINS_DISABLED)
+        config.read(keys.PLUGIN_ENTRIES)
         self.config = config
 
     def load(self) -> PluginManager:
@@ -159,11 +160,11 @@ class PluginManager:
         assert self._discovery is not None
         self.problems = list(self._discovery.problems)
         known = {name for spec in self._discovery.plugins for name in (spec.id, spec.name)}
-        for key in ("plugins.enabled", "plugins.disabled"):
-            for name in self.config.string_list(key):
+        for key in (keys.PLUGINS_ENABLED, keys.PLUGINS_DISABLED):
+            for name in self.config.read(key):
                 if name not in known:
                     self.problems.append(
-                        f"{key} names {name!r}, but no plugin has that id "
+                        f"{key.name} names {name!r}, but no plugin has that id "
                         f"(discovered: {', '.join(sorted(self._discovery.ids)) or 'none'})"
                     )
         self._loader.sync(self._discovery.plugins, self._enabled, retry=retry)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _tool_call
+from . import config_keys as keys
 from ._context_engine import compress_kwargs
 from ._messages import estimate_tokens, message_problems, repair_tool_pairing
 from ._session_engines import EngineCalls, Guard, MemoryCalls
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentSession", "SessionHost"]
 
 log = logging.getLogger("hermes_core.session")
-
-
-DEFAULT_CONTEXT_LENGTH = 128_000
 
 
 class SessionHost(Protocol):
@@ -90,8 +88,8 @@ class AgentSession:
         self._closed = False
         self._tools = ToolRegistry()
         config = manager.config
-        self.model = model if model is not None else str(config.get("model.model") or "")
-        self.context_length = int(context_length or config.number("model.context_length", DEFAULT_CONTEXT_LENGTH))
+        self.model = model if model is not None else config.read(keys.MODEL_MODEL)
+        self.context_length = int(context_length or config.read(keys.MODEL_CONTEXT_LENGTH))
         start = {"hermes_home": str(manager.home), "model": self.model, "context_length": self.context_length,
                  "platform": platform, **kwargs}
         self.engine_provider: SlotProvider | None = manager.select("context_engine")

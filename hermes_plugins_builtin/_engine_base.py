@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core import ContextEngine
+from hermes_core import ContextEngine, config_keys
 
 __all__ = ["ThresholdEngine", "tokens"]
 
@@ -19,14 +19,14 @@ def tokens(value: Any) -> int:
 class ThresholdEngine(ContextEngine):
     """Compress once the prompt reaches `threshold_percent` of the context window.
 
-    `settings` names the config section (`compression`, `lcm`) whose numeric keys of the
-    same names as the instance's attributes override them when a session starts.
+    `settings` are the engine's config keys (`compression.*`, `lcm.*` in `config_keys`, where
+    their defaults are): when the host starts a session, each sets the attribute named like
+    the key's last part.
     """
 
-    settings = ""
-    numbers: tuple[str, ...] = ("threshold", "protect_first_n", "protect_last_n")
-    protect_first_n = 3
-    protect_last_n = 20
+    settings: tuple[config_keys.Key[Any], ...] = ()
+    protect_first_n: int
+    protect_last_n: int
 
     @property
     def threshold(self) -> float:
@@ -38,10 +38,9 @@ class ThresholdEngine(ContextEngine):
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         config = kwargs.get("config")
-        if config is not None and self.settings:
-            for key in self.numbers:
-                value = config.number(f"{self.settings}.{key}", getattr(self, key))
-                setattr(self, key, int(value) if key.startswith("protect_") else value)
+        if config is not None:
+            for key in self.settings:
+                setattr(self, key.parts[-1], config.read(key))
         self.update_model(str(kwargs.get("model") or ""), int(kwargs.get("context_length") or self.context_length))
 
     def update_from_response(self, usage: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_core import config_keys as keys
 from hermes_core import estimate_tokens, message_text, repair_tool_pairing, split_for_compression
 
 from ._engine_base import ThresholdEngine
@@ -68,16 +69,16 @@ class CompressorEngine(ThresholdEngine):
     """Lossy compression: the middle of the conversation becomes one summary message."""
 
     name = "compressor"
-    settings = "compression"
-    numbers = ("threshold", "target_ratio", "protect_first_n", "protect_last_n")
+    settings = (keys.COMPRESSION_THRESHOLD, keys.COMPRESSION_TARGET_RATIO, keys.COMPRESSION_PROTECT_FIRST_N,
+                keys.COMPRESSION_PROTECT_LAST_N)
 
     def __init__(
         self,
         *,
-        threshold: float = 0.50,
-        target_ratio: float = 0.20,
-        protect_first_n: int = 3,
-        protect_last_n: int = 20,
+        threshold: float = keys.COMPRESSION_THRESHOLD.default,
+        target_ratio: float = keys.COMPRESSION_TARGET_RATIO.default,
+        protect_first_n: int = keys.COMPRESSION_PROTECT_FIRST_N.default,
+        protect_last_n: int = keys.COMPRESSION_PROTECT_LAST_N.default,
         context_length: int = 128_000,
         auxiliary: Any = None,
     ) -> None:

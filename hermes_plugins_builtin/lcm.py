@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import MemoryStoreError, estimate_tokens, message_text, repair_tool_pairing, split_for_compression
+from hermes_core import config_keys as keys
 
 from ._engine_base import ThresholdEngine
 from ._lcm_store import LcmStore, Node
@@ -85,9 +86,11 @@ class LcmEngine(ThresholdEngine):
     """Lossless compression: old messages move to SQLite behind a DAG of summary nodes."""
 
     name = "lcm"
-    settings = "lcm"
-    numbers = ("threshold", "protect_first_n", "protect_last_n", "fan_in")
-    fan_in = 4
+    settings = (keys.LCM_THRESHOLD, keys.LCM_PROTECT_FIRST_N, keys.LCM_PROTECT_LAST_N, keys.LCM_FAN_IN)
+    threshold_percent = keys.LCM_THRESHOLD.default
+    protect_first_n = keys.LCM_PROTECT_FIRST_N.default
+    protect_last_n = keys.LCM_PROTECT_LAST_N.default
+    fan_in = keys.LCM_FAN_IN.default
 
     def __init__(self, *, context_length: int = 128_000, path: str | Path | None = None) -> None:
         self._path = Path(path) if path is not None else None

@@ -101,11 +101,15 @@ def pip_install(python: Path, *targets: str | Path) -> None:
     )
 
 
+_MANAGERS: list[Any] = []  # a ctx works while its manager does: the helpers' managers live for the run
+
+
 def plugin_ctx(home: Path, plugin_id: str = "probe") -> Any:
     """The `ctx` of a plugin `plugin_id` loaded into a fresh manager for `home`."""
     from hermes_core import PluginManager
 
     manager = PluginManager(home=home, discover_plugins=False).load()
+    _MANAGERS.append(manager)
     record = manager.add_plugin(lambda ctx: ctx.register_command(plugin_id, lambda raw: raw), plugin_id)
     assert record.status == "ok", record.failure
     return record.ctx

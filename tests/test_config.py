@@ -163,3 +163,78 @@ def test_a_malformed_file_is_reported_even_after_a_good_one_was_cached(home: Pat
     path.write_text("memory: [\n")
     with pytest.raises(ConfigError, match="line 2"):
         load_config(home)
+
+
+def test_every_key_is_read_through_the_table_with_its_type_and_default(home: Path) -> None:
+    from hermes_core import Config, config_keys
+
+    assert Config({}).read(config_keys.HOOK_CALLBACK_TIMEOUT) == config_keys.HOOK_CALLBACK_TIMEOUT.default == 30.0
+    assert Config({}).read(config_keys.MODEL_CONTEXT_LENGTH) == 128_000
+    config = Config({"plugins": {"hook_callback_timeout": 5, "entries": {"context_engine/lcm.v2": {
+        "settings": {"depth": 2}, "allow_tool_override": True}}}})
+    assert config.read(config_keys.HOOK_CALLBACK_TIMEOUT) == 5.0
+    assert config.read(config_keys.PLUGIN_SETTINGS, "context_engine/lcm.v2") == {"depth": 2}  # ids hold dots, slashes
+    assert config.read(config_keys.PLUGIN_ALLOW_TOOL_OVERRIDE, "context_engine/lcm.v2") is True
+    assert config.read(config_keys.PLUGIN_ALLOW_TOOL_OVERRIDE, "other") is False
+    enabled = config.read(config_keys.PLUGINS_ENABLED)
+    enabled.append("x")  # a caller's copy: the default stays empty
+    assert config.read(config_keys.PLUGINS_ENABLED) == [] and config_keys.PLUGINS_ENABLED.default == []
+
+
+@pytest.mark.parametrize(("text", "key", "expected"), [
+    ("plugins:\n  entries:\n    a.b/c:\n      allow_tool_override: 'yes'\n", "plugins.entries.a.b/c.allow_tool_override",
+     "true or false"),
+    ("model:\n  context_length: -3\n", "model.context_length", "a whole number, 1 or more"),
+    ("compression:\n  threshold: 2\n", "compression.threshold", "a fraction above 0 and at most 1"),
+])
+def test_a_value_of_the_wrong_type_names_the_key_the_file_and_what_it_should_be(
+    home: Path, text: str, key: str, expected: str
+) -> None:
+    from hermes_core import config_keys
+
+    write_config(home, text)
+    table = {k.name: k for k in config_keys.KEYS}
+    pattern = key.replace("a.b/c", "*")
+    ids = ["a.b/c"] if "a.b/c" in key else []
+    with pytest.raises(ConfigError) as caught:
+        load_config(home).read(table[pattern], *ids)
+    message = str(caught.value)
+    assert message.startswith(f"{key} in {home / 'config.yaml'} must be {expected}, not ")
+    assert message.endswith("; fix it in config.yaml")
+
+
+def test_doctor_warns_about_misspelt_keys_with_the_nearest_known_one_and_still_exits_0(home: Path) -> None:
+    write_config(home, """\
+        plugins:
+          hook_timeout: 3
+          entries:
+            clock: {allow_tool_overide: true, settings: {anything: [goes, here]}}
+        modle: {model: x}
+        model: {pricing: {gpt-x: {input: 1}}}
+        auxiliary: {compression: {modl: small}}
+        terminal: {shell: bash}
+        display: {theme: dark}
+        """)
+    result = hermes("plugins", "doctor")
+    warnings = [line for line in result.stdout.splitlines() if "unknown key" in line]
+    assert warnings == [
+        "warning: config.yaml: unknown key plugins.hook_timeout (did you mean plugins.hook_callback_timeout?); "
+        "hermes-core ignores it",
+        "warning: config.yaml: unknown key plugins.entries.clock.allow_tool_overide "
+        "(did you mean plugins.entries.clock.allow_tool_override?); hermes-core ignores it",
+        "warning: config.yaml: unknown key modle (did you mean model?); hermes-core ignores it",
+        "warning: config.yaml: unknown key auxiliary.compression.modl (did you mean auxiliary.compression.model?); "
+        "hermes-core ignores it",
+    ]  # Hermes Agent's own sections (terminal, display) share the file and are not flagged
+    assert hermes("plugins", "doctor", "--json")  # exit 0 there too
+
+
+def test_the_builtin_engines_take_their_defaults_and_settings_from_the_table(home: Path) -> None:
+    from hermes_core import PluginManager, config_keys
+
+    write_config(home, "compression:\n  protect_last_n: 7\n")
+    with PluginManager(home=home).load().open_session("s", model="m", context_length=1000) as session:
+        engine = session.context_engine
+        assert engine.protect_last_n == 7
+        assert engine.protect_first_n == config_keys.COMPRESSION_PROTECT_FIRST_N.default
+        assert engine.threshold_percent == config_keys.COMPRESSION_THRESHOLD.default

@@ -127,3 +127,12 @@ def test_a_ctx_kept_after_its_plugin_was_unloaded_cannot_register(home: Path) ->
     with pytest.raises(RegistrationError, match="plugin 'keeper' was refused: the plugin is no longer loaded"):
         kept[0].register_command("late", lambda raw: raw)
     assert manager.commands.get("late") is None
+
+
+def test_a_ctx_whose_manager_is_gone_says_so(home: Path) -> None:
+    import gc
+
+    ctx = PluginManager(home=home, discover_plugins=False).load().add_plugin(victim, "victim").ctx
+    gc.collect()  # the host let go of its manager; the ctx does not keep it alive
+    with pytest.raises(RegistrationError, match="its manager is gone"):
+        ctx.dispatch_tool("victim_tool", {})

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from .. import config_keys as keys
 from .._config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
 from .audit import AuditLog
@@ -27,7 +28,6 @@ from .trust import check_overrides
 __all__ = ["Call", "LlmHost"]
 
 R = TypeVar("R")
-AGENT_TIMEOUT = 120.0
 _NO_USAGE = PluginLlmUsage()
 
 
@@ -174,7 +174,7 @@ class LlmHost:
         if call.task == "agent":  # the agent's own conversation: long answers; `model.timeout` (120 s)
             config = self._read_config()
             try:
-                timeout = call.timeout or config.number("model.timeout", AGENT_TIMEOUT)
+                timeout = call.timeout or config.read(keys.MODEL_TIMEOUT)
             except ConfigError as exc:
                 raise LlmConfigError(str(exc)) from None
             return plan_call(config, provider=None, model=None, agent_id=None, images=has_images(call.messages),

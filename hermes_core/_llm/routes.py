@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from .. import config_keys as keys
 from .._config import Config
 from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 
@@ -41,8 +42,6 @@ PROVIDERS: dict[str, tuple[str | None, str]] = {
     "custom": (None, "OPENAI_API_KEY"),
 }
 
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_RETRY_AFTER_CAP = 10.0
 
 
 @attrs.frozen
@@ -119,19 +118,16 @@ def timeout_for(config: Config, timeout: float | None, task: str = "plugin_llm")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise PluginLlmInputError(f"timeout must be a positive number of seconds, not {timeout!r}")
         return float(timeout)
-    for key in (f"auxiliary.{task}.timeout", "auxiliary.timeout"):
-        try:
-            value = config.number(key, 0.0)
-        except ConfigError as exc:
-            raise LlmConfigError(str(exc)) from None
-        if value > 0:
-            return value
-    return DEFAULT_TIMEOUT
+    try:
+        return config.read(keys.AUXILIARY_TASK_TIMEOUT, task) or config.read(keys.AUXILIARY_TIMEOUT) \
+            or keys.AUXILIARY_TIMEOUT.default
+    except ConfigError as exc:
+        raise LlmConfigError(str(exc)) from None
 
 
 def _cap(config: Config) -> float:
     try:
-        return config.number("auxiliary.plugin_llm.retry_after_cap", DEFAULT_RETRY_AFTER_CAP)
+        return config.read(keys.RETRY_AFTER_CAP)
     except ConfigError as exc:
         raise LlmConfigError(str(exc)) from None
 

@@ -24,17 +24,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import config_keys as keys
 from .._config import Config
 from .._errors import ConfigError, PluginLlmTrustError
 
 __all__ = ["OVERRIDES", "check_overrides"]
 
-# (argument, flag key, allowlist key or None)
-OVERRIDES: tuple[tuple[str, str, str | None], ...] = (
-    ("provider", "allow_provider_override", "allowed_providers"),
-    ("model", "allow_model_override", "allowed_models"),
-    ("agent_id", "allow_agent_id_override", None),
-    ("profile", "allow_profile_override", None),
+# (argument, flag, allowlist or None): the last part of their keys under plugins.entries.<id>.llm
+OVERRIDES: tuple[tuple[str, str, str | None], ...] = tuple(
+    (argument, flag.parts[-1], allow.parts[-1] if allow is not None else None)
+    for argument, flag, allow in (
+        ("provider", keys.LLM_ALLOW_PROVIDER_OVERRIDE, keys.LLM_ALLOWED_PROVIDERS),
+        ("model", keys.LLM_ALLOW_MODEL_OVERRIDE, keys.LLM_ALLOWED_MODELS),
+        ("agent_id", keys.LLM_ALLOW_AGENT_ID_OVERRIDE, None),
+        ("profile", keys.LLM_ALLOW_PROFILE_OVERRIDE, None),
+    )
 )
 
 
@@ -64,12 +68,12 @@ def check_overrides(plugin_id: str, read_config: Callable[[], Config], requested
         return
     prefix = f"plugins.entries.{plugin_id}.llm"
     try:
-        grants: Any = read_config().section("plugins", "entries", plugin_id).get("llm") or {}
+        grants: Any = read_config().read(keys.PLUGIN_LLM, plugin_id)
     except ConfigError as exc:
         arg, flag, _ = asked[0]
         raise PluginLlmTrustError(
-            f"plugin {plugin_id!r} may not override {arg}: config.yaml cannot be read, so every override is "
-            f"denied until it is fixed (the grant is {prefix}.{flag}): {exc}",
+            f"plugin {plugin_id!r} may not override {arg}: its grants in config.yaml cannot be read, so every "
+            f"override is denied until the file is fixed (the grant is {prefix}.{flag}): {exc}",
             plugin_id=plugin_id,
             key=f"{prefix}.{flag}",
         ) from None

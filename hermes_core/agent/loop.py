@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from .. import config_keys as keys
 from .._errors import SessionNotFoundError
 from .._manager import PluginManager
 from .._messages import repair_tool_pairing
@@ -74,9 +75,9 @@ class Agent:
         config = self.manager.config
         self.store = SessionStore(self.manager.home)
         self.display = display or Display(quiet=True)
-        self.max_iterations = int(max_iterations or config.number("agent.max_iterations", 20))
-        self.prompt = str(config.get("agent.system_prompt") or DEFAULT_SYSTEM_PROMPT)
-        self.model = str(config.get("model.model") or "")
+        self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
+        self.prompt = config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
+        self.model = config.read(keys.MODEL_MODEL)
         self.session_id = session_id or new_session_id()
         window: list[dict[str, Any]] = []
         if resume:

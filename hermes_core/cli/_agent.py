@@ -19,7 +19,9 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
     from ..agent import Agent, Display
 
     loaded = manager(ctx)
-    if not loaded.config.get("model.model"):
+    from .. import config_keys
+
+    if not loaded.config.read(config_keys.MODEL_MODEL):
         raise click.ClickException(NO_MODEL)
     return Agent(loaded, session_id=session_id, resume=resume, display=Display(), max_iterations=max_iterations)
 

@@ -64,7 +64,10 @@ def hermes_manager(hermes_home: Path, hermes_config: HermesConfig) -> Callable[.
 
 @pytest.fixture
 def plugin_ctx(hermes_manager: Callable[..., PluginManager]) -> Callable[..., PluginContext]:
-    """`plugin_ctx(my_plugin)` is its `ctx`; `plugin_ctx()` is the ctx of an empty plugin."""
+    """`plugin_ctx(my_plugin)` is its `ctx`; `plugin_ctx()` is the ctx of an empty plugin.
+
+    A ctx works while its manager does; the managers made here live until the test ends."""
+    managers: list[PluginManager] = []
 
     def make(plugin: Any = None) -> PluginContext:
         if plugin is None:
@@ -73,6 +76,7 @@ def plugin_ctx(hermes_manager: Callable[..., PluginManager]) -> Callable[..., Pl
 
             plugin = test_plugin
         manager = hermes_manager(plugin)
+        managers.append(manager)
         ctx = manager.records[-1].ctx
         assert ctx is not None
         return ctx

@@ -1,0 +1,275 @@
+"""`$HERMES_HOME/config.yaml` on disk: read it (cached), and edit it without losing the operator's work.
+
+Reads and writes go through ruamel.yaml's round-trip mode, so an edit made by the CLI keeps
+the operator's comments, key order and formatting. Writes are atomic (temporary file, fsync,
+rename) and serialised by a lock file; a malformed file is reported with its line and column
+and is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._config import Config
+from ._errors import ConfigError
+from ._paths import hermes_home
+
+__all__ = ["ConfigWatcher", "RACY_SECONDS", "config_path", "edit_config", "load_config"]
+
+_MISSING = object()
+
+
+def config_path(home: Path | None = None) -> Path:
+    """The path of `config.yaml` under `home` (default: `$HERMES_HOME`)."""
+    return (home if home is not None else hermes_home()) / "config.yaml"
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _parse(path: Path, text: str) -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        column = mark.column + 1 if mark is not None else None
+        where = f"line {line}, column {column}" if line else "an unknown position"
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(
+            f"{path} is not valid YAML at {where}: {problem}; fix the file (it was not changed)",
+            path=path,
+            line=line,
+            column=column,
+        ) from None
+    except YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}; fix the file (it was not changed)", path=path) from None
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{path} must hold a mapping of settings at the top level, not a {type(data).__name__}; "
+            "fix the file (it was not changed)",
+            path=path,
+            line=1,
+            column=1,
+        )
+    return data
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            plain = _plain(item)
+            if not isinstance(key, str) or plain is _MISSING:
+                return _MISSING
+            items[key] = plain
+        return items
+    if isinstance(value, list):
+        plain_items = [_plain(item) for item in value]
+        return _MISSING if any(item is _MISSING for item in plain_items) else plain_items
+    return _MISSING
+
+
+def _cache_path(home: Path) -> Path:
+    return home / ".cache" / "config.yaml.json"
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]
+
+
+def _read_cache(home: Path, identity: list[int]) -> Any:
+    import json
+
+    try:
+        cached = json.loads(_cache_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return _MISSING
+    if not isinstance(cached, dict) or cached.get("identity") != identity:
+        return _MISSING
+    return cached.get("data", _MISSING)
+
+
+RACY_SECONDS = 2.0
+
+
+def _write_cache(home: Path, identity: list[int], data: Any) -> None:
+    import json
+    import time
+
+    # File times are coarse (a kernel tick): an edit made in the same tick as this read could
+    # keep the identity. Caching only files older than a few seconds makes any later edit
+    # land on a later time (git's "racy git" rule).
+    if time.time() - identity[0] / 1e9 < RACY_SECONDS:
+        return
+    plain = _plain(data)
+    if plain is _MISSING:
+        return
+    with contextlib.suppress(OSError):
+        path = _cache_path(home)
+        path.parent.mkdir(exist_ok=True)
+        _write_atomic(path, json.dumps({"identity": identity, "data": plain}), durable=False)
+
+
+def load_config(home: Path | None = None) -> Config:
+    """Read `config.yaml`; a missing file is an empty config, a malformed one a `ConfigError`.
+
+    Parsing YAML is the slowest step of a short command, so the parsed settings are cached
+    as JSON under `$HERMES_HOME/.cache/`, keyed by the file's identity (modification and
+    change times, size, inode): any edit, by the CLI or by hand, misses the cache. A file
+    modified in the last two seconds is never cached, so an edit cannot share its identity.
+    """
+    home = home if home is not None else hermes_home()
+    path = config_path(home)
+    try:
+        identity = _identity(path.stat())
+    except FileNotFoundError:
+        return Config({}, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+    cached = _read_cache(home, identity)
+    if isinstance(cached, dict):
+        return Config(cached, path)
+    text = _read_text(path)
+    if text is None or not text.strip():
+        return Config({}, path)
+    data = _parse(path, text) or {}
+    _write_cache(home, identity, data)
+    return Config(data, path)
+
+
+class ConfigWatcher:
+    """The current `config.yaml` of `home`, re-read only when the file changes.
+
+    For code that must see an operator's edit on its next call without a restart (the
+    `ctx.llm` trust gate): a call costs one `stat` while the file is unchanged. A file
+    modified in the last two seconds is re-read every time (see `load_config`).
+    """
+
+    __slots__ = ("_home", "_path", "_identity", "_config")
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self._path = config_path(home)
+        self._identity: list[int] | None = None
+        self._config: Config | None = None
+
+    def current(self) -> Config:
+        """The config as it is on disk now; `ConfigError` when it cannot be read or parsed."""
+        path = self._path
+        try:
+            identity: list[int] | None = _identity(os.stat(path))
+        except FileNotFoundError:
+            identity = None
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+        if self._config is not None and identity is not None and identity == self._identity:
+            return self._config
+        config = load_config(self._home)
+        import time
+
+        racy = identity is not None and time.time() - identity[0] / 1e9 < RACY_SECONDS
+        self._identity, self._config = (None, None) if racy or identity is None else (identity, config)
+        return config
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: atomic rename still protects the file
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    import tempfile
+
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if not durable:
+        return
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) -> bool:
+    """Apply `mutate` to the round-trip document of `config.yaml` and write it back atomically.
+
+    `mutate` receives the document (a ruamel `CommentedMap`) and may return False to say it
+    changed nothing, in which case nothing is written. Returns whether the file was written.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    path = config_path(home)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
+    with _locked(path):
+        text = _read_text(path)
+        data = _parse(path, text) if text and text.strip() else None
+        if data is None:
+            data = CommentedMap()
+        if mutate(data) is False:
+            return False
+        import io
+
+        buffer = io.StringIO()
+        _yaml().dump(data, buffer)
+        try:
+            _write_atomic(path, buffer.getvalue())
+        except OSError as exc:
+            raise ConfigError(f"cannot write {path}: {exc} (the old file was kept)", path=path) from None
+    return True

@@ -1,0 +1,265 @@
+"""Every key of `$HERMES_HOME/config.yaml` that hermes-core reads: its type, default and help.
+
+This table is the reference for operators and the one place a key's default is written.
+Code reads a key through it (`config.read(config_keys.HOOK_CALLBACK_TIMEOUT)`), so a value of
+the wrong type is an error that names the key and what it should be, and `hermes plugins
+doctor` warns about keys the table does not know, naming the nearest one that it does.
+
+A `*` in a name stands for an id given when the key is read: a plugin id (ids may hold dots
+and slashes), a task or an agent name: `config.read(config_keys.PLUGIN_SETTINGS, "word-tools")`.
+The slots' keys (`context.engine`, `memory.provider`, `<slot>.provider`) are declared with
+their slots (`SlotDecl`), so a host's own slot has its key too.
+
+Imported on the `hermes plugins list` path: this module imports nothing beyond `typing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+__all__ = ["Key", "KEYS", "unknown_keys"]
+
+T = TypeVar("T")
+
+
+class Key(Generic[T]):
+    """One config key: its dotted `name`, what its value must be, its `default`, its `help`.
+
+    `free` keys hold a mapping whose contents are the operator's or a plugin's own (a
+    plugin's settings, a price table): their inside is never checked against the table.
+    """
+
+    __slots__ = ("name", "parts", "expected", "_convert", "default", "help", "free")
+
+    def __init__(self, name: str, expected: str, convert: Callable[[Any], T], default: T, help: str, *,
+                 free: bool = False) -> None:
+        self.name = name
+        self.parts = tuple(name.split("."))
+        self.expected = expected
+        self._convert = convert
+        self.default = default
+        self.help = help
+        self.free = free
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r}, default={self.default!r})"
+
+    def path(self, *ids: str) -> tuple[str, ...]:
+        """The key's parts with each `*` filled by the next of `ids`."""
+        given = iter(ids)
+        try:
+            parts = tuple(next(given) if part == "*" else part for part in self.parts)
+        except StopIteration:
+            raise TypeError(f"config key {self.name} needs {self.parts.count('*')} id(s), got {len(ids)}") from None
+        if next(given, None) is not None:
+            raise TypeError(f"config key {self.name} takes {self.parts.count('*')} id(s), got {len(ids)}")
+        return parts
+
+    def convert(self, value: Any) -> T:
+        """`value` as this key's type; `ValueError` when it is not one."""
+        return self._convert(value)
+
+
+# -- what a value may be ------------------------------------------------------------------
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError
+    return float(value)
+
+
+def _ratio(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError
+    return float(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError
+    return value
+
+
+def _positive(value: Any) -> int:
+    if _count(value) < 1:
+        raise ValueError
+    return int(value)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError
+    return str(value).strip()
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError
+    return value
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ValueError
+    if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in value):
+        raise ValueError
+    return [str(item).strip() for item in value]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError
+    return value
+
+
+def _entries(value: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        raise ValueError
+    return value
+
+
+def _anything(value: Any) -> Any:
+    return value
+
+
+SECONDS, RATIO, COUNT, POSITIVE = "a number of seconds, 0 or more", "a fraction above 0 and at most 1", \
+    "a whole number, 0 or more", "a whole number, 1 or more"
+TEXT, FLAG, NAMES, MAPPING = "a string", "true or false", "a list of strings", "a mapping"
+_EMPTY: Mapping[str, Any] = {}
+
+# -- plugins ----------------------------------------------------------------------------------
+
+PLUGINS_ENABLED: Key[list[str]] = Key("plugins.enabled", NAMES, _names, [],
+                                      "plugin ids (or manifest names) to load; plugins are opt-in")
+PLUGINS_DISABLED: Key[list[str]] = Key("plugins.disabled", NAMES, _names, [],
+                                       "plugin ids never to load; wins over everything")
+HOOK_CALLBACK_TIMEOUT = Key("plugins.hook_callback_timeout", SECONDS, _seconds, 30.0,
+                            "seconds each lifecycle hook callback may run; 0 means no limit")
+PLUGIN_ENTRIES = Key("plugins.entries", MAPPING, _mapping, _EMPTY, "per-plugin settings and grants, by plugin id")
+PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
+                      "the plugin's own settings (its ctx.config), read-only to it", free=True)
+PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, _flag, False,
+                                 "the plugin may replace a tool another plugin registered (override=True)")
+PLUGIN_LLM = Key("plugins.entries.*.llm", MAPPING, _mapping, _EMPTY, "what the plugin's ctx.llm may override")
+LLM_ALLOW_PROVIDER_OVERRIDE = Key("plugins.entries.*.llm.allow_provider_override", FLAG, _flag, False,
+                                  "ctx.llm may choose its provider")
+LLM_ALLOWED_PROVIDERS = Key("plugins.entries.*.llm.allowed_providers", "a list of strings or '*'", _anything, None,
+                            "the providers it may choose (absent: any; []: none; '*': any)")
+LLM_ALLOW_MODEL_OVERRIDE = Key("plugins.entries.*.llm.allow_model_override", FLAG, _flag, False,
+                               "ctx.llm may choose its model")
+LLM_ALLOWED_MODELS = Key("plugins.entries.*.llm.allowed_models", "a list of strings or '*'", _anything, None,
+                         "the models it may choose (absent: any; []: none; '*': any)")
+LLM_ALLOW_AGENT_ID_OVERRIDE = Key("plugins.entries.*.llm.allow_agent_id_override", FLAG, _flag, False,
+                                  "ctx.llm may call another agent's model (agent_id=)")
+LLM_ALLOW_PROFILE_OVERRIDE = Key("plugins.entries.*.llm.allow_profile_override", FLAG, _flag, False,
+                                 "ctx.llm may use another credential profile of auth.json (profile=)")
+
+# -- the model, and the host's own side tasks --------------------------------------------------
+
+
+def _route(prefix: str, what: str) -> tuple[Key[str], Key[str], Key[str], Key[str], Key[bool]]:
+    """The keys of one route section (the main model, an auxiliary task, another agent's model)."""
+    return (
+        Key(f"{prefix}.provider", TEXT, _text, "", f"{what}: openrouter, openai, anthropic or custom"),
+        Key(f"{prefix}.model", TEXT, _text, "", f"{what}: the model to run"),
+        Key(f"{prefix}.base_url", TEXT, _text, "", f"{what}: the server's URL (required for custom)"),
+        Key(f"{prefix}.api_key_env", TEXT, _text, "", f"{what}: the environment variable holding the key"),
+        Key(f"{prefix}.supports_vision", FLAG, _flag, True, f"{what}: false for a text-only model"),
+    )
+
+
+MODEL_ROUTE = _route("model", "the main model")
+MODEL_MODEL = MODEL_ROUTE[1]
+ENTRIES = "a list of mappings with provider and model"
+MODEL_FALLBACK: Key[list[Mapping[str, Any]]] = Key(
+    "model.fallback", ENTRIES, _entries, [], "tried in order on 429, 5xx, connection errors and timeouts")
+MODEL_PRICING = Key("model.pricing", MAPPING, _mapping, _EMPTY,
+                    "USD per million tokens by model name ({input, output, cache_read, cache_write})", free=True)
+MODEL_CONTEXT_LENGTH = Key("model.context_length", POSITIVE, _positive, 128_000,
+                           "the model's context window, in tokens")
+MODEL_TIMEOUT = Key("model.timeout", SECONDS, _seconds, 120.0, "seconds the agent waits for one answer of its model")
+AUXILIARY_TIMEOUT = Key("auxiliary.timeout", SECONDS, _seconds, 30.0,
+                        "seconds a side task or a plugin's ctx.llm call may take, unless its task sets one")
+AUXILIARY_TASK_TIMEOUT = Key("auxiliary.*.timeout", SECONDS, _seconds, 0.0,
+                             "seconds for this task (compression, plugin_llm, ...); 0: auxiliary.timeout")
+AUXILIARY_ROUTE = _route("auxiliary.*", "a side task's model (unset: the main model)")
+RETRY_AFTER_CAP = Key("auxiliary.plugin_llm.retry_after_cap", SECONDS, _seconds, 10.0,
+                      "the longest Retry-After ctx.llm waits for before falling back")
+AGENT_MODEL = Key("agents.*.model", MAPPING, _mapping, _EMPTY, "another agent's model, for plugins granted agent_id")
+AGENT_ROUTE = _route("agents.*.model", "another agent's model")
+AGENT_FALLBACK: Key[list[Mapping[str, Any]]] = Key("agents.*.model.fallback", ENTRIES, _entries, [],
+                                                   "that agent's fallback chain")
+AGENT_PRICING = Key("agents.*.model.pricing", MAPPING, _mapping, _EMPTY, "that agent's prices", free=True)
+
+# -- the reference agent and the built-in engines ----------------------------------------------
+
+AGENT_MAX_ITERATIONS = Key("agent.max_iterations", POSITIVE, _positive, 20,
+                           "rounds of tool calls the reference agent allows in one turn")
+AGENT_SYSTEM_PROMPT = Key("agent.system_prompt", TEXT, _text, "",
+                          "the reference agent's system prompt (empty: its own)")
+COMPRESSION_THRESHOLD = Key("compression.threshold", RATIO, _ratio, 0.50,
+                            "compressor: compress once the prompt fills this fraction of the window")
+COMPRESSION_TARGET_RATIO = Key("compression.target_ratio", RATIO, _ratio, 0.20,
+                               "compressor: pruning alone is enough when it brings the prompt under this fraction")
+COMPRESSION_PROTECT_FIRST_N = Key("compression.protect_first_n", COUNT, _count, 3,
+                                  "compressor: messages kept at the start (after the system prompt)")
+COMPRESSION_PROTECT_LAST_N = Key("compression.protect_last_n", COUNT, _count, 20,
+                                 "compressor: messages kept at the end (always with the last user message)")
+LCM_THRESHOLD = Key("lcm.threshold", RATIO, _ratio, 0.50, "lcm: compress once the prompt fills this fraction")
+LCM_PROTECT_FIRST_N = Key("lcm.protect_first_n", COUNT, _count, 3, "lcm: messages kept at the start")
+LCM_PROTECT_LAST_N = Key("lcm.protect_last_n", COUNT, _count, 20, "lcm: messages kept at the end")
+LCM_FAN_IN = Key("lcm.fan_in", POSITIVE, _positive, 4, "lcm: summary nodes folded into a parent node at a time")
+
+KEYS: tuple[Key[Any], ...] = (
+    PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, PLUGIN_ENTRIES, PLUGIN_SETTINGS,
+    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
+    LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
+    *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
+    AUXILIARY_TIMEOUT, AUXILIARY_TASK_TIMEOUT, *AUXILIARY_ROUTE, RETRY_AFTER_CAP,
+    AGENT_MODEL, *AGENT_ROUTE, AGENT_FALLBACK, AGENT_PRICING,
+    AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT,
+    COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
+    LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
+)
+
+
+# -- keys the table does not know ---------------------------------------------------------------
+
+def _matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    return len(path) <= len(pattern) and all(p == "*" or p == part for part, p in zip(path, pattern))
+
+
+def unknown_keys(data: Mapping[str, Any], slot_keys: Iterable[str] = ()) -> list[str]:
+    """One line per key of `data` (a parsed config.yaml) that hermes-core does not read, with
+    the nearest key it does read. config.yaml is shared with Hermes Agent, so a top-level
+    section is named only when it looks like a misspelt one of hermes-core's."""
+    import difflib
+
+    patterns = [key.parts for key in KEYS] + [tuple(name.split(".")) for name in slot_keys]
+    exact = {key.parts: key for key in KEYS}
+    lines: list[str] = []
+
+    def siblings(here: tuple[str, ...]) -> list[str]:
+        depth = len(here) - 1
+        return sorted({p[depth] for p in patterns if len(p) > depth and p[depth] != "*"
+                       and _matches(here[:depth], p[:depth])})
+
+    def visit(node: Mapping[str, Any], path: tuple[str, ...]) -> None:
+        for child, value in node.items():
+            here = (*path, str(child))
+            known = [p for p in patterns if _matches(here, p)]
+            if not known:
+                near = difflib.get_close_matches(here[-1], siblings(here), n=1, cutoff=0.6)
+                if path or (near and difflib.get_close_matches(here[-1], near, n=1, cutoff=0.75)):
+                    hint = f" (did you mean {'.'.join((*path, near[0]))}?)" if near else ""
+                    lines.append(f"config.yaml: unknown key {'.'.join(here)}{hint}; hermes-core ignores it")
+                continue
+            whole = next((exact[p] for p in known if len(p) == len(here) and p in exact), None)
+            if whole is not None and (whole.free or not isinstance(value, Mapping)):
+                continue
+            if isinstance(value, Mapping):
+                visit(value, here)
+
+    visit(data, ())
+    return lines
