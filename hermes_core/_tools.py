@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from . import _workers
+from . import _tool_call, _workers
 from ._errors import ToolOverrideError, ToolSchemaError, owner
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
@@ -257,12 +257,8 @@ class ToolRegistry:
 
     def dispatch(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run tool `name` from synchronous code (no hooks); always returns a string, never raises."""
-        from ._tool_call import dispatch
-
-        return dispatch(self, None, name, args, kwargs=kwargs)
+        return _tool_call.dispatch(self, None, name, args, kwargs=kwargs)
 
     async def adispatch(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run tool `name` from async code (no hooks); sync handlers run in a worker thread."""
-        from ._tool_call import adispatch
-
-        return await adispatch(self, None, name, args, kwargs=kwargs)
+        return await _tool_call.adispatch(self, None, name, args, kwargs=kwargs)
