@@ -9,9 +9,13 @@ read; `fts_phrases` turns any user text into an FTS5 query that cannot be a synt
 >>> class Notes(SqliteFile):
 ...     what = "notes database"
 ...     schema = "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
->>> notes = Notes(ctx.hermes_home / "notes" / "notes.db")
->>> with notes._writing() as db:
-...     db.execute("INSERT INTO notes (text) VALUES (?)", ("likes tea",))
+...     def add(self, text):
+...         with self._writing() as db:        # one BEGIN IMMEDIATE transaction
+...             return db.execute("INSERT INTO notes (text) VALUES (?)", (text,)).lastrowid
+>>> Notes(ctx.hermes_home / "notes" / "notes.db").add("likes tea")
+
+Subclasses read with `self._reading()` (None until the file exists) and write with
+`self._writing()`.
 """
 
 from __future__ import annotations
