@@ -65,3 +65,106 @@ def test_the_contract_fails_an_engine_that_orphans_tool_results(pytester: pytest
     example = shown.group(1)
     assert example.count("'tool_calls'") == 1 and example.count("'role': 'tool'") == 1
     assert example.count("'role': 'user'") == 1 and "'role': 'system'" not in example
+
+
+ACME_ENGINE = '''
+import json
+
+from hypothesis import strategies as st
+
+from hermes_core import ContextEngine
+from hermes_core.testing import ContextEngineContract
+
+
+class Acme(ContextEngine):
+    """Correct for every call a host that validates arguments can make: `acme_grep` requires
+    `query` and reads it without a default."""
+
+    name = "acme"
+    schemas = [{"name": "acme_grep", "description": "Search the stored context",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                               "required": ["query"], "additionalProperties": False}}]
+
+    def update_from_response(self, usage):
+        self.last_prompt_tokens = int(usage.get("prompt_tokens", 0) or 0)
+
+    def should_compress(self, prompt_tokens=None):
+        return False
+
+    def compress(self, messages, current_tokens=None, focus_topic=None):
+        return messages
+
+    def get_tool_schemas(self):
+        return self.schemas
+
+    def handle_tool_call(self, name, args, **kwargs):
+        if name == "acme_grep":
+            return json.dumps({"matches": [], "query": args["query"]})
+        return json.dumps({"error": f"no tool {name}"})
+
+
+class Chatty(Acme):
+    """Answers its tool with prose, not JSON."""
+
+    def handle_tool_call(self, name, args, **kwargs):
+        return "found nothing" if name == "acme_grep" else super().handle_tool_call(name, args)
+
+
+class Fancy(Acme):
+    """Its parameters use `allOf`, which the kit does not generate from."""
+
+    schemas = [{"name": "acme_grep", "parameters": {"type": "object", "properties": {
+        "query": {"allOf": [{"type": "string"}, {"minLength": 1}]}}, "required": ["query"]}}]
+
+
+class TestAcme(ContextEngineContract):
+    def make_engine(self):
+        return Acme()
+
+
+class TestAcmeStrict(ContextEngineContract):
+    strict_tool_arguments = True
+
+    def make_engine(self):
+        return Acme()
+
+
+class TestChatty(ContextEngineContract):
+    def make_engine(self):
+        return Chatty()
+
+
+class TestFancy(ContextEngineContract):
+    def make_engine(self):
+        return Fancy()
+
+
+class TestFancyWithItsOwnArguments(ContextEngineContract):
+    def make_engine(self):
+        return Fancy()
+
+    def tool_arguments(self, schema):
+        return st.fixed_dictionaries({"query": st.text(min_size=1)})
+'''
+
+
+def test_tool_calls_are_checked_with_what_the_host_sends_and_strictness_is_opt_in(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_acme=ACME_ENGINE)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-rfE", "-k", "tool_calls")
+    out = run.stdout.str()
+    failed = {line.split(" ")[1] for line in out.splitlines() if line.startswith("FAILED")}
+    assert failed == {
+        "test_acme.py::TestAcmeStrict::test_tool_calls_return_json_strings",
+        "test_acme.py::TestChatty::test_tool_calls_return_json_strings",
+        "test_acme.py::TestFancy::test_tool_calls_return_json_strings",
+    }, out
+    assert run.parseoutcomes()["passed"] == 2  # Acme by default, Fancy with its own strategy
+    # strict mode names the method, the input, what was wrong, and why such input was sent
+    assert re.search(r"handle_tool_call\('acme_grep', \{.*\}\) raised KeyError: 'query' \(these arguments do not "
+                     r"match the tool's parameters: strict_tool_arguments = True also sends", out), out
+    assert "as a host that does not validate them (Hermes Agent) may" in out
+    assert re.search(r"handle_tool_call\('acme_grep', \{'query': '.*'\}\) returned a string that is not JSON: "
+                     r"'found nothing'", out), out
+    assert ("cannot generate arguments for tool 'acme_grep': its parameters use `allOf` at "
+            "parameters/properties/query, beyond what the contract generates; override tool_arguments(self, schema) "
+            "in TestFancy") in out

@@ -85,3 +85,18 @@ def test_an_existing_folder_is_never_overwritten(home: Path, tmp_path: Path) -> 
     (tmp_path / "taken" / "keep.txt").write_text("mine")
     result = hermes("plugins", "new", "Taken", "--kind", "tool", "--output-dir", str(tmp_path), check=1)
     assert "already exists" in result.stderr and (tmp_path / "taken" / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("kind", ["tool", "context_engine", "memory_provider"])
+def test_the_rendered_readme_reads_cleanly(home: Path, tmp_path: Path, kind: str) -> None:
+    hermes("plugins", "new", "Word Tools", "--kind", kind, "--output-dir", str(tmp_path))
+    text = (tmp_path / "word-tools" / "README.md").read_text(encoding="utf-8")
+    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+    assert paragraphs[:2] == ["# Word Tools", "A plugin for hermes-core."]
+    openings = [" ".join(p.split()[:3]) for p in paragraphs]
+    assert len(openings) == len(set(openings)), f"a paragraph repeats another's opening: {openings}"
+    blocks = text.split("```")[1::2]  # inside fenced blocks, a comment is a line of its own or aligned
+    columns = {line.index(" #") for block in blocks for line in block.splitlines()
+               if " #" in line and not line.lstrip().startswith("#") and not block.startswith("yaml")}
+    assert len(columns) <= 1, f"inline comments start at different columns: {sorted(columns)}"
+    assert "{{" not in text and "{%" not in text and all(len(line) <= 110 for line in text.splitlines())

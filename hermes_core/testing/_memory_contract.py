@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ._contract_common import (  # first: a clear error when hypothesis is missing
+    ToolCallChecks,
     check_tool_schemas,
     contract_settings,
     json_reply,
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .strategies import memory_texts, search_queries, tool_arguments
+from .strategies import memory_texts, search_queries
 
 __all__ = ["MemoryProviderContract"]
 
@@ -31,7 +32,7 @@ def _tool_names(provider: Any) -> set[str]:
     return {str(s.get("name")) for s in provider.get_tool_schemas() or [] if isinstance(s, dict)}
 
 
-class MemoryProviderContract:
+class MemoryProviderContract(ToolCallChecks):
     """Subclass in a test file (its name starting with `Test`) and define `make_provider`:
 
     >>> class TestMyProvider(MemoryProviderContract):
@@ -41,7 +42,9 @@ class MemoryProviderContract:
     `tmp_path` is a fresh folder per call; the provider is then initialized with
     `hermes_home=str(tmp_path)`. Saving, searching and forgetting go through the standard
     tools `memory_save` / `memory_search` / `memory_forget`; a provider with other tools
-    overrides `save`, `search` and `forget` (otherwise those checks are skipped).
+    overrides `save`, `search` and `forget` (otherwise those checks are skipped). Tools are
+    called with arguments valid against their parameters, as the host sends them
+    (`strict_tool_arguments = True` adds near-misses; see `ToolCallChecks`).
     """
 
     session_id = "contract-session"
@@ -113,12 +116,9 @@ class MemoryProviderContract:
 
     @contract_settings
     @given(data=st.data())
-    def test_tool_calls_return_json_strings_for_any_arguments(self, tmp_path: Path, data: st.DataObject) -> None:
+    def test_tool_calls_return_json_strings(self, tmp_path: Path, data: st.DataObject) -> None:
         with self._fresh(tmp_path) as provider:
-            schemas = provider.get_tool_schemas()
-            for schema in schemas + [{"name": "no_such_tool"}]:
-                args = data.draw(tool_arguments(schema), label=schema["name"])
-                json_reply(provider.handle_tool_call(schema["name"], args), f"handle_tool_call({schema['name']!r})")
+            self._check_tool_calls(provider, data)
 
     @contract_settings
     @given(text=memory_texts())

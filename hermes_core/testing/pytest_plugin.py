@@ -27,6 +27,17 @@ if TYPE_CHECKING:
     from ._server import ScriptedServer
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """`--hypothesis-profile=hermes-contract-thorough` names a profile the contract suites
+    register: register it before hypothesis loads it (nothing is imported otherwise)."""
+    profile = config.getoption("hypothesis_profile", None)
+    if isinstance(profile, str) and profile.startswith("hermes-contract"):
+        from ._contract_common import register_profiles
+
+        register_profiles()
+
+
 @pytest.fixture
 def llm_server() -> Iterator[ScriptedServer]:
     """A running scripted OpenAI-compatible server; queue replies, then read `requests`."""

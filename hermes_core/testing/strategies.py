@@ -65,12 +65,21 @@ def json_values(*, max_leaves: int = 8) -> st.SearchStrategy[Any]:
     )
 
 
-def tool_arguments(schema: dict[str, Any] | None = None) -> st.SearchStrategy[dict[str, Any]]:
-    """Argument objects for a tool: any JSON object, mixed with objects that use the names of
-    the schema's `properties` (with values of any type), so handlers see near-misses too."""
-    names = list(((schema or {}).get("parameters") or {}).get("properties") or {})
+def tool_arguments(schema: dict[str, Any] | None = None, *, strict: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    """Argument objects for a tool, as a host sends them: objects valid against the schema's
+    `parameters` (hermes-core validates arguments before any handler runs), any object for a
+    schema without them. With `strict`, near-misses too: any object, and objects using the
+    parameters' names with values of any type — what a host that does not validate (Hermes
+    Agent) can send. Raises `SchemaNotSupported` for parameters beyond what can be generated."""
+    from ._schema_values import valid_values
+
+    parameters = (schema or {}).get("parameters") or {"type": "object"}
+    valid = valid_values(parameters)
+    if not strict:
+        return valid
+    names = list(parameters.get("properties") or {}) if isinstance(parameters, dict) else []
     keys = st.one_of(st.sampled_from(names), st.text(max_size=10)) if names else st.text(max_size=10)
-    return st.dictionaries(keys, json_values(), max_size=4)
+    return st.one_of(valid, st.dictionaries(keys, json_values(), max_size=4))
 
 
 # -- conversations --------------------------------------------------------------------------------
@@ -79,38 +88,32 @@ _TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 _NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 
 
-def _long_text() -> st.SearchStrategy[str]:
-    """Long contents (a pasted file, a big tool output) without generating every character."""
-    return st.builds(lambda word, n: (word + " ") * n, st.sampled_from(["lorem", "data", "日本語", "ok"]),
-                     st.integers(500, 6_000))
-
-
-def _content() -> st.SearchStrategy[str]:
-    return st.one_of(_TEXT, _TEXT, _TEXT, _long_text())
-
-
-def _user_message() -> st.SearchStrategy[dict[str, Any]]:
-    image = st.fixed_dictionaries({"type": st.just("image_url"), "image_url": st.fixed_dictionaries(
-        {"url": st.sampled_from(["data:image/png;base64,iVBORw0KGgo=", "https://example.com/cat.png"])})})
-    parts = st.lists(st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}), image),
-                     min_size=1, max_size=3)
-    return st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(_content(), _content(), parts)})
+# Built once: hypothesis validates every new strategy object, and a conversation draws hundreds.
+_LONG_TEXT = st.builds(lambda word, n: (word + " ") * n, st.sampled_from(["lorem", "data", "日本語", "ok"]),
+                       st.integers(200, 1_500))  # a pasted file, a big tool output, without drawing each character
+_CONTENT = st.one_of(_TEXT, _TEXT, _TEXT, _LONG_TEXT)
+_IMAGE = st.fixed_dictionaries({"type": st.just("image_url"), "image_url": st.fixed_dictionaries(
+    {"url": st.sampled_from(["data:image/png;base64,iVBORw0KGgo=", "https://example.com/cat.png"])})})
+_USER_MESSAGE = st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(
+    _CONTENT, _CONTENT, st.lists(st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}), _IMAGE),
+                                 min_size=1, max_size=3))})
+_ARGUMENTS = st.dictionaries(_NAMES, st.one_of(st.integers(), _TEXT), max_size=2)
+_MAYBE_TEXT = st.one_of(st.none(), _TEXT)
+_CALLS = st.integers(1, 3)
 
 
 @st.composite
 def _assistant_turn(draw: st.DrawFn, counter: list[int]) -> list[dict[str, Any]]:
     """An assistant reply: text, or 1-3 tool calls followed by their results (and maybe text)."""
     if draw(st.booleans()):
-        return [{"role": "assistant", "content": draw(_content())}]
+        return [{"role": "assistant", "content": draw(_CONTENT)}]
     calls = []
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(draw(_CALLS)):
         counter[0] += 1
-        arguments = draw(st.dictionaries(_NAMES, st.one_of(st.integers(), _TEXT), max_size=2))
         calls.append({"id": f"call_{counter[0]}", "type": "function",
-                      "function": {"name": draw(_NAMES), "arguments": json.dumps(arguments)}})
-    turn: list[dict[str, Any]] = [{"role": "assistant", "content": draw(st.one_of(st.none(), _TEXT)),
-                                   "tool_calls": calls}]
-    turn += [{"role": "tool", "tool_call_id": c["id"], "content": draw(_content())} for c in calls]
+                      "function": {"name": draw(_NAMES), "arguments": json.dumps(draw(_ARGUMENTS))}})
+    turn: list[dict[str, Any]] = [{"role": "assistant", "content": draw(_MAYBE_TEXT), "tool_calls": calls}]
+    turn += [{"role": "tool", "tool_call_id": c["id"], "content": draw(_CONTENT)} for c in calls]
     if draw(st.booleans()):
         turn.append({"role": "assistant", "content": draw(_TEXT)})
     return turn
@@ -126,7 +129,7 @@ def message_lists(draw: st.DrawFn, *, min_turns: int = 1, max_turns: int = 24) -
         messages.append({"role": "system", "content": draw(_TEXT)})
     counter = [0]
     for _ in range(draw(st.integers(min_turns, max_turns))):
-        messages.append(draw(_user_message()))
+        messages.append(draw(_USER_MESSAGE))
         if draw(st.integers(0, 9)):  # mostly answered; the last turn may await its reply
             messages += draw(_assistant_turn(counter))
     return messages
