@@ -175,18 +175,22 @@ class ToolCallChecks:
                     f"cannot generate arguments for tool {name!r}: its parameters use {exc}, beyond what the contract "
                     f"generates; override tool_arguments(self, schema) in {type(self).__name__} to give a hypothesis "
                     "strategy for them") from None
-            args = data.draw(arguments, label=f"arguments of {name}")
             parameters = schema.get("parameters") or {"type": "object"}
-            note = "" if validator_for(parameters)(parameters).is_valid(args) else (
-                f" (these arguments do not match the tool's parameters: {STRICT})")
-            where = f"handle_tool_call({name!r}, {args!r:.300})"
-            try:
-                result = plugin.handle_tool_call(name, args)
-            except Exception as exc:  # noqa: BLE001 - the failure is the finding
-                raise AssertionError(f"{where} raised {type(exc).__name__}: {exc}{note}") from exc
-            assert isinstance(result, str), (
-                f"{where} returned {type(result).__name__}, not a JSON string: {result!r:.200}{note}")
-            try:
-                json.loads(result)
-            except ValueError:
-                raise AssertionError(f"{where} returned a string that is not JSON: {result!r:.200}{note}") from None
+            valid = validator_for(parameters)(parameters).is_valid
+            drawn = data.draw(arguments, label=f"arguments of {name}")
+            for args in ([{}, drawn] if self.strict_tool_arguments else [drawn]):  # strict: `{}` every time
+                note = "" if valid(args) else f" (these arguments do not match the tool's parameters: {STRICT})"
+                self._call_tool(plugin, name, args, note)
+
+    @staticmethod
+    def _call_tool(plugin: Any, name: str, args: dict[str, Any], note: str) -> None:
+        where = f"handle_tool_call({name!r}, {args!r:.300})"
+        try:
+            result = plugin.handle_tool_call(name, args)
+        except Exception as exc:  # noqa: BLE001 - the failure is the finding
+            raise AssertionError(f"{where} raised {type(exc).__name__}: {exc}{note}") from exc
+        assert isinstance(result, str), f"{where} returned {type(result).__name__}, not a JSON string: {result!r:.200}{note}"
+        try:
+            json.loads(result)
+        except ValueError:
+            raise AssertionError(f"{where} returned a string that is not JSON: {result!r:.200}{note}") from None

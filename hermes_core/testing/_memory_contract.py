@@ -18,7 +18,7 @@ from ._contract_common import (  # first: a clear error when hypothesis is missi
 
 # isort: split
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from .strategies import memory_texts, search_queries
@@ -120,8 +120,13 @@ class MemoryProviderContract(ToolCallChecks):
         with self._fresh(tmp_path) as provider:
             self._check_tool_calls(provider, data)
 
+    # The explicit examples run every time, whatever the profile: the classic ways to lose a
+    # memory (case folding, search syntax in the text, non-ASCII), then hypothesis' own.
     @contract_settings
     @given(text=memory_texts())
+    @example(text="Ana prefers Tabs")
+    @example(text='say "NEAR(x)" AND tags:* -- (draft)')
+    @example(text="naïve café 日本語 😀 e\u0301")
     def test_what_is_saved_can_be_found_by_its_own_text(self, tmp_path: Path, text: str) -> None:
         with self._fresh(tmp_path) as provider:
             for decoy in _DECOYS:
@@ -132,6 +137,7 @@ class MemoryProviderContract(ToolCallChecks):
 
     @contract_settings
     @given(text=memory_texts())
+    @example(text="Ana prefers Tabs")
     def test_forget_forgets(self, tmp_path: Path, text: str) -> None:
         with self._fresh(tmp_path) as provider:
             memory_id = self.save(provider, text)
@@ -141,6 +147,12 @@ class MemoryProviderContract(ToolCallChecks):
 
     @contract_settings
     @given(query=search_queries())
+    @example(query="(")
+    @example(query='"unbalanced')
+    @example(query="NEAR( AND * OR [a-")
+    @example(query="\\")
+    @example(query="\x00")
+    @example(query="")
     def test_any_text_is_a_safe_search_query(self, tmp_path: Path, query: str) -> None:
         with self._fresh(tmp_path) as provider:
             self.save(provider, _DECOYS[0])
