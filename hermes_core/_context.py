@@ -143,6 +143,38 @@ class PluginContext:
         """Offer a memory provider; `memory.provider` in config selects it by its `name`."""
         self.register_provider("memory", provider)
 
+    def register_image_gen_provider(self, provider: Any) -> None:
+        """Offer an image generation backend in the `image_gen` slot (Hermes' name); `image_gen.provider` selects it."""
+        self.register_provider("image_gen", provider)
+
+    def register_video_gen_provider(self, provider: Any) -> None:
+        """Offer a video generation backend in the `video_gen` slot (Hermes' name); `video_gen.provider` selects it."""
+        self.register_provider("video_gen", provider)
+
+    def register_web_search_provider(self, provider: Any) -> None:
+        """Offer a web search / extract backend in the `web_search` slot (Hermes' name); `web_search.provider` selects it."""
+        self.register_provider("web_search", provider)
+
+    def register_browser_provider(self, provider: Any) -> None:
+        """Offer a cloud browser backend in the `browser` slot (Hermes' name); `browser.provider` selects it."""
+        self.register_provider("browser", provider)
+
+    def register_tts_provider(self, provider: Any) -> None:
+        """Offer a text-to-speech backend in the `tts` slot (Hermes' name); `tts.provider` selects it."""
+        self.register_provider("tts", provider)
+
+    def register_transcription_provider(self, provider: Any) -> None:
+        """Offer a speech-to-text backend in the `transcription` slot (Hermes' name); `transcription.provider` selects it."""
+        self.register_provider("transcription", provider)
+
+    def register_terminal_environment_provider(self, provider: Any) -> None:
+        """Offer a terminal execution backend in the `terminal_environment` slot (Hermes' name); `terminal_environment.provider` selects it."""
+        self.register_provider("terminal_environment", provider)
+
+    def register_secret_source(self, source: Any) -> None:
+        """Offer a secret source in the `secret_source` slot (Hermes' name); `secret_source.provider` selects it."""
+        self.register_provider("secret_source", source)
+
     def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run any registered tool, with the lifecycle hooks around it; returns its JSON string."""
         return self._host("ctx.dispatch_tool").dispatch_tool(name, args, **kwargs)

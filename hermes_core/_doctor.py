@@ -59,6 +59,7 @@ def build_report(
             "error": str(r.failure) if r.failure else None,
             "registered": {k: list(v) for k, v in r.registered.items()},
             "import_ms": r.import_ms,
+            "hermes_names": list(r.hermes_names),
         }
         for r in records
     ]

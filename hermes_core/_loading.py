@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
+from . import _hermes_names
 from . import config_keys as keys
 from . import hookspecs
 from ._commands import Command, CommandRegistry
@@ -143,12 +144,17 @@ class Loader:
 
         def load() -> None:
             started = time.perf_counter()
-            obj, module_name = import_plugin(spec)
-            record.import_ms = round((time.perf_counter() - started) * 1000, 3)
-            if module_name:
-                record.undos.append(lambda: forget_module(module_name))
-            self._register_object(record, obj)
+            with _hermes_names.recording() as used:
+                try:
+                    obj, module_name = import_plugin(spec)
+                    record.import_ms = round((time.perf_counter() - started) * 1000, 3)
+                    if module_name:
+                        record.undos.append(lambda: forget_module(module_name))
+                    self._register_object(record, obj)
+                finally:
+                    record.hermes_names = list(dict.fromkeys(used))
 
+        _hermes_names.install()
         return self._transaction(record, module_label(spec), load)
 
     def sync(self, specs: Iterable[PluginSpec], wanted: Callable[[PluginSpec], bool], *, retry: bool = False) -> None:

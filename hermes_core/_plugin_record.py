@@ -50,6 +50,7 @@ class PluginRecord:
     ctx: PluginContext | None = attrs.field(default=None, repr=False)
     problems: list[str] = attrs.field(factory=list)
     undos: list[Undo] = attrs.field(factory=list, repr=False)
+    hermes_names: list[str] = attrs.field(factory=list)  # Hermes modules hermes-core served it at import
 
     @property
     def id(self) -> str:

@@ -70,6 +70,63 @@ class SlotProvider:
             raise SlotError(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
 
 
+def _lacks(provider: Any, member: str) -> bool:
+    value = getattr(provider, member, None)
+    return value is None or bool(getattr(value, "__isabstractmethod__", False))
+
+
+_ADAPTED: dict[tuple[type, type], type] = {}
+
+
+def _adapted(cls: type, base: type) -> type:
+    """`cls` with `base` behind it: the base's optional members and defaults where `cls` has none
+    (made once per class, so that every session's instance has the same class)."""
+    if (cls, base) not in _ADAPTED:
+        _ADAPTED[cls, base] = type(cls.__name__, (cls, base), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+            "__hermes_core_adapted_from__": cls})
+    return _ADAPTED[cls, base]
+
+
+def conform(provider: Any, decl: SlotDecl, plugin_id: str | None) -> Any:
+    """`provider` as a provider of `decl`'s slot. One that derives from the slot's base is
+    itself. One that has every abstract member of the base without deriving from it (its
+    plugin subclassed a stand-in for Hermes' class) is accepted, adapted so that the base's
+    optional members and defaults are there too. Anything else is a `RegistrationError`
+    naming the members it lacks and the bases it has. Factories are checked when called."""
+    base = decl.base
+    if base is None or inspect.isfunction(provider) or inspect.ismethod(provider):
+        return provider
+    cls: type = provider if inspect.isclass(provider) else type(provider)
+    if issubclass(cls, base):
+        return provider
+    abstract = sorted(getattr(base, "__abstractmethods__", ()))
+    # `name` is often set in __init__: on a class it is read (or refused) when its name is asked for
+    missing = [m for m in abstract if _lacks(provider, m) and not (m == "name" and provider is cls)]
+    if missing or not abstract:  # a base with no abstract members has no shape to match: derive from it
+        bases = ", ".join(f"{b.__module__}.{b.__qualname__}" for b in cls.__mro__[1:-1]) or "object only"
+        lacks = f"it lacks {', '.join(missing)}" if missing else "it does not derive from it"
+        where = f"hermes_core.{base.__name__}" if base.__module__.startswith("hermes_core") \
+            else f"{base.__module__}.{base.__qualname__}"
+        raise RegistrationError(
+            f"{owner(plugin_id)} registered {cls.__module__}.{cls.__qualname__} in slot {decl.name!r}, but it is "
+            f"not a {base.__name__}: {lacks} (its bases: {bases}); derive it from {where}"
+            + (" (Hermes plugins get it as their own import) or define what it lacks" if missing else ""),
+            plugin_id=plugin_id,
+        )
+    try:
+        adapted = _adapted(cls, base)
+    except TypeError:  # a metaclass or layout that cannot mix with the base: used as it is
+        return provider
+    if provider is cls:
+        return adapted
+    try:
+        provider.__class__ = adapted
+    except TypeError:  # a __slots__ layout the adapted class cannot take
+        pass
+    return provider
+
+
 def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: str | None) -> str:
     """The name a provider registers under: `name=`, else its `name` attribute."""
     if name is None:
@@ -129,14 +186,7 @@ class SlotRegistry:
         A name already taken raises `ProviderConflictError` naming both plugins; the first stays.
         """
         decl = self.decl(slot)
-        if decl.base is not None:
-            ok = issubclass(provider, decl.base) if inspect.isclass(provider) else isinstance(provider, decl.base)
-            if not ok and not (inspect.isfunction(provider) or inspect.ismethod(provider)):
-                raise RegistrationError(
-                    f"{owner(plugin_id)} registered {provider!r} in slot {slot!r}, but it is not a "
-                    f"{decl.base.__name__} (subclass or instance)",
-                    plugin_id=plugin_id,
-                )
+        provider = conform(provider, decl, plugin_id)
         entry = SlotProvider(slot, provider_name(provider, name, decl, plugin_id), provider, plugin_id, builtin=builtin)
         with self._lock:
             existing = self._providers[slot].get(entry.name)

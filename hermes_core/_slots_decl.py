@@ -36,8 +36,11 @@ def _host_slot(name: str) -> SlotDecl:
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
     SlotDecl("context_engine", "context.engine", "compressor", ContextEngine),
     SlotDecl("memory", "memory.provider", "builtin", MemoryProvider),
+    # Hermes' own sections (`terminal.backend`, `secrets.sources`) name its built-in backends too: the
+    # slots hermes-core adds for its terminal and secret providers keep to keys of their own
     *(
         _host_slot(name)
-        for name in ("image_gen", "web_search", "tts", "transcription", "browser", "platform")
+        for name in ("image_gen", "video_gen", "web_search", "tts", "transcription", "browser",
+                     "terminal_environment", "secret_source", "platform")
     ),
 )

@@ -166,8 +166,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             echo_table(
                 ["id", "status", "import ms", "registered / error"],
                 [
-                    [p["id"], p["status"], f"{p['import_ms']:.1f}",
-                     p["error"] or "; ".join(f"{k}: {', '.join(v)}" for k, v in p["registered"].items()) or "-"]
+                    [p["id"], p["status"], f"{p['import_ms']:.1f}", _outcome(p)]
                     for p in report.plugins
                 ],
             )
@@ -181,6 +180,14 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"problem: {problem}")
     if not report.ok:
         ctx.exit(1)
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    """What a plugin registered (or why it failed), and the Hermes names hermes-core served it."""
+    text = row["error"] or "; ".join(f"{k}: {', '.join(v)}" for k, v in row["registered"].items()) or "-"
+    if row["hermes_names"]:
+        text += f" (imports Hermes' {', '.join(row['hermes_names'])}, served by hermes-core)"
+    return text
 
 
 @plugins.command()

@@ -1,0 +1,52 @@
+"""Redacting secrets from text that leaves the host: keys, tokens, passwords, URL credentials.
+
+`redact_secrets` masks what looks like a credential; `sanitize_memory_context` prepares a
+memory provider's text for a context engine or a model (redacted, then cut to a bounded size,
+keeping its head and its tail), as Hermes' `agent.context_engine.sanitize_memory_context` does.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["MEMORY_CONTEXT_MAX_CHARS", "redact_secrets", "sanitize_memory_context"]
+
+MEMORY_CONTEXT_MAX_CHARS = 6_000
+_HEAD, _TAIL = 4_000, 1_500
+_CUT = "\n...[memory provider context truncated]...\n"
+MASK = "[REDACTED]"
+
+# (pattern, replacement): provider key shapes, bearer tokens, `key = value` assignments, URL credentials.
+_PATTERNS = (
+    (r"\bsk-(?:ant-|or-|proj-)?[A-Za-z0-9_\-]{16,}", MASK),
+    (r"\bgh[pousr]_[A-Za-z0-9]{20,}", MASK),
+    (r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", MASK),
+    (r"\bAKIA[0-9A-Z]{16}\b", MASK),
+    (r"\bAIza[0-9A-Za-z_\-]{35}\b", MASK),
+    (r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{16,}", r"\1 " + MASK),
+    (r"(?i)\b(api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)(\s*[:=]\s*)[^\s,;'\"]+",
+     r"\1\2" + MASK),
+    (r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@", r"\1" + MASK + "@"),
+)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern), replacement) for pattern, replacement in _PATTERNS)
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with anything that looks like a credential replaced by `[REDACTED]`."""
+    for pattern, replacement in _compiled():
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def sanitize_memory_context(memory_context: str) -> str:
+    """A memory provider's text made safe to hand on: stripped, redacted, and at most
+    `MEMORY_CONTEXT_MAX_CHARS` long (the head and the tail kept, a marker between them)."""
+    sanitized = redact_secrets(memory_context.strip())
+    if len(sanitized) <= MEMORY_CONTEXT_MAX_CHARS:
+        return sanitized
+    return sanitized[:_HEAD] + _CUT + sanitized[-_TAIL:]

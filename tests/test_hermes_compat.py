@@ -1,0 +1,220 @@
+"""Plugins written for Hermes Agent, in the patterns the published ones use, run unchanged:
+Hermes' module names are served, providers are accepted by shape, Hermes' ctx names exist.
+Everything goes through the `hermes` CLI in a subprocess, as an operator would see it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
+
+# The pattern of the published memory providers: Hermes' base class if it can be imported,
+# else a stand-in, so that the package also imports outside Hermes.
+GUARDED_MEMORY = """
+    try:
+        from agent.memory_provider import MemoryProvider, RecallStatus, is_trivial_prompt
+    except ImportError:
+        class MemoryProvider:
+            pass
+        RecallStatus = is_trivial_prompt = None
+
+    class RecallMemory(MemoryProvider):
+        name = "recall"
+
+        def is_available(self):
+            return True
+
+        def initialize(self, session_id, **kwargs):
+            self.session_id = session_id
+
+        def get_tool_schemas(self):
+            return []
+
+        def prefetch(self, query, *, session_id=""):
+            return "" if is_trivial_prompt(query) else "the user likes tea"
+
+    def register(ctx):
+        ctx.register_memory_provider(RecallMemory())
+"""
+
+GUARDED_ENGINE = """
+    try:
+        from agent.context_engine import ContextEngine, sanitize_memory_context
+    except ImportError:
+        ContextEngine = object
+
+    class KeepAll(ContextEngine):
+        @property
+        def name(self):
+            return "keep-all"
+
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, prompt_tokens=None):
+            return False
+
+        def compress(self, messages, current_tokens=None, focus_topic=None, **kwargs):
+            return messages
+
+    def register(ctx):
+        ctx.register_context_engine(KeepAll())
+"""
+
+# No base class at all, every member there (hermes-local-memory's pattern).
+BASELESS_MEMORY = """
+    class Notes:
+        name = "notes"
+
+        def is_available(self):
+            return True
+
+        def initialize(self, session_id, **kwargs):
+            pass
+
+        def get_tool_schemas(self):
+            return []
+
+    def register(ctx):
+        ctx.register_memory_provider(Notes())
+"""
+
+LACKING_MEMORY = """
+    class MemoryProvider:
+        pass
+
+    class Half(MemoryProvider):
+        name = "half"
+
+        def is_available(self):
+            return True
+
+    def register(ctx):
+        ctx.register_memory_provider(Half())
+"""
+
+
+def plugin(home: Path, name: str, code: str) -> None:
+    make_folder_plugin(home / "plugins", name, code, f"name: {name}\nversion: 1.0.0\n")
+
+
+def doctor_row(report: dict, plugin_id: str) -> dict:
+    return next(p for p in report["plugins"] if p["id"] == plugin_id)
+
+
+def test_a_guarded_memory_provider_gets_hermes_core_base_and_is_selectable(home: Path) -> None:
+    plugin(home, "recall", GUARDED_MEMORY)
+    write_config(home, "plugins:\n  enabled: [recall]\nmemory:\n  provider: recall\n")
+    report = hermes_json("plugins", "doctor")
+    row = doctor_row(report, "recall")
+    assert row["status"] == "ok", row["error"]
+    assert row["registered"] == {"providers": ["memory:recall"]}
+    assert row["hermes_names"] == ["agent.memory_provider"]
+    assert report["slots"]["memory"] == "recall" and report["problems"] == []
+    text = hermes("plugins", "doctor").stdout
+    assert "imports Hermes' agent.memory_provider, served by hermes-core" in " ".join(text.split())
+
+
+def test_a_guarded_context_engine_loads_and_is_selectable(home: Path) -> None:
+    plugin(home, "keepall", GUARDED_ENGINE)
+    write_config(home, "plugins:\n  enabled: [keepall]\ncontext:\n  engine: keep-all\n")
+    report = hermes_json("plugins", "doctor")
+    row = doctor_row(report, "keepall")
+    assert row["status"] == "ok", row["error"]
+    assert row["hermes_names"] == ["agent.context_engine"]
+    assert report["slots"]["context_engine"] == "keep-all" and report["problems"] == []
+
+
+def test_each_plugin_is_credited_with_the_names_it_imported_itself(home: Path) -> None:
+    plugin(home, "recall", GUARDED_MEMORY)
+    plugin(home, "recall2", GUARDED_MEMORY.replace('"recall"', '"recall2"'))
+    plugin(home, "notes", BASELESS_MEMORY)
+    write_config(home, "plugins:\n  enabled: [recall, recall2, notes]\n")
+    report = hermes_json("plugins", "doctor")
+    assert doctor_row(report, "recall")["hermes_names"] == ["agent.memory_provider"]
+    assert doctor_row(report, "recall2")["hermes_names"] == ["agent.memory_provider"]
+    assert doctor_row(report, "notes")["hermes_names"] == []
+
+
+def test_a_provider_without_a_base_class_is_accepted_by_its_shape(home: Path) -> None:
+    plugin(home, "notes", BASELESS_MEMORY)
+    write_config(home, "plugins:\n  enabled: [notes]\nmemory:\n  provider: notes\n")
+    report = hermes_json("plugins", "doctor")
+    assert doctor_row(report, "notes")["status"] == "ok"
+    assert report["slots"]["memory"] == "notes" and report["problems"] == []
+
+
+def test_a_provider_lacking_members_is_refused_naming_them_and_its_bases(home: Path) -> None:
+    plugin(home, "half", LACKING_MEMORY)
+    write_config(home, "plugins:\n  enabled: [half]\n")
+    row = doctor_row(hermes_json("plugins", "doctor", check=1), "half")
+    assert row["status"] == "failed"
+    error = row["error"]
+    assert "not a MemoryProvider" in error and "lacks get_tool_schemas, initialize" in error
+    assert "its bases: hermes_plugins.half.MemoryProvider" in error or "half.MemoryProvider" in error
+
+
+def test_hermes_provider_names_register_in_their_slots(home: Path) -> None:
+    plugin(home, "finder", """
+        class Search:
+            name = "quick-search"
+
+            def search(self, query, limit=5):
+                return {"success": True, "data": {"web": []}}
+
+        class Backend:
+            name = "sandbox"
+
+        def register(ctx):
+            ctx.register_web_search_provider(Search())
+            ctx.register_terminal_environment_provider(Backend())
+            ctx.register_video_gen_provider(Backend())
+    """)
+    write_config(home, "plugins:\n  enabled: [finder]\nweb_search:\n  provider: quick-search\n"
+                       "terminal_environment:\n  provider: sandbox\n")
+    report = hermes_json("plugins", "doctor")
+    row = doctor_row(report, "finder")
+    assert row["status"] == "ok", row["error"]
+    assert row["registered"] == {"providers": ["web_search:quick-search", "terminal_environment:sandbox",
+                                               "video_gen:sandbox"]}
+    assert report["slots"]["web_search"] == "quick-search"
+    assert report["slots"]["terminal_environment"] == "sandbox"
+    assert report["slots"]["video_gen"] is None and report["slots"]["secret_source"] is None
+
+
+def test_a_real_agent_package_wins_over_the_served_one(home: Path, site: Path) -> None:
+    real = site / "agent"
+    real.mkdir()
+    (real / "__init__.py").write_text("")
+    (real / "memory_provider.py").write_text(textwrap.dedent("""
+        import abc
+
+        class MemoryProvider(abc.ABC):
+            REAL_HERMES = True
+
+        RecallStatus = None
+
+        def is_trivial_prompt(text):
+            return False
+    """))
+    plugin(home, "recall", GUARDED_MEMORY + """
+    import pathlib
+    pathlib.Path(__file__).with_name("base.txt").write_text(MemoryProvider.__module__ + " " + str(
+        getattr(MemoryProvider, "REAL_HERMES", False)))
+""")
+    write_config(home, "plugins:\n  enabled: [recall]\n")
+    row = doctor_row(hermes_json("plugins", "doctor"), "recall")
+    assert row["status"] == "ok", row["error"]
+    assert row["hermes_names"] == []  # nothing served: the real module was imported
+    assert (home / "plugins" / "recall" / "base.txt").read_text() == "agent.memory_provider True"
+
+
+def test_installing_hermes_core_adds_no_hermes_top_level_package() -> None:
+    probe = ("import importlib.util, hermes_core; "
+             "print([n for n in ('agent', 'tools', 'hermes_cli', 'hermes_constants') "
+             "if importlib.util.find_spec(n) is not None])")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd="/")
+    assert result.stdout.strip() == "[]"
