@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         CommandFailedError,
         ConfigError,
         HermesError,
+        HostCapabilityError,
         LlmConfigError,
         LlmProviderError,
         ManifestError,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         PluginLlmSchemaError,
         PluginLlmTrustError,
         PluginNotFoundError,
+        PluginStateError,
         ProviderConflictError,
         ProviderCopyError,
         RegistrationError,
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
     from ._memory import MemoryProvider
     from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
     from ._paths import hermes_home
+    from ._redact import redact_secrets
     from ._plugin_record import LoadFailure, PluginRecord
     from ._session import AgentSession
     from ._slots import SlotProvider, SlotRegistry
@@ -72,6 +75,7 @@ _EXPORTS = {
     "AuxiliaryLlm": "_llm.auxiliary",
     **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
                      "split_for_compression"], "_messages"),
+    "redact_secrets": "_redact",
     "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
     "Tool": "_tools", "ToolRegistry": "_tools", "ToolInfo": "_tools",
     "Command": "_commands", "CommandRegistry": "_commands",
@@ -91,7 +95,7 @@ _EXPORTS = {
             "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
             "PluginLlmError", "PluginLlmTrustError", "PluginLlmInputError", "PluginLlmSchemaError",
             "LlmConfigError", "LlmProviderError", "MemoryStoreError", "ScaffoldError", "SessionNotFoundError",
-            "UnknownToolError",
+            "UnknownToolError", "HostCapabilityError", "PluginStateError",
         )
     },
 }

@@ -39,6 +39,20 @@ class Command:
     description: str = ""
     args_hint: str = ""
     plugin_id: str | None = attrs.field(default=None, kw_only=True)
+    # Hermes' argument modes: "raw" (the text after the command), "none" (no arguments), "required"
+    argument_mode: str = attrs.field(default="raw", kw_only=True)
+
+    def usage_problem(self, raw_args: str) -> str | None:
+        """Why `raw_args` do not fit this command's `argument_mode` (None when they do)."""
+        given = bool(raw_args.strip())
+        if self.argument_mode == "none" and given:
+            return f"/{self.name} takes no arguments"
+        if self.argument_mode == "required" and not given:
+            return f"/{self.name} needs arguments: /{self.name} {self.args_hint or '<text>'}".rstrip()
+        return None
+
+
+ARGUMENT_MODES = ("raw", "none", "required")
 
 
 class CommandRegistry:
@@ -56,6 +70,10 @@ class CommandRegistry:
                 "use letters, digits and '-'",
                 plugin_id=command.plugin_id,
             )
+        if command.argument_mode not in ARGUMENT_MODES:
+            log.warning("command /%s of %s: unknown argument_mode %r, used as 'raw' (modes: %s)", command.name,
+                        owner(command.plugin_id), command.argument_mode, ", ".join(ARGUMENT_MODES))
+            command = attrs.evolve(command, argument_mode="raw")
         if not callable(command.handler):
             raise CommandConflictError(f"command /{command.name} of {owner(command.plugin_id)}: handler is not callable",
                                        plugin_id=command.plugin_id)
@@ -94,6 +112,9 @@ class CommandRegistry:
 
     def _call(self, name: str, raw_args: str) -> Policy[str | None]:
         command = self._lookup(name)
+        problem = command.usage_problem(raw_args)
+        if problem is not None:
+            return problem
         result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler))
         if isinstance(result, Failure):
             raise self._failed(command, result.error) from result.error

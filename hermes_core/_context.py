@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._cli_commands import CliCommand
 from ._commands import Command
 from ._errors import RegistrationError
 from ._invoke import tagged
 from ._llm.results import freeze
+from ._plugin_services import AuxiliaryTask, PromptSection, unserved
 from ._tools import Tool
 
 if TYPE_CHECKING:
     from ._llm.client import PluginLlm
     from ._llm.host import LlmHost
+    from ._plugin_services import PluginManifest, PluginState
 
 __all__ = ["PluginContext", "Registrar"]
 
@@ -41,6 +44,38 @@ class Registrar(Protocol):
     def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str: ...
 
     def llm_host(self) -> LlmHost: ...
+
+    def manifest(self) -> PluginManifest: ...
+
+    def has_plugin(self, plugin_id: str) -> bool: ...
+
+    def settings(self) -> Mapping[str, Any]: ...
+
+    def set_setting(self, key: str, value: Any) -> None: ...
+
+    def state(self) -> PluginState: ...
+
+    def add_cli_command(self, command: CliCommand) -> None: ...
+
+    def add_section(self, section: PromptSection) -> None: ...
+
+    def add_skill(self, name: str, path: Any, description: str) -> None: ...
+
+    def add_redaction_patterns(self, patterns: Iterable[Any]) -> None: ...
+
+    def subscribe(self, event: str, callback: Callable[..., Any]) -> None: ...
+
+    def emit(self, event: str, payload: Any) -> bool: ...
+
+    def add_auxiliary_task(self, task: AuxiliaryTask) -> None: ...
+
+    def on_unload(self, callback: Callable[[], Any]) -> None: ...
+
+    def spawn_task(self, coro: Awaitable[Any]) -> Any: ...
+
+    def has_capability(self, capability: str) -> bool: ...
+
+    def host_call(self, member: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
 # Each ctx's registrar, out of reach of the ctx's attributes. Weak both ways: the loader owns the
@@ -119,11 +154,27 @@ class PluginContext:
         )
         tagged(call, lambda: self._host(call).add_tool(tool))
 
-    def register_command(self, name: str, handler: Callable[..., Any], description: str = "", args_hint: str = "") -> None:
-        """Register a slash command; a clash with another command is a warning and this one is dropped."""
+    def register_command(
+        self, name: str, handler: Callable[..., Any], description: str = "", args_hint: str = "",
+        argument_mode: str = "raw",
+    ) -> None:
+        """Register a slash command; a clash with another command is a warning and this one is dropped.
+        `argument_mode`: "raw" (the handler gets the text after the command), "none" (the
+        command takes no arguments) or "required" (it needs some)."""
         call = f"ctx.register_command({name!r})"
-        command = Command(name, handler, description, args_hint, plugin_id=self.plugin_id)
+        command = Command(name, handler, description, args_hint, plugin_id=self.plugin_id,
+                          argument_mode=argument_mode)
         tagged(call, lambda: self._host(call).add_command(command))
+
+    def register_cli_command(
+        self, name: str, help: str, setup_fn: Callable[[Any], Any] | None,  # noqa: A002 - Hermes' name
+        handler_fn: Callable[[Any], Any] | None = None, description: str = "",
+    ) -> None:
+        """Add `hermes <name> ...`: `setup_fn(parser)` adds arguments to an argparse parser,
+        `handler_fn(args)` runs the command (its int return is the exit code)."""
+        call = f"ctx.register_cli_command({name!r})"
+        command = CliCommand(name, help, setup_fn, handler_fn, description, self.plugin_id)
+        tagged(call, lambda: self._host(call).add_cli_command(command))
 
     def register_hook(self, hook_name: str, callback: Callable[..., Any]) -> None:
         """Add `callback` to the lifecycle hook `hook_name`."""
@@ -178,3 +229,197 @@ class PluginContext:
     def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run any registered tool, with the lifecycle hooks around it; returns its JSON string."""
         return self._host("ctx.dispatch_tool").dispatch_tool(name, args, **kwargs)
+
+    # -- the plugin itself -----------------------------------------------------------------
+
+    @property
+    def manifest(self) -> PluginManifest:
+        """What this plugin was discovered as: its plugin.yaml fields (or its entry point's), read-only."""
+        return self._host("ctx.manifest").manifest()
+
+    @property
+    def profile_name(self) -> str:
+        """The Hermes profile this host runs as: `<name>` for a `$HERMES_HOME` of
+        `.../profiles/<name>`, else "default"."""
+        home = Path(self.hermes_home)
+        return home.name if home.parent.name == "profiles" else "default"
+
+    def has_plugin(self, plugin_id: str) -> bool:
+        """Whether the plugin `plugin_id` is loaded (and did not fail)."""
+        return self._host("ctx.has_plugin").has_plugin(plugin_id)
+
+    def get_config(self, key: str, default: Any = None) -> Any:
+        """This plugin's setting `key` (dotted for nesting) from `plugins.entries.<id>.settings`,
+        as config.yaml has it now; `default` when unset."""
+        node: Any = self._host("ctx.get_config").settings()
+        for part in str(key).split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def set_config(self, key: str, value: Any) -> None:
+        """Write this plugin's setting `key` (dotted for nesting) into config.yaml, atomically,
+        keeping the file's comments and layout."""
+        call = f"ctx.set_config({key!r})"
+        tagged(call, lambda: self._host(call).set_setting(key, value))
+
+    @property
+    def state(self) -> PluginState:
+        """This plugin's durable key-value store (JSON values, at most 10 MB)."""
+        return self._host("ctx.state").state()
+
+    def on_unload(self, callback: Callable[[], Any]) -> None:
+        """Call `callback()` when this plugin is unloaded (a reload, a failed load, the host closing)."""
+        if not callable(callback):
+            raise RegistrationError("ctx.on_unload: the callback is not callable", plugin_id=self.plugin_id)
+        self._host("ctx.on_unload").on_unload(callback)
+
+    def spawn_task(self, coro: Awaitable[Any]) -> Any:
+        """Run coroutine `coro` in the background, supervised: its failure is logged under this
+        plugin's id, and it is cancelled when the plugin is unloaded. Returns its task (or future)."""
+        return self._host("ctx.spawn_task").spawn_task(coro)
+
+    def has_capability(self, capability: str) -> bool:
+        """Whether this host serves `capability` ("gateway", "approval", "mcp", ...) or granted
+        it to this plugin ("tools.override")."""
+        return self._host("ctx.has_capability").has_capability(capability)
+
+    # -- the agent's prompt, skills, secrets, events -------------------------------------------
+
+    def register_system_prompt_section(
+        self, id: str, content: str | Callable[[], Any], *,  # noqa: A002 - Hermes' name
+        position: str = "after_memory", max_chars: int = 4000,
+    ) -> None:
+        """Add text to the agent's system prompt (at most `max_chars` ≤ 4,000 characters; all
+        plugins' sections together at most 8,000 and 32); callable content is rendered once
+        per session. `position`: "before_memory", "after_memory" or "end"."""
+        call = f"ctx.register_system_prompt_section({id!r})"
+        section = PromptSection(self.plugin_id, id, content, position, max_chars)
+        tagged(call, lambda: self._host(call).add_section(section))
+
+    def register_skill(self, name: str, path: Path, description: str = "",
+                       frontmatter: Mapping[str, Any] | None = None) -> None:
+        """Offer the skill document at `path` (a `pathlib.Path`) as `<plugin id>:<name>`, read-only."""
+        call = f"ctx.register_skill({name!r})"
+        tagged(call, lambda: self._host(call).add_skill(name, path, description))
+
+    def register_redaction_patterns(self, patterns: Iterable[Any]) -> None:
+        """Regular expressions for this plugin's secret shapes: masked wherever hermes-core redacts."""
+        call = "ctx.register_redaction_patterns"
+        tagged(call, lambda: self._host(call).add_redaction_patterns(list(patterns)))
+
+    def emit(self, event: str, payload: Any = None) -> bool:
+        """Send `<plugin id>:<event>` to its subscribers, in the background; whether it was queued."""
+        return self._host("ctx.emit").emit(event, payload)
+
+    def subscribe(self, event: str, callback: Callable[[str, Any], Any]) -> None:
+        """Call `callback(event, payload)` for every `event` ("<plugin id>:<name>", or "*")."""
+        call = f"ctx.subscribe({event!r})"
+        tagged(call, lambda: self._host(call).subscribe(event, callback))
+
+    def register_auxiliary_task(
+        self, key: str, *, display_name: str, description: str, defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Declare this plugin's own side LLM task `auxiliary.<key>`, which the operator configures
+        like the built-in ones; `defaults` are what the plugin suggests (shown by `hermes plugins info`)."""
+        call = f"ctx.register_auxiliary_task({key!r})"
+        task = AuxiliaryTask(key, display_name, description, defaults or {}, self.plugin_id)
+        tagged(call, lambda: self._host(call).add_auxiliary_task(task))
+
+    # -- what only a gateway, an approval UI or a dashboard can serve ---------------------------
+
+    def _unserved(self, member: str, *args: Any, **kwargs: Any) -> Any:
+        return self._host(f"ctx.{member}").host_call(member, *args, **kwargs)
+
+    def register_platform(
+        self, name: str, label: str, adapter_factory: Callable[..., Any], check_fn: Callable[..., Any],
+        validate_config: Callable[..., Any] | None = None, required_env: list[str] | None = None,
+        install_hint: str = "", **entry_kwargs: Any,
+    ) -> Any:
+        """A messaging-gateway adapter: needs a host serving "gateway"."""
+        return self._unserved("register_platform", name, label, adapter_factory, check_fn,
+                              validate_config=validate_config, required_env=required_env,
+                              install_hint=install_hint, **entry_kwargs)
+
+    def register_platform_handler(self, *args: Any, **kwargs: Any) -> Any:
+        """A native platform SDK handler: needs a host serving "gateway"."""
+        return self._unserved("register_platform_handler", *args, **kwargs)
+
+    def register_telegram_handler(self, *args: Any, **kwargs: Any) -> Any:
+        """A native Telegram handler: needs a host serving "gateway"."""
+        return self._unserved("register_telegram_handler", *args, **kwargs)
+
+    def register_slack_action_handler(self, action_id: str, callback: Callable[..., Any]) -> Any:
+        """A Slack Block Kit action handler: needs a host serving "gateway"."""
+        return self._unserved("register_slack_action_handler", action_id, callback)
+
+    @property
+    def platform_actions(self) -> Any:
+        """Gated platform actions (reactions, thread titles): needs a host serving "gateway"."""
+        return self._property("platform_actions")
+
+    def inject_message(self, content: str, role: str = "user", *, session_key: str | None = None) -> Any:
+        """Push a message into a running conversation: needs a host serving "conversation"."""
+        return self._unserved("inject_message", content, role, session_key=session_key)
+
+    def register_approval_transport(self, name: str, present_fn: Callable[..., Any]) -> Any:
+        """A human-approval channel: needs a host serving "approval"."""
+        return self._unserved("register_approval_transport", name, present_fn)
+
+    def register_dashboard_auth_provider(self, provider: Any) -> Any:
+        """Dashboard authentication: needs a host serving "dashboard"."""
+        return self._unserved("register_dashboard_auth_provider", provider)
+
+    def call_mcp(self, server: str, tool: str, arguments: Mapping[str, Any] | None = None, timeout: float = 30) -> Any:
+        """Call a tool of an MCP server: needs a host serving "mcp"."""
+        return self._unserved("call_mcp", server, tool, arguments, timeout)
+
+    @property
+    def subagent_lifecycle(self) -> Any:
+        """Subagent handles and snapshots: needs a host serving "subagents"."""
+        return self._property("subagent_lifecycle")
+
+    def register_middleware(self, kind: str, callback: Callable[..., Any]) -> Any:
+        """Tool / LLM request and execution middleware: needs a host serving "middleware"."""
+        return self._unserved("register_middleware", kind, callback)
+
+    def register_context_reference(self, provider: Any) -> Any:
+        """`@prefix:` references in user messages: needs a host serving "context_references"."""
+        return self._unserved("register_context_reference", provider)
+
+    def _property(self, member: str) -> Any:
+        registrar = self._host(f"ctx.{member}")
+        if registrar.has_capability(_capability_of(member)):
+            return registrar.host_call(member)
+        return _Unserved(self.plugin_id, member)
+
+
+def _capability_of(member: str) -> str:
+    from ._plugin_services import UNSERVED
+
+    return UNSERVED[member][0]
+
+
+class _Unserved:
+    """What `ctx.platform_actions` / `ctx.subagent_lifecycle` are on a host that does not serve
+    them: false in a test (`if ctx.platform_actions:`), and any use raises the one clear error."""
+
+    __slots__ = ("_plugin_id", "_member")
+
+    def __init__(self, plugin_id: str, member: str) -> None:
+        self._plugin_id, self._member = plugin_id, member
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"<ctx.{self._member}: not served by this host>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unserved(self._plugin_id, self._member)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise unserved(self._plugin_id, self._member)

@@ -31,6 +31,8 @@ __all__ = [
     "MemoryStoreError",
     "ScaffoldError",
     "SessionNotFoundError",
+    "HostCapabilityError",
+    "PluginStateError",
 ]
 
 
@@ -94,6 +96,15 @@ class CommandFailedError(HermesError):
     """A plugin's command handler raised; `original` is the exception it raised."""
 
     original: BaseException | None = None
+
+
+class HostCapabilityError(HermesError):
+    """A plugin used a `ctx` member that only a host serving a capability this host lacks can
+    serve (a messaging gateway, an approval UI, ...)."""
+
+
+class PluginStateError(HermesError, ValueError):
+    """`ctx.state` refused a value (not JSON, over the quota) or could not be written."""
 
 
 class UnknownToolError(HermesError, LookupError):

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import _hermes_names
+from . import _hermes_names, _redact
 from . import config_keys as keys
 from . import hookspecs
+from ._cli_commands import CliCommand, CliCommands
 from ._commands import Command, CommandRegistry
 from ._config import Config
 from ._context import PluginContext
@@ -32,6 +33,10 @@ from ._hooks import HookRunner
 from ._importer import forget_module, import_plugin, module_label
 from ._invoke import PLUGIN_FAULTS, tagged
 from ._plugin_record import LoadFailure, PluginRecord, failure_of
+from ._plugin_services import (
+    AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
+    Skills,
+)
 from ._slots import SlotRegistry
 from ._slots_decl import SlotDecl
 from ._tools import Tool, ToolRegistry
@@ -96,11 +101,88 @@ class _Registrar:
     def llm_host(self) -> LlmHost:
         return self._loader.llm_host()
 
+    def manifest(self) -> PluginManifest:
+        spec = self._record.spec
+        return PluginManifest({
+            "key": spec.id, "name": spec.name, "version": spec.version, "description": spec.description,
+            "author": spec.author, "kind": spec.kind, "source": spec.source,
+            "path": str(spec.path) if spec.path is not None else None, "entry_point": spec.entry_point,
+            "requires_env": list(spec.requires_env), "requires_hermes": spec.requires_hermes,
+            **{f"provides_{kind}": list(names) for kind, names in spec.provides.items()},
+        })
+
+    def has_plugin(self, plugin_id: str) -> bool:
+        record = self._loader.records.get(plugin_id)
+        return record is not None and record.status in ("ok", "pending")
+
+    def settings(self) -> Mapping[str, Any]:
+        settings: Mapping[str, Any] = self._loader.current_config().read(keys.PLUGIN_SETTINGS, self._record.id)
+        return settings
+
+    def set_setting(self, key: str, value: Any) -> None:
+        from ._plugin_settings import write_setting
+
+        write_setting(self._loader.home, self._record.id, key, value)
+
+    def state(self) -> PluginState:
+        return self._loader.state(self._record.id)
+
+    def add_cli_command(self, command: CliCommand) -> None:
+        self._record.note("cli_commands", command.name, self._loader.cli_commands.add(command))
+
+    def add_section(self, section: PromptSection) -> None:
+        self._record.note("prompt_sections", section.id, self._loader.sections.add(section))
+
+    def add_skill(self, name: str, path: Any, description: str) -> None:
+        self._record.note("skills", f"{self._record.id}:{name}",
+                          self._loader.skills.add(self._record.id, name, path, description))
+
+    def add_redaction_patterns(self, patterns: Iterable[Any]) -> None:
+        patterns = list(patterns)
+        undo = _redact.add_patterns(patterns, self._record.id)
+        self._record.note("redaction_patterns", str(len(patterns)), undo)
+
+    def subscribe(self, event: str, callback: Callable[..., Any]) -> None:
+        self._record.note("subscriptions", event, self._loader.events.subscribe(self._record.id, event, callback))
+
+    def emit(self, event: str, payload: Any) -> bool:
+        return self._loader.events.emit(self._record.id, event, payload)
+
+    def add_auxiliary_task(self, task: AuxiliaryTask) -> None:
+        self._record.note("auxiliary_tasks", task.key, self._loader.aux_tasks.add(task))
+
+    def on_unload(self, callback: Callable[[], Any]) -> None:
+        plugin_id = self._record.id
+
+        def run() -> None:
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001 - an unload callback never stops the unload
+                log.warning("on_unload callback of plugin %r failed: %s: %s", plugin_id, type(exc).__name__, exc)
+
+        self._record.undos.append(run)
+
+    def spawn_task(self, coro: Any) -> Any:
+        from ._plugin_tasks import spawn
+
+        task, cancel = spawn(self._record.id, coro)
+        self._record.undos.append(cancel)
+        return task
+
+    def has_capability(self, capability: str) -> bool:
+        if capability == "tools.override":
+            return self._loader.may_override(self._record.id)
+        return self._loader.capabilities.served(capability) is not None
+
+    def host_call(self, member: str, *args: Any, **kwargs: Any) -> Any:
+        return self._loader.capabilities.call(self._record.id, member, *args, **kwargs)
+
 
 class Loader:
     """Loads plugins transactionally and owns what they registered.
 
-    `config()` is the config loading reads (plugin settings, tool-override grants);
+    `config()` is the config loading reads (plugin settings, tool-override grants),
+    `current_config()` the file as it is now;
     `dispatch` and `llm_host` are what a plugin's `ctx.dispatch_tool` and `ctx.llm` reach.
     """
 
@@ -110,6 +192,7 @@ class Loader:
         home: Any,
         slots: Iterable[SlotDecl],
         config: Callable[[], Config],
+        current_config: Callable[[], Config] | None = None,
         hook_timeout: Callable[[], float],
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
@@ -121,11 +204,19 @@ class Loader:
         self.slots = SlotRegistry(tuple(slots))
         self.tools = ToolRegistry(self._may_override)
         self.commands = CommandRegistry()
+        self.cli_commands = CliCommands()
+        self.sections = PromptSections()
+        self.skills = Skills()
+        self.events = EventBus()
+        self.aux_tasks = AuxiliaryTasks()
+        self.capabilities = Capabilities()
         self.hooks = HookRunner(hook_timeout)
         self.dispatch = dispatch
         self.llm_host = llm_host
-        self._config = config
+        self.config = config
+        self.current_config = current_config or config  # config.yaml as it is now (ctx.get_config)
         self._registrars: dict[str, _Registrar] = {}
+        self._states: dict[str, PluginState] = {}
 
     # -- loading and unloading -----------------------------------------------------------
 
@@ -213,7 +304,7 @@ class Loader:
 
     def _context(self, record: PluginRecord) -> PluginContext:
         if record.ctx is None:
-            settings = self._config().read(keys.PLUGIN_SETTINGS, record.id)
+            settings = self.config().read(keys.PLUGIN_SETTINGS, record.id)
             record.ctx = PluginContext(record.id, settings, self.home, self._registrars[record.id])
         return record.ctx
 
@@ -291,13 +382,22 @@ class Loader:
 
     # -- grants and the command line -------------------------------------------------------
 
+    def state(self, plugin_id: str) -> PluginState:
+        """Plugin `plugin_id`'s `ctx.state` (one object per plugin, so that its writes are serialised)."""
+        if plugin_id not in self._states:
+            self._states[plugin_id] = PluginState(self.home / "plugin-data" / plugin_id / "state.json", plugin_id)
+        return self._states[plugin_id]
+
+    def may_override(self, plugin_id: str | None) -> bool:
+        return self._may_override(plugin_id)
+
     def _may_override(self, plugin_id: str | None) -> bool:
         """Whether `plugin_id` may replace another's tool: the host and built-ins may; a
         plugin needs `plugins.entries.<id>.allow_tool_override: true`."""
         record = self.records.get(plugin_id or "")
         if plugin_id is None or (record is not None and record.spec.source == "builtin"):
             return True
-        return self._config().read(keys.PLUGIN_ALLOW_TOOL_OVERRIDE, plugin_id)
+        return self.config().read(keys.PLUGIN_ALLOW_TOOL_OVERRIDE, plugin_id)
 
     def extend_cli(self, cli: Any) -> list[str]:
         """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.
@@ -317,4 +417,12 @@ class Loader:
                         for name in set(cli.commands) - before:
                             cli.commands.pop(name, None)
                         problems.append(f"{hook} of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
+        from .cli._argparse import as_click
+
+        for command in self.cli_commands.all():
+            if command.name in cli.commands:
+                problems.append(f"`hermes {command.name}` of plugin {command.plugin_id!r} was left out: "
+                                "another command has that name")
+                continue
+            cli.add_command(as_click(command))
         return problems

@@ -23,6 +23,7 @@ from ._hooks import HookRunner
 from ._loading import Loader
 from ._paths import hermes_home
 from ._plugin_record import LoadFailure, PluginRecord
+from ._plugin_services import AuxiliaryTask, EventBus, Skills
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 from ._tools import ToolInfo, ToolRegistry
@@ -67,6 +68,7 @@ class PluginManager:
         self._discovery: Discovery | None = None
         self._loader = Loader(
             home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
+            current_config=lambda: self._fixed_config or load_config(self.home),
             hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm_host,
         )
         self._lifecycle = LifecycleHooks(self._loader.hooks)
@@ -176,6 +178,13 @@ class PluginManager:
             self._ensure_loaded()
             return self._loader.add(plugin, plugin_id, builtin=builtin)
 
+    def remove_plugin(self, plugin_id: str) -> None:
+        """Unload plugin `plugin_id`: everything it registered goes, its `ctx.on_unload`
+        callbacks run and its background tasks are cancelled. `PluginNotFoundError` if unknown."""
+        with self._lock:
+            record = self.record(plugin_id)
+            self._loader.unload(record)
+
     # -- the host's own LLM clients --------------------------------------------------------
 
     def _llm_host(self) -> LlmHost:
@@ -188,6 +197,39 @@ class PluginManager:
                 read = (lambda: fixed) if fixed is not None else ConfigWatcher(self.home).current
                 self._llm = LlmHost(self.home, read)
             return self._llm
+
+    # -- what plugins add besides tools and engines ---------------------------------------
+
+    def serve(self, capability: str, implementation: Any) -> None:
+        """Declare that this host serves `capability` ("gateway", "approval", "dashboard",
+        "conversation", "mcp", "subagents", "middleware", "context_references"): the ctx
+        members that need it call `implementation.<member>(plugin_id, *args, **kwargs)`
+        instead of raising `HostCapabilityError`. Serve before loading plugins."""
+        self._loader.capabilities.serve(capability, implementation)
+
+    def prompt_sections(self) -> dict[str, list[str]]:
+        """The plugins' system-prompt sections, rendered now, by position ("before_memory",
+        "after_memory", "end"); a host renders them once per session."""
+        self._ensure_loaded()
+        return self._loader.sections.render()
+
+    @property
+    def skills(self) -> Skills:
+        """The skill documents plugins registered (`<plugin>:<name>`)."""
+        self._ensure_loaded()
+        return self._loader.skills
+
+    @property
+    def events(self) -> EventBus:
+        """The plugins' event bus (`manager.events.emit(None, "hermes:...", payload)` from the host)."""
+        self._ensure_loaded()
+        return self._loader.events
+
+    @property
+    def auxiliary_tasks(self) -> list[AuxiliaryTask]:
+        """The `auxiliary.<key>` tasks plugins declared."""
+        self._ensure_loaded()
+        return self._loader.aux_tasks.all()
 
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main

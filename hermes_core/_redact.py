@@ -1,6 +1,7 @@
 """Redacting secrets from text that leaves the host: keys, tokens, passwords, URL credentials.
 
-`redact_secrets` masks what looks like a credential; `sanitize_memory_context` prepares a
+`redact_secrets` masks what looks like a credential (plugins add their own shapes with
+`ctx.register_redaction_patterns`); `sanitize_memory_context` prepares a
 memory provider's text for a context engine or a model (redacted, then cut to a bounded size,
 keeping its head and its tail), as Hermes' `agent.context_engine.sanitize_memory_context` does.
 """
@@ -8,9 +9,10 @@ keeping its head and its tail), as Hermes' `agent.context_engine.sanitize_memory
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-__all__ = ["MEMORY_CONTEXT_MAX_CHARS", "redact_secrets", "sanitize_memory_context"]
+__all__ = ["MEMORY_CONTEXT_MAX_CHARS", "add_patterns", "redact_secrets", "sanitize_memory_context"]
 
 MEMORY_CONTEXT_MAX_CHARS = 6_000
 _HEAD, _TAIL = 4_000, 1_500
@@ -38,7 +40,7 @@ def _compiled() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 def redact_secrets(text: str) -> str:
     """`text` with anything that looks like a credential replaced by `[REDACTED]`."""
-    for pattern, replacement in _compiled():
+    for pattern, replacement in (*_compiled(), *_extra):
         text = pattern.sub(replacement, text)
     return text
 
@@ -50,3 +52,26 @@ def sanitize_memory_context(memory_context: str) -> str:
     if len(sanitized) <= MEMORY_CONTEXT_MAX_CHARS:
         return sanitized
     return sanitized[:_HEAD] + _CUT + sanitized[-_TAIL:]
+
+
+_extra: list[tuple[re.Pattern[str], str]] = []
+
+
+def add_patterns(patterns: Iterable[str | re.Pattern[str]], owner: str = "") -> Callable[[], None]:
+    """Add regular expressions whose matches `redact_secrets` masks too (a plugin's own secret
+    shapes, `ctx.register_redaction_patterns`); returns the function that removes them."""
+    compiled: list[tuple[re.Pattern[str], str]] = []
+    for pattern in patterns:
+        try:
+            compiled.append((pattern if isinstance(pattern, re.Pattern) else re.compile(pattern), MASK))
+        except (re.error, TypeError) as exc:
+            who = f" of plugin {owner!r}" if owner else ""
+            raise ValueError(f"redaction pattern {pattern!r}{who} is not a regular expression: {exc}") from None
+    _extra.extend(compiled)
+
+    def undo() -> None:
+        for item in compiled:
+            if item in _extra:
+                _extra.remove(item)
+
+    return undo

@@ -89,6 +89,7 @@ class Agent:
         self.messages: list[dict[str, Any]] = window
         self.store.start(self.session_id, self.model)
         self.session = self.manager.open_session(self.session_id, model=self.model)
+        self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
         self.llm = self.manager.agent_llm()
 
     def __enter__(self) -> Agent:
@@ -109,8 +110,11 @@ class Agent:
         self.store.append(self.session_id, message)
 
     def _system(self) -> dict[str, Any]:
-        block = self.session.system_prompt_block()
-        return {"role": "system", "content": f"{self.prompt}\n\n{block}" if block else self.prompt}
+        """The system prompt: ours, the plugins' sections before and after the memory block, and at the end."""
+        sections = self.sections
+        parts = [self.prompt, *sections["before_memory"], self.session.system_prompt_block(),
+                 *sections["after_memory"], *sections["end"]]
+        return {"role": "system", "content": "\n\n".join(part for part in parts if part)}
 
     def _compress_if_needed(self) -> None:
         self._replace_window(self.session.before_request(self.messages))

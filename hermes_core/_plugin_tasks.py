@@ -1,0 +1,64 @@
+"""`ctx.spawn_task`: a plugin's background coroutine, supervised.
+
+In a thread that runs an event loop the task joins that loop; anywhere else it runs on the
+host's background loop. Its failure is logged under the plugin's id (never raised into the
+host), and unloading the plugin cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ._errors import RegistrationError
+
+__all__ = ["spawn"]
+
+log = logging.getLogger("hermes_core.plugins")
+
+
+def _report(plugin_id: str, outcome: Any) -> None:
+    if outcome.cancelled():
+        return
+    error = outcome.exception()
+    if error is not None:
+        log.warning("background task of plugin %r failed: %s: %s", plugin_id, type(error).__name__, error)
+
+
+def spawn(plugin_id: str, coro: Any) -> tuple[Any, Callable[[], None]]:
+    """Start `coro`; returns its task (or, off any loop, a concurrent future) and the function that cancels it."""
+    if not inspect.iscoroutine(coro):
+        if inspect.isawaitable(coro):
+            async def wrap(awaitable: Any = coro) -> Any:
+                return await awaitable
+
+            coro = wrap()
+        else:
+            raise RegistrationError(f"ctx.spawn_task of plugin {plugin_id!r} takes a coroutine (call the async "
+                                    f"function: spawn_task(work()), not spawn_task(work)); got {coro!r}",
+                                    plugin_id=plugin_id)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    task: asyncio.Task[Any] | concurrent.futures.Future[Any]
+    if loop is not None:
+        task = loop.create_task(coro)
+    else:
+        from ._workers import _portal
+
+        task = asyncio.run_coroutine_threadsafe(coro, _portal())
+    task.add_done_callback(lambda outcome: _report(plugin_id, outcome))
+
+    def cancel() -> None:
+        if not task.done():
+            if isinstance(task, asyncio.Task):
+                task.get_loop().call_soon_threadsafe(task.cancel)
+            else:
+                task.cancel()
+
+    return task, cancel
