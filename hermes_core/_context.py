@@ -322,7 +322,7 @@ class PluginContext:
         self, key: str, *, display_name: str, description: str, defaults: Mapping[str, Any] | None = None,
     ) -> None:
         """Declare this plugin's own side LLM task `auxiliary.<key>`, which the operator configures
-        like the built-in ones; `defaults` are what the plugin suggests (shown by `hermes plugins info`)."""
+        like the built-in ones; `defaults` are what the plugin suggests (`manager.auxiliary_tasks`)."""
         call = f"ctx.register_auxiliary_task({key!r})"
         task = AuxiliaryTask(key, display_name, description, defaults or {}, self.plugin_id)
         tagged(call, lambda: self._host(call).add_auxiliary_task(task))

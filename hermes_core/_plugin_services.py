@@ -376,7 +376,7 @@ class AuxiliaryTask(NamedTuple):
 
 class AuxiliaryTasks:
     """Plugins' own `auxiliary.<key>` LLM tasks, declared so that the operator can see and
-    configure each like a built-in one (`hermes plugins info`); `defaults` are what the
+    configure each like a built-in one (`hermes plugins doctor` lists them); `defaults` are what the
     plugin suggests."""
 
     def __init__(self) -> None:
