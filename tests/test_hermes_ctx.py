@@ -231,6 +231,7 @@ def test_events_skills_redaction_unload_and_background_tasks(home: Path, tmp_pat
     delivered = threading.Event()
     unloaded: list[str] = []
     started = threading.Event()
+    tasks: list = []
 
     async def forever() -> None:
         started.set()
@@ -242,9 +243,13 @@ def test_events_skills_redaction_unload_and_background_tasks(home: Path, tmp_pat
     def teapot(ctx):
         ctx.register_skill("brewing", doc, "how to brew")
         ctx.register_redaction_patterns([r"TEA-[0-9]{6}"])
+        ctx.register_auxiliary_task("tasting", display_name="Tasting", description="rate teas",
+                                    defaults={"model": "small-model"})
+        with pytest.raises(Exception, match="'compression' is a built-in auxiliary task"):
+            ctx.register_auxiliary_task("compression", display_name="x", description="y")
         ctx.on_unload(lambda: unloaded.append("teapot"))
         ctx.state["task"] = "started"
-        ctx.spawn_task(forever())
+        tasks.append(ctx.spawn_task(forever()))
         ctx.register_command("brew", lambda raw: str(ctx.emit("brewed", {"cups": int(raw)})))
 
     manager = PluginManager(home=home, discover_plugins=False).load()
@@ -256,9 +261,18 @@ def test_events_skills_redaction_unload_and_background_tasks(home: Path, tmp_pat
     assert manager.skills.get("teapot:brewing").read().startswith("# Brewing")
     assert redact_secrets("key TEA-123456 here") == "key [REDACTED] here"
     assert started.wait(5)
+    (task,) = manager.auxiliary_tasks
+    assert (task.key, task.plugin_id, task.defaults["model"], task.defaults["provider"]) == \
+        ("tasting", "teapot", "small-model", "auto")
+    assert record.registered["auxiliary_tasks"] == ["tasting"]
     with pytest.raises(Exception, match="'hermes:' namespace is the host's"):
         record.ctx.emit("hermes:boot")
     manager.remove_plugin("teapot")
     assert unloaded == ["teapot"]
+    for _ in range(100):
+        if tasks[0].done():
+            break
+        threading.Event().wait(0.05)
+    assert tasks[0].cancelled()  # its background task went with it
     assert redact_secrets("key TEA-123456 here") == "key TEA-123456 here"  # its patterns went with it
-    assert manager.skills.get("teapot:brewing") is None
+    assert manager.skills.get("teapot:brewing") is None and manager.auxiliary_tasks == []
