@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from . import config_keys
+    from . import config_keys, providers
     from ._commands import Command, CommandRegistry
     from ._config import Config
     from ._config_file import edit_config, load_config
@@ -53,7 +53,13 @@ if TYPE_CHECKING:
     from ._hooks import HookCall, HookRunner
     from ._llm.auxiliary import AuxiliaryLlm
     from ._llm.client import PluginLlm
-    from ._llm.results import PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage
+    from ._llm.results import (
+        PluginLlmCompleteResult,
+        PluginLlmImageInput,
+        PluginLlmStructuredResult,
+        PluginLlmTextInput,
+        PluginLlmUsage,
+    )
     from ._manager import PluginManager
     from ._memory import MemoryProvider
     from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
@@ -82,11 +88,13 @@ _EXPORTS = {
     "HookRunner": "_hooks", "HookCall": "_hooks", "ToolDecision": "_hook_chains", "LifecycleHooks": "_hook_calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
     "Config": "_config", "load_config": "_config_file", "edit_config": "_config_file", "config_keys": "config_keys",
+    "providers": "providers",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
     "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "PluginLlm": "_llm.client",
     "PluginLlmUsage": "_llm.results", "PluginLlmCompleteResult": "_llm.results",
-    "PluginLlmStructuredResult": "_llm.results",
+    "PluginLlmStructuredResult": "_llm.results", "PluginLlmTextInput": "_llm.results",
+    "PluginLlmImageInput": "_llm.results",
     **{
         name: "_errors"
         for name in (
@@ -108,7 +116,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
     imported = importlib.import_module(f"hermes_core.{module}")
-    value = imported if module == name else getattr(imported, name)  # a public module: config_keys
+    value = imported if module == name else getattr(imported, name)  # a public module: config_keys, providers
     globals()[name] = value
     return value
 

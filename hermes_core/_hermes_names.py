@@ -6,7 +6,8 @@ hermes-core installs no `agent` package into site-packages: a finder at the end 
 `sys.meta_path` serves these names, and only when nothing before it (a real Hermes Agent
 installation, any module on `sys.path`) has one, as modules holding hermes-core's equivalents.
 While a plugin loads, the names it imports are recorded, so `hermes plugins doctor` can say
-which it used.
+which it used, and the plugin is known (`loading()`), so that `tools.registry.registry.register`
+registers for it.
 
 >>> install()
 >>> from agent.memory_provider import MemoryProvider    # hermes_core.MemoryProvider
@@ -21,12 +22,17 @@ import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
-__all__ = ["SERVED", "install", "recording"]
+__all__ = ["SERVED", "Loading", "current_tools", "hermes_name", "install", "loading", "recording"]
 
-# A served module: the hermes-core modules its names come from, and the names.
+# A served module: the hermes-core modules its names come from, and the names (ALL: every name in
+# that module's `__all__`). A package parent (`agent`, `tools`, ...) is served only where no real
+# package of that name exists.
+ALL = ("*",)
 SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "agent": (),
     "agent.memory_provider": (
@@ -37,11 +43,61 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("hermes_core._context_engine", ("ContextEngine",)),
         ("hermes_core._redact", ("sanitize_memory_context", "MEMORY_CONTEXT_MAX_CHARS")),
     ),
+    "agent.plugin_llm": (
+        ("hermes_core._llm.client", ("PluginLlm",)),
+        ("hermes_core._llm.results", ("PluginLlmTextInput", "PluginLlmImageInput", "PluginLlmInput",
+                                      "PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult")),
+        ("hermes_core._errors", ("PluginLlmTrustError",)),
+    ),
+    "agent.provider_base": (("hermes_core.providers", ("ProviderBase", "CatalogProviderBase")),),
+    "agent.web_search_provider": (
+        ("hermes_core.providers", ("WebSearchProvider",)),
+        ("hermes_core._hermes.web_search", ("get_provider_env",)),
+    ),
+    "agent.image_gen_provider": (
+        ("hermes_core.providers", ("ImageGenProvider",)),
+        ("hermes_core._hermes.image_gen", ALL),
+    ),
+    "agent.video_gen_provider": (
+        ("hermes_core.providers", ("VideoGenProvider",)),
+        ("hermes_core._hermes.video_gen", ALL),
+    ),
+    "agent.browser_provider": (("hermes_core.providers", ("BrowserProvider",)),),
+    "agent.tts_provider": (
+        ("hermes_core.providers", ("TTSProvider",)),
+        ("hermes_core._hermes.tts", ("DEFAULT_OUTPUT_FORMAT", "VALID_OUTPUT_FORMATS", "resolve_output_format")),
+    ),
+    "agent.transcription_provider": (("hermes_core.providers", ("TranscriptionProvider",)),),
+    "agent.terminal_env_provider": (("hermes_core.providers", ("TerminalEnvironmentProvider",)),),
+    "agent.secret_sources": (),
+    "agent.secret_sources.base": (
+        ("hermes_core.providers", ("SecretSource", "ErrorKind")),
+        ("hermes_core._hermes.secret_sources", ALL),
+    ),
+    "agent.redact": (("hermes_core._hermes.redact", ("redact_sensitive_text",)),),
+    "agent.secret_scope": (("hermes_core._hermes.secret_scope", ALL),),
+    "tools": (),
+    "tools.registry": (("hermes_core._hermes.tool_registry", ("registry", "tool_error", "tool_result", "ToolEntry")),),
+    "hermes_constants": (("hermes_core._hermes.constants", ALL),),
+    "hermes_cli": (),
+    "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
 }
 PACKAGES = frozenset(name.rpartition(".")[0] for name in SERVED if "." in name)
 MARK = "__hermes_core_serves__"  # set on every served module: the Hermes name it stands for
 
-_recorders = threading.local()
+_recorders = threading.local()  # .names: the names recorded; .loading: the plugin loading in this thread
+
+
+class Loading(NamedTuple):
+    """The plugin a loader is loading in this thread: its id, its `ctx` (made on first use), and
+    the tool registry it registers into; what `tools.registry.registry` answers during the load."""
+
+    plugin_id: str
+    ctx: Callable[[], Any]
+    tools: Any
+
+
+_last_tools: weakref.ref[Any] | None = None  # the tool registry of the latest load, while it lives
 
 
 class _HermesNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -61,8 +117,9 @@ class _HermesNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         name = module.__name__
         exported: list[str] = []
-        for source, names in SERVED[name]:
+        for source, wanted in SERVED[name]:
             backing = importlib.import_module(source)
+            names = tuple(backing.__all__) if wanted == ALL else wanted
             for attr in names:
                 setattr(module, attr, getattr(backing, attr))
             exported += names
@@ -84,16 +141,42 @@ def install() -> None:
 
 
 @contextmanager
-def recording() -> Iterator[list[str]]:
-    """The Hermes names imported in this thread inside the block. Served modules are dropped
-    from `sys.modules` first, so that a plugin's imports are seen even when an earlier plugin
-    imported the same names (their classes stay the same objects)."""
+def recording(plugin: Loading | None = None) -> Iterator[list[str]]:
+    """The Hermes names imported in this thread inside the block, while `plugin` loads. Served
+    modules are dropped from `sys.modules` first, so that a plugin's imports are seen even when
+    an earlier plugin imported the same names (their classes stay the same objects)."""
+    global _last_tools
     for name in [n for n, module in sys.modules.items() if hasattr(module, MARK)]:
         del sys.modules[name]
-    previous = getattr(_recorders, "names", None)
+    previous = getattr(_recorders, "names", None), getattr(_recorders, "loading", None)
     seen: list[str] = []
-    _recorders.names = seen
+    _recorders.names, _recorders.loading = seen, plugin
+    if plugin is not None:
+        _last_tools = weakref.ref(plugin.tools)
     try:
         yield seen
     finally:
-        _recorders.names = previous
+        _recorders.names, _recorders.loading = previous
+
+
+def hermes_name(cls: type) -> str | None:
+    """The Hermes name under which `cls` is served (`agent.memory_provider.MemoryProvider`), if any."""
+    for name, sources in SERVED.items():
+        if any(source == cls.__module__ and cls.__name__ in names for source, names in sources):
+            return f"{name}.{cls.__name__}"
+    return None
+
+
+def loading() -> Loading | None:
+    """The plugin being loaded in this thread, if any."""
+    return getattr(_recorders, "loading", None)
+
+
+def current_tools() -> Any | None:
+    """The tool registry Hermes' `tools.registry` reads: the loading plugin's, else that of the
+    latest load in this process (Hermes has one registry per process; so does a hermes-core host
+    with one manager), else None."""
+    plugin = loading()
+    if plugin is not None:
+        return plugin.tools
+    return _last_tools() if _last_tools is not None else None

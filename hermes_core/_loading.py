@@ -235,7 +235,8 @@ class Loader:
 
         def load() -> None:
             started = time.perf_counter()
-            with _hermes_names.recording() as used:
+            loading = _hermes_names.Loading(record.id, lambda: self._context(record), self.tools)
+            with _hermes_names.recording(loading) as used:
                 try:
                     obj, module_name = import_plugin(spec)
                     record.import_ms = round((time.perf_counter() - started) * 1000, 3)

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from . import _hermes_names
 from ._config import Config
 from ._errors import (
     ProviderConflictError,
@@ -43,6 +44,8 @@ class SlotProvider:
     provider: Any = attrs.field(repr=False)
     plugin_id: str | None
     builtin: bool = attrs.field(default=False, kw_only=True)
+    # a class accepted by its shape: the class with the slot's base behind it, which sessions get
+    adapted: type | None = attrs.field(default=None, kw_only=True, repr=False)
 
     @property
     def style(self) -> str:
@@ -65,14 +68,30 @@ class SlotProvider:
                     "(or a factory) instead"
                 ) from exc
         try:
-            return self.provider()
+            return (self.adapted or self.provider)()
         except Exception as exc:  # noqa: BLE001
             raise SlotError(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
 
 
 def _lacks(provider: Any, member: str) -> bool:
-    value = getattr(provider, member, None)
+    try:
+        value = getattr(provider, member, None)
+    except Exception:  # noqa: BLE001 - a stand-in's property that raises NotImplementedError
+        return True
     return value is None or bool(getattr(value, "__isabstractmethod__", False))
+
+
+class _FromInstance:
+    """An abstract member of the base that a provider sets on its instances (`self.name = ...` in
+    `__init__`): a non-data descriptor, so the instance's own value is found first."""
+
+    def __init__(self, member: str) -> None:
+        self.member = member
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.member!r}")
 
 
 _ADAPTED: dict[tuple[type, type], type] = {}
@@ -80,12 +99,24 @@ _ADAPTED: dict[tuple[type, type], type] = {}
 
 def _adapted(cls: type, base: type) -> type:
     """`cls` with `base` behind it: the base's optional members and defaults where `cls` has none
-    (made once per class, so that every session's instance has the same class)."""
+    (made once per class, so that every session's instance has the same class). `cls` was
+    accepted by its shape, so nothing of the base is abstract in it any more."""
     if (cls, base) not in _ADAPTED:
-        _ADAPTED[cls, base] = type(cls.__name__, (cls, base), {
+        on_instances = {m: _FromInstance(m) for m in getattr(base, "__abstractmethods__", ()) if _lacks(cls, m)}
+        adapted = type(cls.__name__, (cls, base), {
             "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
-            "__hermes_core_adapted_from__": cls})
+            "__hermes_core_adapted_from__": cls, **on_instances})
+        setattr(adapted, "__abstractmethods__", frozenset())  # noqa: B010 - mypy knows no such attribute
+        _ADAPTED[cls, base] = adapted
     return _ADAPTED[cls, base]
+
+
+def _import_path(base: type) -> str:
+    """Where a plugin imports `base` from: its public module, or `hermes_core` for a re-export."""
+    module = base.__module__
+    if module.startswith("hermes_core") and any(part.startswith("_") for part in module.split(".")):
+        module = "hermes_core"
+    return f"{module}.{base.__qualname__}"
 
 
 def conform(provider: Any, decl: SlotDecl, plugin_id: str | None) -> Any:
@@ -106,12 +137,12 @@ def conform(provider: Any, decl: SlotDecl, plugin_id: str | None) -> Any:
     if missing or not abstract:  # a base with no abstract members has no shape to match: derive from it
         bases = ", ".join(f"{b.__module__}.{b.__qualname__}" for b in cls.__mro__[1:-1]) or "object only"
         lacks = f"it lacks {', '.join(missing)}" if missing else "it does not derive from it"
-        where = f"hermes_core.{base.__name__}" if base.__module__.startswith("hermes_core") \
-            else f"{base.__module__}.{base.__qualname__}"
+        hermes = _hermes_names.hermes_name(base)
         raise RegistrationError(
             f"{owner(plugin_id)} registered {cls.__module__}.{cls.__qualname__} in slot {decl.name!r}, but it is "
-            f"not a {base.__name__}: {lacks} (its bases: {bases}); derive it from {where}"
-            + (" (Hermes plugins get it as their own import) or define what it lacks" if missing else ""),
+            f"not a {base.__name__}: {lacks} (its bases: {bases}); derive it from {_import_path(base)}"
+            + (f" (Hermes plugins get it as {hermes})" if hermes else "")
+            + (" or define what it lacks" if missing else ""),
             plugin_id=plugin_id,
         )
     try:
@@ -186,8 +217,10 @@ class SlotRegistry:
         A name already taken raises `ProviderConflictError` naming both plugins; the first stays.
         """
         decl = self.decl(slot)
-        provider = conform(provider, decl, plugin_id)
-        entry = SlotProvider(slot, provider_name(provider, name, decl, plugin_id), provider, plugin_id, builtin=builtin)
+        conformed = conform(provider, decl, plugin_id)
+        adapted = conformed if conformed is not provider else None  # only ever a class: instances adapt in place
+        entry = SlotProvider(slot, provider_name(conformed, name, decl, plugin_id), provider, plugin_id,
+                             builtin=builtin, adapted=adapted)
         with self._lock:
             existing = self._providers[slot].get(entry.name)
             if existing is not None:

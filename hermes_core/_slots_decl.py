@@ -13,6 +13,16 @@ from typing import NamedTuple
 
 from ._context_engine import ContextEngine
 from ._memory import MemoryProvider
+from .providers import (
+    BrowserProvider,
+    ImageGenProvider,
+    SecretSource,
+    TerminalEnvironmentProvider,
+    TranscriptionProvider,
+    TTSProvider,
+    VideoGenProvider,
+    WebSearchProvider,
+)
 
 __all__ = ["SlotDecl", "BUILTIN_SLOTS"]
 
@@ -29,8 +39,8 @@ class SlotDecl(NamedTuple):
     base: type | None = None
 
 
-def _host_slot(name: str) -> SlotDecl:
-    return SlotDecl(name, f"{name}.provider")
+def _host_slot(name: str, base: type | None = None) -> SlotDecl:
+    return SlotDecl(name, f"{name}.provider", None, base)
 
 
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
@@ -38,9 +48,13 @@ BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
     SlotDecl("memory", "memory.provider", "builtin", MemoryProvider),
     # Hermes' own sections (`terminal.backend`, `secrets.sources`) name its built-in backends too: the
     # slots hermes-core adds for its terminal and secret providers keep to keys of their own
-    *(
-        _host_slot(name)
-        for name in ("image_gen", "video_gen", "web_search", "tts", "transcription", "browser",
-                     "terminal_environment", "secret_source", "platform")
-    ),
+    _host_slot("image_gen", ImageGenProvider),
+    _host_slot("video_gen", VideoGenProvider),
+    _host_slot("web_search", WebSearchProvider),
+    _host_slot("tts", TTSProvider),
+    _host_slot("transcription", TranscriptionProvider),
+    _host_slot("browser", BrowserProvider),
+    _host_slot("terminal_environment", TerminalEnvironmentProvider),
+    _host_slot("secret_source", SecretSource),
+    _host_slot("platform"),  # a gateway's messaging platforms: Hermes has no provider class for them
 )

@@ -162,11 +162,23 @@ def test_hermes_provider_names_register_in_their_slots(home: Path) -> None:
         class Search:
             name = "quick-search"
 
+            def is_available(self):
+                return True
+
             def search(self, query, limit=5):
                 return {"success": True, "data": {"web": []}}
 
         class Backend:
             name = "sandbox"
+
+            def is_available(self):
+                return True
+
+            def create_environment(self, *, cwd, timeout, **kwargs):
+                return None
+
+            def generate(self, prompt, **kwargs):
+                return {"success": False, "video": None, "error": "offline"}
 
         def register(ctx):
             ctx.register_web_search_provider(Search())

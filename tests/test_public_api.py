@@ -47,3 +47,16 @@ def test_every_exported_name_resolves() -> None:
 @pytest.mark.parametrize("module", sorted({m for _, _, m, _ in hermes_imports(Path(__file__).parent)}))
 def test_the_tests_import_no_private_module(module: str) -> None:
     assert not any(part.startswith("_") for part in module.split(".")), f"a test imports the private {module}"
+
+
+def test_the_provider_base_classes_are_a_public_module() -> None:
+    from hermes_core import providers
+
+    assert "providers" in hermes_core.__all__ and hermes_core.providers is providers
+    assert {"WebSearchProvider", "SecretSource", "FetchResult", "ErrorKind"} <= set(providers.__all__)
+    assert all(isinstance(getattr(providers, name), type) for name in providers.__all__)
+
+
+def test_the_structured_input_blocks_are_exported_with_the_results() -> None:
+    assert {"PluginLlmTextInput", "PluginLlmImageInput", "PluginLlmStructuredResult"} <= set(hermes_core.__all__)
+    assert hermes_core.PluginLlmImageInput().mime_type == "image/png"

@@ -18,6 +18,7 @@ from hermes_core import (
     SlotRegistry,
     UnknownProviderError,
 )
+from hermes_core.providers import TTSProvider
 from tests.helpers import make_folder_plugin, write_config
 
 
@@ -35,6 +36,13 @@ class Lossless(ContextEngine):
 
     def compress(self, messages, current_tokens=None, focus_topic=None):
         return messages
+
+
+class Voice(TTSProvider):
+    name = "piper"
+
+    def synthesize(self, text, output_path, **kwargs):
+        return output_path
 
 
 class Engine:
@@ -64,8 +72,8 @@ def test_a_provider_is_active_only_when_config_selects_it() -> None:
 
 def test_unknown_configured_name_is_a_loud_error_listing_what_exists() -> None:
     slots = SlotRegistry()
-    slots.add("tts", Lossless, "a", name="piper")
-    slots.add("tts", Lossless, "b", name="espeak")
+    slots.add("tts", Voice, "a", name="piper")
+    slots.add("tts", Voice, "b", name="espeak")
     with pytest.raises(UnknownProviderError) as info:
         slots.select("tts", Config({"tts": {"provider": "say"}}))
     message = str(info.value)

@@ -1,14 +1,52 @@
-"""What a `ctx.llm` call hands back: text, who answered, usage and cost, and the audit facts."""
+"""What a `ctx.llm` call hands back: text, who answered, usage and cost, and the audit facts;
+and the input blocks a structured call takes (Hermes' `PluginLlmTextInput`, `PluginLlmImageInput`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Union
 
 import attrs
 
-__all__ = ["PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmUsage", "freeze"]
+__all__ = [
+    "PluginLlmCompleteResult",
+    "PluginLlmImageInput",
+    "PluginLlmInput",
+    "PluginLlmStructuredResult",
+    "PluginLlmTextInput",
+    "PluginLlmUsage",
+    "freeze",
+]
+
+
+@dataclasses.dataclass
+class PluginLlmTextInput:
+    """A text block of `complete_structured(input=[...])`; the same as `{"type": "text", "text": ...}`."""
+
+    text: str
+    type: str = "text"
+
+
+@dataclasses.dataclass
+class PluginLlmImageInput:
+    """An image block of `complete_structured(input=[...])`: raw `data` (sent as a base64 `data:`
+    URL with `mime_type`) or a `url`.
+
+    >>> PluginLlmImageInput(data=png_bytes)                    # mime_type defaults to image/png
+    >>> PluginLlmImageInput(url="https://example.com/cat.jpg")
+    """
+
+    data: bytes | None = None
+    url: str | None = None
+    mime_type: str = "image/png"
+    file_name: str = ""
+    type: str = "image"
+
+
+PluginLlmInput = Union[PluginLlmTextInput, PluginLlmImageInput, dict[str, Any]]
+"""One block of a structured call's input: one of the classes above, or a dict of the same shape."""
 
 
 def freeze(value: Any) -> Any:

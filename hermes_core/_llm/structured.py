@@ -45,10 +45,26 @@ def has_images(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
+def _as_dict(block: Any) -> Any:
+    """A `PluginLlmTextInput` / `PluginLlmImageInput` as the dict block it stands for."""
+    from .results import PluginLlmImageInput, PluginLlmTextInput
+
+    if isinstance(block, PluginLlmTextInput):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, PluginLlmImageInput):
+        found = {"url": block.url} if block.url else {"data": block.data} if block.data is not None else {}
+        return {"type": "image", "mime_type": block.mime_type, **found}
+    return block
+
+
 def _part(index: int, block: Any) -> dict[str, Any]:
     where = f"input[{index}]"
+    block = _as_dict(block)
     if not isinstance(block, Mapping):
-        raise PluginLlmInputError(f"{where} must be a dict with a 'type' ('text' or 'image'), not {block!r:.80}")
+        raise PluginLlmInputError(
+            f"{where} must be a dict with a 'type' ('text' or 'image'), a PluginLlmTextInput or a PluginLlmImageInput, "
+            f"not {block!r:.80}"
+        )
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
