@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+import textwrap
 import types
 from pathlib import Path
 
 import pytest
 
 from hermes_core import Command, PluginManager, hookimpl
-from tests.helpers import install_dist, make_folder_plugin, write_config
+from tests.helpers import hermes, install_dist, make_folder_plugin, write_config
 
 SCHEMA = '{"name": "%s", "description": "d", "parameters": {"type": "object", "properties": {}}}'
 
@@ -382,3 +384,71 @@ def test_conflicts_stay_reported_across_reload(home: Path) -> None:
     assert any("/same" in p for p in manager.doctor().problems)
     manager.reload()
     assert any("/same" in p for p in manager.doctor().problems)
+
+
+# -- discovery as Hermes does it: the import namespace, manifest-less and guessed memory plugins --
+
+RELATIVE = {
+    "__init__.py": """
+import json
+from .provider import make
+from hermes_plugins.word_tools.sub import VALUE
+
+def register(ctx):
+    ctx.register_tool("where", "ts", {"name": "where", "parameters": {"type": "object", "properties": {}}},
+                      lambda args, **kw: json.dumps({"name": __name__, "made": make(), "value": VALUE}))
+""",
+    "provider.py": "from . import sub\ndef make():\n    return 'made:' + sub.VALUE\n",
+    "sub.py": "VALUE = 'one'\n",
+}
+
+
+def make_package(root: Path, folder: str, files: dict[str, str], manifest: str | None = "") -> Path:
+    path = make_folder_plugin(root, folder, files["__init__.py"], manifest)
+    for name, code in files.items():
+        (path / name).write_text(textwrap.dedent(code), encoding="utf-8")
+    return path
+
+
+def test_folder_plugin_is_imported_as_hermes_plugins_name_with_its_relative_imports(home: Path) -> None:
+    make_package(home / "plugins", "word-tools", RELATIVE)
+    enable(home, "word-tools")
+    result = json.loads(hermes("tools", "call", "where", "{}").stdout)
+    assert result == {"name": "hermes_plugins.word_tools", "made": "made:one", "value": "one"}
+
+
+def test_category_plugin_module_name_keeps_its_category(home: Path) -> None:
+    code = "import builtins\ndef register(ctx):\n    builtins.CATEGORY_MODULE = __name__\n"
+    make_folder_plugin(home / "plugins" / "memory", "vec-store", code)
+    enable(home, "memory/vec-store")
+    PluginManager().load()
+    import builtins
+
+    assert builtins.CATEGORY_MODULE == "hermes_plugins.memory__vec_store"  # type: ignore[attr-defined]
+
+
+def test_unloading_and_reloading_forget_the_plugins_modules(home: Path) -> None:
+    folder = make_package(home / "plugins", "word-tools", RELATIVE)
+    enable(home, "word-tools")
+    manager = PluginManager().load()
+    name = json.loads(manager.dispatch_tool("where", {}))["name"]
+    assert name.startswith("hermes_plugins.word_tools") and f"{name}.sub" in sys.modules
+    write_config(home, "plugins:\n  disabled: [word-tools]\n")
+    manager.reload()
+    assert not [m for m in sys.modules if m == name or m.startswith(name + ".")]
+    assert not hasattr(sys.modules["hermes_plugins"], name.rpartition(".")[2])
+    (folder / "sub.py").write_text("VALUE = 'three'\n")  # another size: a .pyc of the same second is not reused
+    enable(home, "word-tools")
+    manager.reload()
+    assert json.loads(manager.dispatch_tool("where", {}))["made"] == "made:three"  # no stale submodule
+
+
+def test_the_same_plugin_id_in_two_homes_keeps_two_module_trees(tmp_path: Path, home: Path) -> None:
+    other = tmp_path / "other-home"
+    for where, value in ((home, "one"), (other, "other")):
+        make_package(where / "plugins", "word-tools", RELATIVE | {"sub.py": f"VALUE = {value!r}\n"})
+        enable(where, "word-tools")
+    first, second = PluginManager(home=home).load(), PluginManager(home=other).load()
+    mine, theirs = json.loads(first.dispatch_tool("where", {})), json.loads(second.dispatch_tool("where", {}))
+    assert mine["name"] != theirs["name"] and theirs["name"].startswith("hermes_plugins.word_tools__")
+    assert (mine["made"], theirs["made"]) == ("made:one", "made:other")
