@@ -21,19 +21,23 @@ from typing import Any
 
 from ._discovery import ENTRY_POINT_GROUP, PluginSpec
 
-__all__ = ["NAMESPACE", "import_plugin", "module_label", "module_name", "forget_module"]
+__all__ = ["NAMESPACE", "bare_module_name", "import_plugin", "module_label", "module_name", "forget_module"]
 
 NAMESPACE = "hermes_plugins"
 _claims: dict[str, Path] = {}  # a module name -> the folder whose code it holds in this process
 _claims_lock = threading.Lock()
 
 
+def bare_module_name(plugin_id: str) -> str:
+    """`hermes_plugins.<slug>` for a plugin id, as Hermes names it."""
+    return f"{NAMESPACE}." + re.sub(r"\W", "_", plugin_id.replace("/", "__"), flags=re.ASCII)
+
+
 def module_name(spec: PluginSpec) -> str:
     """The module a folder plugin is imported as: `hermes_plugins.<slug>`, or, when another folder
     (another HERMES_HOME in this process) already holds that name, the name with a suffix."""
     assert spec.path is not None
-    slug = re.sub(r"\W", "_", spec.id.replace("/", "__"), flags=re.ASCII)
-    bare = f"{NAMESPACE}.{slug}"
+    bare = bare_module_name(spec.id)
     folder = spec.path.resolve()
     with _claims_lock:
         if _claims.setdefault(bare, folder) == folder:
