@@ -1,13 +1,13 @@
 """Discovery: find every plugin from its manifest or distribution metadata, importing none.
 
 The listing (`hermes plugins list`) and the runtime (`PluginManager.load`) both call
-`discover()`, so whatever the runtime can load, the listing shows.
+`discover()`, so whatever the runtime can load, the listing shows; whatever it skips is a
+`Skipped` row with the reason, never dropped silently.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,30 +20,50 @@ from ._paths import env_flag, hermes_home
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 
 __all__ = [
-    "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "MEMORY_ENTRY_POINT_GROUP", "SOURCES", "Discovery",
-    "PluginSpec", "discover",
+    "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "ENTRY_POINT_GROUPS", "MEMORY_ENTRY_POINT_GROUP", "SOURCES",
+    "Discovery", "PluginSpec", "Skipped", "discover",
 ]
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 MEMORY_ENTRY_POINT_GROUP = "hermes_agent.memory_providers"
 CONTEXT_ENGINE_ENTRY_POINT_GROUP = "hermes_agent.context_engines"
-# Entry-point groups, and the slot category their plugins belong to (ids become `<category>/<name>`).
+# Entry-point groups in the order they are read, and the slot category their plugins belong to
+# (ids become `<category>/<name>`): Hermes' two groups and hermes-core's engine group, then the
+# group names published Hermes plugins use as well (`hermes.memory_provider`: hermes-llmwiki).
 ENTRY_POINT_GROUPS: tuple[tuple[str, str | None], ...] = (
     (ENTRY_POINT_GROUP, None),
     (CONTEXT_ENGINE_ENTRY_POINT_GROUP, "context_engine"),
     (MEMORY_ENTRY_POINT_GROUP, "memory"),
+    ("hermes.plugins", None),
+    ("hermes.memory_provider", "memory"),
+    ("hermes.memory_providers", "memory"),
 )
 SOURCES = ("builtin", "user", "project", "entrypoint")
 BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
+# Where a plugin's kind comes from; only "source" (Hermes' text rule) is a guess.
+KIND_SOURCES = ("default", "manifest", "category", "group", "source")
+
+
+class Skipped(NamedTuple):
+    """Something discovery found and did not take as a plugin: its name (a folder or entry-point
+    name), its source, where it is, and why it was skipped (one line)."""
+
+    name: str
+    source: str
+    origin: str
+    reason: str
 
 
 class PluginSpec(NamedTuple):
     """A discovered plugin: what it is and where it comes from, known without importing it.
 
     `error` is set when the plugin cannot be loaded as found (a broken manifest, a folder
-    without `__init__.py`); `shadows` names the lower-precedence plugins with the same id
-    that this one hides.
+    without `__init__.py`); `needs_host` when it needs the Hermes Agent host before anything is
+    imported (its distribution requires `hermes-agent`); `hermes_imports` are the Hermes modules
+    hermes-core does not serve that its module-level code imports (what its import will fail on).
+    `kind_source` says where `kind` comes from (`KIND_SOURCES`). `shadows` names the
+    lower-precedence plugins with the same id that this one hides.
     """
 
     id: str
@@ -63,6 +83,9 @@ class PluginSpec(NamedTuple):
     warnings: tuple[str, ...] = ()
     error: str | None = None
     shadows: tuple[str, ...] = ()
+    kind_source: str = "default"
+    needs_host: str = ""
+    hermes_imports: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -71,6 +94,22 @@ class PluginSpec(NamedTuple):
             return str(self.path)
         dist = f" ({self.distribution})" if self.distribution else ""
         return f"entry point {self.name} = {self.entry_point}{dist}"
+
+    @property
+    def kind_guessed(self) -> bool:
+        """Whether `kind` is Hermes' reading of the source (a hint), not declared by the plugin."""
+        return self.kind_source == "source"
+
+    @property
+    def host_problem(self) -> str:
+        """"needs the Hermes Agent host (...)" when that is known before the plugin is imported."""
+        if self.needs_host:
+            return self.needs_host
+        if self.hermes_imports:
+            from ._host import host_line
+
+            return host_line(f"imports {', '.join(self.hermes_imports)}")
+        return ""
 
     def incompatibility(self, version: str) -> str | None:
         """Why this plugin cannot run on hermes-core `version`, or None when it can."""
@@ -112,10 +151,12 @@ class PluginSpec(NamedTuple):
 
 
 class Discovery(NamedTuple):
-    """The result of one discovery pass: one spec per plugin id, in load order."""
+    """The result of one discovery pass: one spec per plugin id, in load order; `skipped` is
+    what was found and not taken, and `problems` their reasons."""
 
     plugins: tuple[PluginSpec, ...]
     problems: tuple[str, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
 
     def get(self, plugin_id: str) -> PluginSpec | None:
         """The plugin with this id (or, failing that, this manifest name)."""
@@ -132,7 +173,16 @@ class Discovery(NamedTuple):
         return [spec.id for spec in self.plugins]
 
 
+def _folder_imports(folder: Path, plugin_id: str) -> tuple[str, ...]:
+    """The unserved Hermes modules a folder plugin's package imports at module level."""
+    from ._importer import bare_module_name
+    from ._plugin_source import hermes_imports
+
+    return tuple(hermes_imports(folder / "__init__.py", folder, bare_module_name(plugin_id)))
+
+
 def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str | None) -> PluginSpec:
+    """The plugin in `folder`: from its manifest; without one, only as a category plugin's error."""
     manifest_path = find_manifest(folder)
     default_name = folder.name
     plugin_id = f"{category}/{folder.name}" if category else default_name
@@ -141,23 +191,26 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
         return PluginSpec(source=source, path=folder, category=category, **fields)
 
     if manifest_path is None:
-        return spec(id=plugin_id, name=default_name, kind=category or "standalone",
+        return spec(id=plugin_id, name=default_name, kind=category or "standalone", kind_source="category",
                     error=f"{folder}: no plugin.yaml; a folder plugin needs a manifest")
     try:
         manifest = read_manifest(manifest_path, default_name=default_name, kinds=kinds)
-        if category and manifest.kind not in ("standalone", category):
+        if category and manifest.kind not in ("", "standalone", category):
             raise ManifestError(
                 f"{manifest_path}: `kind` is {manifest.kind!r} but the plugin is in the {category!r} category folder"
             )
     except ManifestError as exc:
-        return spec(id=plugin_id, name=default_name, kind=category or "standalone", error=str(exc))
-    error = None
-    if not (folder / "__init__.py").is_file():
-        error = f"{folder}: no __init__.py; a folder plugin is a Python package"
+        return spec(id=plugin_id, name=default_name, kind=category or "standalone",
+                    kind_source="category" if category else "default", error=str(exc))
+    init = folder / "__init__.py"
+    error = None if init.is_file() else f"{folder}: no __init__.py; a folder plugin is a Python package"
+    kind, kind_source = _kind(category, manifest.kind, init if error is None else None)
+    plugin_id = plugin_id if category else manifest.name
     return spec(
-        id=plugin_id if category else manifest.name,
+        id=plugin_id,
         name=manifest.name,
-        kind=category or manifest.kind,
+        kind=kind,
+        kind_source=kind_source,
         version=manifest.version,
         description=manifest.description,
         author=manifest.author,
@@ -166,103 +219,73 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
         provides=manifest.provides,
         warnings=manifest.warnings,
         error=error,
+        hermes_imports=() if error else _folder_imports(folder, plugin_id),
     )
 
 
-def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[PluginSpec], list[str]]:
-    """The folder plugins under one root: flat `<dir>/plugin.yaml` and `<category>/<dir>/plugin.yaml`."""
+def _kind(category: str | None, declared: str, init: Path | None) -> tuple[str, str]:
+    """A plugin's kind and where it comes from: its category folder or its manifest; failing
+    those, Hermes' reading of its `__init__.py` (`_plugin_source.kind_from_source`)."""
+    if category:
+        return category, "category"
+    if declared:
+        return declared, "manifest"
+    from ._plugin_source import kind_from_source
+
+    guessed = kind_from_source(init)
+    return (guessed, "source") if guessed else ("standalone", "default")
+
+
+def _manifestless_spec(folder: Path, source: str) -> PluginSpec | None:
+    """A folder without `plugin.yaml` that Hermes' memory or context-engine loader takes: its
+    `__init__.py` mentions that contract. Its id and name are the folder's name."""
+    from ._plugin_source import kind_from_source
+
+    init = folder / "__init__.py"
+    kind = kind_from_source(init) if init.is_file() else None
+    if kind is None or not valid_plugin_name(folder.name):
+        return None
+    return PluginSpec(
+        id=folder.name, name=folder.name, source=source, kind=kind, kind_source="source", path=folder,
+        hermes_imports=_folder_imports(folder, folder.name),
+    )
+
+
+def _children(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[PluginSpec], list[Skipped]]:
+    """The folder plugins under one root: flat `<dir>/plugin.yaml`, `<category>/<dir>/plugin.yaml`,
+    and the manifest-less memory providers and context engines Hermes' own loaders find."""
     try:
-        children = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+        children = _children(root)
     except FileNotFoundError:
         return [], []
     except OSError as exc:
-        return [], [f"{root}: cannot be read: {exc}"]
+        return [], [Skipped(root.name, source, str(root), f"{root}: cannot be read: {exc}")]
     kinds = frozenset({"standalone"}) | slots
     specs: list[PluginSpec] = []
-    problems: list[str] = []
+    skipped: list[Skipped] = []
     for child in children:
         if find_manifest(child) is not None:
             specs.append(_folder_spec(child, source, kinds, None))
         elif child.name in slots:
             try:
-                subs = sorted(p for p in child.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+                subs = _children(child)
             except OSError as exc:
-                problems.append(f"{child}: cannot be read: {exc}")
+                skipped.append(Skipped(child.name, source, str(child), f"{child}: cannot be read: {exc}"))
                 continue
             specs.extend(_folder_spec(sub, source, kinds, child.name) for sub in subs)
+        elif (found := _manifestless_spec(child, source)) is not None:
+            specs.append(found)
         else:
-            problems.append(
-                f"{child}: ignored: no plugin.yaml, and {child.name!r} is not a category "
-                f"(categories: {', '.join(sorted(slots))})"
-            )
-    return specs, problems
-
-
-_HEADER = re.compile(r"^(Name|Version|Summary|Author|Author-email):[ \t]*(.*)$")
-
-
-def _dist_headers(dist: Any) -> dict[str, str]:
-    """Name, Version, Summary and Author of a distribution, read from the METADATA headers only."""
-    headers: dict[str, str] = {}
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    for line in text.splitlines():
-        if not line:
-            break
-        match = _HEADER.match(line)
-        if match and match.group(1) not in headers:
-            headers[match.group(1)] = match.group(2).strip()
-    return headers
-
-
-def _builtin_description(name: str) -> str:
-    from hermes_plugins_builtin import DESCRIPTIONS
-
-    return DESCRIPTIONS.get(name, "")
-
-
-def _normalise(dist_name: str) -> str:
-    return re.sub(r"[-_.]+", "-", dist_name).lower()
-
-
-def _entry_point_specs() -> tuple[list[PluginSpec], list[PluginSpec], list[str]]:
-    from importlib.metadata import entry_points
-
-    builtin: list[PluginSpec] = []
-    external: list[PluginSpec] = []
-    problems: list[str] = []
-    seen: dict[tuple[bool, str], str] = {}
-    every = entry_points()  # one scan of the installed distributions, for all three groups
-    for group, category in ENTRY_POINT_GROUPS:
-        for ep in every.select(group=group):
-            headers = _dist_headers(ep.dist) if ep.dist is not None else {}
-            dist_name = headers.get("Name", "")
-            label = f"{dist_name or 'unknown distribution'}"
-            if not valid_plugin_name(ep.name):
-                problems.append(f"entry point {ep.name!r} ({group}) from {label}: not a valid plugin id; ignored")
-                continue
-            plugin_id = f"{category}/{ep.name}" if category else ep.name
-            builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
-            key = (builtin_dist, plugin_id)
-            if key in seen:
-                problems.append(
-                    f"entry point {ep.name!r} ({group}) is provided by both {seen[key]} and {label}; using {seen[key]}"
-                )
-                continue
-            seen[key] = label
-            spec = PluginSpec(
-                id=plugin_id,
-                name=ep.name,
-                source="builtin" if builtin_dist else "entrypoint",
-                kind=category or "standalone",
-                version=headers.get("Version", ""),
-                description=_builtin_description(plugin_id) if builtin_dist else headers.get("Summary", ""),
-                author=headers.get("Author", "") or headers.get("Author-email", ""),
-                entry_point=ep.value,
-                distribution=dist_name or None,
-                category=category,
-            )
-            (builtin if builtin_dist else external).append(spec)
-    return builtin, external, problems
+            skipped.append(Skipped(child.name, source, str(child), (
+                f"{child}: ignored: no plugin.yaml, {child.name!r} is not a category "
+                f"(categories: {', '.join(sorted(slots))}), and its __init__.py does not register a memory "
+                "provider or a context engine"
+            )))
+    return specs, skipped
 
 
 def discover(
@@ -275,34 +298,36 @@ def discover(
     """Find every plugin in the four sources, in precedence order; import none of them.
 
     Sources: built-in entry points, `$HERMES_HOME/plugins`, `./.hermes/plugins` (only when
-    `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the groups
-    `hermes_agent.plugins`, `hermes_agent.context_engines` (ids `context_engine/<name>`) and
-    `hermes_agent.memory_providers` (ids `memory/<name>`). A later source overrides an earlier one that uses the same id.
+    `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the groups of
+    `ENTRY_POINT_GROUPS` (`hermes_agent.plugins`; memory providers as `memory/<name>`, context
+    engines as `context_engine/<name>`). A later source overrides an earlier one that uses the same id.
     """
     home = home if home is not None else hermes_home()
     cwd = cwd if cwd is not None else Path.cwd()
     if project_plugins is None:
         project_plugins = env_flag(PROJECT_PLUGINS_FLAG)
     slot_names = frozenset(slot.name for slot in slots)
-    builtin, external, problems = _entry_point_specs()
-    user, user_problems = _scan_root(home / "plugins", "user", slot_names)
+    from ._entry_points import entry_point_specs
+
+    builtin, external, skipped = entry_point_specs(ENTRY_POINT_GROUPS)
+    user, user_skipped = _scan_root(home / "plugins", "user", slot_names)
     project: list[PluginSpec] = []
-    project_problems: list[str] = []
+    project_skipped: list[Skipped] = []
     if project_plugins:
-        project, project_problems = _scan_root(cwd / ".hermes" / "plugins", "project", slot_names)
-    problems += user_problems + project_problems
+        project, project_skipped = _scan_root(cwd / ".hermes" / "plugins", "project", slot_names)
+    skipped += user_skipped + project_skipped
     chosen: dict[str, PluginSpec] = {}
     for group in (builtin, user, project, external):
         for spec in sorted(group, key=lambda s: s.id):
             previous = chosen.get(spec.id)
             if previous is not None:
                 if previous.source == spec.source:
-                    problems.append(
+                    skipped.append(Skipped(spec.name, spec.source, spec.origin, (
                         f"plugin id {spec.id!r} is used twice in the {spec.source} source "
                         f"({previous.origin} and {spec.origin}); using the first"
-                    )
+                    )))
                     continue
                 spec = spec._replace(shadows=(*previous.shadows, f"{previous.source}: {previous.origin}"))
             chosen[spec.id] = spec
     ordered = sorted(chosen.values(), key=lambda s: (SOURCES.index(s.source), s.id))
-    return Discovery(tuple(ordered), tuple(problems))
+    return Discovery(tuple(ordered), tuple(s.reason for s in skipped), tuple(skipped))

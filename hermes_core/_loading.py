@@ -32,7 +32,7 @@ from ._errors import CommandConflictError, ProviderConflictError, RegistrationEr
 from ._hooks import HookRunner
 from ._importer import forget_module, import_plugin, module_label
 from ._invoke import PLUGIN_FAULTS, tagged
-from ._plugin_record import LoadFailure, PluginRecord, failure_of
+from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from ._plugin_services import (
     AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
     Skills,
@@ -223,9 +223,10 @@ class Loader:
     def load(self, spec: PluginSpec) -> PluginRecord:
         """Import a discovered plugin and run its registration; the record says how it went."""
         record = self._new_record(spec)
-        if spec.error:
+        known = discovery_failure(spec)
+        if known is not None:
             record.status = "failed"
-            record.failure = LoadFailure("ManifestError", spec.error, "discovery")
+            record.failure = known
             return record
         problem = spec.incompatibility(__version__)
         if problem:
@@ -335,9 +336,11 @@ class Loader:
         for hook in hookspecs.LIFECYCLE_HOOKS:
             for impl in self.impls(hook, obj):
                 registrar.add_hook(hook, impl.function)
-        if record.spec.kind != "standalone" and not record.registered.get("providers"):
+        if record.spec.kind != "standalone" and not record.registered.get("providers") \
+                and not (record.spec.kind_guessed and record.registered):  # a guessed kind promises nothing
             members = [v for v in vars(obj).values() if inspect.isclass(v)] if isinstance(obj, types.ModuleType) else []
-            self._register_slot_classes(record, [c for c in members if c.__module__ == obj.__name__])
+            own = [c for c in members if c.__module__ == obj.__name__ or c.__module__.startswith(obj.__name__ + ".")]
+            self._register_slot_classes(record, own)
         if not record.registered:
             record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
 

@@ -16,6 +16,16 @@ MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
 KNOWN_FIELDS = frozenset(
     {"name", "version", "description", "author", "kind", "requires_env", "requires_hermes", "provides"}
 )
+# Fields Hermes Agent's manifests carry that hermes-core reads nothing from: accepted quietly.
+HERMES_FIELDS = frozenset({
+    "provides_tools", "provides_hooks", "hooks", "label", "optional_env", "platforms", "external_dependencies",
+    "pip_dependencies", "provides_browser_providers", "provides_web_providers", "manifest_version", "api_version",
+    "requires_plugins", "python_dependencies", "config_schema", "license", "homepage", "tags", "capabilities",
+    "emits", "listens", "hermes", "depends", "key", "min_hermes_version",
+})
+# Hermes' own `kind` values, as hermes-core takes them: `exclusive` (a single-select provider such
+# as a memory provider) is read from the source like a missing kind; the others run as standalone.
+HERMES_KINDS = {"exclusive": "", "backend": "standalone", "model-provider": "standalone"}
 PROVIDES_KEYS = frozenset({"tools", "commands", "hooks", "engines", "providers"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -29,13 +39,14 @@ _EMPTY: Mapping[str, tuple[str, ...]] = types.MappingProxyType({})
 
 
 class Manifest(NamedTuple):
-    """The validated fields of a `plugin.yaml`; `warnings` lists what was ignored."""
+    """The validated fields of a `plugin.yaml`; `warnings` lists what was ignored. `kind` is ""
+    when the manifest does not say (discovery then reads the source, as Hermes does)."""
 
     name: str
     version: str = ""
     description: str = ""
     author: str = ""
-    kind: str = "standalone"
+    kind: str = ""
     requires_env: tuple[str, ...] = ()
     requires_hermes: str = ""
     provides: Mapping[str, tuple[str, ...]] = _EMPTY
@@ -91,7 +102,8 @@ def _load_yaml(path: Path) -> Any:
 def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Manifest:
     """Parse and validate the manifest at `path`; `ManifestError` says which field is wrong.
 
-    `kinds` are the accepted values of `kind` (`standalone` and the declared slot names).
+    `kinds` are the accepted values of `kind` (`standalone` and the declared slot names); Hermes'
+    own values are taken as `HERMES_KINDS` says, and an unknown one is a warning (standalone).
     """
     data = _load_yaml(path)
     if data is None:
@@ -101,7 +113,7 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
     warnings = tuple(
         f"{path}: unknown field `{key}` ignored (known: {', '.join(sorted(KNOWN_FIELDS))})"
         for key in data
-        if key not in KNOWN_FIELDS
+        if key not in KNOWN_FIELDS and key not in HERMES_FIELDS
     )
     name = _text(data, "name", path) or default_name
     if not valid_plugin_name(name):
@@ -109,9 +121,13 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
             f"{path}: `name` {name!r} is not a valid plugin name "
             "(use letters, digits, '_', '.', '-', starting with a letter or digit)"
         )
-    kind = _text(data, "kind", path) or "standalone"
-    if kind not in kinds:
-        raise ManifestError(f"{path}: unknown `kind` {kind!r} (expected one of: {', '.join(sorted(kinds))})")
+    kind = _text(data, "kind", path)
+    if kind in HERMES_KINDS and kind not in kinds:
+        kind = HERMES_KINDS[kind]
+    elif kind and kind not in kinds:
+        warnings += (f"{path}: unknown `kind` {kind!r} treated as standalone, as Hermes does "
+                     f"(expected one of: {', '.join(sorted(kinds))})",)
+        kind = "standalone"
     requires_hermes = _text(data, "requires_hermes", path)
     if requires_hermes:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

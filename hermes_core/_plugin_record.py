@@ -15,22 +15,35 @@ from ._invoke import failed_call
 if TYPE_CHECKING:
     from ._context import PluginContext
 
-__all__ = ["PluginRecord", "LoadFailure", "failure_of"]
+__all__ = ["PluginRecord", "LoadFailure", "discovery_failure", "failure_of"]
 
 log = logging.getLogger("hermes_core.plugins")
 Undo = Callable[[], None]
 
 
+NEEDS_HOST = "NeedsHermesHost"  # the `type` of a failure that is the Hermes Agent host missing
+
+
 @attrs.frozen
 class LoadFailure:
-    """Why a plugin did not load: the exception type, its message, and the call that failed."""
+    """Why a plugin did not load: the exception type, its message, and the call that failed.
+
+    A plugin that needs Hermes Agent itself has the type `NeedsHermesHost` and is said in
+    one line: `needs the Hermes Agent host (imports gateway.config)`.
+    """
 
     type: str
     message: str
     call: str
     traceback: str = attrs.field(default="", repr=False)
 
+    @property
+    def needs_host(self) -> bool:
+        return self.type == NEEDS_HOST
+
     def __str__(self) -> str:
+        if self.needs_host:
+            return self.message
         return f"{self.type}: {self.message} (in {self.call})"
 
 
@@ -73,6 +86,23 @@ class PluginRecord:
 
 
 def failure_of(exc: BaseException, phase: str) -> LoadFailure:
-    """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase."""
+    """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase. An import
+    of a Hermes module that nothing serves is the Hermes Agent host missing, said in one line."""
+    from ._host import host_line, needed_module
+
     call = failed_call(exc) or phase
-    return LoadFailure(type(exc).__name__, str(exc), call, "".join(traceback.format_exception(exc)))
+    trace = "".join(traceback.format_exception(exc))
+    needed = needed_module(exc)
+    if needed is not None:
+        return LoadFailure(NEEDS_HOST, host_line(f"imports {needed}"), call, trace)
+    return LoadFailure(type(exc).__name__, str(exc), call, trace)
+
+
+def discovery_failure(spec: PluginSpec) -> LoadFailure | None:
+    """Why `spec` is not imported at all, when discovery already knows: a broken manifest or
+    folder, or a distribution that needs the Hermes Agent host."""
+    if spec.error:
+        return LoadFailure("ManifestError", spec.error, "discovery")
+    if spec.needs_host:
+        return LoadFailure(NEEDS_HOST, spec.needs_host, "discovery")
+    return None

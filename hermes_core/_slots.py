@@ -257,13 +257,21 @@ class SlotRegistry:
             raise SlotError(f"{decl.config_key} must be a provider name (a string), not {configured!r}")
         name = (configured or "").strip()
         if name:
-            found = self._providers[slot].get(name)
+            found = self._providers[slot].get(name) or self._by_plugin(slot, name)
             if found is None:
                 raise UnknownProviderError(slot, decl.config_key, name, self.names(slot))
             return found
         if decl.default:
             return self._providers[slot].get(decl.default)
         return None
+
+    def _by_plugin(self, slot: str, name: str) -> SlotProvider | None:
+        """The one provider of `slot` that plugin `name` (its id, or the id's last part) registered:
+        Hermes selects a memory provider by its plugin's name (`memory.provider: local_memory`
+        picks the folder `plugins/local_memory`, whatever its provider calls itself)."""
+        mine = [p for p in self._providers[slot].values()
+                if p.plugin_id is not None and name in (p.plugin_id, p.plugin_id.rpartition("/")[2])]
+        return mine[0] if len(mine) == 1 else None
 
     def create(self, slot: str, config: Config) -> Any:
         """A new instance of the selected provider of `slot` for one agent session (or None)."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._errors import owner
+from ._host import describe
 from ._invoke import Failure, Invoke, Policy, adrive, drive
 
 if TYPE_CHECKING:
@@ -86,9 +87,10 @@ def _result(entry: ToolEntry, value: Any) -> str:
     tool = entry.tool
     if isinstance(value, Failure):
         exc = value.error
-        log.error("tool %r (%s) failed: %s: %s", tool.name, owner(tool.plugin_id), type(exc).__name__, exc,
+        what = describe(exc)  # a Hermes-only import says what it needs
+        log.error("tool %r (%s) failed: %s", tool.name, owner(tool.plugin_id), what,
                   exc_info=(type(exc), exc, exc.__traceback__))
-        return error_result(f"Tool execution failed: {type(exc).__name__}: {exc}")
+        return error_result(f"Tool execution failed: {what}")
     if isinstance(value, str):
         return value
     try:

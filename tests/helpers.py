@@ -41,19 +41,27 @@ def install_dist(
     version: str = "1.0",
     summary: str = "",
     group: str = "hermes_agent.plugins",
+    requires: tuple[str, ...] = (),
+    more_groups: Mapping[str, Mapping[str, str]] | None = None,
 ) -> None:
     """Lay out an installed distribution in `site` (a directory on sys.path), as pip does:
-    its modules, and a dist-info with METADATA, entry_points.txt and RECORD."""
+    its modules (`pkg/__init__` makes a package), and a dist-info with METADATA (`requires` as
+    Requires-Dist), entry_points.txt (`entry_points` in `group`, plus `more_groups`) and RECORD."""
     site.mkdir(parents=True, exist_ok=True)
     for module, code in modules.items():
-        (site / f"{module}.py").write_text(textwrap.dedent(code), encoding="utf-8")
+        path = site / f"{module.replace('.', '/')}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
+    requirements = "".join(f"Requires-Dist: {r}\n" for r in requires)
     (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n\n", encoding="utf-8"
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n{requirements}\n",
+        encoding="utf-8",
     )
-    lines = "".join(f"{k} = {v}\n" for k, v in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}", encoding="utf-8")
+    groups = {group: entry_points, **(more_groups or {})}
+    text = "".join(f"[{g}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for g, eps in groups.items())
+    (info / "entry_points.txt").write_text(text, encoding="utf-8")
     (info / "RECORD").write_text("", encoding="utf-8")
 
 

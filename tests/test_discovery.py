@@ -10,9 +10,20 @@ from pathlib import Path
 import pytest
 
 from hermes_core import Config, discover
-from tests.helpers import HERMES, install_dist, make_folder_plugin, write_config
+from tests.helpers import HERMES, hermes, hermes_json, install_dist, make_folder_plugin, write_config
 
 CODE = "def register(ctx):\n    pass\n"
+# hermes-local-memory's shim: a folder with no plugin.yaml whose provider has no base class
+SHIM = """
+class LocalMemoryProvider:
+    name = "local"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): self.session_id = session_id
+    def get_tool_schemas(self): return []
+
+def register(ctx):
+    ctx.register_memory_provider(LocalMemoryProvider())
+"""
 
 
 def by_id(found):
@@ -53,6 +64,22 @@ def test_folder_without_manifest_that_is_not_a_category_is_reported_not_loaded(h
     found = discover()
     assert "stray" not in by_id(found)
     assert any("stray" in p and "no plugin.yaml" in p for p in found.problems)
+    assert [(s.name, s.source) for s in found.skipped] == [("stray", "user")]
+
+
+def test_anything_skipped_is_a_row_in_every_listing_format(home: Path, site: Path) -> None:
+    make_folder_plugin(home / "plugins", "stray", CODE, manifest=None)
+    install_dist(site, "hermes-bad", {"bad name": "hermes_bad"}, {"hermes_bad": CODE})
+    rows = {row["id"]: row for row in hermes_json("plugins", "list")}
+    stray, bad = rows["stray"], rows["bad name"]
+    assert (stray["skipped"], stray["enabled"], stray["source"]) == (True, False, "user")
+    assert "no plugin.yaml" in stray["error"] and stray["origin"] == str(home / "plugins" / "stray")
+    assert bad["skipped"] and "not a valid plugin id" in bad["error"]
+    assert rows["clock"]["skipped"] is False
+    text = hermes("plugins", "list")
+    assert "stray" in text.stderr and "no plugin.yaml" in text.stderr
+    refused = hermes("plugins", "enable", "stray", check=1)
+    assert "it was skipped" in refused.stderr and "no plugin.yaml" in refused.stderr
 
 
 def test_depth_is_two_at_most(home: Path) -> None:
@@ -65,7 +92,6 @@ def test_depth_is_two_at_most(home: Path) -> None:
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        ("kind: quantum\n", "unknown `kind` 'quantum'"),
         ("name: 'has space'\n", "not a valid plugin name"),
         ("requires_hermes: 'not a spec'\n", "not a version specifier"),
         ("requires_env: 3\n", "`requires_env` must be a list"),
@@ -81,9 +107,62 @@ def test_invalid_manifest_is_reported_with_the_field(home: Path, manifest: str, 
     assert message in spec.error and "plugin.yaml" in spec.error
 
 
-def test_kind_is_never_guessed_from_source_text(home: Path) -> None:
-    make_folder_plugin(home / "plugins", "sneaky", "class X(ContextEngine): pass\n# register_context_engine\n", "")
-    assert by_id(discover())["sneaky"].kind == "standalone"
+def test_unknown_kind_is_a_warning_and_standalone_as_hermes_does(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "odd", CODE, "kind: quantum\n")
+    spec = by_id(discover())["odd"]
+    assert (spec.error, spec.kind) == (None, "standalone")
+    assert any("unknown `kind` 'quantum'" in w and "treated as standalone" in w for w in spec.warnings)
+
+
+@pytest.mark.parametrize(("kind", "expected"), [("backend", "standalone"), ("model-provider", "standalone"),
+                                                ("exclusive", "memory")])
+def test_hermes_kinds_are_accepted(home: Path, kind: str, expected: str) -> None:
+    make_folder_plugin(home / "plugins", "hk", "# register_memory_provider\n" + CODE, f"kind: {kind}\n")
+    spec = by_id(discover())["hk"]
+    assert (spec.error, spec.kind, spec.warnings) == (None, expected, ())
+
+
+def test_hermes_manifest_fields_are_accepted_quietly(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "brainy", CODE, "name: brainy\nhooks: [on_session_end]\nprovides_tools: [a]\n")
+    assert by_id(discover())["brainy"].warnings == ()
+
+
+@pytest.mark.parametrize(("code", "kind"), [
+    ("from .provider import P\ndef register(ctx):\n    ctx.register_memory_provider(P())\n", "memory"),
+    ("class P(MemoryProvider): ...\n", "memory"),
+    ("def register(ctx):\n    ctx.register_context_engine(E())\n", "context_engine"),
+    ("from agent.context_engine import ContextEngine\n", "context_engine"),
+    ("def register(ctx):\n    pass\n", "standalone"),
+])
+def test_a_manifest_without_kind_gets_hermes_reading_of_its_init(home: Path, code: str, kind: str) -> None:
+    make_folder_plugin(home / "plugins", "k", code, "name: k\n")
+    spec = by_id(discover())["k"]
+    assert (spec.kind, spec.kind_source) == (kind, "source" if kind != "standalone" else "default")
+
+
+def test_hermes_reads_only_the_first_8_kb(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "late", "#" * 8200 + "\n# register_memory_provider\n", "")
+    assert by_id(discover())["late"].kind == "standalone"
+
+
+def test_a_declared_kind_or_a_category_wins_over_the_source(home: Path) -> None:
+    engine_text = "# register_context_engine\n" + CODE
+    make_folder_plugin(home / "plugins", "declared", engine_text, "kind: standalone\n")
+    make_folder_plugin(home / "plugins" / "memory", "cat", engine_text, "")
+    found = by_id(discover())
+    assert (found["declared"].kind, found["declared"].kind_source) == ("standalone", "manifest")
+    assert (found["memory/cat"].kind, found["memory/cat"].kind_source) == ("memory", "category")
+
+
+def test_a_folder_without_manifest_that_registers_a_memory_provider_is_found(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "local_memory", SHIM, manifest=None)
+    make_folder_plugin(home / "plugins", "engine_only", "def register(ctx):\n    ctx.register_context_engine(1)\n",
+                       manifest=None)
+    found = discover()
+    memory, engine = found.get("local_memory"), found.get("engine_only")
+    assert memory is not None and engine is not None and not found.problems
+    assert (memory.kind, memory.source, memory.kind_source, memory.error) == ("memory", "user", "source", None)
+    assert engine.kind == "context_engine"
 
 
 def test_unknown_manifest_field_is_a_warning_not_a_failure(home: Path) -> None:
@@ -114,6 +193,32 @@ def test_entry_point_plugin_id_is_the_entry_point_name(home: Path, site: Path) -
     spec = by_id(discover())["dice"]
     assert (spec.source, spec.version, spec.description, spec.distribution) == ("entrypoint", "2.0", "Dice", "hermes-dice")
     assert spec.entry_point == "hermes_dice"
+
+
+@pytest.mark.parametrize("group", ["hermes_agent.memory_providers", "hermes.memory_provider", "hermes.memory_providers"])
+def test_memory_provider_entry_points_in_every_group_in_use(home: Path, site: Path, group: str) -> None:
+    install_dist(site, "hermes-wiki", {"wiki": "hermes_wiki:WikiProvider"}, {"hermes_wiki": CODE}, group=group)
+    spec = by_id(discover())["memory/wiki"]
+    assert (spec.kind, spec.kind_source, spec.source, spec.category) == ("memory", "group", "entrypoint", "memory")
+
+
+def test_hermes_plugins_group_is_read_like_hermes_agent_plugins(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-guard", {"guard": "hermes_guard"}, {"hermes_guard": CODE}, group="hermes.plugins")
+    assert by_id(discover())["guard"].kind == "standalone"
+
+
+def test_one_entry_point_declared_in_two_equivalent_groups_is_one_plugin(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-wiki", {"wiki": "hermes_wiki:P"}, {"hermes_wiki": CODE},
+                 group="hermes_agent.memory_providers", more_groups={"hermes.memory_provider": {"wiki": "hermes_wiki:P"}})
+    found = discover()
+    assert [s.id for s in found.plugins if s.id.endswith("wiki")] == ["memory/wiki"] and not found.problems
+
+
+def test_an_entry_point_module_gets_hermes_reading_of_its_source(home: Path, site: Path) -> None:
+    engine = "from agent.context_engine import ContextEngine\n" + CODE
+    install_dist(site, "hermes-lossless", {"lossless": "hermes_lossless"}, {"hermes_lossless.__init__": engine})
+    spec = by_id(discover())["lossless"]
+    assert (spec.id, spec.kind, spec.kind_source) == ("lossless", "context_engine", "source")
 
 
 def test_builtin_plugins_come_through_entry_points(home: Path) -> None:
@@ -182,18 +287,22 @@ def test_listing_imports_no_plugin_openai_or_jsonschema(home: Path, site: Path, 
     install_dist(site, "hermes-ep", {"ep": "hermes_ep_module"}, {"hermes_ep_module": boom})
     install_dist(site, "hermes-zep", {"zep": "hermes_zep_module:Zep"}, {"hermes_zep_module": boom},
                  group="hermes_agent.memory_providers")
-    write_config(home, "plugins:\n  enabled: [userp, proj, ep]\nmemory:\n  provider: zep\n")
+    install_dist(site, "hermes-wiki", {"wiki": "hermes_wiki_module:Wiki"},
+                 {"hermes_wiki_module.__init__": "from gateway.config import X\n" + boom}, group="hermes.memory_provider")
+    make_folder_plugin(home / "plugins", "shim", "# register_memory_provider\n" + boom, manifest=None)
+    write_config(home, "plugins:\n  enabled: [userp, proj, ep, shim]\nmemory:\n  provider: zep\n")
     result = subprocess.run([sys.executable, "-c", LISTING_PROBE], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     listed = {row["id"]: row for row in json.loads(result.stdout)}
-    assert {"userp", "memory/vec", "proj", "ep", "clock", "memory/builtin", "memory/zep"} <= set(listed)
+    assert {"userp", "memory/vec", "proj", "ep", "clock", "memory/builtin", "memory/zep", "memory/wiki", "shim"} <= set(listed)
+    assert listed["memory/wiki"]["needs_host"] == "needs the Hermes Agent host (imports gateway.config)"
     assert listed["ep"]["enabled"] and listed["userp"]["enabled"] and listed["memory/zep"]["enabled"]
     assert (listed["memory/zep"]["kind"], listed["memory/zep"]["source"]) == ("memory", "entrypoint")
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
-    forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_zep_module", "hermes_plugins_builtin.clock",
-                 "hermes_plugins_builtin.memory", "sqlite3", "pluggy"}
+    forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_zep_module", "hermes_wiki_module",
+                 "hermes_plugins_builtin.clock", "hermes_plugins_builtin.memory", "sqlite3", "pluggy", "hermes_plugins"}
     assert not modules & forbidden
-    assert not [m for m in modules if m.startswith("_hermes_plugin_")]
+    assert not [m for m in modules if m.startswith("hermes_plugins.")]
 
 
 def test_hermes_plugins_list_importtime_shows_no_heavy_module(home: Path) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+import textwrap
 import types
 from pathlib import Path
 
 import pytest
 
 from hermes_core import Command, PluginManager, hookimpl
-from tests.helpers import install_dist, make_folder_plugin, write_config
+from tests.helpers import hermes, hermes_json, install_dist, make_folder_plugin, write_config
 
 SCHEMA = '{"name": "%s", "description": "d", "parameters": {"type": "object", "properties": {}}}'
 
@@ -299,7 +301,7 @@ def test_incompatible_plugin_is_reported_and_not_imported(home: Path, tmp_path: 
 
 
 def test_broken_manifest_is_a_failed_plugin(home: Path) -> None:
-    make_folder_plugin(home / "plugins", "bad", "", "kind: nonsense\n")
+    make_folder_plugin(home / "plugins", "bad", "", "requires_env: 3\n")
     enable(home, "bad")
     record = PluginManager().load().record("bad")
     assert (record.status, record.failure.type) == ("failed", "ManifestError")
@@ -382,3 +384,161 @@ def test_conflicts_stay_reported_across_reload(home: Path) -> None:
     assert any("/same" in p for p in manager.doctor().problems)
     manager.reload()
     assert any("/same" in p for p in manager.doctor().problems)
+
+
+# -- discovery as Hermes does it: the import namespace, manifest-less and guessed memory plugins --
+
+RELATIVE = {
+    "__init__.py": """
+import json
+from .provider import make
+from hermes_plugins.word_tools.sub import VALUE
+
+def register(ctx):
+    ctx.register_tool("where", "ts", {"name": "where", "parameters": {"type": "object", "properties": {}}},
+                      lambda args, **kw: json.dumps({"name": __name__, "made": make(), "value": VALUE}))
+""",
+    "provider.py": "from . import sub\ndef make():\n    return 'made:' + sub.VALUE\n",
+    "sub.py": "VALUE = 'one'\n",
+}
+
+
+def make_package(root: Path, folder: str, files: dict[str, str], manifest: str | None = "") -> Path:
+    path = make_folder_plugin(root, folder, files["__init__.py"], manifest)
+    for name, code in files.items():
+        (path / name).write_text(textwrap.dedent(code), encoding="utf-8")
+    return path
+
+
+def test_folder_plugin_is_imported_as_hermes_plugins_name_with_its_relative_imports(home: Path) -> None:
+    make_package(home / "plugins", "word-tools", RELATIVE)
+    enable(home, "word-tools")
+    result = json.loads(hermes("tools", "call", "where", "{}").stdout)
+    assert result == {"name": "hermes_plugins.word_tools", "made": "made:one", "value": "one"}
+
+
+def test_category_plugin_module_name_keeps_its_category(home: Path) -> None:
+    code = "import builtins\ndef register(ctx):\n    builtins.CATEGORY_MODULE = __name__\n"
+    make_folder_plugin(home / "plugins" / "memory", "vec-store", code)
+    enable(home, "memory/vec-store")
+    PluginManager().load()
+    import builtins
+
+    assert builtins.CATEGORY_MODULE == "hermes_plugins.memory__vec_store"  # type: ignore[attr-defined]
+
+
+def test_unloading_and_reloading_forget_the_plugins_modules(home: Path) -> None:
+    folder = make_package(home / "plugins", "word-tools", RELATIVE)
+    enable(home, "word-tools")
+    manager = PluginManager().load()
+    name = json.loads(manager.dispatch_tool("where", {}))["name"]
+    assert name.startswith("hermes_plugins.word_tools") and f"{name}.sub" in sys.modules
+    write_config(home, "plugins:\n  disabled: [word-tools]\n")
+    manager.reload()
+    assert not [m for m in sys.modules if m == name or m.startswith(name + ".")]
+    assert not hasattr(sys.modules["hermes_plugins"], name.rpartition(".")[2])
+    (folder / "sub.py").write_text("VALUE = 'three'\n")  # another size: a .pyc of the same second is not reused
+    enable(home, "word-tools")
+    manager.reload()
+    assert json.loads(manager.dispatch_tool("where", {}))["made"] == "made:three"  # no stale submodule
+
+
+def test_the_same_plugin_id_in_two_homes_keeps_two_module_trees(tmp_path: Path, home: Path) -> None:
+    other = tmp_path / "other-home"
+    for where, value in ((home, "one"), (other, "other")):
+        make_package(where / "plugins", "word-tools", RELATIVE | {"sub.py": f"VALUE = {value!r}\n"})
+        enable(where, "word-tools")
+    first, second = PluginManager(home=home).load(), PluginManager(home=other).load()
+    mine, theirs = json.loads(first.dispatch_tool("where", {})), json.loads(second.dispatch_tool("where", {}))
+    assert mine["name"] != theirs["name"] and theirs["name"].startswith("hermes_plugins.word_tools__")
+    assert (mine["made"], theirs["made"]) == ("made:one", "made:other")
+
+
+SHIM = """
+class LocalMemoryProvider:
+    name = "local"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): self.session_id = session_id
+    def get_tool_schemas(self): return []
+
+def register(ctx):
+    ctx.register_memory_provider(LocalMemoryProvider())
+"""
+
+
+def test_a_manifestless_memory_folder_is_found_enabled_selected_and_ok(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "local_memory", SHIM, manifest=None)
+    row = {r["id"]: r for r in hermes_json("plugins", "list")}["local_memory"]
+    assert (row["kind"], row["source"], row["enabled"], row["error"]) == ("memory", "user", False, None)
+    hermes("plugins", "enable", "local_memory")
+    write_config(home, "plugins:\n  enabled: [local_memory]\nmemory:\n  provider: local_memory\n")
+    doctor = hermes_json("plugins", "doctor")
+    plugin = next(p for p in doctor["plugins"] if p["id"] == "local_memory")
+    assert (plugin["status"], plugin["registered"]) == ("ok", {"providers": ["memory:local"]})
+    assert doctor["slots"]["memory"] == "local" and doctor["problems"] == []
+
+
+def test_selecting_a_memory_folder_by_name_is_enough_to_load_it(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "local_memory", SHIM, manifest=None)
+    write_config(home, "memory:\n  provider: local_memory\n")
+    manager = PluginManager().load()
+    assert manager.record("local_memory").status == "ok"
+    assert manager.slots.select("memory", manager.config).name == "local"
+
+
+def test_a_kindless_manifest_registering_a_memory_provider_is_a_memory_plugin(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "brain", SHIM.replace('"local"', '"brain"'), "name: brain\nversion: 1.0.0\n")
+    assert {r["id"]: r for r in hermes_json("plugins", "list")}["brain"]["kind"] == "memory"
+    write_config(home, "memory:\n  provider: brain\n")
+    doctor = hermes_json("plugins", "doctor")
+    assert doctor["slots"]["memory"] == "brain"
+    assert next(p for p in doctor["plugins"] if p["id"] == "brain")["status"] == "ok"
+
+
+def test_a_guessed_kind_never_costs_a_plugin_its_tools(home: Path) -> None:
+    # Hermes' trap (oh-my-hermes #922): a plugin that only mentions MemoryProvider lost its tools there
+    make_folder_plugin(home / "plugins", "mentions", "# works next to any MemoryProvider\n" + tool_code("note_tool"),
+                       "name: mentions\n")
+    enable(home, "mentions")
+    manager = PluginManager().load()
+    assert manager.discover().get("mentions").kind == "memory"
+    assert (manager.record("mentions").status, manager.record("mentions").registered) == ("ok", {"tools": ["note_tool"]})
+
+
+def test_a_memory_folder_without_register_offers_the_class_its_package_defines(home: Path) -> None:
+    make_package(home / "plugins", "vault", {
+        "__init__.py": "from .provider import VaultMemoryProvider\n",
+        "provider.py": """
+from agent.memory_provider import MemoryProvider
+
+class VaultMemoryProvider(MemoryProvider):
+    name = "vault"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): pass
+    def get_tool_schemas(self): return []
+""",
+    }, manifest=None)
+    write_config(home, "memory:\n  provider: vault\n")
+    manager = PluginManager().load()
+    assert manager.record("vault").registered == {"providers": ["memory:vault"]}
+
+
+def test_a_memory_provider_in_the_hermes_memory_provider_group_is_found_and_selected(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-wiki", {"wiki": "hermes_wiki:WikiMemoryProvider"}, {"hermes_wiki": """
+try:
+    from agent.memory_provider import MemoryProvider
+except ImportError:
+    class MemoryProvider: ...
+
+class WikiMemoryProvider(MemoryProvider):
+    name = "wiki"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): pass
+    def get_tool_schemas(self): return []
+"""}, group="hermes.memory_provider")
+    row = {r["id"]: r for r in hermes_json("plugins", "list")}["memory/wiki"]
+    assert (row["kind"], row["source"]) == ("memory", "entrypoint")
+    write_config(home, "memory:\n  provider: wiki\n")
+    doctor = hermes_json("plugins", "doctor")
+    assert next(p for p in doctor["plugins"] if p["id"] == "memory/wiki")["status"] == "ok"
+    assert doctor["slots"]["memory"] == "wiki"

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .._config_file import edit_config, load_config
-from .._discovery import Discovery, PluginSpec, discover
+from .._discovery import Discovery, PluginSpec, Skipped, discover
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
 from ._common import echo_json, echo_table, manager
@@ -34,29 +34,43 @@ def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
         "enabled": enabled,
         "description": spec.description,
         "reason": reason,
-        "error": spec.error,
+        "error": spec.error or spec.needs_host or None,
+        "needs_host": spec.host_problem or None,
+        "skipped": False,
     }
 
 
+def _skipped_row(skipped: Skipped) -> dict[str, Any]:
+    """A row for something discovery did not take, so that `--json` says so too."""
+    return {
+        "id": skipped.name, "name": skipped.name, "version": "", "source": skipped.source, "kind": "",
+        "enabled": False, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
+        "skipped": True, "origin": skipped.origin,
+    }
+
+
+def _summary(row: dict[str, Any]) -> str:
+    if row["error"] and row["error"] != row["needs_host"]:
+        return f"BROKEN: {row['error']}"
+    return str(row["needs_host"] or row["description"])
+
+
 @plugins.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (skipped folders and entry points included).")
 def list_(as_json: bool) -> None:
     """List every discovered plugin (imports none of them)."""
     found, config = _listing()
     rows = [_row(spec, config) for spec in found.plugins]
     if as_json:
-        echo_json(rows)
+        echo_json(rows + [_skipped_row(s) for s in found.skipped])
         return
     if not rows:
         click.echo(f"no plugins found (looked in entry points and {hermes_home() / 'plugins'})")
     else:
         echo_table(
             ["id", "version", "source", "kind", "enabled", "description"],
-            [
-                [r["id"], r["version"] or "-", r["source"], r["kind"], "yes" if r["enabled"] else "no",
-                 f"BROKEN: {r['error']}" if r["error"] else r["description"]]
-                for r in rows
-            ],
+            [[r["id"], r["version"] or "-", r["source"], r["kind"], "yes" if r["enabled"] else "no", _summary(r)]
+             for r in rows],
         )
     for problem in found.problems:
         click.echo(f"hermes: warning: {problem}", err=True)
@@ -65,8 +79,9 @@ def list_(as_json: bool) -> None:
 def _find(found: Discovery, plugin_id: str) -> PluginSpec:
     spec = found.get(plugin_id)
     if spec is None:
+        why = next((f": it was skipped ({s.reason})" for s in found.skipped if s.name == plugin_id), "")
         raise PluginNotFoundError(
-            f"no plugin {plugin_id!r} was found (discovered: {', '.join(found.ids) or 'none'}); "
+            f"no plugin {plugin_id!r} was found{why} (discovered: {', '.join(found.ids) or 'none'}); "
             "see `hermes plugins list`"
         )
     return spec
@@ -88,10 +103,15 @@ def info(plugin_id: str, as_json: bool) -> None:
         "provides": {k: list(v) for k, v in spec.provides.items()},
         "shadows": list(spec.shadows),
         "warnings": list(spec.warnings),
+        "kind_source": spec.kind_source,
+        "hermes_imports": list(spec.hermes_imports),
     }
     if as_json:
         echo_json(data)
         return
+    data.pop("skipped")
+    if data["needs_host"] == data["error"]:
+        data.pop("needs_host")
     for key, value in data.items():
         if value in ("", [], {}, None) and key not in ("enabled",):
             continue

@@ -1,0 +1,117 @@
+"""The plugins installed distributions declare through entry points, found from their metadata.
+
+Nothing is imported: the distribution's METADATA headers give the version, summary, author and
+`Requires-Dist`, and the module an entry point names is read from disk (`_plugin_source`) for
+Hermes' kind rule and its module-level Hermes imports.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._discovery import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
+from ._host import requirement_line
+from ._manifest import valid_plugin_name
+from ._plugin_source import hermes_imports, kind_from_source, module_origin
+
+__all__ = ["entry_point_specs"]
+
+
+_HEADER = re.compile(r"^(Name|Version|Summary|Author|Author-email|Requires-Dist):[ \t]*(.*)$")
+
+
+def _dist_headers(dist: Any) -> dict[str, list[str]]:
+    """Name, Version, Summary, Author and Requires-Dist of a distribution, read from the METADATA
+    headers only (each header with all its values, in order)."""
+    headers: dict[str, list[str]] = {}
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    for line in text.splitlines():
+        if not line:
+            break
+        match = _HEADER.match(line)
+        if match:
+            headers.setdefault(match.group(1), []).append(match.group(2).strip())
+    return headers
+
+
+def _builtin_description(name: str) -> str:
+    from hermes_plugins_builtin import DESCRIPTIONS
+
+    return DESCRIPTIONS.get(name, "")
+
+
+def _normalise(dist_name: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist_name).lower()
+
+
+def _entry_point_source(value: str) -> tuple[str | None, tuple[str, ...]]:
+    """What the module an entry point names says without importing it: Hermes' kind reading of
+    its first 8 KB, and the unserved Hermes modules its module-level code imports."""
+    module = value.partition(":")[0].strip()
+    origin = module_origin(module)
+    if origin is None:
+        return None, ()
+    top = module.partition(".")[0]
+    top_origin = module_origin(top)
+    root = top_origin.parent if top_origin is not None and top_origin.name == "__init__.py" else None
+    return kind_from_source(origin), tuple(hermes_imports(origin, root, top))
+
+
+def entry_point_specs(
+    groups: tuple[tuple[str, str | None], ...],
+) -> tuple[list[PluginSpec], list[PluginSpec], list[Skipped]]:
+    """The built-in and the third-party plugins of the entry-point `groups` (each with the
+    category its plugins belong to), and the entry points skipped, with why."""
+    from importlib.metadata import entry_points
+
+    builtin: list[PluginSpec] = []
+    external: list[PluginSpec] = []
+    skipped: list[Skipped] = []
+    seen: dict[tuple[bool, str], tuple[str, str]] = {}
+    every = entry_points()  # one scan of the installed distributions, for every group
+    for group, category in groups:
+        for ep in every.select(group=group):
+            headers = _dist_headers(ep.dist) if ep.dist is not None else {}
+            dist_name = headers.get("Name", [""])[0]
+            label = dist_name or "unknown distribution"
+            origin = f"entry point {ep.name} = {ep.value} ({group}, {label})"
+            if not valid_plugin_name(ep.name):
+                reason = f"entry point {ep.name!r} ({group}) from {label}: not a valid plugin id; ignored"
+                skipped.append(Skipped(ep.name, "entrypoint", origin, reason))
+                continue
+            plugin_id = f"{category}/{ep.name}" if category else ep.name
+            builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
+            key = (builtin_dist, plugin_id)
+            if key in seen:
+                if seen[key] != (label, ep.value):  # the same entry point in two equivalent groups is one
+                    reason = (f"entry point {ep.name!r} ({group}) is provided by both {seen[key][0]} and {label}; "
+                              f"using {seen[key][0]}")
+                    skipped.append(Skipped(ep.name, "entrypoint", origin, reason))
+                continue
+            seen[key] = (label, ep.value)
+            kind, kind_source = category or "standalone", "group" if category else "default"
+            needs_host = ""
+            imports: tuple[str, ...] = ()
+            if not builtin_dist:
+                needs_host = requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or ""
+                guessed, imports = _entry_point_source(ep.value)
+                if category is None and guessed is not None:
+                    kind, kind_source = guessed, "source"
+            spec = PluginSpec(
+                id=plugin_id,
+                name=ep.name,
+                source="builtin" if builtin_dist else "entrypoint",
+                kind=kind,
+                kind_source=kind_source,
+                version=headers.get("Version", [""])[0],
+                description=_builtin_description(plugin_id) if builtin_dist else headers.get("Summary", [""])[0],
+                author=(headers.get("Author") or headers.get("Author-email") or [""])[0],
+                entry_point=ep.value,
+                distribution=dist_name or None,
+                category=category,
+                needs_host=needs_host,
+                hermes_imports=imports,
+            )
+            (builtin if builtin_dist else external).append(spec)
+    return builtin, external, skipped

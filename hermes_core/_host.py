@@ -1,0 +1,129 @@
+"""Plugins that need Hermes Agent itself, said in one line: "needs the Hermes Agent host (...)".
+
+A plugin written for Hermes can reach past the plugin surface into the host: its gateway
+(`gateway.config`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
+`hermes_cli.plugins`), or a dependency on the `hermes-agent` distribution. hermes-core serves
+the Hermes names a plugin imports for a base class or a helper (`_hermes_names.SERVED`); for
+the rest there is nothing to serve, and the honest answer is one line naming what the plugin
+needs, never a traceback. Three signals:
+
+- an import of a Hermes module that nothing answers (`ModuleNotFoundError` for a name in
+  `HERMES_TOP_LEVEL`, or `cannot import name` from a served module): `needed_module(exc)`;
+- a distribution that requires `hermes-agent` while none is installed: `requirement_line`;
+- before any import, a module-level import the plugin's source shows (`_plugin_source`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import linecache
+import os
+import re
+import traceback
+from collections.abc import Iterable
+
+from ._hermes_names import HERMES_TOP_LEVEL, SERVED
+
+__all__ = ["HOST_DISTRIBUTION", "describe", "host_line", "needed_module", "needs_hermes", "requirement_line"]
+
+HOST_DISTRIBUTION = "hermes-agent"
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
+
+
+def host_line(what: str) -> str:
+    """The one line: `needs the Hermes Agent host (imports gateway.config)`."""
+    return f"needs the Hermes Agent host ({what})"
+
+
+def needs_hermes(name: str) -> bool:
+    """Whether importing module `name` needs Hermes Agent itself: a Hermes name hermes-core does
+    not serve, where no real package of its top-level name can be found (nothing is imported)."""
+    top = name.partition(".")[0]
+    if top not in HERMES_TOP_LEVEL or name in SERVED:
+        return False
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: finding it imports nothing
+    except (ImportError, ValueError):
+        return True
+    # hermes-core's own stand-in (`tools`, `hermes_cli`) and a stray namespace folder have no origin
+    return spec is None or spec.origin is None
+
+
+def _statement(exc: BaseException) -> str:
+    """The source of the import statement `exc` was raised from (the last frame outside importlib)."""
+    machinery = os.path.dirname(importlib.__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<frozen ") and os.path.dirname(f.filename) != machinery]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    last = getattr(frame, "end_lineno", None) or frame.lineno or 0  # a statement over several lines
+    return "".join(linecache.getline(frame.filename, n) for n in range(frame.lineno or 0, last + 1))
+
+
+def _full_name(missing: str, exc: BaseException) -> str:
+    """`gateway.config` for a missing `gateway` imported as `from gateway.config import X`."""
+    names = [n for n in _DOTTED.findall(_statement(exc)) if n == missing or n.startswith(missing + ".")]
+    return max(names, key=len, default=missing)
+
+
+def _chain(exc: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 20:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def needed_module(exc: BaseException) -> str | None:
+    """The Hermes module whose absence `exc` (or an exception it was raised from) reports, when
+    hermes-core does not serve it: `gateway.config`, `tools.delegate_tool`, `hermes_cli.setup`."""
+    for error in _chain(exc):
+        if not isinstance(error, ImportError) or not error.name:
+            continue
+        if isinstance(error, ModuleNotFoundError):
+            name = _full_name(error.name, error)
+        else:  # `from hermes_cli import setup`: a name a served module does not have
+            match = _CANNOT_IMPORT.search(str(error))
+            if match is None or error.name not in SERVED:
+                continue
+            name = f"{error.name}.{match.group(1)}"
+        if name.partition(".")[0] in HERMES_TOP_LEVEL and name not in SERVED:
+            return name
+    return None
+
+
+def describe(exc: BaseException) -> str:
+    """`exc` in a line for a failure message: what the Hermes host would have provided, else
+    `Type: message`."""
+    needed = needed_module(exc)
+    return host_line(f"imports {needed}") if needed else f"{type(exc).__name__}: {exc}"
+
+
+def requirement_line(requires: Iterable[str], distribution: str) -> str | None:
+    """The line for a distribution whose `Requires-Dist` names `hermes-agent` (unconditionally)
+    while no `hermes-agent` is installed; None otherwise."""
+    for text in requires:
+        if not re.match(r"\s*hermes[-_.]agent\b", text, re.IGNORECASE):
+            continue
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if re.sub(r"[-_.]+", "-", requirement.name).lower() != HOST_DISTRIBUTION:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        from importlib.metadata import PackageNotFoundError, distribution as find
+
+        try:
+            find(HOST_DISTRIBUTION)
+        except PackageNotFoundError:
+            return host_line(f"{distribution} requires {requirement}, which is not installed")
+    return None
