@@ -19,7 +19,7 @@ from ._commands import Command
 from ._errors import RegistrationError
 from ._invoke import tagged
 from ._llm.results import freeze
-from ._plugin_services import AuxiliaryTask, PromptSection, unserved
+from ._plugin_services import UNSERVED, AuxiliaryTask, PromptSection, unserved
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -390,15 +390,9 @@ class PluginContext:
 
     def _property(self, member: str) -> Any:
         registrar = self._host(f"ctx.{member}")
-        if registrar.has_capability(_capability_of(member)):
+        if registrar.has_capability(UNSERVED[member][0]):
             return registrar.host_call(member)
         return _Unserved(self.plugin_id, member)
-
-
-def _capability_of(member: str) -> str:
-    from ._plugin_services import UNSERVED
-
-    return UNSERVED[member][0]
 
 
 class _Unserved:

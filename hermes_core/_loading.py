@@ -202,7 +202,7 @@ class Loader:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self._may_override)
+        self.tools = ToolRegistry(self.may_override)
         self.commands = CommandRegistry()
         self.cli_commands = CliCommands()
         self.sections = PromptSections()
@@ -393,9 +393,6 @@ class Loader:
         return self._states[plugin_id]
 
     def may_override(self, plugin_id: str | None) -> bool:
-        return self._may_override(plugin_id)
-
-    def _may_override(self, plugin_id: str | None) -> bool:
         """Whether `plugin_id` may replace another's tool: the host and built-ins may; a
         plugin needs `plugins.entries.<id>.allow_tool_override: true`."""
         record = self.records.get(plugin_id or "")

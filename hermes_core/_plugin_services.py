@@ -439,8 +439,7 @@ class Capabilities:
         return sorted(self._served)
 
     def call(self, plugin_id: str, member: str, *args: Any, **kwargs: Any) -> Any:
-        capability, what = UNSERVED[member]
-        implementation = self._served.get(capability)
+        implementation = self._served.get(UNSERVED[member][0])
         if implementation is None:
             raise unserved(plugin_id, member)
         return getattr(implementation, member)(plugin_id, *args, **kwargs)

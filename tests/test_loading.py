@@ -12,6 +12,7 @@ import pytest
 
 from hermes_core import Command, PluginManager, hookimpl
 from tests.helpers import hermes, hermes_json, install_dist, make_folder_plugin, write_config
+from tests.test_discovery import SHIM  # hermes-local-memory's shim
 
 SCHEMA = '{"name": "%s", "description": "d", "parameters": {"type": "object", "properties": {}}}'
 
@@ -453,17 +454,6 @@ def test_the_same_plugin_id_in_two_homes_keeps_two_module_trees(tmp_path: Path, 
     assert mine["name"] != theirs["name"] and theirs["name"].startswith("hermes_plugins.word_tools__")
     assert (mine["made"], theirs["made"]) == ("made:one", "made:other")
 
-
-SHIM = """
-class LocalMemoryProvider:
-    name = "local"
-    def is_available(self): return True
-    def initialize(self, session_id, **kwargs): self.session_id = session_id
-    def get_tool_schemas(self): return []
-
-def register(ctx):
-    ctx.register_memory_provider(LocalMemoryProvider())
-"""
 
 
 def test_a_manifestless_memory_folder_is_found_enabled_selected_and_ok(home: Path) -> None:
