@@ -6,8 +6,8 @@ by reading it, not by importing it: its memory loader takes a `$HERMES_HOME/plug
 whose `__init__.py` mentions `register_memory_provider` or `MemoryProvider` in its first 8 KB,
 its context-engine loader one that mentions `register_context_engine` or `ContextEngine`, and
 a `plugin.yaml` without `kind` gets the same test. `kind_from_source` is that rule, so that
-hermes-core finds and lists the same plugins as Hermes does. The kind it gives is a guess for
-listing and selection only: loading a guessed plugin still runs all of its registration.
+hermes-core finds and lists the same folder plugins as Hermes does. The kind it gives is a guess
+for listing and selection only: loading a guessed plugin still runs all of its registration.
 
 **Hermes imports.** `hermes_imports` reads the module-level imports of a plugin's first module
 and of the modules of its own package that it imports in turn (skipping function bodies,
