@@ -46,17 +46,21 @@ def _normalise(dist_name: str) -> str:
     return re.sub(r"[-_.]+", "-", dist_name).lower()
 
 
-def _entry_point_imports(value: str) -> tuple[str, ...]:
+def _entry_point_imports(value: str, dist: Any) -> tuple[str, ...]:
     """The unserved Hermes modules that the module an entry point names imports at module level
-    (read from disk, not imported)."""
+    (read from disk, where its distribution is installed, not imported)."""
     module = value.partition(":")[0].strip()
-    origin = module_origin(module)
-    if origin is None:
+    near = None
+    if dist is not None:
+        try:
+            near = str(dist.locate_file(""))
+        except (AttributeError, NotImplementedError, TypeError):
+            near = None
+    found = module_origin(module, near)
+    if found is None:
         return ()
-    top = module.partition(".")[0]
-    top_origin = module_origin(top)
-    root = top_origin.parent if top_origin is not None and top_origin.name == "__init__.py" else None
-    return tuple(hermes_imports(origin, root, top))
+    origin, root = found
+    return tuple(hermes_imports(origin, root, module.partition(".")[0]))
 
 
 def entry_point_specs(
@@ -95,7 +99,7 @@ def entry_point_specs(
             imports: tuple[str, ...] = ()
             if not builtin_dist:
                 needs_host = requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or ""
-                imports = _entry_point_imports(ep.value)
+                imports = _entry_point_imports(ep.value, ep.dist)
             spec = PluginSpec(
                 id=plugin_id,
                 name=ep.name,
