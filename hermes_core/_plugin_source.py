@@ -187,10 +187,12 @@ def _may_matter(text: str, own: str) -> bool:
     package, or a Hermes top-level name (a quick look before parsing; most modules import neither)."""
     own_top = own.partition(".")[0]
     for match in _IMPORTED.finditer(text):
-        names = [match.group(1)] if match.group(1) else [n.split()[0].split(".")[0] for n in match.group(2).split(",") if n.strip()]
-        for name in names:
-            if name == "." or name == own_top or name.lstrip("(") in HERMES_TOP_LEVEL:
-                return True
+        if match.group(1):
+            names = [match.group(1)]
+        else:  # `import a.b as c, d`
+            names = [n.split()[0].partition(".")[0] for n in match.group(2).split(",") if n.strip()]
+        if any(n in (".", own_top) or n in HERMES_TOP_LEVEL for n in names):
+            return True
     return False
 
 

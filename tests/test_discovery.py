@@ -67,6 +67,12 @@ def test_folder_without_manifest_that_is_not_a_category_is_reported_not_loaded(h
     assert [(s.name, s.source) for s in found.skipped] == [("stray", "user")]
 
 
+def test_a_memory_folder_with_a_name_that_cannot_be_an_id_is_skipped_saying_so(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "my memory", SHIM, manifest=None)
+    found = discover()
+    assert [(s.name, "not a valid plugin id" in s.reason) for s in found.skipped] == [("my memory", True)]
+
+
 def test_anything_skipped_is_a_row_in_every_listing_format(home: Path, site: Path) -> None:
     make_folder_plugin(home / "plugins", "stray", CODE, manifest=None)
     install_dist(site, "hermes-bad", {"bad name": "hermes_bad"}, {"hermes_bad": CODE})
