@@ -241,19 +241,25 @@ def _kind(category: str | None, declared: str, init: Path | None) -> tuple[str, 
     return (guessed, "source") if guessed else ("standalone", "default")
 
 
-def _manifestless_spec(folder: Path, source: str) -> PluginSpec | None:
-    """A folder without `plugin.yaml` that Hermes' memory or context-engine loader takes: its
-    `__init__.py` mentions that contract. Its id and name are the folder's name."""
+def _manifestless_spec(folder: Path, source: str, slots: frozenset[str]) -> PluginSpec | Skipped:
+    """A folder without `plugin.yaml`: a plugin when Hermes' memory or context-engine loader would
+    take it (its `__init__.py` mentions that contract; id and name are the folder's name), else
+    skipped, saying why."""
     from ._plugin_source import kind_from_source
 
     init = folder / "__init__.py"
     kind = kind_from_source(init) if init.is_file() else None
-    if kind is None or not valid_plugin_name(folder.name):
-        return None
-    return PluginSpec(
-        id=folder.name, name=folder.name, source=source, kind=kind, kind_source="source", path=folder,
-        hermes_imports=_folder_imports(folder, folder.name),
-    )
+    if kind is not None and valid_plugin_name(folder.name):
+        return PluginSpec(
+            id=folder.name, name=folder.name, source=source, kind=kind, kind_source="source", path=folder,
+            hermes_imports=_folder_imports(folder, folder.name),
+        )
+    if kind is not None:
+        why = "its name is not a valid plugin id (rename the folder: letters, digits, '_', '.', '-')"
+    else:
+        why = (f"{folder.name!r} is not a category (categories: {', '.join(sorted(slots))}), and its "
+               "__init__.py does not register a memory provider or a context engine")
+    return Skipped(folder.name, source, str(folder), f"{folder}: ignored: no plugin.yaml, and {why}")
 
 
 def _children(root: Path) -> list[Path]:
@@ -282,14 +288,12 @@ def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[Plu
                 skipped.append(Skipped(child.name, source, str(child), f"{child}: cannot be read: {exc}"))
                 continue
             specs.extend(_folder_spec(sub, source, kinds, child.name) for sub in subs)
-        elif (found := _manifestless_spec(child, source)) is not None:
-            specs.append(found)
         else:
-            skipped.append(Skipped(child.name, source, str(child), (
-                f"{child}: ignored: no plugin.yaml, {child.name!r} is not a category "
-                f"(categories: {', '.join(sorted(slots))}), and its __init__.py does not register a memory "
-                "provider or a context engine"
-            )))
+            found = _manifestless_spec(child, source, slots)
+            if isinstance(found, Skipped):
+                skipped.append(found)
+            else:
+                specs.append(found)
     return specs, skipped
 
 

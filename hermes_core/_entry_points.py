@@ -2,7 +2,8 @@
 
 Nothing is imported: the distribution's METADATA headers give the version, summary, author and
 `Requires-Dist`, and the module an entry point names is read from disk (`_plugin_source`) for
-Hermes' kind rule and its module-level Hermes imports.
+its module-level Hermes imports. The kind is the group's: a plugin in `hermes_agent.plugins` is
+standalone (opt-in) whatever its source mentions.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from ._discovery import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
 from ._host import requirement_line
 from ._manifest import valid_plugin_name
-from ._plugin_source import hermes_imports, kind_from_source, module_origin
+from ._plugin_source import hermes_imports, module_origin
 
 __all__ = ["entry_point_specs"]
 
@@ -45,17 +46,21 @@ def _normalise(dist_name: str) -> str:
     return re.sub(r"[-_.]+", "-", dist_name).lower()
 
 
-def _entry_point_source(value: str) -> tuple[str | None, tuple[str, ...]]:
-    """What the module an entry point names says without importing it: Hermes' kind reading of
-    its first 8 KB, and the unserved Hermes modules its module-level code imports."""
+def _entry_point_imports(value: str, dist: Any) -> tuple[str, ...]:
+    """The unserved Hermes modules that the module an entry point names imports at module level
+    (read from disk, where its distribution is installed, not imported)."""
     module = value.partition(":")[0].strip()
-    origin = module_origin(module)
-    if origin is None:
-        return None, ()
-    top = module.partition(".")[0]
-    top_origin = module_origin(top)
-    root = top_origin.parent if top_origin is not None and top_origin.name == "__init__.py" else None
-    return kind_from_source(origin), tuple(hermes_imports(origin, root, top))
+    near = None
+    if dist is not None:
+        try:
+            near = str(dist.locate_file(""))
+        except (AttributeError, NotImplementedError, TypeError):
+            near = None
+    found = module_origin(module, near)
+    if found is None:
+        return ()
+    origin, root = found
+    return tuple(hermes_imports(origin, root, module.partition(".")[0]))
 
 
 def entry_point_specs(
@@ -90,20 +95,17 @@ def entry_point_specs(
                     skipped.append(Skipped(ep.name, "entrypoint", origin, reason))
                 continue
             seen[key] = (label, ep.value)
-            kind, kind_source = category or "standalone", "group" if category else "default"
             needs_host = ""
             imports: tuple[str, ...] = ()
             if not builtin_dist:
                 needs_host = requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or ""
-                guessed, imports = _entry_point_source(ep.value)
-                if category is None and guessed is not None:
-                    kind, kind_source = guessed, "source"
+                imports = _entry_point_imports(ep.value, ep.dist)
             spec = PluginSpec(
                 id=plugin_id,
                 name=ep.name,
                 source="builtin" if builtin_dist else "entrypoint",
-                kind=kind,
-                kind_source=kind_source,
+                kind=category or "standalone",  # the group says (a guess here would load it on selection alone)
+                kind_source="group" if category else "default",
                 version=headers.get("Version", [""])[0],
                 description=_builtin_description(plugin_id) if builtin_dist else headers.get("Summary", [""])[0],
                 author=(headers.get("Author") or headers.get("Author-email") or [""])[0],

@@ -83,16 +83,6 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
 }
 PACKAGES = frozenset(name.rpartition(".")[0] for name in SERVED if "." in name)
-# Hermes Agent's own top-level packages and modules (what its distribution installs): a plugin
-# that imports one of these where hermes-core serves nothing and no real module exists needs
-# the Hermes Agent host itself (`hermes_core._host`).
-HERMES_TOP_LEVEL = frozenset({
-    "acp_adapter", "agent", "cron", "gateway", "hermes_cli", "hermes_wisdom", "honcho_integration", "plugins",
-    "pm", "providers", "tools", "tui_gateway",
-    "batch_runner", "cli", "hermes_bootstrap", "hermes_constants", "hermes_logging", "hermes_state", "hermes_time",
-    "hermes_yaml", "mcp_serve", "model_tools", "registration_lifecycle", "rl_cli", "run_agent", "toolset_distributions",
-    "toolsets", "trajectory_compressor", "utils",
-})
 MARK = "__hermes_core_serves__"  # set on every served module: the Hermes name it stands for
 
 _recorders = threading.local()  # .names: the names recorded; .loading: the plugin loading in this thread

@@ -15,18 +15,23 @@ needs, never a traceback. Three signals:
 
 from __future__ import annotations
 
-import importlib
-import linecache
-import os
 import re
-import traceback
 from collections.abc import Iterable
 
-from ._hermes_names import HERMES_TOP_LEVEL, SERVED
-
-__all__ = ["HOST_DISTRIBUTION", "describe", "host_line", "needed_module", "needs_hermes", "requirement_line"]
+__all__ = ["HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "describe", "host_line", "needed_module", "needs_hermes",
+           "requirement_line"]
 
 HOST_DISTRIBUTION = "hermes-agent"
+# Hermes Agent's own top-level packages and modules (what its distribution installs): importing one
+# of these where hermes-core serves nothing (`_hermes_names.SERVED`) and no real module exists
+# needs the Hermes Agent host itself.
+HERMES_TOP_LEVEL = frozenset({
+    "acp_adapter", "agent", "cron", "gateway", "hermes_cli", "hermes_wisdom", "honcho_integration", "plugins",
+    "pm", "providers", "tools", "tui_gateway",
+    "batch_runner", "cli", "hermes_bootstrap", "hermes_constants", "hermes_logging", "hermes_state", "hermes_time",
+    "hermes_yaml", "mcp_serve", "model_tools", "registration_lifecycle", "rl_cli", "run_agent", "toolset_distributions",
+    "toolsets", "trajectory_compressor", "utils",
+})
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
 
@@ -40,7 +45,7 @@ def needs_hermes(name: str) -> bool:
     """Whether importing module `name` needs Hermes Agent itself: a Hermes name hermes-core does
     not serve, where no real package of its top-level name can be found (nothing is imported)."""
     top = name.partition(".")[0]
-    if top not in HERMES_TOP_LEVEL or name in SERVED:
+    if top not in HERMES_TOP_LEVEL or _served(name):
         return False
     import importlib.util
 
@@ -52,8 +57,19 @@ def needs_hermes(name: str) -> bool:
     return spec is None or spec.origin is None
 
 
+def _served(name: str) -> bool:
+    from ._hermes_names import SERVED  # not on the listing's path unless a plugin imports a Hermes name
+
+    return name in SERVED
+
+
 def _statement(exc: BaseException) -> str:
     """The source of the import statement `exc` was raised from (the last frame outside importlib)."""
+    import importlib
+    import linecache
+    import os
+    import traceback
+
     machinery = os.path.dirname(importlib.__file__)
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if not f.filename.startswith("<frozen ") and os.path.dirname(f.filename) != machinery]
@@ -89,10 +105,10 @@ def needed_module(exc: BaseException) -> str | None:
             name = _full_name(error.name, error)
         else:  # `from hermes_cli import setup`: a name a served module does not have
             match = _CANNOT_IMPORT.search(str(error))
-            if match is None or error.name not in SERVED:
+            if match is None or not _served(error.name):
                 continue
             name = f"{error.name}.{match.group(1)}"
-        if name.partition(".")[0] in HERMES_TOP_LEVEL and name not in SERVED:
+        if name.partition(".")[0] in HERMES_TOP_LEVEL and not _served(name):
             return name
     return None
 

@@ -6,8 +6,8 @@ by reading it, not by importing it: its memory loader takes a `$HERMES_HOME/plug
 whose `__init__.py` mentions `register_memory_provider` or `MemoryProvider` in its first 8 KB,
 its context-engine loader one that mentions `register_context_engine` or `ContextEngine`, and
 a `plugin.yaml` without `kind` gets the same test. `kind_from_source` is that rule, so that
-hermes-core finds and lists the same plugins as Hermes does. The kind it gives is a guess for
-listing and selection only: loading a guessed plugin still runs all of its registration.
+hermes-core finds and lists the same folder plugins as Hermes does. The kind it gives is a guess
+for listing and selection only: loading a guessed plugin still runs all of its registration.
 
 **Hermes imports.** `hermes_imports` reads the module-level imports of a plugin's first module
 and of the modules of its own package that it imports in turn (skipping function bodies,
@@ -18,12 +18,17 @@ modules that neither hermes-core nor a real installation answers: what the listi
 
 from __future__ import annotations
 
-import ast
 import importlib.util
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ._host import needs_hermes
+from ._host import HERMES_TOP_LEVEL, needs_hermes
+
+if TYPE_CHECKING:
+    import ast  # imported where it is used: only a file worth parsing (`_may_matter`) pays for it
 
 __all__ = ["SOURCE_KINDS", "hermes_imports", "kind_from_source", "module_origin"]
 
@@ -42,8 +47,8 @@ def kind_from_source(init: Path | None) -> str | None:
     if init is None:
         return None
     try:
-        with init.open(encoding="utf-8-sig", errors="replace") as handle:
-            head = handle.read(_HEAD)
+        with open(init, "rb") as handle:
+            head = handle.read(_HEAD).decode("utf-8", "replace")
     except OSError:
         return None
     for kind, markers in SOURCE_KINDS:
@@ -52,19 +57,19 @@ def kind_from_source(init: Path | None) -> str | None:
     return None
 
 
-def module_origin(name: str) -> Path | None:
-    """The source file of module `name`, found without importing anything (a dotted name's parent
-    packages are walked on disk; `importlib.util.find_spec` would import them)."""
+def module_origin(name: str, near: str | None = None) -> tuple[Path, Path | None] | None:
+    """The source file of module `name` and the directory of its top-level package (None for a
+    top-level module), found without importing anything: in the directory `near` (where its
+    distribution is installed) when it is there, else through `importlib.util.find_spec` of the
+    top-level name alone (a dotted name's packages are walked on disk; finding them would import them)."""
     parts = [p for p in name.split(".") if p]
     if not parts:
         return None
-    try:
-        spec = importlib.util.find_spec(parts[0])
-    except (ImportError, ValueError):
+    top = _top_level(parts[0], near)
+    if top is None:
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    origin, locations = Path(spec.origin), list(spec.submodule_search_locations or [])
+    origin, locations = top
+    root = origin.parent if origin.name == "__init__.py" else None
     for part in parts[1:]:
         found = None
         for base in map(Path, locations):
@@ -77,11 +82,31 @@ def module_origin(name: str) -> Path | None:
         if found is None:
             return None
         origin = found
-    return origin
+    return origin, root
+
+
+def _top_level(name: str, near: str | None) -> tuple[Path, list[str]] | None:
+    """A top-level module's source file and its package directories (plain `os.path` here: this
+    runs for every installed plugin on every listing)."""
+    if near is not None:
+        package = os.path.join(near, name)
+        if os.path.isfile(os.path.join(package, "__init__.py")):
+            return Path(package, "__init__.py"), [package]
+        if os.path.isfile(package + ".py"):
+            return Path(package + ".py"), []
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin), list(spec.submodule_search_locations or [])
 
 
 def _guarded(node: ast.Try) -> bool:
     """Whether a `try` block catches a failed import (its imports are the plugin's own business)."""
+    import ast
+
     for handler in node.handlers:
         if handler.type is None:
             return True
@@ -92,6 +117,8 @@ def _guarded(node: ast.Try) -> bool:
 
 
 def _type_checking(node: ast.If) -> bool:
+    import ast
+
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
@@ -99,6 +126,8 @@ def _type_checking(node: ast.If) -> bool:
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
     """The import statements that run when the module is imported."""
+    import ast
+
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
@@ -126,8 +155,16 @@ def hermes_imports(first: Path, package_root: Path | None, own: str) -> list[str
             return
         seen.add(path)
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"), str(path))
-        except (OSError, SyntaxError, ValueError):
+            text = path.read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
+        except OSError:
+            return
+        if not _may_matter(text, own):
+            return
+        import ast
+
+        try:
+            tree = ast.parse(text, str(path))
+        except (SyntaxError, ValueError):
             return
         here = parts if path.name == "__init__.py" else parts[:-1]  # the package this module is in
         for node in _module_level(tree.body):
@@ -140,6 +177,23 @@ def hermes_imports(first: Path, package_root: Path | None, own: str) -> list[str
 
     scan(first, [] if first.name == "__init__.py" or first.parent != package_root else [first.stem])
     return found
+
+
+_IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+(\.|[A-Za-z_]\w*)|import[ \t]+([^#\n]+))", re.MULTILINE)
+
+
+def _may_matter(text: str, own: str) -> bool:
+    """Whether `text` imports anything the scan follows or reports: a relative import, its own
+    package, or a Hermes top-level name (a quick look before parsing; most modules import neither)."""
+    own_top = own.partition(".")[0]
+    for match in _IMPORTED.finditer(text):
+        if match.group(1):
+            names = [match.group(1)]
+        else:  # `import a.b as c, d`
+            names = [n.split()[0].partition(".")[0] for n in match.group(2).split(",") if n.strip()]
+        if any(n in (".", own_top) or n in HERMES_TOP_LEVEL for n in names):
+            return True
+    return False
 
 
 def _file(root: Path, parts: list[str]) -> Path | None:
@@ -155,6 +209,8 @@ def _file(root: Path, parts: list[str]) -> Path | None:
 def _targets(node: ast.Import | ast.ImportFrom, here: list[str], own: str) -> Iterator[tuple[str, list[str] | None]]:
     """Each module `node` may import: its absolute name, and its parts inside the plugin's own
     package `own` (None for a module outside it). `from . import x` may import a submodule `x`."""
+    import ast
+
     def inside(name: str) -> list[str] | None:
         if name == own:
             return []

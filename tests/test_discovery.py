@@ -67,6 +67,12 @@ def test_folder_without_manifest_that_is_not_a_category_is_reported_not_loaded(h
     assert [(s.name, s.source) for s in found.skipped] == [("stray", "user")]
 
 
+def test_a_memory_folder_with_a_name_that_cannot_be_an_id_is_skipped_saying_so(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "my memory", SHIM, manifest=None)
+    found = discover()
+    assert [(s.name, "not a valid plugin id" in s.reason) for s in found.skipped] == [("my memory", True)]
+
+
 def test_anything_skipped_is_a_row_in_every_listing_format(home: Path, site: Path) -> None:
     make_folder_plugin(home / "plugins", "stray", CODE, manifest=None)
     install_dist(site, "hermes-bad", {"bad name": "hermes_bad"}, {"hermes_bad": CODE})
@@ -214,11 +220,12 @@ def test_one_entry_point_declared_in_two_equivalent_groups_is_one_plugin(home: P
     assert [s.id for s in found.plugins if s.id.endswith("wiki")] == ["memory/wiki"] and not found.problems
 
 
-def test_an_entry_point_module_gets_hermes_reading_of_its_source(home: Path, site: Path) -> None:
+def test_an_entry_point_in_the_general_group_stays_opt_in_whatever_its_source_says(home: Path, site: Path) -> None:
     engine = "from agent.context_engine import ContextEngine\n" + CODE
     install_dist(site, "hermes-lossless", {"lossless": "hermes_lossless"}, {"hermes_lossless.__init__": engine})
     spec = by_id(discover())["lossless"]
-    assert (spec.id, spec.kind, spec.kind_source) == ("lossless", "context_engine", "source")
+    assert (spec.kind, spec.kind_source) == ("standalone", "default")
+    assert not spec.enablement(Config({"context": {"engine": "lossless"}}))[0]
 
 
 def test_builtin_plugins_come_through_entry_points(home: Path) -> None:
