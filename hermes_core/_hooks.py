@@ -123,9 +123,13 @@ class HookRunner:
         if not callable(callback):
             raise TypeError(f"callback for hook {hook!r} of {owner(plugin_id)} is not callable: {callback!r}")
         if hook not in LIFECYCLE_HOOKS:
+            import difflib
+
+            close = difflib.get_close_matches(hook, LIFECYCLE_HOOKS, 1)
             log.warning(
-                "%s registered a callback for unknown hook %r; it is kept but this version never calls it "
-                "(known hooks: %s)", owner(plugin_id), hook, ", ".join(LIFECYCLE_HOOKS),
+                "%s registered a callback for unknown hook %r; it is kept but this version never calls it (%s)",
+                owner(plugin_id), hook, f"did you mean {close[0]!r}?" if close else
+                f"known hooks: {', '.join(LIFECYCLE_HOOKS)}",
             )
         accepts, required = _signature(callback)
         offered = hook_arguments(hook)

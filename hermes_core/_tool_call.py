@@ -42,6 +42,11 @@ class ToolCallIds:
     tool_call_id: str = ""
     api_request_id: str = ""
 
+    def arguments(self) -> dict[str, Any]:
+        """The ids as the tool hooks' keyword arguments."""
+        return {"session_id": self.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
+                "tool_call_id": self.tool_call_id, "api_request_id": self.api_request_id}
+
 
 NO_IDS = ToolCallIds()
 
@@ -141,7 +146,7 @@ def _call(
     parsed, problem = parse_arguments(args)
     if parsed is None:
         return error_result(f"Invalid arguments for tool {name!r}: {problem}")
-    who = attrs.asdict(ids)
+    who = ids.arguments()
     blocked: str | None = None
     if hooks is not None:
         decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **who)
@@ -156,8 +161,8 @@ def _call(
     if hooks is None or not (hooks.has("post_tool_call") or hooks.has("transform_tool_result")):
         return result
     status, error_type, error_message = _status(result, blocked is not None)
-    done = {"result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
-            "error_message": error_message, **who}
+    done: dict[str, Any] = {"result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
+                             "error_message": error_message, **who}
     yield hooks.post_tool_call(tool_name=name, args=dict(parsed), **done)
     changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), **done)
     return changed if changed is not None else result

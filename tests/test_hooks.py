@@ -318,3 +318,10 @@ def test_a_host_declares_the_hooks_it_fires_and_doctor_names_the_others(home: Pa
     assert manager.doctor().plugins[0]["unfired_hooks"] == ["transform_terminal_output", "on_something_new"]
     with pytest.raises(ValueError, match="not lifecycle hooks: pre_llm"):
         manager.declare_fired_hooks("pre_llm")
+
+
+def test_an_unknown_hook_name_close_to_a_known_one_is_pointed_at_it(runner, caplog) -> None:
+    with caplog.at_level(logging.WARNING):
+        runner.add("post_api_requests", print, "p")
+    assert "unknown hook 'post_api_requests'" in caplog.text and "did you mean 'post_api_request'?" in caplog.text
+    assert [cb.plugin_id for cb in runner.callbacks("post_api_requests")] == ["p"]  # kept all the same

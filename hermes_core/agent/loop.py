@@ -22,6 +22,7 @@ import attrs
 from .. import config_keys as keys
 from .._errors import SessionNotFoundError
 from .._hook_calls import LifecycleHooks
+from .._llm.reply import Answer
 from .._llm.request_hooks import AgentRequestHooks, TurnIdentity, turn_scope
 from .._manager import PluginManager
 from .._messages import repair_tool_pairing
@@ -183,22 +184,7 @@ class Agent:
         try:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
-                self._compress_if_needed()
-                request = self._request([prefetched, context or ""])
-                observer = AgentRequestHooks(hooks, turn, count, user_message=text,
-                                             conversation_history=self.messages,
-                                             context_length=self.session.context_length)
-                self.display.working("thinking")
-                try:
-                    answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer)
-                finally:
-                    self.display.done()
-                usage = answer.usage
-                self.session.after_response({"prompt_tokens": usage.input_tokens,
-                                             "completion_tokens": usage.output_tokens})
-                self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens,
-                                 usage.output_tokens, usage.cost_usd)
-                tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
+                answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
                 if not answer.tool_calls:
                     final = self._transformed(hooks, turn, answer.text)
                     self._add({"role": "assistant", "content": final or None})
@@ -234,6 +220,27 @@ class Agent:
         self.session.sync_turn(text, final or "")
         self._end_turn(turn, exit_reason, ended)
         return tally.result(final or "")
+
+    def _model_request(
+        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
+    ) -> tuple[Answer, AgentRequestHooks]:
+        """The turn's `count`th model request (the window compressed first when the engine says
+        so), with the request hooks around each attempt; its usage accounted and stored."""
+        self._compress_if_needed()
+        request = self._request(extra)
+        observer = AgentRequestHooks(self.manager.lifecycle, turn, count, user_message=text,
+                                     conversation_history=self.messages, context_length=self.session.context_length)
+        self.display.working("thinking")
+        try:
+            answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer)
+        finally:
+            self.display.done()
+        usage = answer.usage
+        self.session.after_response({"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens})
+        self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens, usage.output_tokens,
+                         usage.cost_usd)
+        tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
+        return answer, observer
 
     def _transformed(self, hooks: LifecycleHooks, turn: TurnIdentity, text: str) -> str:
         """The final answer as the plugins' `transform_llm_output` makes it (before it is stored)."""
