@@ -66,9 +66,10 @@ class AgentSession:
     Opening it fires the plugins' `on_session_start` hook and starts the engines; `reset()`
     fires `on_session_finalize` (`session_boundary`), `on_session_reset` and `on_session_start`
     again; `close()` ends the engines and fires `on_session_finalize` (`shutdown`). The turn
-    hooks (`pre_llm_call`, ..., `on_session_end` once per turn) are the host loop's. Raises `UnknownProviderError` when the config
-    names an engine that nothing provides; an engine that cannot be created or started
-    leaves the session without it (noted in `problems`).
+    hooks (`pre_llm_call`, ..., `on_session_end` once per turn) are the host loop's.
+
+    Raises `UnknownProviderError` when the config names an engine that nothing provides; an
+    engine that cannot be created or started leaves the session without it (in `problems`).
     """
 
     def __init__(
