@@ -1,7 +1,8 @@
 """Slash commands: the `Command` a plugin registers, and the registry that names and runs them.
 
 Names are unique and normalised; every command keeps its provenance; a handler may be sync or
-async and runs through one policy for sync and async callers.
+async and runs through one policy for sync and async callers, after the `pre_command` hook
+when the caller hands in the lifecycle hooks.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
 from ._invoke import Failure, Invoke, Policy, adrive, drive
+
+if TYPE_CHECKING:
+    from ._hook_calls import LifecycleHooks
 
 __all__ = ["Command", "CommandRegistry", "normalise_command_name"]
 
@@ -110,8 +114,11 @@ class CommandRegistry:
             raise UnknownCommandError(f"unknown command /{normalise_command_name(name)} (available: {available})")
         return command
 
-    def _call(self, name: str, raw_args: str) -> Policy[str | None]:
+    def _call(self, name: str, raw_args: str, hooks: LifecycleHooks | None, where: dict[str, str]) -> Policy[str | None]:
         command = self._lookup(name)
+        if hooks is not None:
+            yield hooks.pre_command(command=command.name, alias_used=name.strip().lstrip("/"), args_raw=raw_args,
+                                    **where)
         problem = command.usage_problem(raw_args)
         if problem is not None:
             return problem
@@ -120,13 +127,23 @@ class CommandRegistry:
             raise self._failed(command, result.error) from result.error
         return None if result is None else str(result)
 
-    def run(self, name: str, raw_args: str = "") -> str | None:
-        """Run command `name` with `raw_args`; a handler failure becomes `CommandFailedError`."""
-        return drive(self._call(name, raw_args))
+    def run(
+        self, name: str, raw_args: str = "", *, hooks: LifecycleHooks | None = None, surface: str = "cli",
+        session_key: str = "", platform: str = "cli",
+    ) -> str | None:
+        """Run command `name` with `raw_args`; a handler failure becomes `CommandFailedError`.
+        With `hooks`, the plugins' `pre_command` hears of it first (`surface`, `session_key` and
+        `platform` are what it is told about the caller)."""
+        where = {"surface": surface, "session_key": session_key, "platform": platform}
+        return drive(self._call(name, raw_args, hooks, where))
 
-    async def arun(self, name: str, raw_args: str = "") -> str | None:
+    async def arun(
+        self, name: str, raw_args: str = "", *, hooks: LifecycleHooks | None = None, surface: str = "cli",
+        session_key: str = "", platform: str = "cli",
+    ) -> str | None:
         """`run` for async hosts: an async handler is awaited, a sync one runs on a worker thread."""
-        return await adrive(self._call(name, raw_args))
+        where = {"surface": surface, "session_key": session_key, "platform": platform}
+        return await adrive(self._call(name, raw_args, hooks, where))
 
     @staticmethod
     def _failed(command: Command, exc: BaseException) -> CommandFailedError:

@@ -30,10 +30,19 @@ class DoctorReport:
         return attrs.asdict(self)
 
 
+def _unfired(record: PluginRecord, fired: frozenset[str] | None) -> list[str] | None:
+    """The hooks `record` registered that the host never fires (None: the host did not say what it fires)."""
+    if fired is None:
+        return None
+    return [hook for hook in dict.fromkeys(record.registered.get("hooks", ())) if hook not in fired]
+
+
 def build_report(
-    records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str]
+    records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str],
+    fired_hooks: frozenset[str] | None = None,
 ) -> DoctorReport:
-    """The report on loaded `records`; a slot whose configured name is unknown is a problem."""
+    """The report on loaded `records`; a slot whose configured name is unknown is a problem.
+    With the hooks the host fires, each plugin's row names those it registered that never fire."""
     problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
     warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
@@ -60,6 +69,7 @@ def build_report(
             "registered": {k: list(v) for k, v in r.registered.items()},
             "import_ms": r.import_ms,
             "hermes_names": list(r.hermes_names),
+            "unfired_hooks": _unfired(r, fired_hooks),
         }
         for r in records
     ]

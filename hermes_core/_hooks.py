@@ -1,10 +1,11 @@
 """Lifecycle hooks: the callbacks plugins registered, and the two drivers that run them.
 
 Callbacks run in registration order, each isolated (what it raises is logged with the plugin
-id and the next one runs) and under a time limit; each receives only the keyword arguments
-it declares. How their results combine is the hook's chain (`_hook_chains`), the same for
-the sync and the async driver. The host calls hooks through the typed layer
-(`LifecycleHooks`), or by name (`fire`, `pre_tool_call`, `transform`, ...).
+id and the next one runs; a failure that repeats is logged once) and under a time limit;
+each receives only the keyword arguments it declares, worked out once when it is added, and
+every call carries `telemetry_schema_version` as Hermes' do. How their results combine is
+the hook's chain (`_hook_chains`), the same for the sync and the async driver. The host calls
+hooks through the typed layer (`LifecycleHooks`), or by name (`fire`, `pre_tool_call`, ...).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ._errors import owner
 from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
 from ._invoke import Failure, acall, call, overran
 from .config_keys import HOOK_CALLBACK_TIMEOUT
-from .hookspecs import LIFECYCLE_HOOKS
+from .hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 
 __all__ = ["HookCall", "HookRunner", "ToolDecision"]
 
@@ -32,19 +33,25 @@ Undo = Callable[[], None]
 R = TypeVar("R")
 
 
-def _accepted(callback: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword names `callback` takes; None when it takes `**kwargs` (everything)."""
+def _signature(callback: Callable[..., Any]) -> tuple[frozenset[str] | None, tuple[str, ...]]:
+    """The keyword names `callback` takes (None when it takes `**kwargs`: everything, or when
+    its signature cannot be read), and those it requires. Positional-only parameters never
+    receive a value, as in Hermes."""
     try:
         params = inspect.signature(callback).parameters.values()
     except (TypeError, ValueError):
-        return None
-    names = set()
+        return None, ()
+    names: set[str] = set()
+    required: list[str] = []
+    anything = False
     for param in params:
         if param.kind is inspect.Parameter.VAR_KEYWORD:
-            return None
-        if param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            anything = True
+        elif param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
             names.add(param.name)
-    return frozenset(names)
+            if param.default is inspect.Parameter.empty:
+                required.append(param.name)
+    return (None if anything else frozenset(names)), tuple(required)
 
 
 @attrs.frozen
@@ -106,6 +113,7 @@ class HookRunner:
         self._callbacks: dict[str, list[_Callback]] = {}
         self._lock = threading.Lock()
         self._timeout = timeout
+        self._reported: set[tuple[int, str, str]] = set()
 
     def add(self, hook: str, callback: Callable[..., Any], plugin_id: str | None = None) -> Undo:
         """Add `callback` to `hook`; returns the function that removes it again.
@@ -115,11 +123,24 @@ class HookRunner:
         if not callable(callback):
             raise TypeError(f"callback for hook {hook!r} of {owner(plugin_id)} is not callable: {callback!r}")
         if hook not in LIFECYCLE_HOOKS:
+            import difflib
+
+            close = difflib.get_close_matches(hook, LIFECYCLE_HOOKS, 1)
             log.warning(
-                "%s registered a callback for unknown hook %r; it is kept but this version never calls it "
-                "(known hooks: %s)", owner(plugin_id), hook, ", ".join(LIFECYCLE_HOOKS),
+                "%s registered a callback for unknown hook %r; it is kept but this version never calls it (%s)",
+                owner(plugin_id), hook, f"did you mean {close[0]!r}?" if close else
+                f"known hooks: {', '.join(LIFECYCLE_HOOKS)}",
             )
-        entry = _Callback(hook, callback, plugin_id, _accepted(callback), _workers.is_coroutine_function(callback))
+        accepts, required = _signature(callback)
+        offered = hook_arguments(hook)
+        missing = [name for name in required if offered and name not in offered]
+        if missing:
+            log.warning(
+                "%s registered a callback for %s that requires %s, which the hook never passes "
+                "(it passes: %s); every call of it will fail: give %s a default or take **kwargs",
+                owner(plugin_id), hook, ", ".join(missing), ", ".join(offered), "it" if len(missing) == 1 else "them",
+            )
+        entry = _Callback(hook, callback, plugin_id, accepts, _workers.is_coroutine_function(callback))
         with self._lock:
             self._callbacks.setdefault(hook, []).append(entry)
 
@@ -134,8 +155,20 @@ class HookRunner:
     def callbacks(self, hook: str) -> list[_Callback]:
         return list(self._callbacks.get(hook, ()))
 
+    def has(self, hook: str) -> bool:
+        """Whether any callback is registered for `hook` (to skip building a costly payload)."""
+        return bool(self._callbacks.get(hook))
+
+    def hooks(self) -> list[str]:
+        """The hook names with at least one callback, in the order they were first registered."""
+        return [hook for hook, entries in self._callbacks.items() if entries]
+
     def call(self, hook: str, chain: Chain[R]) -> HookCall[R]:
-        """The call of `hook` whose callbacks combine by `chain`, to `run()` or `await arun()`."""
+        """The call of `hook` whose callbacks combine by `chain`, to `run()` or `await arun()`;
+        the arguments get `telemetry_schema_version` unless the caller set it (or the hook is
+        one Hermes leaves it out of)."""
+        if hook not in UNVERSIONED_HOOKS and "telemetry_schema_version" not in chain.kwargs:
+            chain.kwargs = {**chain.kwargs, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
         return HookCall(self, hook, chain)
 
     # -- the hooks by name ------------------------------------------------------------------
@@ -172,9 +205,20 @@ class HookRunner:
 
     # -- the drivers ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _report(cb: _Callback, failure: Failure) -> Failure:
-        log.error("%s %s", cb.label, failure.describe(), exc_info=None if failure.timed_out else failure.error)
+    def _report(self, cb: _Callback, failure: Failure) -> Failure:
+        """Log what a callback did instead of answering: the first time at ERROR (a callback that
+        cannot take what the hook passes names what it does pass), repeats at DEBUG."""
+        key = (id(cb), type(failure.error).__name__, str(failure.error))
+        first = key not in self._reported
+        if first:
+            if len(self._reported) > 1000:  # failures whose messages never repeat: keep the memory bounded
+                self._reported.clear()
+            self._reported.add(key)
+        detail = ""
+        if type(failure.error) is TypeError and "argument" in str(failure.error):
+            detail = f" (the {cb.hook} hook passes: {', '.join(hook_arguments(cb.hook)) or 'its own arguments'})"
+        log.log(logging.ERROR if first else logging.DEBUG, "%s %s%s", cb.label, failure.describe(), detail,
+                exc_info=None if failure.timed_out else failure.error)
         return failure
 
     def _call(self, cb: _Callback, chain: Chain[Any], limit: float | None) -> Any:

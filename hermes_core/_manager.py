@@ -55,6 +55,7 @@ class PluginManager:
         project_plugins: bool | None = None,
         config: Config | None = None,
         discover_plugins: bool = True,
+        fired_hooks: Iterable[str] | None = None,
     ) -> None:
         self.home = home if home is not None else hermes_home()
         self._cwd = cwd
@@ -75,6 +76,9 @@ class PluginManager:
         self.problems: list[str] = []
         self._llm: LlmHost | None = None
         self._default_session: AgentSession | None = None
+        self._fired: frozenset[str] | None = None
+        if fired_hooks is not None:
+            self.declare_fired_hooks(*fired_hooks)
 
     # -- the registries (loading first) ---------------------------------------------------
 
@@ -112,6 +116,25 @@ class PluginManager:
     def _ensure_loaded(self) -> None:
         if not self._loaded:
             self.load()
+
+    # -- what the host fires -------------------------------------------------------------
+
+    def declare_fired_hooks(self, *hooks: str) -> None:
+        """Say that this host fires the lifecycle hooks `hooks` (more calls add to the set), so
+        that `doctor()` can name each plugin's registered hooks this host never fires. The
+        reference agent declares its own (`hermes_core.agent.FIRED_HOOKS`). A name that is no
+        lifecycle hook is a `ValueError`: a typo here would hide a real problem."""
+        from .hookspecs import LIFECYCLE_HOOKS
+
+        unknown = [hook for hook in hooks if hook not in LIFECYCLE_HOOKS]
+        if unknown:
+            raise ValueError(f"not lifecycle hooks: {', '.join(unknown)} (see hermes_core.hookspecs.LIFECYCLE_HOOKS)")
+        self._fired = (self._fired or frozenset()) | frozenset(hooks)
+
+    @property
+    def fired_hooks(self) -> frozenset[str] | None:
+        """The lifecycle hooks this host declared it fires; None until it declares any."""
+        return self._fired
 
     # -- discovery and loading ----------------------------------------------------------
 
@@ -236,7 +259,7 @@ class PluginManager:
         model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
         from ._llm.auxiliary import AuxiliaryLlm
 
-        return AuxiliaryLlm(self._llm_host(), task)
+        return AuxiliaryLlm(self._llm_host(), task, self._lifecycle)
 
     def agent_llm(self) -> AgentLlm:
         """The host's client for the agent loop's own requests (main model, fallback, tools)."""
@@ -328,23 +351,25 @@ class PluginManager:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
         the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
         registry, session_id = self._route(name, session_id)
-        return _tool_call.dispatch(registry, self.lifecycle, name, args, session_id=session_id,
-                                   tool_call_id=tool_call_id, kwargs=kwargs)
+        ids = _tool_call.ToolCallIds(session_id=session_id, tool_call_id=tool_call_id)
+        return _tool_call.dispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
     ) -> str:
         """`dispatch_tool` for async hosts."""
         registry, session_id = self._route(name, session_id)
-        return await _tool_call.adispatch(registry, self.lifecycle, name, args, session_id=session_id,
-                                          tool_call_id=tool_call_id, kwargs=kwargs)
+        ids = _tool_call.ToolCallIds(session_id=session_id, tool_call_id=tool_call_id)
+        return await _tool_call.adispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
-    def run_command(self, name: str, raw_args: str = "") -> str | None:
-        """Run a slash command; raises `UnknownCommandError` or `CommandFailedError`."""
-        return self.commands.run(name, raw_args)
+    def run_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
+        """Run a slash command, after the plugins' `pre_command` hook; raises
+        `UnknownCommandError` or `CommandFailedError`."""
+        return self.commands.run(name, raw_args, hooks=self.lifecycle, session_key=session_key, platform=platform)
 
-    async def arun_command(self, name: str, raw_args: str = "") -> str | None:
-        return await self.commands.arun(name, raw_args)
+    async def arun_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
+        return await self.commands.arun(name, raw_args, hooks=self.lifecycle, session_key=session_key,
+                                        platform=platform)
 
     def select(self, slot: str) -> SlotProvider | None:
         """The provider the config selects for `slot` (see `SlotRegistry.select`)."""
@@ -364,4 +389,4 @@ class PluginManager:
 
     def doctor(self) -> DoctorReport:
         """Load everything enabled and report on it, as `hermes plugins doctor` does."""
-        return build_report(self.records, self._loader.slots, self.config, self.problems)
+        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired)

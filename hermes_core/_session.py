@@ -63,10 +63,13 @@ class SessionHost(Protocol):
 class AgentSession:
     """The engines of one agent conversation: `context_engine` and `memory` (either may be None).
 
-    Opening it fires the plugins' `on_session_start` hook and starts the engines; `close()`
-    ends them and fires `on_session_end`. Raises `UnknownProviderError` when the config
-    names an engine that nothing provides; an engine that cannot be created or started
-    leaves the session without it (noted in `problems`).
+    Opening it fires the plugins' `on_session_start` hook and starts the engines; `reset()`
+    fires `on_session_finalize` (`session_boundary`), `on_session_reset` and `on_session_start`
+    again; `close()` ends the engines and fires `on_session_finalize` (`shutdown`). The turn
+    hooks (`pre_llm_call`, ..., `on_session_end` once per turn) are the host loop's.
+
+    Raises `UnknownProviderError` when the config names an engine that nothing provides; an
+    engine that cannot be created or started leaves the session without it (in `problems`).
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class AgentSession:
         self._plugin_tools = manager.tools
         self._hooks = manager.lifecycle
         self._announce = announce  # fire the plugins' session hooks (not for the manager's default session)
+        self.platform = platform
         self._closed = False
         self._tools = ToolRegistry()
         config = manager.config
@@ -156,15 +160,23 @@ class AgentSession:
         """The registry that answers tool `name` here: the engines' own, else the plugins'."""
         return self._tools if self._tools.get(name) is not None else self._plugin_tools
 
-    def dispatch_tool(self, name: str, args: Any, *, tool_call_id: str = "", **kwargs: Any) -> str:
-        """Run a plugin's or an engine's tool with the lifecycle hooks around it; never raises."""
-        return _tool_call.dispatch(self.registry_for(name), self._hooks, name, args, session_id=self.session_id,
-                                   tool_call_id=tool_call_id, kwargs=kwargs)
+    def dispatch_tool(
+        self, name: str, args: Any, *, tool_call_id: str = "", task_id: str = "", turn_id: str = "",
+        api_request_id: str = "", **kwargs: Any,
+    ) -> str:
+        """Run a plugin's or an engine's tool with the lifecycle hooks around it; never raises.
+        `task_id`, `turn_id` and `api_request_id` (the turn and model request that asked for
+        the call) go to the hooks; `kwargs` to the handler."""
+        ids = _tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
+        return _tool_call.dispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
 
-    async def adispatch_tool(self, name: str, args: Any, *, tool_call_id: str = "", **kwargs: Any) -> str:
+    async def adispatch_tool(
+        self, name: str, args: Any, *, tool_call_id: str = "", task_id: str = "", turn_id: str = "",
+        api_request_id: str = "", **kwargs: Any,
+    ) -> str:
         """`dispatch_tool` for async hosts."""
-        return await _tool_call.adispatch(self.registry_for(name), self._hooks, name, args, session_id=self.session_id,
-                                          tool_call_id=tool_call_id, kwargs=kwargs)
+        ids = _tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
+        return await _tool_call.adispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
 
     # -- memory around each turn ----------------------------------------------------------
 
@@ -245,17 +257,23 @@ class AgentSession:
         return self._engine.get_status() if self._engine is not None else {}
 
     def reset(self) -> None:
-        """A `/reset` or `/new`: the engine forgets this conversation's state; plugins hear `on_session_reset`."""
+        """A `/reset` or `/new`: plugins hear `on_session_finalize` (`session_boundary`), the engine
+        forgets this conversation's state, plugins hear `on_session_reset` (`new_session`) and, as
+        the conversation starts afresh, `on_session_start`."""
+        if self._announce:
+            self._hooks.on_session_finalize(session_id=self.session_id, platform=self.platform,
+                                            reason="session_boundary").run()
         if self._engine is not None:
             self._engine.on_session_reset()
         if self._announce:
-            self._hooks.on_session_reset(session_id=self.session_id).run()
+            self._hooks.on_session_reset(session_id=self.session_id, platform=self.platform, reason="new_session").run()
+            self._hooks.on_session_start(session_id=self.session_id, model=self.model, platform=self.platform).run()
 
     # -- the end --------------------------------------------------------------------------
 
     def close(self, messages: Sequence[dict[str, Any]] = ()) -> None:
         """End the session: the engines' `on_session_end`, the memory's `shutdown`, and the
-        plugins' `on_session_end` hook. Idempotent."""
+        plugins' `on_session_finalize` hook (`reason="shutdown"`). Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -265,4 +283,4 @@ class AgentSession:
             self._memory.on_session_end(list(messages))
             self._memory.shutdown()
         if self._announce:
-            self._hooks.on_session_end(session_id=self.session_id, messages=list(messages)).run()
+            self._hooks.on_session_finalize(session_id=self.session_id, platform=self.platform, reason="shutdown").run()

@@ -1,18 +1,22 @@
 """One tool call, from the model's arguments to the string the model gets back.
 
 The arguments are parsed and the tool looked up once; then `pre_tool_call` (block/modify),
-availability and JSON Schema validation of the final arguments, the handler, `post_tool_call`
-and `transform_tool_result`: the same path for a plugin's tool and an active engine's. Written
-once as a policy (`_invoke`), run by `dispatch` from sync code and `adispatch` from a coroutine.
-A call never raises: every failure becomes `{"error": ...}`.
+availability and JSON Schema validation of the final arguments, the handler (timed),
+`post_tool_call` and `transform_tool_result` with Hermes' arguments (`status` ok/error/blocked,
+`duration_ms`, the turn's ids): the same path for a plugin's tool and an active engine's.
+Written once as a policy (`_invoke`), run by `dispatch` from sync code and `adispatch` from a
+coroutine. A call never raises: every failure becomes `{"error": ...}`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from ._errors import owner
 from ._host import describe
@@ -22,10 +26,30 @@ if TYPE_CHECKING:
     from ._hook_calls import LifecycleHooks
     from ._tools import ToolEntry, ToolRegistry
 
-__all__ = ["MAX_ERROR_CHARS", "adispatch", "dispatch", "error_result", "parse_arguments"]
+__all__ = ["MAX_ERROR_CHARS", "ToolCallIds", "adispatch", "dispatch", "error_result", "parse_arguments"]
 
 log = logging.getLogger("hermes_core.tools")
 MAX_ERROR_CHARS = 2048
+
+
+@attrs.frozen
+class ToolCallIds:
+    """Who asks for a tool call, as its hooks see it: the session, the turn's task and turn ids,
+    the model's call id and the id of the model request that made the call (`""` when unknown)."""
+
+    session_id: str = ""
+    task_id: str = ""
+    turn_id: str = ""
+    tool_call_id: str = ""
+    api_request_id: str = ""
+
+    def arguments(self) -> dict[str, Any]:
+        """The ids as the tool hooks' keyword arguments."""
+        return {"session_id": self.session_id, "task_id": self.task_id, "turn_id": self.turn_id,
+                "tool_call_id": self.tool_call_id, "api_request_id": self.api_request_id}
+
+
+NO_IDS = ToolCallIds()
 
 
 def error_result(message: str) -> str:
@@ -99,8 +123,23 @@ def _result(entry: ToolEntry, value: Any) -> str:
         return error_result(f"Tool execution failed: {type(exc).__name__}: handler returned {type(value).__name__}")
 
 
+def _status(result: str, blocked: bool) -> tuple[str, str | None, str | None]:
+    """Hermes' `status`, `error_type` and `error_message` of a finished call: blocked by a
+    plugin, an error (a JSON object with an `error` key), or ok."""
+    if blocked:
+        return "blocked", "plugin_block", result
+    if result.lstrip().startswith("{") and '"error"' in result:
+        try:
+            value = json.loads(result)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value.get("error"):
+            return "error", "tool_error", str(value["error"])
+    return "ok", None, None
+
+
 def _call(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, session_id: str, tool_call_id: str,
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, ids: ToolCallIds,
     kwargs: Mapping[str, Any],
 ) -> Policy[str]:
     entry = registry.entry(name)
@@ -109,36 +148,39 @@ def _call(
     parsed, problem = parse_arguments(args)
     if parsed is None:
         return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+    who = ids.arguments()
     blocked: str | None = None
     if hooks is not None:
-        decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, session_id=session_id,
-                                             tool_call_id=tool_call_id)
+        decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **who)
         parsed = dict(decision.args)
         blocked = decision.message if decision.blocked else None
+    started = time.monotonic()
     result = blocked or _checked(entry, parsed)
     if result is None:
         handler_args = (name, parsed) if entry.source is not None else (parsed,)
         result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async)))
-    if hooks is None:
+    duration_ms = 0 if blocked else int((time.monotonic() - started) * 1000)
+    if hooks is None or not (hooks.has("post_tool_call") or hooks.has("transform_tool_result")):
         return result
-    yield hooks.post_tool_call(tool_name=name, args=dict(parsed), session_id=session_id, tool_call_id=tool_call_id,
-                               result=result)
-    changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), result=result,
-                                                session_id=session_id)
+    status, error_type, error_message = _status(result, blocked is not None)
+    done: dict[str, Any] = {"result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
+                             "error_message": error_message, **who}
+    yield hooks.post_tool_call(tool_name=name, args=dict(parsed), **done)
+    changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), **done)
     return changed if changed is not None else result
 
 
 def dispatch(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, session_id: str = "",
-    tool_call_id: str = "", kwargs: Mapping[str, Any],
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    kwargs: Mapping[str, Any],
 ) -> str:
     """Run tool `name` of `registry` from synchronous code, with `hooks` around it (None: none)."""
-    return drive(_call(registry, hooks, name, args, session_id, tool_call_id, kwargs))
+    return drive(_call(registry, hooks, name, args, ids, kwargs))
 
 
 async def adispatch(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, session_id: str = "",
-    tool_call_id: str = "", kwargs: Mapping[str, Any],
+    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    kwargs: Mapping[str, Any],
 ) -> str:
     """`dispatch` from a coroutine: async handlers are awaited, sync ones run on a worker thread."""
-    return await adrive(_call(registry, hooks, name, args, session_id, tool_call_id, kwargs))
+    return await adrive(_call(registry, hooks, name, args, ids, kwargs))

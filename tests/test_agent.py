@@ -199,20 +199,20 @@ from hermes_core import hookimpl
 seen = []
 
 @hookimpl
-def pre_llm_call(messages):
+def pre_llm_call(user_message):
     return "Context: the user is in Lisbon."
 
 @hookimpl
-def post_llm_call(response, model):
-    seen.append((response.text, model))
+def post_llm_call(assistant_response, model):
+    seen.append((assistant_response, model))
 
 @hookimpl
-def transform_llm_output(text):
-    return text.upper()
+def transform_llm_output(response_text):
+    return response_text.upper()
 """
 
 
-def test_the_llm_hooks_wrap_every_call(home: Path, llm_server) -> None:
+def test_the_llm_hooks_wrap_every_turn(home: Path, llm_server) -> None:
     make_folder_plugin(home / "plugins", "hooks", HOOKS, "name: hooks\n")
     llm_config(home, llm_server.url, "plugins:\n  enabled: [hooks]\n")
     llm_server.reply("it is sunny", model="weather-model")
@@ -221,12 +221,13 @@ def test_the_llm_hooks_wrap_every_call(home: Path, llm_server) -> None:
         result = agent.ask("Remember that I prefer Celsius. What's the weather?")
         assert result.text == "IT IS SUNNY"  # transform_llm_output
         sent = llm_server.requests[0].body["messages"]
-        assert sent[-1]["content"].endswith("Context: the user is in Lisbon.")  # pre_llm_call, this request only
+        assert sent[-1]["content"].endswith("Context: the user is in Lisbon.")  # pre_llm_call, this turn only
         assert "Lisbon" not in sent[0]["content"]  # ...never the system prompt
         assert "Lisbon" not in json.dumps(agent.messages)  # ...and never stored
+        assert agent.messages[-1]["content"] == "IT IS SUNNY"  # what is stored is the transformed answer
         found = json.loads(agent.session.dispatch_tool("memory_search", {"query": "celsius"}))
     module = manager.record("hooks").module
-    assert module.seen == [("it is sunny", "weather-model")]  # post_llm_call
+    assert module.seen == [("IT IS SUNNY", "scripted-model")]  # post_llm_call: the final answer, the host's model
     assert found["results"][0]["content"] == "I prefer Celsius. What's the weather?"  # sync_turn kept it
 
 

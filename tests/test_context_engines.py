@@ -391,8 +391,8 @@ def test_a_session_fires_the_plugins_session_hooks_and_the_default_session_does_
     heard = []
     manager.add_plugin(lambda ctx: [
         ctx.register_hook("on_session_start", lambda session_id, model: heard.append(("start", session_id, model))),
-        ctx.register_hook("on_session_reset", lambda session_id: heard.append(("reset", session_id))),
-        ctx.register_hook("on_session_end", lambda session_id, messages: heard.append(("end", session_id, messages))),
+        ctx.register_hook("on_session_reset", lambda session_id, reason: heard.append(("reset", session_id, reason))),
+        ctx.register_hook("on_session_finalize", lambda session_id, reason: heard.append(("final", session_id, reason))),
     ], "listener")
     manager.tool_infos()
     manager.dispatch_tool("current_time", {})
@@ -401,7 +401,8 @@ def test_a_session_fires_the_plugins_session_hooks_and_the_default_session_does_
     with manager.open_session("s7", model="m1") as session:
         session.reset()
         session.close([{"role": "user", "content": "bye"}])
-    assert heard == [("start", "s7", "m1"), ("reset", "s7"), ("end", "s7", [{"role": "user", "content": "bye"}])]
+    assert heard == [("start", "s7", "m1"), ("final", "s7", "session_boundary"), ("reset", "s7", "new_session"),
+                     ("start", "s7", "m1"), ("final", "s7", "shutdown")]
 
 
 class Unbuildable(Minimal):

@@ -27,7 +27,8 @@ def test_callbacks_run_in_registration_order_with_only_their_arguments(runner) -
     runner.add("on_session_start", lambda **kw: seen.append(("c", sorted(kw))), "p3")
     runner.add("on_session_start", lambda: seen.append(("d",)), "p4")
     runner.fire("on_session_start", session_id="s", model="m", platform="cli")
-    assert seen == [("a", "s"), ("b", "m", "s"), ("c", ["model", "platform", "session_id"]), ("d",)]
+    assert seen == [("a", "s"), ("b", "m", "s"),
+                    ("c", ["model", "platform", "session_id", "telemetry_schema_version"]), ("d",)]
 
 
 def test_an_exception_is_logged_with_the_plugin_id_and_the_next_callback_runs(runner, caplog) -> None:
@@ -151,12 +152,12 @@ def test_pre_llm_call_context_and_transforms(runner) -> None:
     runner.add("pre_llm_call", lambda: "It is noon.", "clock")
     runner.add("pre_llm_call", lambda: {"context": "User likes tea."}, "memory")
     runner.add("pre_llm_call", lambda: None, "quiet")
-    assert runner.pre_llm_call(session_id="s", messages=[], model="m") == "It is noon.\n\nUser likes tea."
+    assert runner.pre_llm_call(session_id="s", user_message="hi", model="m") == "It is noon.\n\nUser likes tea."
     runner.add("transform_llm_output", lambda: None, "a")
-    runner.add("transform_llm_output", lambda text: text.upper(), "b")
-    runner.add("transform_llm_output", lambda text: "never", "c")
-    assert runner.transform("transform_llm_output", text="hi", session_id="s", model="m") == "HI"
-    assert asyncio.run(runner.atransform("transform_llm_output", text="hi", session_id="s", model="m")) == "HI"
+    runner.add("transform_llm_output", lambda response_text: response_text.upper(), "b")
+    runner.add("transform_llm_output", lambda response_text: "never", "c")
+    assert runner.transform("transform_llm_output", response_text="hi", session_id="s", model="m") == "HI"
+    assert asyncio.run(runner.atransform("transform_llm_output", response_text="hi", session_id="s")) == "HI"
     assert runner.transform("transform_tool_result", result="r") is None
 
 
@@ -178,9 +179,14 @@ def register(ctx):
     assert manager.dispatch_tool("echo", {"text": "secret"}) == "blocked?"  # transforms see blocks too
     assert asyncio.run(manager.adispatch_tool("echo", {"text": "a"})) == '{"text": "a?"}'
     log = manager.record("guard").module.LOG
-    assert log[0] == {"tool_name": "echo", "args": {"text": "hi!"}, "result": '{"text": "hi!"}',
-                      "session_id": "s1", "tool_call_id": "c1"}
-    assert log[1]["result"] == "blocked!"
+    duration = log[0].pop("duration_ms")
+    assert isinstance(duration, int) and duration >= 0
+    assert log[0] == {"tool_name": "echo", "args": {"text": "hi!"}, "result": '{"text": "hi!"}', "session_id": "s1",
+                      "tool_call_id": "c1", "task_id": "", "turn_id": "", "api_request_id": "", "status": "ok",
+                      "error_type": None, "error_message": None, "middleware_trace": [],
+                      "telemetry_schema_version": "hermes.observer.v1"}
+    assert (log[1]["result"], log[1]["status"], log[1]["error_type"], log[1]["error_message"]) == (
+        "blocked!", "blocked", "plugin_block", "blocked!")
 
 
 def test_hookimpl_and_register_hook_share_one_policy(home: Path) -> None:
@@ -199,18 +205,20 @@ def register(ctx):
     assert manager.record("both").module.SEEN == ["x"]
 
 
-def test_post_llm_call_and_hookimpl_lifecycle_hooks_get_filtered_arguments(home: Path) -> None:
+def test_hookimpl_lifecycle_hooks_get_filtered_arguments(home: Path) -> None:
     make_folder_plugin(home / "plugins", "metrics", """
 from hermes_core import hookimpl
 SEEN = []
 @hookimpl
-def post_llm_call(response, model):
-    SEEN.append((response["usage"]["total_tokens"], model))
+def post_llm_call(assistant_response, model, telemetry_schema_version):
+    SEEN.append((assistant_response, model, telemetry_schema_version))
 """)
     write_config(home, "plugins:\n  enabled: [metrics]\n")
     manager = PluginManager()
-    manager.hooks.fire("post_llm_call", session_id="s", messages=[], response={"usage": {"total_tokens": 9}}, model="m")
-    assert manager.record("metrics").module.SEEN == [(9, "m")]
+    manager.lifecycle.post_llm_call(session_id="s", task_id="t", turn_id="s:t:1", user_message="hi",
+                                    assistant_response="hello", conversation_history=[], model="m",
+                                    platform="cli").run()
+    assert manager.record("metrics").module.SEEN == [("hello", "m", "hermes.observer.v1")]
 
 
 def test_the_time_limit_comes_from_config(home: Path) -> None:
@@ -225,3 +233,95 @@ def register(ctx):
     result = PluginManager().dispatch_tool("noop", {})
     assert time.monotonic() - started < 2.5
     assert "timed out" in result and "plugin 'sleepy'" in result
+
+
+def test_what_a_callback_declares_is_read_once_at_registration(runner) -> None:
+    import inspect
+
+    seen = []
+
+    def narrow(session_id="-", /, model="", *, platform="?"):  # positional-only parameters get nothing
+        seen.append(("narrow", session_id, model, platform))
+
+    def wide(**kwargs):
+        seen.append(("wide", sorted(kwargs)))
+
+    runner.add("on_session_start", narrow, "n")
+    runner.add("on_session_start", wide, "w")
+    wide.__signature__ = inspect.signature(lambda model: None)  # a later change is not looked at again
+    runner.fire("on_session_start", session_id="s", model="m", platform="cli")
+    assert seen == [("narrow", "-", "m", "cli"), ("wide", ["model", "platform", "session_id",
+                                                           "telemetry_schema_version"])]
+
+
+def test_a_callback_that_requires_what_the_hook_never_passes_is_named_once(runner, caplog) -> None:
+    with caplog.at_level(logging.WARNING):
+        runner.add("pre_llm_call", lambda user_message, messages: None, "old-style")
+    warning = caplog.text
+    assert "requires messages, which the hook never passes" in warning and "conversation_history" in warning
+    caplog.clear()
+    with caplog.at_level(logging.ERROR):
+        for _ in range(3):
+            runner.pre_llm_call(session_id="s", user_message="hi", conversation_history=[])
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "plugin 'old-style'" in errors[0].getMessage()
+    assert "the pre_llm_call hook passes: session_id, task_id" in errors[0].getMessage()
+
+
+def test_pre_tool_call_modify_merges_and_approve_refuses_without_an_approval_prompt(runner) -> None:
+    runner.add("pre_tool_call", lambda args: {"action": "modify", "args": {"timeout": 5}}, "limits")
+    decision = decide(runner, {"command": "ls"})
+    assert not decision.blocked and decision.args == {"command": "ls", "timeout": 5}  # merged, as Hermes does
+    runner.add("pre_tool_call", lambda: {"action": "approve", "message": "deletes files"}, "careful")
+    decision = decide(runner)
+    assert decision.blocked and "deletes files" in decision.message and "no approval prompt" in decision.message
+
+
+def test_transform_llm_output_passes_over_an_empty_string(home: Path) -> None:
+    manager = PluginManager(discover_plugins=False)
+    manager.add_plugin(lambda ctx: [ctx.register_hook("transform_llm_output", lambda: ""),
+                                    ctx.register_hook("transform_llm_output", lambda response_text: response_text[::-1])],
+                       "p")
+    changed = manager.lifecycle.transform_llm_output(response_text="abc", session_id="s", model="m", platform="cli",
+                                                     turn_id="s:t:1").run()
+    assert changed == "cba"
+
+
+def test_an_error_classification_every_callback_runs_and_the_first_valid_reason_wins(runner, caplog) -> None:
+    from hermes_core import LifecycleHooks
+
+    ran = []
+    runner.add("transform_api_error_classification", lambda: ran.append("a") or {"reason": "nonsense"}, "a")
+    runner.add("transform_api_error_classification", lambda status_code: ran.append("b") or {
+        "reason": "billing", "should_fallback": 1, "message": "x" * 900}, "b")
+    runner.add("transform_api_error_classification", lambda: ran.append("c") or {"reason": "rate_limit"}, "c")
+    with caplog.at_level(logging.WARNING):
+        verdict = LifecycleHooks(runner).transform_api_error_classification(
+            provider="custom", model="m", status_code=400, error_type="BadRequestError", error_code=None,
+            error_message="quota", error_body={}, error=ValueError("quota"), approx_tokens=10, context_length=100,
+            num_messages=2).run()
+    assert ran == ["a", "b", "c"]
+    assert verdict == {"reason": "billing", "should_fallback": True, "message": "x" * 500}
+    assert "no valid reason" in caplog.text and "also classified the error" in caplog.text
+
+
+def test_a_host_declares_the_hooks_it_fires_and_doctor_names_the_others(home: Path) -> None:
+    manager = PluginManager(discover_plugins=False)
+    manager.add_plugin(lambda ctx: [ctx.register_hook("pre_llm_call", print),
+                                    ctx.register_hook("transform_terminal_output", print),
+                                    ctx.register_hook("on_something_new", print)], "p")
+    assert manager.fired_hooks is None
+    assert manager.doctor().plugins[0]["unfired_hooks"] is None  # the host did not say
+    manager.declare_fired_hooks("pre_llm_call")
+    manager.declare_fired_hooks("post_llm_call")
+    assert manager.fired_hooks == {"pre_llm_call", "post_llm_call"}
+    assert manager.doctor().plugins[0]["unfired_hooks"] == ["transform_terminal_output", "on_something_new"]
+    with pytest.raises(ValueError, match="not lifecycle hooks: pre_llm"):
+        manager.declare_fired_hooks("pre_llm")
+
+
+def test_an_unknown_hook_name_close_to_a_known_one_is_pointed_at_it(runner, caplog) -> None:
+    with caplog.at_level(logging.WARNING):
+        runner.add("post_api_requests", print, "p")
+    assert "unknown hook 'post_api_requests'" in caplog.text and "did you mean 'post_api_request'?" in caplog.text
+    assert [cb.plugin_id for cb in runner.callbacks("post_api_requests")] == ["p"]  # kept all the same

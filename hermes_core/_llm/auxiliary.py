@@ -2,7 +2,9 @@
 
 Not a plugin's client: no trust gate, routed by `auxiliary.<task>` (else the main model,
 with its fallback chain), audited as `host` with the task as purpose. The host hands it to
-its built-in engines; plugins use their own `ctx.llm`.
+its built-in engines; plugins use their own `ctx.llm`. With the manager's lifecycle hooks,
+each attempt fires `pre_auxiliary_call` / `post_auxiliary_call` (`request_hooks`), naming
+the turn it runs in.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .reply import Answer
+from .request_hooks import AuxiliaryCallHooks
 from .results import PluginLlmCompleteResult
 from .structured import check_messages
 
 if TYPE_CHECKING:
-    from .host import LlmHost
+    from .._hook_calls import LifecycleHooks
+    from .host import AttemptObserver, LlmHost
 
 __all__ = ["AgentLlm", "AuxiliaryLlm"]
 
@@ -22,10 +26,11 @@ __all__ = ["AgentLlm", "AuxiliaryLlm"]
 class AuxiliaryLlm:
     """Chat completions for one host task, e.g. `manager.auxiliary_llm("compression")`."""
 
-    __slots__ = ("_host", "task")
+    __slots__ = ("_host", "_hooks", "task")
 
-    def __init__(self, host: LlmHost, task: str) -> None:
+    def __init__(self, host: LlmHost, task: str, hooks: LifecycleHooks | None = None) -> None:
         self._host = host
+        self._hooks = hooks
         self.task = task
 
     def __repr__(self) -> str:
@@ -34,8 +39,11 @@ class AuxiliaryLlm:
     def _call(self, messages: Any, max_tokens: int | None, temperature: float | None, timeout: float | None) -> Any:
         from .host import Call
 
+        hooks = self._hooks
+        observer = AuxiliaryCallHooks(hooks, self.task) if hooks is not None and (
+            hooks.has("pre_auxiliary_call") or hooks.has("post_auxiliary_call")) else None
         return Call("host", "auxiliary", check_messages(messages), temperature, max_tokens, timeout,
-                    purpose=self.task, task=self.task)
+                    purpose=self.task, task=self.task, observer=observer)
 
     def _finish(self, answer: Answer) -> PluginLlmCompleteResult:
         return PluginLlmCompleteResult(answer.text, answer.provider, answer.model, answer.agent_id, answer.usage,
@@ -72,10 +80,12 @@ class AgentLlm:
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None, temperature: float | None = None, timeout: float | None = None,
+        observer: AttemptObserver | None = None,
     ) -> Answer:
-        """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered."""
+        """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered.
+        `observer` sees each attempt (the loop's `AgentRequestHooks`)."""
         from .host import Call
 
         call = Call("host", "agent", check_messages(messages), temperature, max_tokens, timeout,
-                    purpose="agent", task="agent", tools=tools or None)
+                    purpose="agent", task="agent", tools=tools or None, observer=observer)
         return self._host.run(call, lambda answer: answer)

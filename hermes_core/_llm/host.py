@@ -9,7 +9,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -25,10 +25,22 @@ from .structured import has_images
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
 
-__all__ = ["Call", "LlmHost"]
+__all__ = ["AttemptObserver", "Call", "LlmHost"]
 
 R = TypeVar("R")
 _NO_USAGE = PluginLlmUsage()
+
+
+class AttemptObserver(Protocol):
+    """Sees every attempt of one call (the host's request hooks hang on this): what is about to
+    be sent, and how it ended. `failed` may answer a different `Failure` (a plugin's own
+    classification of the error); it must not raise."""
+
+    def sending(self, route: Route, request: dict[str, Any], attempt: int, routes: int) -> None: ...
+
+    def answered(self, route: Route, body: bytes, answer: Answer) -> None: ...
+
+    def failed(self, route: Route, error: BaseException, failure: Failure) -> Failure | None: ...
 
 
 @attrs.define
@@ -49,6 +61,7 @@ class Call:
     response_format: dict[str, Any] | None = None
     task: str | None = None  # a host side task (`auxiliary.<task>`), not a plugin's call
     tools: list[dict[str, Any]] | None = None  # the OpenAI `tools` list (the host's agent loop)
+    observer: AttemptObserver | None = None  # the host's request hooks (its own calls only)
 
     def request(self, route: Route) -> dict[str, Any]:
         body: dict[str, Any] = {"model": route.model, "messages": self.messages}
@@ -88,6 +101,7 @@ class _Attempts:
         self._key_index = 0
         self._waited = False
         self._failure: Failure | None = None
+        self._sent = 0
         self.history: list[str] = []
         self.route: Route | None = None
         self.answer: Answer | None = None
@@ -99,11 +113,21 @@ class _Attempts:
     def timeout(self) -> float:
         return self._plan.timeout
 
-    def request(self, attempt: _Attempt) -> dict[str, Any]:
-        return self._call.request(attempt.route)
+    def send(self, attempt: _Attempt) -> dict[str, Any]:
+        """The request body of `attempt`, announced to the call's observer."""
+        request = self._call.request(attempt.route)
+        observer = self._call.observer
+        if observer is not None:
+            observer.sending(attempt.route, request, self._sent, len(self._plan.routes))
+        self._sent += 1
+        return request
 
     def failed(self, exc: BaseException) -> None:
-        self._failure = classify(exc, self._plan.timeout)
+        failure = classify(exc, self._plan.timeout)
+        observer = self._call.observer
+        if observer is not None and self.route is not None:
+            failure = observer.failed(self.route, exc, failure) or failure
+        self._failure = failure
 
     def answered(self, body: bytes) -> None:
         """Read the completion from the response body; a body that is not one is a failure
@@ -115,6 +139,8 @@ class _Attempts:
             self.failed(exc)
         else:
             self._pool.worked(self._key_index)
+            if self._call.observer is not None:
+                self._call.observer.answered(self.route, body, self.answer)
 
     def _next_route(self) -> _Attempt:
         self._route_index += 1
@@ -232,7 +258,7 @@ class LlmHost:
                 client = sync_client(attempt.route.base_url, attempt.key)
                 try:
                     raw = client.chat.completions.with_raw_response.create(
-                        **attempts.request(attempt), timeout=attempts.timeout)
+                        **attempts.send(attempt), timeout=attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(exc)
                 else:
@@ -249,7 +275,7 @@ class LlmHost:
                 client = await async_client(attempt.route.base_url, attempt.key)
                 try:
                     raw = await client.chat.completions.with_raw_response.create(
-                        **attempts.request(attempt), timeout=attempts.timeout)
+                        **attempts.send(attempt), timeout=attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(exc)
                 else:

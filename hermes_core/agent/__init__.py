@@ -6,7 +6,7 @@ written to be read in one sitting and copied into a host of your own.
 
 from .._errors import SessionNotFoundError
 from .display import Display
-from .loop import Agent, TurnResult
+from .loop import FIRED_HOOKS, Agent, TurnResult
 from .store import SessionStore
 
-__all__ = ["Agent", "Display", "SessionNotFoundError", "SessionStore", "TurnResult"]
+__all__ = ["FIRED_HOOKS", "Agent", "Display", "SessionNotFoundError", "SessionStore", "TurnResult"]

@@ -1,11 +1,14 @@
 """The reference agent loop: a conversation with the configured model, the plugins' tools and
-the active engines, the lifecycle hooks around every LLM and tool call, stored as it goes.
+the active engines, Hermes' lifecycle hooks at Hermes' moments, stored as it goes.
 
-One turn (`Agent.ask`): the user message is stored; memory `prefetch` and `pre_llm_call`
-context go into that request's copy of the user message; the context engine compresses
-first when it says so; the model answers with text (the turn ends, `sync_turn`) or tool
-calls (each dispatched through the registry, `pre_tool_call`/`post_tool_call` around it, its
+One turn (`Agent.ask`): the user message is stored; `pre_llm_call` context and memory
+`prefetch` go into the requests' copy of the user message; the context engine compresses
+first when it says so; each model request is wrapped in the request hooks; the model answers
+with text (the turn ends: `transform_llm_output`, `post_llm_call`, `sync_turn`,
+`on_session_end`) or tool calls (each dispatched through the registry with its hooks, its
 result stored and sent back with the call's id), up to `agent.max_iterations` rounds.
+`FIRED_HOOKS` is what this host fires; it declares them to its manager, so that
+`hermes plugins doctor` can name a plugin's hooks that never fire here.
 """
 
 from __future__ import annotations
@@ -18,12 +21,26 @@ import attrs
 
 from .. import config_keys as keys
 from .._errors import SessionNotFoundError
+from .._hook_calls import LifecycleHooks
+from .._llm.reply import Answer
+from .._llm.request_hooks import AgentRequestHooks, TurnIdentity, turn_scope
 from .._manager import PluginManager
 from .._messages import repair_tool_pairing
 from .display import Display
 from .store import SessionStore
 
-__all__ = ["Agent", "TurnResult", "DEFAULT_SYSTEM_PROMPT"]
+__all__ = ["Agent", "TurnResult", "DEFAULT_SYSTEM_PROMPT", "FIRED_HOOKS"]
+
+# The lifecycle hooks the reference host fires (docs/hooks.md says when). It has no terminal
+# tool (`transform_terminal_output`), edits no files (`pre_verify`), does not stream yet
+# (`on_stream_*`), and has no gateway, approval prompt, kanban, voice or subagents.
+FIRED_HOOKS = frozenset({
+    "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset", "pre_llm_call",
+    "post_llm_call", "transform_llm_output", "pre_api_request", "post_api_request", "api_request_error",
+    "transform_api_error_classification", "on_interim_message", "pre_tool_call", "post_tool_call",
+    "transform_tool_result", "pre_command", "agent_loop_stopped", "pre_auxiliary_call", "post_auxiliary_call",
+})
+BUILTIN_COMMANDS = ("compress", "reset")
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Hermes, a helpful agent. Use the tools you are given when they help; answer plainly and briefly."
@@ -65,13 +82,16 @@ def new_session_id() -> str:
 
 
 class Agent:
-    """One conversation. `ask(text)` runs a turn; `close()` ends the session (or use `with`)."""
+    """One conversation. `ask(text)` runs a turn, `command("/name args")` a slash command;
+    `close()` ends the session (or use `with`)."""
 
     def __init__(
         self, manager: PluginManager, *, session_id: str | None = None, resume: bool = False,
-        display: Display | None = None, max_iterations: int | None = None,
+        display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
     ) -> None:
         self.manager = manager.load()
+        self.manager.declare_fired_hooks(*FIRED_HOOKS)
+        self.platform = platform
         config = self.manager.config
         self.store = SessionStore(self.manager.home)
         self.display = display or Display(quiet=True)
@@ -88,7 +108,7 @@ class Agent:
             window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
         self.messages: list[dict[str, Any]] = window
         self.store.start(self.session_id, self.model)
-        self.session = self.manager.open_session(self.session_id, model=self.model)
+        self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
         self.llm = self.manager.agent_llm()
 
@@ -142,50 +162,106 @@ class Agent:
 
     def ask(self, text: str) -> TurnResult:
         """Run one turn: the answer text, with the tokens and cost it took."""
+        task_id = str(uuid.uuid4())
+        turn = TurnIdentity(self.session_id, task_id, f"{self.session_id}:{task_id}:{uuid.uuid4().hex[:8]}",
+                            self.platform)
+        with turn_scope(turn):  # the host's side calls (compression summaries) name this turn
+            return self._turn(turn, text)
+
+    def _turn(self, turn: TurnIdentity, text: str) -> TurnResult:
+        """The turn, with Hermes' hooks in Hermes' order: `pre_llm_call`; per model request
+        `pre_api_request` and `post_api_request` (or `api_request_error`), then
+        `on_interim_message` and each tool's hooks; `transform_llm_output`, `post_llm_call` and
+        `on_session_end` once the answer is known (`agent_loop_stopped` first on Ctrl-C)."""
         tally = _Tally()
+        hooks = self.manager.lifecycle
+        model = self.model or ""
+        is_first_turn = not self.messages
         self._add({"role": "user", "content": text})
+        context = hooks.pre_llm_call(
+            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
+            conversation_history=list(self.messages), is_first_turn=is_first_turn, model=model,
+            platform=self.platform,
+        ).run()
         prefetched = self.session.prefetch(text)
+        ended = {"completed": False, "failed": False, "interrupted": False}
         try:
-            for _ in range(self.max_iterations):
-                self._compress_if_needed()
-                request = self._request([prefetched])
-                hooks = self.manager.lifecycle
-                hooked = hooks.pre_llm_call(session_id=self.session_id, messages=request, model=self.model).run()
-                request = self._request([prefetched, hooked or ""])
-                self.display.working("thinking")
-                try:
-                    answer = self.llm.complete(request, tools=self.session.tool_schemas())
-                finally:
-                    self.display.done()
-                usage = answer.usage
-                self.session.after_response({"prompt_tokens": usage.input_tokens,
-                                             "completion_tokens": usage.output_tokens})
-                self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens,
-                                 usage.output_tokens, usage.cost_usd)
-                tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
-                hooks.post_llm_call(session_id=self.session_id, messages=request, response=answer,
-                                    model=answer.model).run()
-                message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
-                if answer.tool_calls:
-                    message["tool_calls"] = answer.tool_calls
-                self._add(message)
+            final: str | None = None
+            for count in range(1, self.max_iterations + 1):
+                answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
                 if not answer.tool_calls:
-                    final = hooks.transform_llm_output(text=answer.text, session_id=self.session_id,
-                                                       model=answer.model).run()
-                    final = final if final is not None else answer.text
-                    self.session.sync_turn(text, final)
-                    return tally.result(final)
+                    final = self._transformed(hooks, turn, answer.text)
+                    self._add({"role": "assistant", "content": final or None})
+                    exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
+                    ended["completed"] = True
+                    break
+                self._add({"role": "assistant", "content": answer.text or None, "tool_calls": answer.tool_calls})
+                if answer.text.strip():
+                    hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
+                                             model=answer.model, provider=answer.provider, surface=self.platform,
+                                             text=answer.text.strip()).run()
                 for call in answer.tool_calls:
                     tally.tool_calls += 1
-                    self._run_tool(call)
+                    self._run_tool(call, turn, observer.api_request_id)
+            else:
+                exit_reason = f"max_iterations_reached({self.max_iterations}/{self.max_iterations})"
+                note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
+                final = self._transformed(hooks, turn, note)
+                self._add({"role": "assistant", "content": final})
         except KeyboardInterrupt:
             self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
+            hooks.agent_loop_stopped(session_key=self.session_id, platform=self.platform, reason="user_stop",
+                                     invalidation_reason="session_interrupt").run()
+            self._end_turn(turn, "interrupted", {**ended, "interrupted": True})
             raise
-        note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
-        self._add({"role": "assistant", "content": note})
-        return tally.result(note)
+        except Exception as exc:
+            self._end_turn(turn, f"error({type(exc).__name__})", {**ended, "failed": True})
+            raise
+        if final:
+            hooks.post_llm_call(session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
+                                user_message=text, assistant_response=final, conversation_history=list(self.messages),
+                                model=model, platform=self.platform).run()
+        self.session.sync_turn(text, final or "")
+        self._end_turn(turn, exit_reason, ended)
+        return tally.result(final or "")
 
-    def _run_tool(self, call: dict[str, Any]) -> None:
+    def _model_request(
+        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
+    ) -> tuple[Answer, AgentRequestHooks]:
+        """The turn's `count`th model request (the window compressed first when the engine says
+        so), with the request hooks around each attempt; its usage accounted and stored."""
+        self._compress_if_needed()
+        request = self._request(extra)
+        observer = AgentRequestHooks(self.manager.lifecycle, turn, count, user_message=text,
+                                     conversation_history=self.messages, context_length=self.session.context_length)
+        self.display.working("thinking")
+        try:
+            answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer)
+        finally:
+            self.display.done()
+        usage = answer.usage
+        self.session.after_response({"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens})
+        self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens, usage.output_tokens,
+                         usage.cost_usd)
+        tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
+        return answer, observer
+
+    def _transformed(self, hooks: LifecycleHooks, turn: TurnIdentity, text: str) -> str:
+        """The final answer as the plugins' `transform_llm_output` makes it (before it is stored)."""
+        if not text:
+            return text
+        changed = hooks.transform_llm_output(response_text=text, session_id=self.session_id, model=self.model or "",
+                                             platform=self.platform, turn_id=turn.turn_id).run()
+        return changed if changed is not None else text
+
+    def _end_turn(self, turn: TurnIdentity, reason: str, ended: dict[str, bool]) -> None:
+        """`on_session_end`, which Hermes fires at each turn's end."""
+        self.manager.lifecycle.on_session_end(
+            session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, turn_exit_reason=reason,
+            model=self.model or "", platform=self.platform, **ended,
+        ).run()
+
+    def _run_tool(self, call: dict[str, Any], turn: TurnIdentity, api_request_id: str) -> None:
         function = call.get("function")
         function = function if isinstance(function, dict) else {}
         name, arguments = str(function.get("name", "")), function.get("arguments", "{}")
@@ -193,15 +269,31 @@ class Agent:
         self.display.tool(name, arguments)
         self.display.working(f"running {name}")
         try:
-            result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id)
+            result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id, task_id=turn.task_id,
+                                                turn_id=turn.turn_id, api_request_id=api_request_id)
         finally:
             self.display.done()
         self._add({"role": "tool", "tool_call_id": call_id, "content": result})
         self.store.tool_call(self.session_id, call_id, name, arguments, result)
 
+    def command(self, line: str) -> str:
+        """Run a slash command line: `/compress [topic]`, `/reset`, or a plugin's command, after
+        the plugins' `pre_command`. Raises `UnknownCommandError` or `CommandFailedError`."""
+        name, _, rest = line.strip().removeprefix("/").partition(" ")
+        if name.lower() not in BUILTIN_COMMANDS:
+            result = self.manager.run_command(name, rest, session_key=self.session_id, platform=self.platform)
+            return "" if result is None else str(result)
+        self.manager.lifecycle.pre_command(surface="cli", command=name.lower(), alias_used=name, args_raw=rest,
+                                           session_key=self.session_id, platform=self.platform).run()
+        if name.lower() == "compress":
+            return f"compressed: {self.compress(rest.strip() or None)} messages in the window"
+        self.reset()
+        return "conversation cleared"
+
     def reset(self) -> None:
         """A `/reset`: the window is cleared (stored as an event replacing it by nothing, so a
-        resume starts empty too), the engine forgets, plugins hear `on_session_reset`."""
+        resume starts empty too), the engine forgets, plugins hear `on_session_finalize`,
+        `on_session_reset` and `on_session_start`."""
         self.store.compression(self.session_id, "reset", self.messages, [])
         self.messages = []
         self.session.reset()

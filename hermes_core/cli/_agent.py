@@ -87,19 +87,12 @@ def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None)
 
 
 def _slash(agent: Any, line: str) -> str:
-    name, _, rest = line[1:].partition(" ")
-    if name == "compress":
-        return f"compressed: {agent.compress(rest.strip() or None)} messages in the window"
-    if name == "reset":
-        agent.reset()
-        return "conversation cleared"
     from .._errors import HermesError
 
     try:
-        result = agent.manager.run_command(name, rest)
+        return str(agent.command(line))
     except HermesError as exc:
         return f"error: {exc}"
-    return "" if result is None else str(result)
 
 
 @click.group()

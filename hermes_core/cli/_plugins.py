@@ -178,7 +178,11 @@ def disable(plugin_id: str) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Load every enabled plugin and report what works, what failed and why."""
-    report = manager(ctx).doctor()
+    from ..agent.loop import FIRED_HOOKS
+
+    loaded = manager(ctx)
+    loaded.declare_fired_hooks(*FIRED_HOOKS)  # `hermes` is the reference host: hooks are judged by what it fires
+    report = loaded.doctor()
     if as_json:
         echo_json({"plugins": report.plugins, "slots": report.slots, "problems": report.problems})
     else:
@@ -196,6 +200,10 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"slots: {active or 'none active'}")
         for warning in report.warnings:
             click.echo(f"warning: {warning}")
+        for row in report.plugins:
+            if row["unfired_hooks"]:
+                click.echo(f"note: plugin {row['id']!r} registered hooks this host never fires: "
+                           f"{', '.join(row['unfired_hooks'])}")
         for problem in report.problems:
             click.echo(f"problem: {problem}")
     if not report.ok:
