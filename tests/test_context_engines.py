@@ -78,8 +78,8 @@ def test_the_abc_requires_name_update_should_compress_and_compress() -> None:
 def test_defaults_without_super_init() -> None:
     engine = Minimal()
     assert (engine.last_prompt_tokens, engine.compression_count, engine.threshold_tokens) == (0, 0, 0)
-    engine.update_model("m", 10_000)
-    assert (engine.context_length, engine.threshold_tokens) == (10_000, 5_000)
+    engine.update_model("m", 10_000)  # Hermes' default for any engine: 0.75 of the window
+    assert (engine.context_length, engine.threshold_tokens) == (10_000, 7_500)
     engine.last_prompt_tokens = 50_000  # more than the window: the status still says 100 %
     assert engine.get_status()["usage_percent"] == 100.0
     engine.on_session_reset()
