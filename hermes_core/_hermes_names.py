@@ -37,6 +37,10 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("hermes_core._context_engine", ("ContextEngine",)),
         ("hermes_core._redact", ("sanitize_memory_context", "MEMORY_CONTEXT_MAX_CHARS")),
     ),
+    "agent.context_compressor": (
+        ("hermes_plugins_builtin.compressor", ("ContextCompressor", "SUMMARY_MARK")),
+        ("hermes_core._context_engine", ("resolve_model_threshold",)),
+    ),
 }
 PACKAGES = frozenset(name.rpartition(".")[0] for name in SERVED if "." in name)
 MARK = "__hermes_core_serves__"  # set on every served module: the Hermes name it stands for

@@ -123,7 +123,7 @@ def test_split_never_separates_a_tool_call_from_its_results() -> None:
 
 def test_compressor_is_the_default_and_unknown_names_are_loud(home: Path) -> None:
     with PluginManager().open_session() as session:
-        assert type(session.context_engine).__name__ == "CompressorEngine"
+        assert type(session.context_engine).__name__ == "ContextCompressor"
         assert session.status()["context_length"] == 128_000
     write_config(home, "context:\n  engine: nope\n")
     with pytest.raises(UnknownProviderError, match="context.engine is 'nope'.*available: 'compressor', 'lcm'"):
@@ -244,16 +244,17 @@ def test_compressor_keeps_head_and_tail_and_summarises_the_middle(home: Path, ll
         assert session.context_engine.auxiliary is not None  # the host's summariser, for the built-in
         result = session.compress(messages, focus_topic="topic3")
     assert message_problems(result) == []
-    assert result[:3] == messages[:3]  # system + first user + first answer
-    summary = result[3]
-    assert summary["role"] == "user" and summary["content"].startswith(SUMMARY_MARK)
-    assert "topics 0-7" in summary["content"]
-    tail = result[4:]
+    assert result[:4] == messages[:4]  # the system prompt + protect_first_n (3) messages
+    summary = result[4]
+    assert summary["content"].startswith(SUMMARY_MARK) and "topics 0-7" in summary["content"]
+    neighbours = (result[3]["role"], result[5]["role"])
+    assert neighbours[0] != neighbours[1] or summary["role"] != neighbours[0]  # roles alternate where they can
+    tail = result[5:]
     assert tail == messages[-len(tail):] and len(tail) >= 20  # protect_last_n: 20, untouched
     assert tail[0]["role"] != "tool"  # the cut did not separate a call from its result
     prompt = llm_server.requests[0].body["messages"][1]["content"]
     assert "Focus on: topic3" in prompt and "question 5 about topic5" in prompt
-    assert "question 0" not in prompt  # the head is kept, not summarised
+    assert "question 0" not in prompt and "question 1 " not in prompt  # the head is kept, not summarised
 
 
 def test_a_second_pass_updates_the_previous_summary(home: Path, llm_server) -> None:
@@ -284,7 +285,7 @@ def test_when_the_summariser_fails_the_middle_is_kept_extractively(home: Path, l
     with PluginManager().open_session(context_length=500) as session:
         result = session.compress(conversation(12))
         status = session.status()
-    summary = result[3]["content"]
+    summary = result[4]["content"]
     assert "The summariser failed" in summary and "LlmProviderError" in summary
     assert "question 5 about topic5" in summary  # the middle is still there, in brief
     assert status["last_summary_failure"].startswith("LlmProviderError")

@@ -89,6 +89,9 @@ class Agent:
         self.messages: list[dict[str, Any]] = window
         self.store.start(self.session_id, self.model)
         self.session = self.manager.open_session(self.session_id, model=self.model)
+        self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
+        if resume:
+            self.session.on_session_switch(self.session_id)  # the stored conversation goes on
         self.llm = self.manager.agent_llm()
 
     def __enter__(self) -> Agent:
@@ -113,15 +116,18 @@ class Agent:
         return {"role": "system", "content": f"{self.prompt}\n\n{block}" if block else self.prompt}
 
     def _compress_if_needed(self) -> None:
-        self._replace_window(self.session.before_request(self.messages))
+        self._replace_window(self.session.before_request(self.messages), self.session.last_compaction_note)
 
-    def _replace_window(self, after: list[dict[str, Any]]) -> None:
-        """Adopt what the context engine made of the window, storing the event (before → after)."""
+    def _replace_window(self, after: list[dict[str, Any]], note: str | None = None) -> None:
+        """Adopt what the context engine made of the window, storing the event (before → after);
+        `note` is what to show for it (None: the usual line, "": nothing)."""
         before = self.messages
-        if after is not before:
+        if after is not before and after != before:
             engine = self.session.engine_provider.name if self.session.engine_provider else "?"
             self.store.compression(self.session_id, engine, before, after)
-            self.display.note(f"context compressed by {engine}: {len(before)} → {len(after)} messages")
+            shown = f"context compressed by {engine}: {len(before)} → {len(after)} messages" if note is None else note
+            if shown:
+                self.display.note(shown)
             self.messages = list(after)
 
     def _request(self, extra: list[str]) -> list[dict[str, Any]]:
@@ -140,14 +146,20 @@ class Agent:
         """Run one turn: the answer text, with the tokens and cost it took."""
         tally = _Tally()
         self._add({"role": "user", "content": text})
+        self.turns += 1
+        self.session.on_turn_start(self.turns, text, model=self.model, platform="cli",
+                                   tool_count=len(self.session.tool_schemas()))
         prefetched = self.session.prefetch(text)
+        recalled = self.session.recall_line()
+        if recalled:
+            self.display.note(recalled)
         try:
-            for _ in range(self.max_iterations):
+            for calls in range(1, self.max_iterations + 1):
                 self._compress_if_needed()
                 request = self._request([prefetched])
                 hooks = self.manager.lifecycle
                 hooked = hooks.pre_llm_call(session_id=self.session_id, messages=request, model=self.model).run()
-                request = self._request([prefetched, hooked or ""])
+                request = self.session.select_context(self._request([prefetched, hooked or ""]), self.messages)
                 self.display.working("thinking")
                 try:
                     answer = self.llm.complete(request, tools=self.session.tool_schemas())
@@ -169,16 +181,21 @@ class Agent:
                     final = hooks.transform_llm_output(text=answer.text, session_id=self.session_id,
                                                        model=answer.model).run()
                     final = final if final is not None else answer.text
-                    self.session.sync_turn(text, final)
+                    self.session.sync_turn(text, final, messages=self.messages)
+                    self.session.queue_prefetch(text)
+                    self.session.on_turn_complete(self.messages, api_call_count=calls, turn_exit_reason="final_answer")
                     return tally.result(final)
                 for call in answer.tool_calls:
                     tally.tool_calls += 1
                     self._run_tool(call)
         except KeyboardInterrupt:
             self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
+            self.session.on_turn_complete(self.messages, interrupted=True, turn_exit_reason="interrupted")
             raise
         note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
         self._add({"role": "assistant", "content": note})
+        self.session.on_turn_complete(self.messages, api_call_count=self.max_iterations,
+                                      turn_exit_reason="max_iterations")
         return tally.result(note)
 
     def _run_tool(self, call: dict[str, Any]) -> None:
@@ -204,6 +221,6 @@ class Agent:
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""
-        self._replace_window(self.session.compress(self.messages, focus_topic=focus_topic))
+        self._replace_window(self.session.compress(self.messages, focus_topic=focus_topic, force=True))
         return len(self.messages)
 
