@@ -88,6 +88,64 @@ def test_defaults_without_super_init() -> None:
     assert json.loads(engine.handle_tool_call("x", {})) == {"error": "context engine 'minimal' has no tool 'x'"}
 
 
+def test_optional_members_have_hermes_defaults() -> None:
+    engine, messages = Minimal(), conversation(3)
+    assert (ContextEngine.threshold_percent, ContextEngine.protect_first_n, ContextEngine.protect_last_n) == (0.75, 3, 6)
+    engine.last_prompt_tokens = 500
+    assert engine.should_compress_info() == (True, None) and engine.should_compress_info(10) == (False, None)
+    assert engine.prune_tool_results_only(messages, 10) == (messages, 0)
+    assert engine.select_context(messages, conversation_messages=messages, incoming_message=None, budget_tokens=9) is None
+    assert engine.on_turn_complete(messages, usage=None, interrupted=True) is None
+    assert engine.pending_compression_operation(messages) is None
+    assert engine.should_defer_preflight_to_real_usage(10**6) is False
+    assert engine.has_content_to_compress(messages) is True
+    assert engine.get_automatic_compaction_status_message(phase="compress", default_message="done") == "done"
+    engine.emit_automatic_compaction_status = False
+    assert engine.get_automatic_compaction_status_message(phase="compress", default_message="done") is None
+    engine.last_prompt_tokens = -1  # Hermes' "compressed, no usage seen yet"
+    assert engine.get_status()["last_prompt_tokens"] == 0
+
+
+def test_model_thresholds_pick_the_longest_match_and_fall_back_to_the_configured_percent() -> None:
+    engine = Minimal()
+    engine.threshold_percent = 0.5
+    engine.model_thresholds = {"claude": 0.6, "claude-3-opus": 0.7, "openrouter:claude": 0.65, "llama3:8b": 0.9}
+    engine.update_model("anthropic/claude-3-opus", 1000)
+    assert engine.threshold_tokens == 700
+    engine.update_model("anthropic/claude-3-haiku", 1000, provider="openrouter")
+    assert engine.threshold_tokens == 650  # a provider-scoped key beats a bare key of the same length
+    engine.update_model("llama3:8b", 1000, provider="ollama")
+    assert engine.threshold_tokens == 900  # a model name with a colon is a bare key
+    engine.update_model("gpt-4o", 1000)
+    assert engine.threshold_tokens == 500  # no match: the percent configured before the first switch
+
+
+def test_an_engine_whose_optional_members_misbehave_never_breaks_a_request(home: Path) -> None:
+    class Wayward(Minimal):
+        name = "wayward"
+
+        def select_context(self, request_messages, **kwargs):
+            return [{"role": "tool", "tool_call_id": "nope", "content": "x"}]
+
+        def on_turn_complete(self, messages, usage=None, **kwargs):
+            raise RuntimeError("turn bookkeeping failed")
+
+        def prune_tool_results_only(self, messages, current_tokens=None):
+            return "not a pair"
+
+    write_config(home, "context:\n  engine: wayward\n")
+    manager = PluginManager()
+    assert manager.add_plugin(lambda ctx: ctx.register_context_engine(Wayward()), "wayward").status == "ok"
+    request = conversation(2)
+    with manager.open_session() as session:
+        assert session.select_context(request, request) is request
+        session.on_turn_complete(request)
+        window = request + turn(9, tool=True)[:3]
+        assert session.before_request(window) is window
+    assert any("select_context() returned an invalid message list" in p for p in session.problems)
+    assert any("on_turn_complete() raised RuntimeError: turn bookkeeping failed" in p for p in session.problems)
+
+
 # -- the helpers every engine uses ----------------------------------------------------------------
 
 
