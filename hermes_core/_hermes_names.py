@@ -43,6 +43,10 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("hermes_core._context_engine", ("ContextEngine",)),
         ("hermes_core._redact", ("sanitize_memory_context", "MEMORY_CONTEXT_MAX_CHARS")),
     ),
+    "agent.context_compressor": (
+        ("hermes_plugins_builtin.compressor", ("ContextCompressor", "SUMMARY_MARK")),
+        ("hermes_core._context_engine", ("resolve_model_threshold",)),
+    ),
     "agent.plugin_llm": (
         ("hermes_core._llm.client", ("PluginLlm",)),
         ("hermes_core._llm.results", ("PluginLlmTextInput", "PluginLlmImageInput", "PluginLlmInput",

@@ -7,12 +7,16 @@ isolated: an engine that raises is logged and noted in `problems`, never raised 
 
 >>> with manager.open_session("s1", model="gpt-4o", context_length=128_000) as session:
 ...     system = base_prompt + "\\n\\n" + session.system_prompt_block()
-...     context = session.prefetch(user_text)
-...     messages = session.before_request(messages)          # compressed when the engine says so
-...     reply = call_the_model(messages, tools=session.tool_schemas())
+...     session.on_turn_start(turn_number, user_text)
+...     context = session.prefetch(user_text)                 # then show session.recall_line()
+...     messages = session.before_request(messages)          # pruned/compressed when the engine says so
+...     request = session.select_context([system_message, *messages], messages)
+...     reply = call_the_model(request, tools=session.tool_schemas())
 ...     session.after_response(reply.usage)
 ...     result = session.dispatch_tool("memory_save", {"content": "likes tea"}, tool_call_id="c1")
-...     session.sync_turn(user_text, answer)
+...     session.sync_turn(user_text, answer, messages=messages)
+...     session.queue_prefetch(user_text)
+...     session.on_turn_complete(messages)
 ...     session.close(messages)                                # or leave the `with` block
 """
 
@@ -28,6 +32,8 @@ from . import _tool_call
 from . import config_keys as keys
 from ._context_engine import compress_kwargs
 from ._messages import estimate_tokens, message_problems, repair_tool_pairing
+from ._recall import is_trivial_prompt
+from ._redact import sanitize_memory_context
 from ._session_engines import EngineCalls, Guard, MemoryCalls
 from ._slots import SlotProvider
 from ._tools import ToolInfo, ToolRegistry
@@ -36,6 +42,7 @@ if TYPE_CHECKING:
     from ._config import Config
     from ._hook_calls import LifecycleHooks
     from ._llm.auxiliary import AuxiliaryLlm
+    from ._recall import RecallStatus
 
 __all__ = ["AgentSession", "SessionHost"]
 
@@ -98,14 +105,17 @@ class AgentSession:
                  "platform": platform, **kwargs}
         self.engine_provider: SlotProvider | None = manager.select("context_engine")
         self.memory_provider: SlotProvider | None = manager.select("memory")
-        guard = Guard(self.session_id, self.problems)
+        guard = self._guard = Guard(self.session_id, self.problems)
+        self._last_usage: dict[str, Any] = {}
+        self.last_compaction_note = ""
         self._engine: EngineCalls | None = None
         if self.engine_provider is not None:
-            # The host's own summariser and settings go to its built-in engines only; a plugin's
-            # engine uses its plugin's gated ctx.llm.
-            host = {"config": config, "auxiliary": manager.auxiliary_llm("compression")} \
-                if self.engine_provider.builtin else {}
-            self._engine = EngineCalls.start(self.engine_provider, guard, self.session_id, {**start, **host})
+            # The host's settings (`compression.*`, `lcm.*`) go to its built-in engines only. The
+            # host's summariser (`auxiliary.compression`, the operator's choice) goes to the
+            # built-in compressor and to a plugin's engine derived from it, as in Hermes.
+            host = {"config": config} if self.engine_provider.builtin else {}
+            self._engine = EngineCalls.start(self.engine_provider, guard, self.session_id, {**start, **host},
+                                             summariser=lambda: manager.auxiliary_llm("compression"))
         self._memory: MemoryCalls | None = None
         if self.memory_provider is not None:
             self._memory = MemoryCalls.start(self.memory_provider, guard, self.session_id, start)
@@ -184,18 +194,72 @@ class AgentSession:
         """The memory provider's block for the system prompt ("" without memory)."""
         return self._memory.system_prompt_block() if self._memory is not None else ""
 
-    def prefetch(self, query: str) -> str:
-        """Memories relevant to the user's message, to add to this turn's context ("" for none)."""
-        return self._memory.prefetch(query, self.session_id) if self._memory is not None else ""
-
-    def sync_turn(self, user_content: str, assistant_content: str) -> None:
-        """Tell the memory provider a turn is complete."""
+    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        """A turn starts (before `prefetch`): the memory provider's `on_turn_start`. The reference
+        host passes `model`, `platform` and `tool_count`."""
         if self._memory is not None:
-            self._memory.sync_turn(user_content, assistant_content, self.session_id)
+            self._memory.on_turn_start(turn_number, message, **kwargs)
+
+    def prefetch(self, query: str) -> str:
+        """Memories relevant to the user's message, to add to this turn's context ("" for none).
+        A trivial message (empty, a `/command`, "thanks") recalls nothing, as in Hermes."""
+        if self._memory is None or is_trivial_prompt(query):
+            return ""
+        return self._memory.prefetch(query, self.session_id)
+
+    def recall_status(self) -> RecallStatus | None:
+        """What the memory provider says its last `prefetch` injected (None: nothing to show)."""
+        return self._memory.recall_status() if self._memory is not None else None
+
+    def recall_line(self) -> str:
+        """`recall_status()` as a line for the user ("🧠 notes — recalled 3 memories"), or ""."""
+        status = self.recall_status()
+        if status is None:
+            return ""
+        detail = ("recalled 1 memory" if status.count == 1 else f"recalled {status.count} memories"
+                  if status.count > 1 else "recalled relevant memory")
+        return f"{status.glyph} {status.provider_label} — {detail}"
+
+    def sync_turn(self, user_content: str, assistant_content: str, *,
+                  messages: Sequence[dict[str, Any]] | None = None) -> None:
+        """Tell the memory provider a turn is complete; `messages` (the conversation as of this
+        turn) reach a provider whose `sync_turn` accepts them."""
+        if self._memory is not None:
+            self._memory.sync_turn(user_content, assistant_content, self.session_id,
+                                   None if messages is None else [dict(m) for m in messages])
+
+    def queue_prefetch(self, query: str) -> None:
+        """After a turn: let the memory provider start recalling for the next one."""
+        if self._memory is not None and not is_trivial_prompt(query):
+            self._memory.queue_prefetch(query, self.session_id)
 
     def on_pre_compress(self, messages: Sequence[dict[str, Any]]) -> str:
         """What the memory provider wants kept from messages about to be compressed."""
         return self._memory.on_pre_compress(list(messages)) if self._memory is not None else ""
+
+    def on_session_switch(self, new_session_id: str | None = None, *, parent_session_id: str = "",
+                          reset: bool = False, rewound: bool = False, **kwargs: Any) -> None:
+        """The conversation goes on under `new_session_id` (default: this one) with the same
+        engines: a resume, a branch, a `/reset` (`reset=True`), a shortened transcript
+        (`rewound=True`). The memory provider hears `on_session_switch`."""
+        new_id = new_session_id or self.session_id
+        self.session_id = self._guard.session_id = new_id
+        if self._memory is not None:
+            extra = {"rewound": True} if rewound else {}
+            self._memory.on_session_switch(new_id, parent_session_id=parent_session_id, reset=reset,
+                                           **extra, **kwargs)
+
+    def on_memory_write(self, action: str, target: str, content: str,
+                        metadata: dict[str, Any] | None = None) -> None:
+        """For a host with a memory tool of its own: mirror a write (`add`, `replace`, `remove`)
+        to the memory provider."""
+        if self._memory is not None:
+            self._memory.on_memory_write(action, target, content, metadata)
+
+    def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
+        """For a host with subagents: a subagent finished `task` with `result`."""
+        if self._memory is not None:
+            self._memory.on_delegation(task, result, child_session_id=child_session_id, **kwargs)
 
     # -- the context engine around each request ---------------------------------------------
 
@@ -204,33 +268,85 @@ class AgentSession:
         if usage is not None and not isinstance(usage, dict):
             usage = {k: getattr(usage, k) for k in ("prompt_tokens", "completion_tokens", "total_tokens",
                                                     "input_tokens", "output_tokens") if hasattr(usage, k)}
+        self._last_usage = dict(usage or {})
         if self._engine is not None:
             self._engine.update_from_response(usage or {})
 
     def should_compress(self, messages: Sequence[dict[str, Any]], prompt_tokens: int | None = None) -> bool:
-        """Whether the engine wants `messages` compressed before the next request."""
+        """Whether the engine wants `messages` compressed before the next request: its preflight
+        check (unless it defers to the last real token count), or its threshold."""
         if self._engine is None:
             return False
-        return self._engine.should_compress_preflight(list(messages)) or self._engine.should_compress(prompt_tokens)
+        messages = list(messages)
+        if self._engine.should_compress_preflight(messages) and \
+                not self._engine.should_defer_preflight_to_real_usage(estimate_tokens(messages)):
+            return True
+        return self._engine.should_compress(prompt_tokens)
 
     def before_request(
         self, messages: list[dict[str, Any]], prompt_tokens: int | None = None
     ) -> list[dict[str, Any]]:
-        """Before every request: the messages to send, compressed first when the engine says so."""
-        if self._engine is None or not self.should_compress(messages, prompt_tokens):
-            return messages
-        return self.compress(messages, current_tokens=prompt_tokens)
-
-    def compress(
-        self, messages: list[dict[str, Any]], *, current_tokens: int | None = None, focus_topic: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Compress now (a manual `/compress [topic]`, or from `before_request`). Always returns
-        a valid list: an engine that raises or returns an invalid one leaves `messages` as they
-        were (or repaired, when only the tool pairing was wrong), and says so in `problems`."""
+        """Before every request: the messages to send. After tool results, the engine may prune
+        old ones (`prune_tool_results_only`); then it compresses when it says so. The list is
+        returned as it was (the same object) when nothing changed; `last_compaction_note` says
+        what to tell the user about an automatic compaction ("" for nothing)."""
+        self.last_compaction_note = ""
         if self._engine is None:
             return messages
+        if prompt_tokens is None:  # the last real count, when the engine has seen one
+            engine = self._engine.engine
+            last = self._guard(f"context engine {self._engine.entry.name!r}.last_prompt_tokens",
+                               lambda: getattr(engine, "last_prompt_tokens", 0), 0)
+            current = last if isinstance(last, int) and not isinstance(last, bool) and last > 0 else None
+        else:
+            current = prompt_tokens
+        window = messages
+        if window and window[-1].get("role") == "tool":
+            window = self._pruned(window, current)
+        if not self.should_compress(window, prompt_tokens):
+            return window
+        before = len(window)
+        compressed = self.compress(window, current_tokens=current)
+        if compressed is not window and compressed != window:
+            default = f"context compressed by {self._engine.entry.name}: {before} → {len(compressed)} messages"
+            note = self._engine.automatic_status("compress", default, approx_tokens=estimate_tokens(compressed),
+                                                 threshold_tokens=self.status().get("threshold_tokens", 0))
+            self.last_compaction_note = note or ""
+        return compressed
+
+    def _pruned(self, messages: list[dict[str, Any]], prompt_tokens: int | None) -> list[dict[str, Any]]:
+        """The engine's `prune_tool_results_only` of `messages`, when it pruned and kept the list valid."""
+        assert self._engine is not None
+        current = prompt_tokens if prompt_tokens is not None else estimate_tokens(messages)
+        result = self._engine.prune_tool_results_only(list(messages), current)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[1], int)
+                and result[1] > 0 and isinstance(result[0], list)):
+            return messages
+        if message_problems(result[0]):
+            self.problems.append(f"context engine {self._engine.entry.name!r}.prune_tool_results_only() returned an "
+                                 "invalid message list; kept the original")
+            return messages
+        return result[0] if result[0] != messages else messages
+
+    def has_content_to_compress(self, messages: Sequence[dict[str, Any]]) -> bool:
+        """Whether a manual `/compress` has anything to do (False without an engine)."""
+        return self._engine is not None and self._engine.has_content_to_compress(list(messages))
+
+    def compress(
+        self, messages: list[dict[str, Any]], *, current_tokens: int | None = None, focus_topic: str | None = None,
+        force: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Compress now (a manual `/compress [topic]` with `force=True`, or from `before_request`).
+        A manual compression the engine has nothing for (`has_content_to_compress`) returns
+        `messages` itself. Always returns a valid list: an engine that raises or returns an
+        invalid one leaves `messages` as they were (or repaired, when only the tool pairing was
+        wrong), and says so in `problems`."""
+        if self._engine is None or (force and not self._engine.has_content_to_compress(list(messages))):
+            return messages
+        memory = self.on_pre_compress(messages)
         offered = {"current_tokens": current_tokens if current_tokens is not None else estimate_tokens(messages),
-                   "focus_topic": focus_topic, "memory_context": self.on_pre_compress(messages) or None}
+                   "focus_topic": focus_topic, "force": force,
+                   "memory_context": sanitize_memory_context(memory) if memory else ""}
         result = self._engine.compress(list(messages), compress_kwargs(self._engine.engine, offered))
         if result is None:
             return messages
@@ -246,6 +362,33 @@ class AgentSession:
         log.warning("session %s: %s", self.session_id, self.problems[-1])
         return repaired if fixed and repaired is not None else messages
 
+    def select_context(self, request: list[dict[str, Any]],
+                       conversation: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+        """The messages of this one request, as the engine selects them (`select_context`);
+        `request` itself when it selects nothing or something invalid (noted in `problems`).
+        `conversation` is the stored window, for the engine's reference."""
+        if self._engine is None:
+            return request
+        incoming = next((dict(m) for m in reversed(request) if m.get("role") == "user"), None)
+        selected = self._engine.select_context([dict(m) for m in request], [dict(m) for m in conversation],
+                                               incoming, self.context_length)
+        if selected is None:
+            return request
+        problems = message_problems(selected)
+        if problems or not selected:
+            self.problems.append(f"context engine {self._engine.entry.name!r}.select_context() returned an invalid "
+                                 f"message list ({'; '.join(problems[:3]) or 'empty'}); sent the request as it was")
+            log.warning("session %s: %s", self.session_id, self.problems[-1])
+            return request
+        return selected  # type: ignore[no-any-return]
+
+    def on_turn_complete(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> None:
+        """A turn ended: the engine's `on_turn_complete(messages, usage, **kwargs)` with a copy of
+        the window and the last LLM call's usage. The reference host passes `api_call_count`,
+        `interrupted` and `turn_exit_reason`."""
+        if self._engine is not None:
+            self._engine.on_turn_complete([dict(m) for m in messages], self._last_usage or None, **kwargs)
+
     def update_model(self, model: str, context_length: int, **kwargs: Any) -> None:
         """The model changed: the engine recomputes its threshold."""
         self.model, self.context_length = model, int(context_length)
@@ -258,13 +401,15 @@ class AgentSession:
 
     def reset(self) -> None:
         """A `/reset` or `/new`: plugins hear `on_session_finalize` (`session_boundary`), the engine
-        forgets this conversation's state, plugins hear `on_session_reset` (`new_session`) and, as
-        the conversation starts afresh, `on_session_start`."""
+        forgets this conversation's state, the memory provider hears `on_session_switch(reset=True)`,
+        plugins hear `on_session_reset` (`new_session`) and, as the conversation starts afresh,
+        `on_session_start`."""
         if self._announce:
             self._hooks.on_session_finalize(session_id=self.session_id, platform=self.platform,
                                             reason="session_boundary").run()
         if self._engine is not None:
             self._engine.on_session_reset()
+        self.on_session_switch(self.session_id, reset=True)
         if self._announce:
             self._hooks.on_session_reset(session_id=self.session_id, platform=self.platform, reason="new_session").run()
             self._hooks.on_session_start(session_id=self.session_id, model=self.model, platform=self.platform).run()

@@ -5,18 +5,26 @@ ABCs the host calls, so a renamed ABC method is a type error here rather than a 
 quietly falls back to a default. Every call goes through one `Guard`: an engine that raises,
 or answers with the wrong type, is logged and noted in the session's problems, and the
 default stands in. An engine never takes the host down.
+
+An engine accepted by its shape may lack an optional member (its base was a stand-in class
+that could not be adapted): the ABC's default stands in for it, silently. Optional keyword
+arguments (`sync_turn(messages=)`, `on_turn_start(model=)`, ...) go only to methods whose
+signature accepts them, as Hermes' host does.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._context_engine import ContextEngine
+from ._context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
 from ._invoke import PLUGIN_FAULTS
 from ._memory import MemoryProvider
 from ._slots import SlotProvider
+
+if TYPE_CHECKING:
+    from ._recall import RecallStatus
 
 __all__ = ["EngineCalls", "Guard", "MemoryCalls"]
 
@@ -38,7 +46,7 @@ class Guard:
         log.warning("session %s: %s", self.session_id, problem)
         self.problems.append(problem)
 
-    def __call__(self, what: str, call: Callable[[], Any], default: T, expect: type | None = None) -> T:
+    def __call__(self, what: str, call: Callable[[], Any], default: T, expect: type | tuple[type, ...] | None = None) -> T:
         """`call()`, or `default` when it raises, or when its value is not an `expect`."""
         try:
             value = call()
@@ -51,6 +59,15 @@ class Guard:
             return default
         return value  # type: ignore[no-any-return]
 
+    def optional(self, target: Any, member: str, what: str, default: T, /, *args: Any,
+                 expect: type | tuple[type, ...] | None = None, **kwargs: Any) -> T:
+        """`target.member(*args, **kwargs)` with only the keyword arguments its signature takes;
+        `default` when the target has no such member."""
+        method = self(f"{what}.{member}", lambda: getattr(target, member, None), None)
+        if not callable(method):
+            return default
+        return self(f"{what}.{member}()", lambda: method(*args, **accepted_kwargs(method, kwargs)), default, expect)
+
 
 class EngineCalls:
     """The session's context engine (`engine`), and every call the host makes into it."""
@@ -62,13 +79,21 @@ class EngineCalls:
         self._who = f"context engine {entry.name!r}"
 
     @classmethod
-    def start(cls, entry: SlotProvider, guard: Guard, session_id: str, start: Mapping[str, Any]) -> EngineCalls | None:
+    def start(
+        cls, entry: SlotProvider, guard: Guard, session_id: str, start: Mapping[str, Any],
+        summariser: Callable[[], Any] | None = None,
+    ) -> EngineCalls | None:
         """A new engine for one session, started (`on_session_start(session_id, **start)`, then
-        `update_model` with `start`'s model and context length); None when it cannot be."""
+        `update_model` with `start`'s model and context length); None when it cannot be.
+        An engine with `bind_summariser` (the built-in compressor and its subclasses) is given
+        `summariser()` first."""
         engine: ContextEngine | None = guard(f"creating context engine {entry.name!r}", entry.new_instance, None)
         if engine is None:
             return None
         calls = cls(engine, entry, guard)
+        if summariser is not None:
+            guard.optional(engine, "bind_summariser", calls._who, None, summariser())
+
         def on_session_start() -> bool:
             engine.on_session_start(session_id, **start)
             return True
@@ -82,16 +107,57 @@ class EngineCalls:
         self._guard(f"{self._who}.update_from_response()", lambda: self.engine.update_from_response(usage), None)
 
     def should_compress(self, prompt_tokens: int | None) -> bool:
-        return self._guard(f"{self._who}.should_compress()", lambda: self.engine.should_compress(prompt_tokens),
-                           False, bool) is True
+        """`should_compress_info` (whose default asks `should_compress`); a reason it gives for
+        holding back is logged."""
+        if not callable(getattr(self.engine, "should_compress_info", None)):
+            return self._guard(f"{self._who}.should_compress()", lambda: self.engine.should_compress(prompt_tokens),
+                               False, bool) is True
+        info = self._guard(f"{self._who}.should_compress_info()",
+                           lambda: self.engine.should_compress_info(prompt_tokens), None, (tuple, list))
+        if info is None or len(info) != 2 or not isinstance(info[0], bool):
+            return False
+        if not info[0] and info[1]:
+            log.info("session %s: %s holds compression back: %s", self._guard.session_id, self._who, info[1])
+        return info[0]
 
     def should_compress_preflight(self, messages: Messages) -> bool:
-        return self._guard(f"{self._who}.should_compress_preflight()",
-                           lambda: self.engine.should_compress_preflight(messages), False, bool) is True
+        return self._guard.optional(self.engine, "should_compress_preflight", self._who, False, messages,
+                                    expect=bool) is True
+
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+        return self._guard.optional(self.engine, "should_defer_preflight_to_real_usage", self._who, False,
+                                    rough_tokens, expect=bool) is True
+
+    def has_content_to_compress(self, messages: Messages) -> bool:
+        return self._guard.optional(self.engine, "has_content_to_compress", self._who, True, messages,
+                                    expect=bool) is not False
 
     def compress(self, messages: Messages, kwargs: Mapping[str, Any]) -> Any:
         """What the engine made of `messages` (unchecked: the session validates it), or None."""
         return self._guard(f"{self._who}.compress()", lambda: self.engine.compress(messages, **kwargs), None)
+
+    def prune_tool_results_only(self, messages: Messages, current_tokens: int | None) -> Any:
+        """`(messages, count)` as the engine returned it (unchecked), or None."""
+        return self._guard.optional(self.engine, "prune_tool_results_only", self._who, None, messages,
+                                    current_tokens=current_tokens)
+
+    def select_context(self, request: Messages, conversation: Messages, incoming: dict[str, Any] | None,
+                       budget_tokens: int) -> Any:
+        """The engine's replacement for this request (unchecked), or None."""
+        return self._guard.optional(self.engine, "select_context", self._who, None, request,
+                                    conversation_messages=conversation, incoming_message=incoming,
+                                    budget_tokens=budget_tokens)
+
+    def on_turn_complete(self, messages: Messages, usage: Mapping[str, Any] | None, **kwargs: Any) -> None:
+        self._guard.optional(self.engine, "on_turn_complete", self._who, None, messages, usage=usage, **kwargs)
+
+    def automatic_status(self, phase: str, default_message: str, **context: Any) -> str | None:
+        """The note for an automatic compaction, as the engine words it (None: say nothing)."""
+        return self._guard(
+            f"{self._who}.get_automatic_compaction_status_message()",
+            lambda: automatic_compaction_status_message(self.engine, phase=phase, default_message=default_message,
+                                                        **context),
+            default_message, (str, type(None)))
 
     def update_model(self, model: str, context_length: int, **kwargs: Any) -> None:
         self._guard(f"{self._who}.update_model()", lambda: self.engine.update_model(model, context_length, **kwargs),
@@ -124,8 +190,11 @@ class MemoryCalls:
             return None
         calls = cls(provider, entry, guard)
         if guard(f"{calls._who}.is_available()", provider.is_available, False) is not True:
-            guard.note(f"{calls._who} is not available here; this session has no memory")
+            reason = guard.optional(provider, "unavailable_reason", calls._who, "", expect=str).strip()
+            guard.note(f"{calls._who} is not available here{f' ({reason})' if reason else ''}; "
+                       "this session has no memory")
             return None
+
         def initialize() -> bool:
             provider.initialize(session_id, **start)
             return True
@@ -136,21 +205,51 @@ class MemoryCalls:
         return None
 
     def system_prompt_block(self) -> str:
-        return self._guard(f"{self._who}.system_prompt_block()", self.provider.system_prompt_block, "", str)
+        return self._guard.optional(self.provider, "system_prompt_block", self._who, "", expect=str)
+
+    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        self._guard.optional(self.provider, "on_turn_start", self._who, None, turn_number, message, **kwargs)
 
     def prefetch(self, query: str, session_id: str) -> str:
-        return self._guard(f"{self._who}.prefetch()", lambda: self.provider.prefetch(query, session_id=session_id),
-                           "", str)
+        return self._guard.optional(self.provider, "prefetch", self._who, "", query, session_id=session_id,
+                                    expect=str)
 
-    def sync_turn(self, user_content: str, assistant_content: str, session_id: str) -> None:
-        self._guard(f"{self._who}.sync_turn()",
-                    lambda: self.provider.sync_turn(user_content, assistant_content, session_id=session_id), None)
+    def recall_status(self) -> RecallStatus | None:
+        """The provider's status, as hermes-core's `RecallStatus` (a stand-in class of the same
+        shape is accepted); None for none or for anything else."""
+        from ._recall import INDICATOR_GLYPH, RecallStatus
+
+        status = self._guard.optional(self.provider, "recall_status", self._who, None)
+        label, count = getattr(status, "provider_label", None), getattr(status, "count", None)
+        if status is None or not isinstance(label, str) or not isinstance(count, int) or isinstance(count, bool):
+            return None
+        glyph = getattr(status, "glyph", INDICATOR_GLYPH)
+        return RecallStatus(label, count, glyph if isinstance(glyph, str) else INDICATOR_GLYPH)
+
+    def queue_prefetch(self, query: str, session_id: str) -> None:
+        self._guard.optional(self.provider, "queue_prefetch", self._who, None, query, session_id=session_id)
+
+    def sync_turn(self, user_content: str, assistant_content: str, session_id: str,
+                  messages: Messages | None = None) -> None:
+        extra: dict[str, Any] = {} if messages is None else {"messages": messages}
+        self._guard.optional(self.provider, "sync_turn", self._who, None, user_content, assistant_content,
+                             session_id=session_id, **extra)
+
+    def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
+        self._guard.optional(self.provider, "on_session_switch", self._who, None, new_session_id, **kwargs)
 
     def on_pre_compress(self, messages: Sequence[dict[str, Any]]) -> str:
-        return self._guard(f"{self._who}.on_pre_compress()", lambda: self.provider.on_pre_compress(messages), "", str)
+        return self._guard.optional(self.provider, "on_pre_compress", self._who, "", messages, expect=str)
+
+    def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None) -> None:
+        extra: dict[str, Any] = {} if metadata is None else {"metadata": metadata}
+        self._guard.optional(self.provider, "on_memory_write", self._who, None, action, target, content, **extra)
+
+    def on_delegation(self, task: str, result: str, **kwargs: Any) -> None:
+        self._guard.optional(self.provider, "on_delegation", self._who, None, task, result, **kwargs)
 
     def on_session_end(self, messages: Sequence[dict[str, Any]]) -> None:
-        self._guard(f"{self._who}.on_session_end()", lambda: self.provider.on_session_end(messages), None)
+        self._guard.optional(self.provider, "on_session_end", self._who, None, messages)
 
     def shutdown(self) -> None:
-        self._guard(f"{self._who}.shutdown()", self.provider.shutdown, None)
+        self._guard.optional(self.provider, "shutdown", self._who, None)

@@ -25,8 +25,6 @@ class ThresholdEngine(ContextEngine):
     """
 
     settings: tuple[config_keys.Key[Any], ...] = ()
-    protect_first_n: int
-    protect_last_n: int
 
     @property
     def threshold(self) -> float:
@@ -34,7 +32,7 @@ class ThresholdEngine(ContextEngine):
 
     @threshold.setter
     def threshold(self, value: float) -> None:
-        self.threshold_percent = float(value)
+        self.threshold_percent = self._config_threshold_percent = float(value)
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         config = kwargs.get("config")

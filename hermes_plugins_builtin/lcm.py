@@ -125,7 +125,8 @@ class LcmEngine(ThresholdEngine):
             self._store.close()  # everything is already stored; the next start reopens it
 
     def compress(
-        self, messages: list[dict[str, Any]], current_tokens: int | None = None, focus_topic: str | None = None
+        self, messages: list[dict[str, Any]], current_tokens: int | None = None, focus_topic: str | None = None,
+        force: bool = False, memory_context: str = "",
     ) -> list[dict[str, Any]]:
         messages = list(messages)
         head_end, tail_start = split_for_compression(messages, self.protect_first_n, self.protect_last_n)

@@ -225,7 +225,8 @@ class BuiltinMemoryProvider(MemoryProvider):
             lines.append(line)
         return "\n".join(lines)
 
-    def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "") -> None:
+    def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
+                  messages: list[dict[str, Any]] | None = None) -> None:
         """Keep what the user explicitly asked to be remembered ("remember that ...")."""
         wanted = [m.group("what").strip() for m in _REMEMBER.finditer(user_content or "")]
         items = [(text[:MAX_CONTENT_CHARS], ["remembered"]) for text in wanted if text]

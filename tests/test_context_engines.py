@@ -78,14 +78,72 @@ def test_the_abc_requires_name_update_should_compress_and_compress() -> None:
 def test_defaults_without_super_init() -> None:
     engine = Minimal()
     assert (engine.last_prompt_tokens, engine.compression_count, engine.threshold_tokens) == (0, 0, 0)
-    engine.update_model("m", 10_000)
-    assert (engine.context_length, engine.threshold_tokens) == (10_000, 5_000)
+    engine.update_model("m", 10_000)  # Hermes' default for any engine: 0.75 of the window
+    assert (engine.context_length, engine.threshold_tokens) == (10_000, 7_500)
     engine.last_prompt_tokens = 50_000  # more than the window: the status still says 100 %
     assert engine.get_status()["usage_percent"] == 100.0
     engine.on_session_reset()
     assert engine.last_prompt_tokens == 0 and engine.get_status()["usage_percent"] == 0.0
     assert engine.get_tool_schemas() == [] and engine.should_compress_preflight([]) is False
     assert json.loads(engine.handle_tool_call("x", {})) == {"error": "context engine 'minimal' has no tool 'x'"}
+
+
+def test_optional_members_have_hermes_defaults() -> None:
+    engine, messages = Minimal(), conversation(3)
+    assert (ContextEngine.threshold_percent, ContextEngine.protect_first_n, ContextEngine.protect_last_n) == (0.75, 3, 6)
+    engine.last_prompt_tokens = 500
+    assert engine.should_compress_info() == (True, None) and engine.should_compress_info(10) == (False, None)
+    assert engine.prune_tool_results_only(messages, 10) == (messages, 0)
+    assert engine.select_context(messages, conversation_messages=messages, incoming_message=None, budget_tokens=9) is None
+    assert engine.on_turn_complete(messages, usage=None, interrupted=True) is None
+    assert engine.pending_compression_operation(messages) is None
+    assert engine.should_defer_preflight_to_real_usage(10**6) is False
+    assert engine.has_content_to_compress(messages) is True
+    assert engine.get_automatic_compaction_status_message(phase="compress", default_message="done") == "done"
+    engine.emit_automatic_compaction_status = False
+    assert engine.get_automatic_compaction_status_message(phase="compress", default_message="done") is None
+    engine.last_prompt_tokens = -1  # Hermes' "compressed, no usage seen yet"
+    assert engine.get_status()["last_prompt_tokens"] == 0
+
+
+def test_model_thresholds_pick_the_longest_match_and_fall_back_to_the_configured_percent() -> None:
+    engine = Minimal()
+    engine.threshold_percent = 0.5
+    engine.model_thresholds = {"claude": 0.6, "claude-3-opus": 0.7, "openrouter:claude": 0.65, "llama3:8b": 0.9}
+    engine.update_model("anthropic/claude-3-opus", 1000)
+    assert engine.threshold_tokens == 700
+    engine.update_model("anthropic/claude-3-haiku", 1000, provider="openrouter")
+    assert engine.threshold_tokens == 650  # a provider-scoped key beats a bare key of the same length
+    engine.update_model("llama3:8b", 1000, provider="ollama")
+    assert engine.threshold_tokens == 900  # a model name with a colon is a bare key
+    engine.update_model("gpt-4o", 1000)
+    assert engine.threshold_tokens == 500  # no match: the percent configured before the first switch
+
+
+def test_an_engine_whose_optional_members_misbehave_never_breaks_a_request(home: Path) -> None:
+    class Wayward(Minimal):
+        name = "wayward"
+
+        def select_context(self, request_messages, **kwargs):
+            return [{"role": "tool", "tool_call_id": "nope", "content": "x"}]
+
+        def on_turn_complete(self, messages, usage=None, **kwargs):
+            raise RuntimeError("turn bookkeeping failed")
+
+        def prune_tool_results_only(self, messages, current_tokens=None):
+            return "not a pair"
+
+    write_config(home, "context:\n  engine: wayward\n")
+    manager = PluginManager()
+    assert manager.add_plugin(lambda ctx: ctx.register_context_engine(Wayward()), "wayward").status == "ok"
+    request = conversation(2)
+    with manager.open_session() as session:
+        assert session.select_context(request, request) is request
+        session.on_turn_complete(request)
+        window = request + turn(9, tool=True)[:3]
+        assert session.before_request(window) is window
+    assert any("select_context() returned an invalid message list" in p for p in session.problems)
+    assert any("on_turn_complete() raised RuntimeError: turn bookkeeping failed" in p for p in session.problems)
 
 
 # -- the helpers every engine uses ----------------------------------------------------------------
@@ -123,7 +181,7 @@ def test_split_never_separates_a_tool_call_from_its_results() -> None:
 
 def test_compressor_is_the_default_and_unknown_names_are_loud(home: Path) -> None:
     with PluginManager().open_session() as session:
-        assert type(session.context_engine).__name__ == "CompressorEngine"
+        assert type(session.context_engine).__name__ == "ContextCompressor"
         assert session.status()["context_length"] == 128_000
     write_config(home, "context:\n  engine: nope\n")
     with pytest.raises(UnknownProviderError, match="context.engine is 'nope'.*available: 'compressor', 'lcm'"):
@@ -244,16 +302,17 @@ def test_compressor_keeps_head_and_tail_and_summarises_the_middle(home: Path, ll
         assert session.context_engine.auxiliary is not None  # the host's summariser, for the built-in
         result = session.compress(messages, focus_topic="topic3")
     assert message_problems(result) == []
-    assert result[:3] == messages[:3]  # system + first user + first answer
-    summary = result[3]
-    assert summary["role"] == "user" and summary["content"].startswith(SUMMARY_MARK)
-    assert "topics 0-7" in summary["content"]
-    tail = result[4:]
+    assert result[:4] == messages[:4]  # the system prompt + protect_first_n (3) messages
+    summary = result[4]
+    assert summary["content"].startswith(SUMMARY_MARK) and "topics 0-7" in summary["content"]
+    neighbours = (result[3]["role"], result[5]["role"])
+    assert neighbours[0] != neighbours[1] or summary["role"] != neighbours[0]  # roles alternate where they can
+    tail = result[5:]
     assert tail == messages[-len(tail):] and len(tail) >= 20  # protect_last_n: 20, untouched
     assert tail[0]["role"] != "tool"  # the cut did not separate a call from its result
     prompt = llm_server.requests[0].body["messages"][1]["content"]
     assert "Focus on: topic3" in prompt and "question 5 about topic5" in prompt
-    assert "question 0" not in prompt  # the head is kept, not summarised
+    assert "question 0" not in prompt and "question 1 " not in prompt  # the head is kept, not summarised
 
 
 def test_a_second_pass_updates_the_previous_summary(home: Path, llm_server) -> None:
@@ -284,7 +343,7 @@ def test_when_the_summariser_fails_the_middle_is_kept_extractively(home: Path, l
     with PluginManager().open_session(context_length=500) as session:
         result = session.compress(conversation(12))
         status = session.status()
-    summary = result[3]["content"]
+    summary = result[4]["content"]
     assert "The summariser failed" in summary and "LlmProviderError" in summary
     assert "question 5 about topic5" in summary  # the middle is still there, in brief
     assert status["last_summary_failure"].startswith("LlmProviderError")

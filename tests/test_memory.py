@@ -59,6 +59,35 @@ def test_optional_members_have_harmless_defaults() -> None:
     assert provider.on_pre_compress([]) == ""
     assert provider.sync_turn("u", "a") is None and provider.on_session_end([]) is None and provider.shutdown() is None
     assert json.loads(provider.handle_tool_call("x", {})) == {"error": "memory provider 'minimal' has no tool 'x'"}
+    # Hermes' optional members, with Hermes' defaults
+    assert provider.pre_compress_checkpoint_api_version == 1
+    assert provider.unavailable_reason() == "" and provider.recall_status() is None
+    assert provider.get_config_schema() == [] and provider.backup_paths() == []
+    for call_it in (lambda: provider.queue_prefetch("q", session_id="s"), lambda: provider.on_turn_start(1, "m", x=1),
+                    lambda: provider.on_session_switch("s2", parent_session_id="s", reset=True, rewound=False, y=2),
+                    lambda: provider.on_delegation("task", "result", child_session_id="c"),
+                    lambda: provider.on_memory_write("add", "memory", "text", metadata={}),
+                    lambda: provider.save_config({}, "/tmp"),
+                    lambda: provider.sync_turn("u", "a", session_id="s", messages=[])):
+        assert call_it() is None
+
+
+def test_initialize_for_inspection_initializes_by_default() -> None:
+    class Seen(MemoryProvider):
+        name = "seen"
+        calls: list = []
+
+        def is_available(self):
+            return True
+
+        def initialize(self, session_id, **kwargs):
+            self.calls.append((session_id, kwargs))
+
+        def get_tool_schemas(self):
+            return []
+
+    Seen().initialize_for_inspection("s1", hermes_home="/h")
+    assert Seen.calls == [("s1", {"hermes_home": "/h"})]
 
 
 # -- the default: builtin ---------------------------------------------------------------------
@@ -184,6 +213,13 @@ def test_prefetch_brings_relevant_memories_only(home: Path) -> None:
         assert session.prefetch("quantum chromodynamics") == ""
 
 
+def test_a_trivial_message_recalls_nothing(home: Path) -> None:
+    with PluginManager().open_session() as session:
+        call(session, "memory_save", content="ok means the user agrees; thanks is a courtesy")
+        assert "ok means" in session.prefetch("what does ok mean here?")
+        assert session.prefetch("ok") == session.prefetch("thanks!") == session.prefetch("/compress") == ""
+
+
 def test_sync_turn_keeps_what_the_user_asked_to_remember(home: Path) -> None:
     with PluginManager().open_session("s1") as session:
         session.sync_turn("Remember that my sister's name is Ines.\nAlso, what time is it?", "Noted! It is 10:00.")
@@ -288,12 +324,19 @@ class Broken(MemoryProvider):
         raise RuntimeError("prefetch exploded")
     def system_prompt_block(self):
         return None
+    def unavailable_reason(self):
+        return "pip install broken-backend"
+    def on_turn_start(self, turn_number, message, **kwargs):
+        raise ValueError("no turns here")
+    def recall_status(self):
+        return "three memories"
 """
 
 
 @pytest.mark.parametrize(
     ("available", "initialize", "problem"),
-    [(False, "pass", "is not available here"), (True, "raise OSError('no disk')", "OSError: no disk")],
+    [(False, "pass", "is not available here (pip install broken-backend)"),
+     (True, "raise OSError('no disk')", "OSError: no disk")],
 )
 def test_a_provider_that_cannot_start_leaves_the_session_without_memory(
     home: Path, available: bool, initialize: str, problem: str
@@ -311,6 +354,9 @@ def test_a_misbehaving_provider_never_takes_the_host_down(home: Path) -> None:
     with PluginManager().open_session() as session:
         assert session.prefetch("x") == "" and session.system_prompt_block() == ""
         assert any("prefetch() raised RuntimeError: prefetch exploded" in p for p in session.problems)
+        session.on_turn_start(1, "x")
+        assert any("on_turn_start() raised ValueError: no turns here" in p for p in session.problems)
+        assert session.recall_status() is None and session.recall_line() == ""  # not a RecallStatus: none shown
         # its tool named like a plugin's tool is left out; the plugin's tool still answers
         assert any("'current_time' is left out" in p for p in session.problems)
         assert "iso" in call(session, "current_time")

@@ -110,6 +110,9 @@ class Agent:
         self.store.start(self.session_id, self.model)
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
+        self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
+        if resume:
+            self.session.on_session_switch(self.session_id)  # the stored conversation goes on
         self.llm = self.manager.agent_llm()
 
     def __enter__(self) -> Agent:
@@ -137,15 +140,18 @@ class Agent:
         return {"role": "system", "content": "\n\n".join(part for part in parts if part)}
 
     def _compress_if_needed(self) -> None:
-        self._replace_window(self.session.before_request(self.messages))
+        self._replace_window(self.session.before_request(self.messages), self.session.last_compaction_note)
 
-    def _replace_window(self, after: list[dict[str, Any]]) -> None:
-        """Adopt what the context engine made of the window, storing the event (before → after)."""
+    def _replace_window(self, after: list[dict[str, Any]], note: str | None = None) -> None:
+        """Adopt what the context engine made of the window, storing the event (before → after);
+        `note` is what to show for it (None: the usual line, "": nothing)."""
         before = self.messages
-        if after is not before:
+        if after is not before and after != before:
             engine = self.session.engine_provider.name if self.session.engine_provider else "?"
             self.store.compression(self.session_id, engine, before, after)
-            self.display.note(f"context compressed by {engine}: {len(before)} → {len(after)} messages")
+            shown = f"context compressed by {engine}: {len(before)} → {len(after)} messages" if note is None else note
+            if shown:
+                self.display.note(shown)
             self.messages = list(after)
 
     def _request(self, extra: list[str]) -> list[dict[str, Any]]:
@@ -178,13 +184,20 @@ class Agent:
         model = self.model or ""
         is_first_turn = not self.messages
         self._add({"role": "user", "content": text})
+        self.turns += 1
+        self.session.on_turn_start(self.turns, text, model=model, platform=self.platform,
+                                   tool_count=len(self.session.tool_schemas()))
         context = hooks.pre_llm_call(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
             conversation_history=list(self.messages), is_first_turn=is_first_turn, model=model,
             platform=self.platform,
         ).run()
         prefetched = self.session.prefetch(text)
+        recalled = self.session.recall_line()
+        if recalled:
+            self.display.note(recalled)
         ended = {"completed": False, "failed": False, "interrupted": False}
+        count = 0
         try:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
@@ -212,6 +225,7 @@ class Agent:
             self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
             hooks.agent_loop_stopped(session_key=self.session_id, platform=self.platform, reason="user_stop",
                                      invalidation_reason="session_interrupt").run()
+            self.session.on_turn_complete(self.messages, interrupted=True, turn_exit_reason="interrupted")
             self._end_turn(turn, "interrupted", {**ended, "interrupted": True})
             raise
         except Exception as exc:
@@ -221,7 +235,9 @@ class Agent:
             hooks.post_llm_call(session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
                                 user_message=text, assistant_response=final, conversation_history=list(self.messages),
                                 model=model, platform=self.platform).run()
-        self.session.sync_turn(text, final or "")
+        self.session.sync_turn(text, final or "", messages=self.messages)
+        self.session.queue_prefetch(text)
+        self.session.on_turn_complete(self.messages, api_call_count=count, turn_exit_reason=exit_reason)
         self._end_turn(turn, exit_reason, ended)
         return tally.result(final or "")
 
@@ -231,7 +247,7 @@ class Agent:
         """The turn's `count`th model request (the window compressed first when the engine says
         so), with the request hooks around each attempt; its usage accounted and stored."""
         self._compress_if_needed()
-        request = self._request(extra)
+        request = self.session.select_context(self._request(extra), self.messages)
         observer = AgentRequestHooks(self.manager.lifecycle, turn, count, user_message=text,
                                      conversation_history=self.messages, context_length=self.session.context_length)
         self.display.working("thinking")
@@ -300,6 +316,6 @@ class Agent:
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""
-        self._replace_window(self.session.compress(self.messages, focus_topic=focus_topic))
+        self._replace_window(self.session.compress(self.messages, focus_topic=focus_topic, force=True))
         return len(self.messages)
 

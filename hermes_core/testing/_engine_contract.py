@@ -19,7 +19,7 @@ from ._contract_common import (  # first: a clear error when hypothesis is missi
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .._context_engine import ContextEngine, compress_kwargs
+from .._context_engine import ContextEngine, accepted_kwargs, compress_kwargs
 from .._messages import estimate_tokens, message_problems
 from .strategies import message_lists, usage_dicts
 
@@ -40,8 +40,10 @@ class ContextEngineContract(ToolCallChecks):
     ...         return MyEngine()
 
     Each check starts the engine with `on_session_start(session_id, hermes_home=<a fresh
-    temporary folder>, model=...)` and ends it with `on_session_end`. `compress` is called
-    the way the host calls it: with only the keyword arguments its signature accepts.
+    temporary folder>, model=...)` and ends it with `on_session_end`. `compress` and the
+    optional members (`prune_tool_results_only`, `select_context`, `has_content_to_compress`,
+    `on_turn_complete`) are called the way the host calls them: with only the keyword
+    arguments their signatures accept.
     Tools are called with arguments valid against their parameters, as the host sends them
     (`strict_tool_arguments = True` adds near-misses; see `ToolCallChecks`). A violation fails
     with the smallest example hypothesis found.
@@ -64,9 +66,16 @@ class ContextEngineContract(ToolCallChecks):
             shutil.rmtree(folder, ignore_errors=True)
 
     @staticmethod
-    def _compress(engine: Any, messages: list[dict[str, Any]], focus_topic: str | None = None) -> Any:
-        offered = {"current_tokens": estimate_tokens(messages), "focus_topic": focus_topic}
+    def _compress(engine: Any, messages: list[dict[str, Any]], focus_topic: str | None = None,
+                  force: bool = False) -> Any:
+        offered = {"current_tokens": estimate_tokens(messages), "focus_topic": focus_topic, "force": force,
+                   "memory_context": ""}
         return engine.compress(copy.deepcopy(messages), **compress_kwargs(engine, offered))
+
+    @staticmethod
+    def _call(engine: Any, member: str, *args: Any, **offered: Any) -> Any:
+        method = getattr(engine, member)
+        return method(*args, **accepted_kwargs(method, offered))
 
     # -- the checks ------------------------------------------------------------------------
 
@@ -158,6 +167,37 @@ class ContextEngineContract(ToolCallChecks):
             counters = (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens,
                         engine.compression_count)
         assert counters == (0, 0, 0, 0), f"after on_session_reset(): {counters}"
+
+    @contract_settings
+    @given(messages=message_lists(), tokens=_TOKENS)
+    def test_per_request_members_answer_with_usable_lists(self, messages: list[dict[str, Any]], tokens: int) -> None:
+        original = copy.deepcopy(messages)
+        with self._engine() as engine:
+            pruned = self._call(engine, "prune_tool_results_only", copy.deepcopy(messages), current_tokens=tokens)
+            selected = self._call(engine, "select_context", copy.deepcopy(messages),
+                                  conversation_messages=copy.deepcopy(messages),
+                                  incoming_message=copy.deepcopy(_last_user(messages)), budget_tokens=tokens)
+            has_content = self._call(engine, "has_content_to_compress", copy.deepcopy(messages))
+            self._call(engine, "on_turn_complete", copy.deepcopy(messages),
+                       usage={"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens},
+                       api_call_count=1, turn_exit_reason="final_answer")
+        assert isinstance(pruned, tuple) and len(pruned) == 2 and isinstance(pruned[1], int) and pruned[1] >= 0, (
+            f"prune_tool_results_only() must return (messages, count), not {pruned!r:.200}")
+        assert not message_problems(pruned[0]), f"prune_tool_results_only() broke the list: {message_problems(pruned[0])}"
+        assert _last_user(pruned[0]) == _last_user(messages), "prune_tool_results_only() changed the last user message"
+        assert selected is None or not message_problems(selected), (
+            f"select_context() returned an invalid message list: {message_problems(selected)}")
+        assert isinstance(has_content, bool), f"has_content_to_compress() returned {has_content!r}, not a bool"
+        assert messages == original, "an optional member changed the list it was given"
+
+    @contract_settings
+    @given(messages=message_lists(min_turns=4))
+    def test_a_forced_manual_compress_stays_valid(self, messages: list[dict[str, Any]]) -> None:
+        with self._engine() as engine:
+            result = self._compress(engine, messages, focus_topic="the latest question", force=True)
+        problems = message_problems(result)
+        assert not problems, f"compress(force=True) returned an invalid message list: {problems}"
+        assert _last_user(result) == _last_user(messages), "compress(force=True) lost the last user message"
 
     def test_tool_schemas_are_valid_json_schema(self) -> None:
         with self._engine() as engine:

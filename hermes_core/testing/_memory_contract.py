@@ -21,6 +21,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from .._context_engine import accepted_kwargs
 from .strategies import memory_texts, search_queries
 
 __all__ = ["MemoryProviderContract"]
@@ -168,6 +169,25 @@ class MemoryProviderContract(ToolCallChecks):
             provider.sync_turn(user, assistant, session_id=self.session_id)
             block = provider.system_prompt_block()
             assert isinstance(block, str), f"system_prompt_block() returned {type(block).__name__}, not str"
+
+    @contract_settings
+    @given(user=memory_texts(), assistant=st.text(max_size=200))
+    def test_a_turn_driven_as_the_host_drives_it_is_accepted(self, tmp_path: Path, user: str, assistant: str) -> None:
+        def call(method: Any, *args: Any, **offered: Any) -> Any:
+            return method(*args, **accepted_kwargs(method, offered))
+
+        turn = [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        with self._fresh(tmp_path) as provider:
+            call(provider.on_session_switch, self.session_id, parent_session_id="", reset=False)
+            call(provider.on_turn_start, 1, user, model="contract-model", platform="cli", tool_count=3)
+            recalled = call(provider.prefetch, user, session_id=self.session_id)
+            status = call(provider.recall_status)
+            call(provider.sync_turn, user, assistant, session_id=self.session_id, messages=turn)
+            call(provider.queue_prefetch, user, session_id=self.session_id)
+            assert isinstance(recalled, str), f"prefetch() returned {type(recalled).__name__}, not str"
+            assert status is None or (isinstance(getattr(status, "provider_label", None), str)
+                                      and isinstance(getattr(status, "count", None), int)), (
+                f"recall_status() returned {status!r:.200}, not None or a RecallStatus")
 
     def test_memories_persist_across_instances(self, tmp_path: Path) -> None:
         text = "The deploy key rotates every ninety days"
