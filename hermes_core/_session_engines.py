@@ -99,6 +99,7 @@ class EngineCalls:
             return True
 
         if not guard(f"{calls._who}.on_session_start()", on_session_start, False):
+            entry.release(engine)
             return None
         calls.update_model(start["model"], start["context_length"])
         return calls
@@ -170,7 +171,9 @@ class EngineCalls:
         self._guard(f"{self._who}.on_session_reset()", self.engine.on_session_reset, None)
 
     def on_session_end(self, session_id: str, messages: Messages) -> None:
+        """The engine's `on_session_end`; the session is then done with it."""
         self._guard(f"{self._who}.on_session_end()", lambda: self.engine.on_session_end(session_id, messages), None)
+        self.entry.release(self.engine)
 
 
 class MemoryCalls:
@@ -193,6 +196,7 @@ class MemoryCalls:
             reason = guard.optional(provider, "unavailable_reason", calls._who, "", expect=str).strip()
             guard.note(f"{calls._who} is not available here{f' ({reason})' if reason else ''}; "
                        "this session has no memory")
+            entry.release(provider)
             return None
 
         def initialize() -> bool:
@@ -252,4 +256,6 @@ class MemoryCalls:
         self._guard.optional(self.provider, "on_session_end", self._who, None, messages)
 
     def shutdown(self) -> None:
+        """The provider's `shutdown`; the session is then done with it."""
         self._guard.optional(self.provider, "shutdown", self._who, None)
+        self.entry.release(self.provider)

@@ -36,8 +36,10 @@ Undo = Callable[[], None]
 @attrs.frozen
 class SlotProvider:
     """A provider registered in a slot: a class or factory (called per session) or an
-    instance (deep-copied per session), the plugin it came from, and whether that plugin is
-    built in (the host hands its own settings and summariser to built-in engines only)."""
+    instance (deep-copied per session; one that cannot be copied, holding a lock or a
+    connection, is lent to one session at a time, as Hermes uses the one instance), the plugin
+    it came from, and whether that plugin is built in (the host hands its own settings and
+    summariser to built-in engines only)."""
 
     slot: str
     name: str
@@ -46,6 +48,9 @@ class SlotProvider:
     builtin: bool = attrs.field(default=False, kw_only=True)
     # a class accepted by its shape: the class with the slot's base behind it, which sessions get
     adapted: type | None = attrs.field(default=None, kw_only=True, repr=False)
+    # the session the uncopyable registered instance is lent to (see new_instance), under a lock
+    _lent: list[bool] = attrs.field(factory=lambda: [False], init=False, eq=False, repr=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, eq=False, repr=False)
 
     @property
     def style(self) -> str:
@@ -56,21 +61,36 @@ class SlotProvider:
         return "instance"
 
     def new_instance(self) -> Any:
-        """A fresh provider for one agent session."""
+        """A fresh provider for one agent session. An instance is deep-copied; one that cannot
+        be (it holds a lock, a socket, a client) is itself lent to the session, as Hermes uses
+        the one instance it was given, until `release` gives it back."""
         who = f"{self.slot} provider {self.name!r} of {owner(self.plugin_id)}"
         if self.style == "instance":
             try:
                 return copy.deepcopy(self.provider)
             except Exception as exc:  # noqa: BLE001 - reported with the fix
+                with self._lock:
+                    if not self._lent[0]:
+                        self._lent[0] = True
+                        log.debug("%s cannot be copied (%s: %s); this session uses the registered instance",
+                                  who, type(exc).__name__, exc)
+                        return self.provider
                 raise ProviderCopyError(
-                    f"{who} was registered as an instance and cannot be copied for a new session "
-                    f"({type(exc).__name__}: {exc}); define __deepcopy__ on it, or register its class "
-                    "(or a factory) instead"
+                    f"{who} was registered as an instance that cannot be copied ({type(exc).__name__}: {exc}), "
+                    "and another open session is using it; close that session, or make the provider "
+                    "copyable (define __deepcopy__) or register its class (or a factory) instead"
                 ) from exc
         try:
             return (self.adapted or self.provider)()
         except Exception as exc:  # noqa: BLE001
             raise SlotError(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
+
+
+    def release(self, instance: Any) -> None:
+        """A session is done with `instance`: the registered instance, if it was lent, is free again."""
+        if instance is self.provider:
+            with self._lock:
+                self._lent[0] = False
 
 
 def _lacks(provider: Any, member: str) -> bool:

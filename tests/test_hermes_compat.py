@@ -4,12 +4,13 @@ Everything goes through the `hermes` CLI in a subprocess, as an operator would s
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
+from tests.helpers import hermes, hermes_json, llm_config, make_folder_plugin, write_config
 
 # The pattern of the published memory providers: Hermes' base class if it can be imported,
 # else a stand-in, so that the package also imports outside Hermes.
@@ -230,3 +231,58 @@ def test_installing_hermes_core_adds_no_hermes_top_level_package() -> None:
              "if importlib.util.find_spec(n) is not None])")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd="/")
     assert result.stdout.strip() == "[]"
+
+
+# The pattern of memory providers that keep a client or a lock on the instance they register.
+LOCKED_MEMORY = """
+    import json, threading
+    from pathlib import Path
+    from agent.memory_provider import MemoryProvider
+
+    LOG = Path(__file__).parent / "calls.jsonl"
+
+    class LockedMemory(MemoryProvider):
+        name = "locked"
+
+        def __init__(self):
+            self._lock = threading.Lock()
+            self.turns = []
+
+        def is_available(self):
+            return True
+
+        def initialize(self, session_id, **kwargs):
+            self.session_id = session_id
+
+        def get_tool_schemas(self):
+            return []
+
+        def system_prompt_block(self):
+            return "remembered turns: %d" % len(self.turns)
+
+        def sync_turn(self, user_content, assistant_content, *, session_id=""):
+            with self._lock:
+                self.turns.append(user_content)
+                with LOG.open("a") as out:
+                    out.write(json.dumps({"id": id(self), "turns": list(self.turns)}) + "\\n")
+
+    def register(ctx):
+        ctx.register_memory_provider(LockedMemory())
+"""
+
+
+def test_a_memory_instance_that_cannot_be_copied_is_used_as_registered(home: Path, llm_server) -> None:
+    """Hermes uses the one instance a plugin registers: one holding a lock (which cannot be
+    deep-copied per session) still gives the session its memory, through a three-turn chat."""
+    plugin(home, "locked", LOCKED_MEMORY)
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [locked]\nmemory:\n  provider: locked\n")
+    llm_server.always("noted")
+    chat = hermes("chat", input="one\ntwo\nthree\n/exit\n")
+    assert chat.returncode == 0, chat.stderr
+    assert "cannot be copied" not in chat.stderr
+    calls = [json.loads(line) for line in
+             (home / "plugins" / "locked" / "calls.jsonl").read_text().splitlines()]
+    assert [c["turns"] for c in calls] == [["one"], ["one", "two"], ["one", "two", "three"]]
+    assert len({c["id"] for c in calls}) == 1
+    last_system = llm_server.requests[-1].messages[0]["content"]
+    assert "remembered turns: 2" in last_system

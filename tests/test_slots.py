@@ -114,15 +114,25 @@ def test_instance_provider_is_deep_copied_per_session() -> None:
     assert copy is not original and original.turns == ["shared?"]
 
 
-def test_uncopyable_instance_names_deepcopy_or_a_class_as_the_fix() -> None:
+def test_uncopyable_instance_is_lent_to_one_session_at_a_time() -> None:
+    """Hermes uses the one instance a plugin registers; an instance holding a lock cannot be
+    copied per session, so it is lent to one session and back, and a second session meanwhile
+    is refused naming the fixes."""
     holder = Lossless()
     holder.lock = threading.Lock()
     slots = SlotRegistry()
     slots.add("context_engine", holder, "locky")
+    config = Config({"context": {"engine": "lcm"}})
+    first = slots.create("context_engine", config)
+    assert first is holder
     with pytest.raises(ProviderCopyError) as info:
-        slots.create("context_engine", Config({"context": {"engine": "lcm"}}))
-    assert "__deepcopy__" in str(info.value) and "register its class" in str(info.value)
-    assert "plugin 'locky'" in str(info.value)
+        slots.create("context_engine", config)
+    message = str(info.value)
+    assert "another open session is using it" in message and "plugin 'locky'" in message
+    assert "__deepcopy__" in message and "register its class" in message
+    (entry,) = [p for p in slots.providers("context_engine") if p.name == "lcm"]
+    entry.release(first)
+    assert slots.create("context_engine", config) is holder
 
 
 def test_factory_provider_with_explicit_name() -> None:
