@@ -183,48 +183,51 @@ class PluginContext:
 
     def register_provider(self, slot: str, provider: Any, *, name: str | None = None) -> None:
         """Offer `provider` (a class, factory or instance) in `slot`; only the config activates it."""
-        call = f"ctx.register_provider({slot!r})"
+        self._offer(slot, provider, name, f"ctx.register_provider({slot!r})")
+
+    def _offer(self, slot: str, provider: Any, name: str | None, call: str) -> None:
+        """`register_provider` under the name the plugin called it by (errors quote `call`)."""
         tagged(call, lambda: self._host(call).add_provider(slot, provider, name))
 
     def register_context_engine(self, engine: Any) -> None:
         """Offer a context engine; `context.engine` in config selects it by its `name`."""
-        self.register_provider("context_engine", engine)
+        self._offer("context_engine", engine, None, "ctx.register_context_engine()")
 
     def register_memory_provider(self, provider: Any) -> None:
         """Offer a memory provider; `memory.provider` in config selects it by its `name`."""
-        self.register_provider("memory", provider)
+        self._offer("memory", provider, None, "ctx.register_memory_provider()")
 
     def register_image_gen_provider(self, provider: Any) -> None:
         """Offer an image generation backend in the `image_gen` slot (Hermes' name); `image_gen.provider` selects it."""
-        self.register_provider("image_gen", provider)
+        self._offer("image_gen", provider, None, "ctx.register_image_gen_provider()")
 
     def register_video_gen_provider(self, provider: Any) -> None:
         """Offer a video generation backend in the `video_gen` slot (Hermes' name); `video_gen.provider` selects it."""
-        self.register_provider("video_gen", provider)
+        self._offer("video_gen", provider, None, "ctx.register_video_gen_provider()")
 
     def register_web_search_provider(self, provider: Any) -> None:
         """Offer a web search / extract backend in the `web_search` slot (Hermes' name); `web_search.provider` selects it."""
-        self.register_provider("web_search", provider)
+        self._offer("web_search", provider, None, "ctx.register_web_search_provider()")
 
     def register_browser_provider(self, provider: Any) -> None:
         """Offer a cloud browser backend in the `browser` slot (Hermes' name); `browser.provider` selects it."""
-        self.register_provider("browser", provider)
+        self._offer("browser", provider, None, "ctx.register_browser_provider()")
 
     def register_tts_provider(self, provider: Any) -> None:
         """Offer a text-to-speech backend in the `tts` slot (Hermes' name); `tts.provider` selects it."""
-        self.register_provider("tts", provider)
+        self._offer("tts", provider, None, "ctx.register_tts_provider()")
 
     def register_transcription_provider(self, provider: Any) -> None:
         """Offer a speech-to-text backend in the `transcription` slot (Hermes' name); `transcription.provider` selects it."""
-        self.register_provider("transcription", provider)
+        self._offer("transcription", provider, None, "ctx.register_transcription_provider()")
 
     def register_terminal_environment_provider(self, provider: Any) -> None:
         """Offer a terminal execution backend in the `terminal_environment` slot (Hermes' name); `terminal_environment.provider` selects it."""
-        self.register_provider("terminal_environment", provider)
+        self._offer("terminal_environment", provider, None, "ctx.register_terminal_environment_provider()")
 
     def register_secret_source(self, source: Any) -> None:
         """Offer a secret source in the `secret_source` slot (Hermes' name); `secret_source.provider` selects it."""
-        self.register_provider("secret_source", source)
+        self._offer("secret_source", source, None, "ctx.register_secret_source()")
 
     def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
         """Run any registered tool, with the lifecycle hooks around it; returns its JSON string."""

@@ -158,6 +158,20 @@ def test_a_provider_lacking_members_is_refused_naming_them_and_its_bases(home: P
     assert "its bases: hermes_plugins.half.MemoryProvider" in error or "half.MemoryProvider" in error
 
 
+def test_a_refused_provider_is_reported_under_the_ctx_member_the_plugin_called(home: Path) -> None:
+    plugin(home, "finder", """
+        class Search:
+            name = "quick-search"
+
+        def register(ctx):
+            ctx.register_web_search_provider(Search())
+    """)
+    write_config(home, "plugins:\n  enabled: [finder]\n")
+    error = doctor_row(hermes_json("plugins", "doctor", check=1), "finder")["error"]
+    assert "ctx.register_web_search_provider()" in error and "lacks is_available" in error, error
+    assert "register_provider(" not in error
+
+
 def test_hermes_provider_names_register_in_their_slots(home: Path) -> None:
     plugin(home, "finder", """
         class Search:
