@@ -347,12 +347,12 @@ class Loader:
     def _register_slot_classes(self, record: PluginRecord, classes: list[type]) -> None:
         """A category plugin without `register`: the classes it defines that are its slot's providers."""
         slot = record.spec.kind if record.spec.kind != "standalone" else None
-        decls = [d for d in self.slots.declared if d.base is not None and (slot is None or d.name == slot)]
+        bases = [(d, d.base_class()) for d in self.slots.declared if d.base is not None
+                 and (slot is None or d.name == slot)]
         found = False
         for cls in classes:
-            for decl in decls:
-                if decl.base is not None and issubclass(cls, decl.base) and cls is not decl.base \
-                        and not inspect.isabstract(cls):
+            for decl, base in bases:
+                if base is not None and issubclass(cls, base) and cls is not base and not inspect.isabstract(cls):
                     self._registrars[record.id].add_provider(decl.name, cls, None)
                     found = True
         if not found:

@@ -145,7 +145,7 @@ def conform(provider: Any, decl: SlotDecl, plugin_id: str | None) -> Any:
     plugin subclassed a stand-in for Hermes' class) is accepted, adapted so that the base's
     optional members and defaults are there too. Anything else is a `RegistrationError`
     naming the members it lacks and the bases it has. Factories are checked when called."""
-    base = decl.base
+    base = decl.base_class()
     if base is None or inspect.isfunction(provider) or inspect.ismethod(provider):
         return provider
     cls: type = provider if inspect.isclass(provider) else type(provider)

@@ -9,20 +9,8 @@ Discovery needs the slot names (they are the plugin categories) and their config
 
 from __future__ import annotations
 
+import importlib
 from typing import NamedTuple
-
-from ._context_engine import ContextEngine
-from ._memory import MemoryProvider
-from .providers import (
-    BrowserProvider,
-    ImageGenProvider,
-    SecretSource,
-    TerminalEnvironmentProvider,
-    TranscriptionProvider,
-    TTSProvider,
-    VideoGenProvider,
-    WebSearchProvider,
-)
 
 __all__ = ["SlotDecl", "BUILTIN_SLOTS"]
 
@@ -31,30 +19,40 @@ class SlotDecl(NamedTuple):
     """A single-select extension point: its name, config key, default and base class.
 
     `base` is the class a provider must be (a subclass or an instance of); None accepts any.
+    It may be given as `"module:Class"`, imported only when a provider is checked (the
+    built-in slots do this, so that listing plugins imports no base class).
     """
 
     name: str
     config_key: str
     default: str | None = None
-    base: type | None = None
+    base: type | str | None = None
+
+    def base_class(self) -> type | None:
+        """`base` as a class (a `"module:Class"` string imported now)."""
+        if not isinstance(self.base, str):
+            return self.base
+        module, _, name = self.base.partition(":")
+        found: type = getattr(importlib.import_module(module), name)
+        return found
 
 
-def _host_slot(name: str, base: type | None = None) -> SlotDecl:
-    return SlotDecl(name, f"{name}.provider", None, base)
+def _host_slot(name: str, base: str | None = None) -> SlotDecl:
+    return SlotDecl(name, f"{name}.provider", None, base and f"hermes_core.providers:{base}")
 
 
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
-    SlotDecl("context_engine", "context.engine", "compressor", ContextEngine),
-    SlotDecl("memory", "memory.provider", "builtin", MemoryProvider),
+    SlotDecl("context_engine", "context.engine", "compressor", "hermes_core._context_engine:ContextEngine"),
+    SlotDecl("memory", "memory.provider", "builtin", "hermes_core._memory:MemoryProvider"),
     # Hermes' own sections (`terminal.backend`, `secrets.sources`) name its built-in backends too: the
     # slots hermes-core adds for its terminal and secret providers keep to keys of their own
-    _host_slot("image_gen", ImageGenProvider),
-    _host_slot("video_gen", VideoGenProvider),
-    _host_slot("web_search", WebSearchProvider),
-    _host_slot("tts", TTSProvider),
-    _host_slot("transcription", TranscriptionProvider),
-    _host_slot("browser", BrowserProvider),
-    _host_slot("terminal_environment", TerminalEnvironmentProvider),
-    _host_slot("secret_source", SecretSource),
+    _host_slot("image_gen", "ImageGenProvider"),
+    _host_slot("video_gen", "VideoGenProvider"),
+    _host_slot("web_search", "WebSearchProvider"),
+    _host_slot("tts", "TTSProvider"),
+    _host_slot("transcription", "TranscriptionProvider"),
+    _host_slot("browser", "BrowserProvider"),
+    _host_slot("terminal_environment", "TerminalEnvironmentProvider"),
+    _host_slot("secret_source", "SecretSource"),
     _host_slot("platform"),  # a gateway's messaging platforms: Hermes has no provider class for them
 )
