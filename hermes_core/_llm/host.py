@@ -64,7 +64,9 @@ class Call:
     observer: AttemptObserver | None = None  # the host's request hooks (its own calls only)
 
     def request(self, route: Route) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": route.model, "messages": self.messages}
+        """The request body for `route`: with tools, the route's `tool_choice` (unless "omit");
+        the content of assistant messages that carry tool calls as the route wants it ("" or null)."""
+        body: dict[str, Any] = {"model": route.model, "messages": tool_call_content(self.messages, route)}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -73,7 +75,27 @@ class Call:
             body["response_format"] = self.response_format
         if self.tools:
             body["tools"] = self.tools
+            choice = route.tool_choice or "auto"
+            if choice != "omit":
+                body["tool_choice"] = choice
         return body
+
+
+def tool_call_content(messages: list[dict[str, Any]], route: Route) -> list[dict[str, Any]]:
+    """`messages` with each assistant message's missing or null content sent as "" (servers such
+    as llama.cpp's answer 500 to null), or as null beside tool calls where the route says
+    `null_tool_call_content` (a server that wants that)."""
+    out: list[dict[str, Any]] | None = None
+    for index, message in enumerate(messages):
+        if message.get("role") != "assistant" or message.get("content") not in (None, ""):
+            continue
+        wanted = None if route.null_tool_call_content and message.get("tool_calls") else ""
+        if "content" in message and (message["content"] is None) == (wanted is None):
+            continue
+        if out is None:
+            out = list(messages)
+        out[index] = {**message, "content": wanted}
+    return messages if out is None else out
 
 
 @attrs.define

@@ -204,11 +204,11 @@ class Agent:
                 answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
                 if not answer.tool_calls:
                     final = self._transformed(hooks, turn, answer.text)
-                    self._add({"role": "assistant", "content": final or None})
+                    self._add({"role": "assistant", "content": final or ""})
                     exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
                     ended["completed"] = True
                     break
-                self._add({"role": "assistant", "content": answer.text or None, "tool_calls": answer.tool_calls})
+                self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
                 if answer.text.strip():
                     hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
                                              model=answer.model, provider=answer.provider, surface=self.platform,
