@@ -98,3 +98,96 @@ def test_a_plugin_call_without_tools_sends_no_tool_choice(home: Path, llm_server
     llm_server.reply("pong")
     assert plugin_ctx(home).llm.complete([{"role": "user", "content": "ping"}]).text == "pong"
     assert "tool_choice" not in llm_server.requests[0].body and "tools" not in llm_server.requests[0].body
+
+
+# -- structured output on servers that refuse json_schema ------------------------------------
+
+TASKS = {"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "string"}}},
+         "required": ["tasks"], "additionalProperties": False}
+
+
+def structured(home: Path, **kwargs):
+    from tests.helpers import plugin_ctx
+
+    args = {"instructions": "Extract the tasks.", "input": [{"type": "text", "text": "Ana ships it."}],
+            "json_schema": TASKS, "schema_name": "tasks", **kwargs}
+    return plugin_ctx(home).llm.complete_structured(**args)
+
+
+def audit_lines(home: Path) -> list[str]:
+    return (home / "logs" / "agent.log").read_text(encoding="utf-8").splitlines()
+
+
+def test_a_server_refusing_json_schema_with_500_gets_json_object_and_is_remembered(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.refuse_formats("json_schema")  # llama.cpp: 500 "Input should be 'text' or 'json_object'"
+    llm_server.reply_json({"tasks": ["ship"]}).reply_json({"tasks": []})
+    result = structured(home)
+    assert (result.content_type, result.parsed) == ("json", {"tasks": ["ship"]})
+    refused, used = (r.body for r in llm_server.requests)
+    assert refused["response_format"]["type"] == "json_schema"
+    assert used["response_format"] == {"type": "json_object", "schema": TASKS}
+    assert used["messages"][0]["role"] == "system" and '"tasks"' in used["messages"][0]["content"]
+    assert used["messages"][-1] == refused["messages"][-1]  # the plugin's instructions and input unchanged
+    assert "format=json_object attempts=2 outcome=ok" in audit_lines(home)[-1]
+    assert structured(home).parsed == {"tasks": []}  # the next call goes straight to json_object
+    assert len(llm_server.requests) == 3 and llm_server.requests[2].body["response_format"]["type"] == "json_object"
+    assert "format=json_object attempts=1 outcome=ok" in audit_lines(home)[-1]
+
+
+def test_a_server_refusing_both_formats_with_400_gets_the_schema_in_the_prompt(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.refuse_formats("json_schema", "json_object", status=400,
+                              message="response_format type is not supported by this model")
+    llm_server.reply_json({"tasks": ["ship"]}, fenced=True)
+    result = structured(home, system_prompt="Be terse.")
+    assert result.parsed == {"tasks": ["ship"]}
+    bodies = [r.body for r in llm_server.requests]
+    assert [b.get("response_format", {}).get("type") for b in bodies] == ["json_schema", "json_object", None]
+    system = bodies[-1]["messages"][0]["content"]
+    assert system.startswith("Be terse.\n\n") and "JSON Schema" in system and '"tasks"' in system
+    assert "format=prompt attempts=3 outcome=ok" in audit_lines(home)[-1]
+
+
+def test_the_fallback_reply_is_still_validated_against_the_schema(home: Path, llm_server) -> None:
+    from hermes_core import PluginLlmSchemaError
+
+    llm_config(home, llm_server.url)
+    llm_server.refuse_formats("json_schema").reply_json({"tasks": [1]})
+    try:
+        structured(home)
+    except PluginLlmSchemaError as exc:
+        assert exc.path == "$.tasks[0]"
+    else:
+        raise AssertionError("a reply failing the schema was accepted")
+
+
+def test_a_500_that_is_no_format_refusal_is_an_outage_not_a_step_down(home: Path, llm_server) -> None:
+    from hermes_core import LlmProviderError
+
+    llm_config(home, llm_server.url)
+    llm_server.fail(500, "the GPU fell over")
+    try:
+        structured(home)
+    except LlmProviderError as exc:
+        assert "the GPU fell over" in str(exc)
+    else:
+        raise AssertionError("an outage was answered")
+    assert [r.body["response_format"]["type"] for r in llm_server.requests] == ["json_schema"]
+
+
+def test_json_mode_steps_down_to_the_prompt_and_async_calls_step_too(home: Path, llm_server) -> None:
+    import asyncio
+
+    from tests.helpers import plugin_ctx
+
+    llm_config(home, llm_server.url)
+    llm_server.refuse_formats("json_object", status=422, message="'response_format.type' must be 'json_schema'")
+    llm_server.reply_json([1, 2])
+    ctx = plugin_ctx(home)
+    result = asyncio.run(ctx.llm.acomplete_structured(instructions="Numbers.", input=[{"type": "text", "text": "1 2"}],
+                                                       json_mode=True))
+    assert result.parsed == [1, 2]
+    bodies = [r.body for r in llm_server.requests]
+    assert [b.get("response_format") for b in bodies] == [{"type": "json_object"}, None]
+    assert bodies[-1]["messages"][0] == {"role": "system", "content": "Reply with only a JSON value, no prose."}
