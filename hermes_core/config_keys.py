@@ -123,6 +123,15 @@ def _anything(value: Any) -> Any:
     return value
 
 
+TOOL_CHOICES = ("auto", "required", "none", "omit")
+
+
+def _tool_choice(value: Any) -> str:
+    if value not in TOOL_CHOICES:
+        raise ValueError
+    return str(value)
+
+
 SECONDS, RATIO, COUNT, POSITIVE = "a number of seconds, 0 or more", "a fraction above 0 and at most 1", \
     "a whole number, 0 or more", "a whole number, 1 or more"
 TEXT, FLAG, NAMES, MAPPING = "a string", "true or false", "a list of strings", "a mapping"
@@ -178,6 +187,13 @@ MODEL_PRICING = Key("model.pricing", MAPPING, _mapping, _EMPTY,
                     "USD per million tokens by model name ({input, output, cache_read, cache_write})", free=True)
 MODEL_CONTEXT_LENGTH = Key("model.context_length", POSITIVE, _positive, 128_000,
                            "the model's context window, in tokens")
+TOOL_CHOICE = "auto, required, none or omit"
+MODEL_TOOL_CHOICE = Key("model.tool_choice", TOOL_CHOICE, _tool_choice, "",
+                        "the tool_choice sent to this provider with tools (unset: agent.tool_choice); "
+                        "also in each model.fallback entry")
+MODEL_NULL_TOOL_CALL_CONTENT = Key("model.null_tool_call_content", FLAG, _flag, False,
+                                   "send null, not \"\", as the content of an assistant message with tool calls "
+                                   "(for a server that refuses \"\"); also in each model.fallback entry")
 MODEL_TIMEOUT = Key("model.timeout", SECONDS, _seconds, 120.0, "seconds the agent waits for one answer of its model")
 AUXILIARY_TIMEOUT = Key("auxiliary.timeout", SECONDS, _seconds, 30.0,
                         "seconds a side task or a plugin's ctx.llm call may take, unless its task sets one")
@@ -198,6 +214,9 @@ AGENT_MAX_ITERATIONS = Key("agent.max_iterations", POSITIVE, _positive, 20,
                            "rounds of tool calls the reference agent allows in one turn")
 AGENT_SYSTEM_PROMPT = Key("agent.system_prompt", TEXT, _text, "",
                           "the reference agent's system prompt (empty: its own)")
+AGENT_TOOL_CHOICE = Key("agent.tool_choice", TOOL_CHOICE, _tool_choice, "auto",
+                        "the tool_choice the agent sends with its tools (omit: send none; servers such as "
+                        "llama.cpp's call no tool without one)")
 COMPRESSION_THRESHOLD = Key("compression.threshold", RATIO, _ratio, 0.50,
                             "compressor: compress once the prompt fills this fraction of the window")
 COMPRESSION_TARGET_RATIO = Key("compression.target_ratio", RATIO, _ratio, 0.20,
@@ -216,9 +235,10 @@ KEYS: tuple[Key[Any], ...] = (
     PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
+    MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT,
     AUXILIARY_TIMEOUT, AUXILIARY_TASK_TIMEOUT, *AUXILIARY_ROUTE, RETRY_AFTER_CAP,
     AGENT_MODEL, *AGENT_ROUTE, AGENT_FALLBACK, AGENT_PRICING,
-    AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT,
+    AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
 )

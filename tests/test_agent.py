@@ -143,7 +143,18 @@ def test_tool_rounds_are_bounded(home: Path, llm_server) -> None:
     with Agent(PluginManager(), max_iterations=3) as agent:
         result = agent.ask("loop forever")
     assert "stopped after 3 rounds" in result.text and result.tool_calls == 3
+    assert result.stopped == "max_iterations"
     assert message_problems(agent.messages) == []
+
+
+def test_run_without_an_answer_within_the_iteration_limit_exits_non_zero(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.always(Reply(None, tool_calls=[tool_call("current_time", {})]))
+    result = hermes("run", "--max-iterations", "2", "loop forever", check=1)
+    (line,) = [line for line in result.stderr.splitlines() if "error" in line]
+    assert line.startswith("hermes: error: no answer: stopped after 2 rounds of tool calls")
+    assert "agent.max_iterations" in line and result.stdout == ""
+    assert len(llm_server.requests) == 2
 
 
 def wait_for(predicate, timeout: float = 30.0) -> None:

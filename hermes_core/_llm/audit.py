@@ -1,7 +1,7 @@
 """The audit trail of `ctx.llm`: one INFO line per call in `$HERMES_HOME/logs/agent.log`.
 
     2026-11-22T10:04:05.123Z INFO plugin_llm plugin=tldr provider=openrouter model=x/y purpose=tldr
-        tokens_in=812 tokens_out=95 latency_ms=1432.5 outcome=ok
+        tokens_in=812 tokens_out=95 latency_ms=1432.5 attempts=1 outcome=ok
 
 (one line in the file). Values with spaces or quotes are JSON-quoted, so a plugin's
 `purpose` cannot forge a line. The same record goes to the `hermes.plugin_llm` logger for
@@ -62,13 +62,15 @@ class AuditLog:
 
     def write(self, plugin: str, call: str, provider: str | None, model: str | None, purpose: str | None,
               tokens_in: int, tokens_out: int, cost_usd: float | None, latency_ms: float, attempts: int,
-              outcome: str) -> None:
-        """Append one line; free-text values are quoted when they need it."""
+              outcome: str, mode: str | None = None) -> None:
+        """Append one line; free-text values are quoted when they need it. `mode` is how a
+        structured call asked for JSON (`json_schema`, `json_object`, `prompt`)."""
         now = time.time()
         cost = "-" if cost_usd is None else f"{cost_usd:.6f}"
         body = (f"plugin={_value(plugin)} call={call} provider={_value(provider)} model={_value(model)} "
                 f"purpose={_value(purpose)} tokens_in={tokens_in} tokens_out={tokens_out} cost_usd={cost} "
-                f"latency_ms={latency_ms:.1f} attempts={attempts} outcome={_value(outcome)}")
+                f"latency_ms={latency_ms:.1f} {f'format={mode} ' if mode else ''}attempts={attempts} "
+                f"outcome={_value(outcome)}")
         stamp = f"{_second(int(now))}.{int(now % 1 * 1000):03d}Z"
         if log.isEnabledFor(logging.INFO):
             log.info("plugin_llm %s", body)

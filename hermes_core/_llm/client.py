@@ -21,8 +21,8 @@ from .structured import (
     build_messages,
     check_messages,
     check_schema,
+    Structured,
     parse_reply,
-    response_format,
 )
 
 __all__ = ["PluginLlm"]
@@ -81,9 +81,9 @@ class PluginLlm:
             raise PluginLlmInputError(f"schema_name must be a string, not {schema_name!r}")
         overrides = _overrides(provider=kw["provider"], model=kw["model"], agent_id=kw["agent_id"],
                                profile=kw["profile"])
+        wish = Structured(schema, schema_name) if schema is not None or kw["json_mode"] else None
         call = Call(self.plugin_id, "structured", messages, kw["temperature"], kw["max_tokens"], kw["timeout"],
-                    purpose=kw["purpose"], response_format=response_format(schema, bool(kw["json_mode"]), schema_name),
-                    **overrides)
+                    purpose=kw["purpose"], structured=wish, **overrides)
 
         def finish(answer: Answer) -> PluginLlmStructuredResult:
             parsed, content_type = parse_reply(answer.text, validator)

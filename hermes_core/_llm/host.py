@@ -21,7 +21,7 @@ from .credentials import Pool, pool_for
 from .reply import Answer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
-from .structured import has_images
+from .structured import Structured, has_images, refuses_format
 from .transport import Failure, async_client, classify, sync_client
 from .trust import check_overrides
 
@@ -62,18 +62,49 @@ class Call:
     task: str | None = None  # a host side task (`auxiliary.<task>`), not a plugin's call
     tools: list[dict[str, Any]] | None = None  # the OpenAI `tools` list (the host's agent loop)
     observer: AttemptObserver | None = None  # the host's request hooks (its own calls only)
+    structured: Structured | None = None  # structured output: its `response_format` is chosen per route
+
+    def mode(self, route: Route) -> str | None:
+        """How structured output is asked of `route` (`json_schema`, `json_object`, `prompt`)."""
+        return self.structured.mode(route) if self.structured is not None else None
 
     def request(self, route: Route) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": route.model, "messages": self.messages}
+        """The request body for `route`: with tools, the route's `tool_choice` (unless "omit");
+        the content of assistant messages that carry tool calls as the route wants it ("" or null)."""
+        messages, response_format = self.messages, self.response_format
+        mode = self.mode(route)
+        if self.structured is not None and mode is not None:
+            messages, response_format = self.structured.messages(messages, mode), self.structured.response_format(mode)
+        body: dict[str, Any] = {"model": route.model, "messages": tool_call_content(messages, route)}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
-        if self.response_format is not None:
-            body["response_format"] = self.response_format
+        if response_format is not None:
+            body["response_format"] = response_format
         if self.tools:
             body["tools"] = self.tools
+            choice = route.tool_choice or "auto"
+            if choice != "omit":
+                body["tool_choice"] = choice
         return body
+
+
+def tool_call_content(messages: list[dict[str, Any]], route: Route) -> list[dict[str, Any]]:
+    """`messages` with each assistant message's missing or null content sent as "" (servers such
+    as llama.cpp's answer 500 to null), or as null beside tool calls where the route says
+    `null_tool_call_content` (a server that wants that)."""
+    out: list[dict[str, Any]] | None = None
+    for index, message in enumerate(messages):
+        if message.get("role") != "assistant" or message.get("content") not in (None, ""):
+            continue
+        wanted = None if route.null_tool_call_content and message.get("tool_calls") else ""
+        if "content" in message and (message["content"] is None) == (wanted is None):
+            continue
+        if out is None:
+            out = list(messages)
+        out[index] = {**message, "content": wanted}
+    return messages if out is None else out
 
 
 @attrs.define
@@ -102,6 +133,8 @@ class _Attempts:
         self._waited = False
         self._failure: Failure | None = None
         self._sent = 0
+        self._again = False  # the route refused the response format: try it again one step down
+        self.mode: str | None = None  # the structured-output mode of the latest attempt
         self.history: list[str] = []
         self.route: Route | None = None
         self.answer: Answer | None = None
@@ -116,6 +149,7 @@ class _Attempts:
     def send(self, attempt: _Attempt) -> dict[str, Any]:
         """The request body of `attempt`, announced to the call's observer."""
         request = self._call.request(attempt.route)
+        self.mode = self._call.mode(attempt.route)
         observer = self._call.observer
         if observer is not None:
             observer.sending(attempt.route, request, self._sent, len(self._plan.routes))
@@ -124,6 +158,13 @@ class _Attempts:
 
     def failed(self, exc: BaseException) -> None:
         failure = classify(exc, self._plan.timeout)
+        structured, route, mode = self._call.structured, self.route, self.mode
+        if structured is not None and route is not None and mode is not None and refuses_format(exc):
+            lower = structured.step_down(route, mode)
+            if lower is not None:
+                self.history.append(f"{route.label}: {failure.reason} ({mode} refused; asking with {lower})")
+                self._again = True
+                return
         observer = self._call.observer
         if observer is not None and self.route is not None:
             failure = observer.failed(self.route, exc, failure) or failure
@@ -155,6 +196,10 @@ class _Attempts:
         failure, self._failure = self._failure, None
         if self.route is None:
             return self._next_route()
+        if self._again:
+            self._again = False
+            assert self._pool is not None
+            return _Attempt(self.route, self._pool.key(self._key_index))
         if failure is None or self.answer is not None:
             raise StopIteration
         assert self._pool is not None
@@ -235,6 +280,7 @@ class LlmHost:
             call.plugin_id, call.kind, provider, model, call.purpose, usage.input_tokens, usage.output_tokens,
             usage.cost_usd, (time.perf_counter() - started) * 1000,
             len(attempts.history) + (answer is not None) if attempts is not None else 0, outcome,
+            attempts.mode if attempts is not None else None,
         )
 
     @contextlib.contextmanager

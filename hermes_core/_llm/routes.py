@@ -7,6 +7,8 @@ the time limit. The host decides all of it; a plugin sees only the answer.
       base_url: ...                 # required for custom; replaces the provider's URL otherwise
       api_key_env: MY_KEY           # the variable holding the key (default: the provider's own)
       supports_vision: false        # this model is text-only: images go to auxiliary.vision
+      tool_choice: auto             # sent with tools: auto | required | none | omit (unset: agent.tool_choice)
+      null_tool_call_content: false # true: `content: null` (not "") beside tool calls, for a server that needs it
       fallback:                     # tried in order on 429, 5xx, connection errors, timeouts
         - {provider: openai, model: gpt-4o-mini}
         - {provider: custom, model: llama3, base_url: "http://127.0.0.1:8080/v1"}
@@ -55,6 +57,8 @@ class Route:
     key_env: str
     supports_vision: bool = True
     where: str = "model"
+    tool_choice: str = ""  # "" until `plan_call` fills in `agent.tool_choice`
+    null_tool_call_content: bool = False
 
     @property
     def label(self) -> str:
@@ -102,7 +106,14 @@ def _route(entry: Mapping[str, Any], where: str, *, provider: str | None = None,
     if not isinstance(key_env, str):
         raise LlmConfigError(f"{where}.api_key_env must be the name of an environment variable, not {key_env!r}")
     vision = entry.get("supports_vision", True) if own and entry.get("model") == model else True
-    return Route(provider, model.strip(), base_url.strip().rstrip("/"), key_env, vision is not False, where)
+    choice = entry.get("tool_choice") if own else None
+    if choice is not None and choice not in keys.TOOL_CHOICES:
+        raise LlmConfigError(f"{where}.tool_choice is {choice!r}; it must be one of: {', '.join(keys.TOOL_CHOICES)}")
+    null_content = entry.get("null_tool_call_content", False) if own else False
+    if not isinstance(null_content, bool):
+        raise LlmConfigError(f"{where}.null_tool_call_content must be true or false, not {null_content!r}")
+    return Route(provider, model.strip(), base_url.strip().rstrip("/"), key_env, vision is not False, where,
+                 choice or "", null_content)
 
 
 def _mapping(config: Config, *parts: str) -> Mapping[str, Any]:
@@ -189,6 +200,11 @@ def plan_call(
                     "vision model is configured; set auxiliary.vision.provider and auxiliary.vision.model"
                 )
             routes = [_route(vision, "auxiliary.vision")]
+    try:
+        default_choice = config.read(keys.AGENT_TOOL_CHOICE)
+    except ConfigError as exc:
+        raise LlmConfigError(str(exc)) from None
+    routes = [route if route.tool_choice else attrs.evolve(route, tool_choice=default_choice) for route in routes]
     pricing = section.get("pricing") or _mapping(config, "model").get("pricing") or {}
     return Plan(tuple(routes), agent_id or "default", timeout_for(config, timeout), _cap(config),
                 pricing if isinstance(pricing, Mapping) else {})

@@ -11,11 +11,19 @@ import base64
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .._errors import PluginLlmInputError, PluginLlmSchemaError
 
-__all__ = ["build_messages", "check_messages", "check_schema", "has_images", "parse_reply", "response_format"]
+if TYPE_CHECKING:
+    from .routes import Route
+
+__all__ = [
+    "MODES", "Structured", "build_messages", "check_messages", "check_schema", "has_images", "parse_reply",
+    "refuses_format", "response_format",
+]
 
 _ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -137,6 +145,72 @@ def response_format(schema: Mapping[str, Any] | None, json_mode: bool, schema_na
         name = re.sub(r"[^A-Za-z0-9_-]", "_", schema_name or "response")[:64] or "response"
         return {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema)}}
     return {"type": "json_object"} if json_mode else None
+
+
+# The steps down from structured output, for servers that refuse a `response_format` type.
+MODES = ("json_schema", "json_object", "prompt")
+_REFUSAL = re.compile(r"response[_ ]format|json_schema|json_object|structured output", re.IGNORECASE)
+_stepped: dict[tuple[str, str, str], int] = {}  # (provider, model, base_url) -> the step it takes, for the process
+
+
+def refuses_format(exc: BaseException) -> bool:
+    """Whether `exc` is a server refusing the request's `response_format` (by what it says, with
+    whatever status: llama.cpp's server answers 500, others 400 or 422), not an outage."""
+    import openai
+
+    from .transport import error_message
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code in (401, 403, 408, 429):
+        return False
+    return bool(_REFUSAL.search(error_message(exc)))
+
+
+@attrs.frozen
+class Structured:
+    """A structured call's wish (a schema, or JSON mode) and how to ask each route for it:
+    `json_schema`; else `json_object` with the schema in the instructions (and as `schema`,
+    which llama.cpp's servers enforce); else a plain request with the schema in the
+    instructions. A route's refusal steps down for that provider and model, for the process."""
+
+    schema: Mapping[str, Any] | None  # None: JSON mode (any JSON), starting at json_object
+    schema_name: str | None
+
+    @staticmethod
+    def _key(route: Route) -> tuple[str, str, str]:
+        return (route.provider, route.model, route.base_url)
+
+    def mode(self, route: Route) -> str:
+        first = 0 if self.schema is not None else 1
+        return MODES[max(first, _stepped.get(self._key(route), 0))]
+
+    def step_down(self, route: Route, mode: str) -> str | None:
+        """Remember that `route` refused `mode`; the next mode to try, or None when none is left."""
+        index = MODES.index(mode) + 1
+        if index >= len(MODES):
+            return None
+        key = self._key(route)
+        _stepped[key] = max(_stepped.get(key, 0), index)
+        return MODES[index]
+
+    def response_format(self, mode: str) -> dict[str, Any] | None:
+        if mode == "json_schema":
+            return response_format(self.schema, False, self.schema_name)
+        if mode == "json_object":
+            return {"type": "json_object", **({"schema": dict(self.schema)} if self.schema is not None else {})}
+        return None
+
+    def messages(self, messages: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+        """`messages`, with the schema (or "JSON only") added to the system prompt below `json_schema`."""
+        if mode == "json_schema":
+            return messages
+        if self.schema is not None:
+            wish = ("Reply with only a JSON value, no prose, that matches this JSON Schema:\n"
+                    + json.dumps(self.schema, sort_keys=True))
+        else:
+            wish = "Reply with only a JSON value, no prose."
+        if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+            return [{**messages[0], "content": f"{messages[0]['content']}\n\n{wish}"}, *messages[1:]]
+        return [{"role": "system", "content": wish}, *messages]
 
 
 def _json(text: str) -> tuple[bool, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["NO_KEY", "Failure", "async_client", "classify", "sync_client"]
+__all__ = ["NO_KEY", "Failure", "async_client", "classify", "error_message", "sync_client"]
 
 # The SDK insists on a key; a server that needs none ignores this one.
 NO_KEY = "no-key-needed"
@@ -114,7 +114,8 @@ def _retry_after(headers: Any) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
-def _message(exc: Any) -> str:
+def error_message(exc: Any) -> str:
+    """The message of an SDK error: the body's `error.message` when the server sent one."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error", body)
@@ -137,7 +138,7 @@ def classify(exc: BaseException, timeout: float) -> Failure:
         return Failure(f"connection failed ({scrub(str(exc.__cause__ or exc))[:200]})", retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        reason = f"HTTP {status}: {scrub(_message(exc))[:300]}"
+        reason = f"HTTP {status}: {scrub(error_message(exc))[:300]}"
         retryable = status == 429 or status >= 500
         return Failure(reason, status, retryable, _retry_after(exc.response.headers) if retryable else None)
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)):

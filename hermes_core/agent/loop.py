@@ -56,6 +56,7 @@ class TurnResult:
     input_tokens: int
     output_tokens: int
     cost: float | None
+    stopped: str | None = None  # why the turn ended without an answer ("max_iterations"); None: it answered
 
 
 @attrs.define
@@ -73,8 +74,8 @@ class _Tally:
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
 
-    def result(self, text: str) -> TurnResult:
-        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost)
+    def result(self, text: str, stopped: str | None = None) -> TurnResult:
+        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost, stopped)
 
 
 def new_session_id() -> str:
@@ -198,17 +199,18 @@ class Agent:
             self.display.note(recalled)
         ended = {"completed": False, "failed": False, "interrupted": False}
         count = 0
+        stopped: str | None = None
         try:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
                 answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
                 if not answer.tool_calls:
                     final = self._transformed(hooks, turn, answer.text)
-                    self._add({"role": "assistant", "content": final or None})
+                    self._add({"role": "assistant", "content": final or ""})
                     exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
                     ended["completed"] = True
                     break
-                self._add({"role": "assistant", "content": answer.text or None, "tool_calls": answer.tool_calls})
+                self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
                 if answer.text.strip():
                     hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
                                              model=answer.model, provider=answer.provider, surface=self.platform,
@@ -218,6 +220,7 @@ class Agent:
                     self._run_tool(call, turn, observer.api_request_id)
             else:
                 exit_reason = f"max_iterations_reached({self.max_iterations}/{self.max_iterations})"
+                stopped = "max_iterations"
                 note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
                 final = self._transformed(hooks, turn, note)
                 self._add({"role": "assistant", "content": final})
@@ -239,7 +242,7 @@ class Agent:
         self.session.queue_prefetch(text)
         self.session.on_turn_complete(self.messages, api_call_count=count, turn_exit_reason=exit_reason)
         self._end_turn(turn, exit_reason, ended)
-        return tally.result(final or "")
+        return tally.result(final or "", stopped)
 
     def _model_request(
         self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally

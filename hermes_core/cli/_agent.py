@@ -27,7 +27,8 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
 
 
 def _turn(agent: Any, text: str) -> str:
-    """One turn; a provider failure or missing model is one line, the session is kept."""
+    """One turn; a provider failure, a missing model or no answer within the iteration limit is
+    one line (an error), the session is kept."""
     from .._errors import LlmProviderError
 
     try:
@@ -39,6 +40,10 @@ def _turn(agent: Any, text: str) -> str:
                                    f"(session {agent.session_id} kept; resume with "
                                    f"`hermes chat --resume {agent.session_id}`)") from None
     agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
+    if result.stopped == "max_iterations":
+        raise click.ClickException(
+            f"no answer: stopped after {agent.max_iterations} rounds of tool calls (agent.max_iterations or "
+            f"--max-iterations allows more; session {agent.session_id} kept)")
     return str(result.text)
 
 

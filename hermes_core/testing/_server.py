@@ -14,6 +14,12 @@ answers, in order, and reads back what it was sent:
 When the queue is empty the server answers with `server.default` (set it with
 `server.always(...)`); with no default it answers 500, so a test that makes more calls
 than it scripted fails loudly.
+
+Real servers check more than OpenAI's own does. `ScriptedServer(strict=True)` refuses what
+llama.cpp's server refuses (HTTP 500 to an assistant message whose content is null), and
+`server.refuse_formats("json_schema")` refuses a `response_format` type as a server without
+structured output does (500 with llama.cpp's message, or the status you give). A refused
+request is recorded but takes nothing from the queue.
 """
 
 from __future__ import annotations
@@ -101,7 +107,9 @@ def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str | None
 class ScriptedServer:
     """The server; start it with `with ScriptedServer() as server:` or `start()` / `close()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, strict: bool = False) -> None:
+        self.strict = strict
+        self._refused_formats: tuple[frozenset[str], int, str] | None = None
         self._script: deque[Reply | Fault] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -183,6 +191,34 @@ class ScriptedServer:
         """What to answer once the queue is empty (a string means `Reply(text)`)."""
         self.default = Reply(item) if isinstance(item, str) else item
         return self
+
+    def refuse_formats(self, *types: str, status: int = 500, message: str | None = None) -> ScriptedServer:
+        """Refuse requests whose `response_format` type is one of `types` (none: accept all
+        again), answering `status` with `message` (default: llama.cpp's, naming the types it takes)."""
+        if not types:
+            self._refused_formats = None
+            return self
+        allowed = [t for t in ("text", "json_object", "json_schema") if t not in types]
+        text = message or "1 validation error: response_format.type: Input should be " + " or ".join(
+            repr(t) for t in allowed)
+        self._refused_formats = (frozenset(types), status, text)
+        return self
+
+    def refusal(self, body: Any) -> tuple[int, str] | None:
+        """Why this server refuses a request body (status, message), or None: the checks of
+        `strict` and `refuse_formats`."""
+        if not isinstance(body, dict):
+            return None
+        if self.strict:
+            for index, message in enumerate(body.get("messages") or []):
+                if isinstance(message, dict) and message.get("role") == "assistant" and message.get("content") is None:
+                    return 500, (f"messages[{index}]: an assistant message's content is null; "
+                                 "this server needs a string (send \"\" beside tool calls)")
+        refused = self._refused_formats
+        fmt = body.get("response_format")
+        if refused is not None and isinstance(fmt, dict) and fmt.get("type") in refused[0]:
+            return refused[1], refused[2]
+        return None
 
     @property
     def pending(self) -> int:
@@ -270,6 +306,12 @@ class _Handler(BaseHTTPRequestHandler):
             server.requests.append(RecordedRequest("POST", self.path, headers, body, time.monotonic()))
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, json.dumps({"error": {"message": f"no such endpoint: {self.path}"}}).encode())
+            return
+        refused = server.refusal(body)
+        if refused is not None:
+            error = {"error": {"message": refused[1], "type": "server_error" if refused[0] >= 500
+                               else "invalid_request_error", "code": refused[0]}}
+            self._send(refused[0], json.dumps(error).encode())
             return
         number, item = server._next()
         if item is None:
