@@ -112,3 +112,15 @@ def test_a_killed_process_keeps_every_committed_step(home: Path) -> None:
     shown = SessionStore(home).show("s")
     assert shown is not None
     assert [m["content"] for m in shown["messages"]] == ["question", "answer"]
+
+
+def test_the_session_written_to_last_is_listed_first_with_its_last_messages_time(home: Path) -> None:
+    store = SessionStore(home)
+    store.start("older", "m")
+    store.start("newer", "m")
+    store.append("newer", {"role": "user", "content": "hi"})
+    store.append("older", {"role": "user", "content": "back again"})
+    listed = store.sessions()
+    assert [s["id"] for s in listed] == ["older", "newer"]
+    shown = store.show("older")
+    assert shown is not None and shown["updated"] == listed[0]["updated"] >= shown["created"]

@@ -75,6 +75,11 @@ CREATE TABLE IF NOT EXISTS compressions (
 );
 """
 
+# When a session was last written to: its last message's time (an append does not rewrite the
+# session's row: one page less per commit), or `sessions.updated` (when it started; earlier
+# versions also set it on every append).
+_UPDATED = ("max(s.updated, coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id "
+            "ORDER BY m.seq DESC LIMIT 1), 0))")
 _INSERT_MESSAGE = "INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -89,7 +94,6 @@ class SessionStore(SqliteFile):
     def __init__(self, home: Path) -> None:
         super().__init__(Path(home) / "sessions.db")
         self._seqs: dict[str, int] = {}  # the last sequence number given out, per session
-        self._touched: dict[str, float] = {}  # the time of the last message, per session
 
     def _rolled_back(self) -> None:
         self._seqs.clear()
@@ -137,10 +141,7 @@ class SessionStore(SqliteFile):
                 if role == "user" and seq[0] <= 2:
                     db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
                                (" ".join(text.split())[:80], session_id))
-                if self._touched.get(session_id) == now:  # one step's appends set `updated` once
-                    db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
 
-            self._touched[session_id] = now
             self._write(write)
         return seq[0]
 
@@ -191,13 +192,13 @@ class SessionStore(SqliteFile):
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self._reading() as db:
             rows = [] if db is None else db.execute(
-                "SELECT s.id, s.title, s.model, s.created, s.updated, "
+                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "
                 "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
                 "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id) "
-                "FROM sessions s ORDER BY s.updated DESC LIMIT ?", (limit,)).fetchall()
+                "FROM sessions s ORDER BY updated DESC LIMIT ?", (limit,)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions")
         return [dict(zip(keys, row)) for row in rows]
@@ -219,7 +220,7 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute("SELECT id, title, model, created, updated FROM sessions WHERE id = ?",
+            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} FROM sessions s WHERE s.id = ?",
                               (session_id,)).fetchone()
             if head is None:
                 return None
