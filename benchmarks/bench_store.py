@@ -109,6 +109,9 @@ def main() -> None:
         print(f"session store (journal_mode={journal}, synchronous={synchronous}) against bare sqlite3, same "
               f"settings; median of {options.rounds} paired rounds of {options.number}\n")
         rows = [("append one message", bare.append, lambda: store.append("s", USER))]
+        if synchronous != 2:
+            full = Bare(Path(folder) / "bare-full.db", journal, 2)
+            rows.append(("append, against bare synchronous=FULL", full.append, lambda: store.append("s", USER)))
         rows.append(("one loop step, four transactions", bare.step, lambda: step_writes(store)))
         if hasattr(store, "step"):
             def one_step() -> None:
