@@ -1,15 +1,24 @@
-"""The built-in `compressor` on 1k, 10k and 100k-message conversations.
+"""The built-in `compressor` on 1k, 10k and 100k-message conversations, and the built-in
+`lcm` engine on 10k and 100k against a bare pass over the same messages.
 
 The summariser is the host's real auxiliary client (the openai SDK over HTTP) talking to
 the scripted server in its own process, which answers at once. Engine time is the time
 `compress` takes minus the time spent inside the summariser call; it should grow linearly
 with the number of messages (a constant time per message).
 
-    .venv/bin/python benchmarks/bench_compress.py
+`lcm` needs no LLM: it stores the middle of the window whole in SQLite (and indexes it for
+full-text search) behind summary nodes. Its baseline is a bare pass that serialises every
+message once (`json.dumps`), the least an engine that stores messages whole must do; each
+`lcm` run is paired with a baseline run just before or after it (a fresh database each time),
+and the ratio printed is the median of the paired ratios. Scaling is the 100k time over the
+10k time (10.0x is linear).
+
+    .venv/bin/python benchmarks/bench_compress.py            # --only compressor | --only lcm
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -22,8 +31,10 @@ from _scripted import server_process
 
 from hermes_core import PluginManager
 from hermes_plugins_builtin.compressor import CompressorEngine
+from hermes_plugins_builtin.lcm import LcmEngine
 
 SIZES = ((1_000, 21), (10_000, 11), (100_000, 5))
+LCM_SIZES = ((10_000, 9), (100_000, 3))
 
 
 def conversation(size: int) -> list[dict[str, Any]]:
@@ -58,7 +69,56 @@ class Timed:
             self.calls += 1
 
 
+def bare_pass(messages: list[dict[str, Any]]) -> None:
+    for message in messages:
+        json.dumps(message, ensure_ascii=False)
+
+
+def lcm() -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for size, rounds in LCM_SIZES:
+            messages = conversation(size)
+            base, mine, ratios = [], [], []
+            for i in range(rounds):
+                engine = LcmEngine(context_length=128_000, path=Path(folder) / f"lcm-{size}-{i}.db")
+                engine.on_session_start("bench")
+                engine.store.counts("bench")  # the file opened, as in a running session
+                pair, kept = {}, 0
+                for which in (("bare", "lcm") if i % 2 == 0 else ("lcm", "bare")):
+                    started = time.perf_counter()
+                    if which == "lcm":
+                        kept = len(engine.compress(messages))
+                    else:
+                        bare_pass(messages)
+                    pair[which] = time.perf_counter() - started
+                engine.store.close()
+                assert 0 < kept < size
+                base.append(pair["bare"])
+                mine.append(pair["lcm"])
+                ratios.append(pair["lcm"] / pair["bare"])
+            rows.append((size, statistics.median(base), statistics.median(mine), statistics.median(ratios)))
+    print("lcm.compress (no LLM) against a bare pass serialising every message (medians, paired ratio)\n")
+    print(f"{'messages':>9} {'bare pass':>11} {'lcm':>11} {'paired ratio':>13}")
+    for size, base_time, lcm_time, ratio in rows:
+        print(f"{size:>9,} {base_time * 1e3:>8.1f} ms {lcm_time * 1e3:>8.1f} ms {ratio:>12.2f}x")
+    (_, b10, l10, _), (_, b100, l100, _) = rows
+    print(f"\n10k -> 100k: lcm {l100 / l10:.1f}x, bare pass {b100 / b10:.1f}x (linear: 10.0x)")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", choices=("compressor", "lcm"))
+    only = parser.parse_args().only
+    if only != "lcm":
+        compressor()
+    if only != "compressor":
+        if only is None:
+            print()
+        lcm()
+
+
+def compressor() -> None:
     with server_process(0.0, "- the user is fixing failing tests module by module") as url, \
             tempfile.TemporaryDirectory() as folder:
         home = Path(folder)

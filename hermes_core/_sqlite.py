@@ -15,7 +15,8 @@ read; `fts_phrases` turns any user text into an FTS5 query that cannot be a synt
 >>> Notes(ctx.hermes_home / "notes" / "notes.db").add("likes tea")
 
 Subclasses read with `self._reading()` (None until the file exists) and write with
-`self._writing()`.
+`self._writing()`, or with `self._write(fn)`, which a `with self._batch():` block defers so
+that every write made inside it is committed in one transaction when the block ends.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -72,18 +73,23 @@ def _statements(script: str) -> list[str]:
 class SqliteFile:
     """One SQLite file with a schema. Thread-safe; one connection, opened on first use.
 
-    Subclasses set `what` (how errors name the file), `schema` and `schema_version`.
+    Subclasses set `what` (how errors name the file), `schema` and `schema_version`, and may
+    set `synchronous` to "NORMAL": in WAL mode a commit then survives a crash of the process
+    but not a power loss (the last commits before one can be rolled back; the file stays
+    consistent), and costs no fsync.
     """
 
     what = "database"
     schema = ""
     schema_version = 1
+    synchronous = "FULL"
 
     def __init__(self, path: Path, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._queued: list[Callable[[sqlite3.Connection], object]] | None = None
 
     def _fail(self, exc: sqlite3.Error, doing: str) -> MemoryStoreError:
         text = str(exc)
@@ -129,7 +135,7 @@ class SqliteFile:
         try:
             db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = FULL")
+            db.execute(f"PRAGMA synchronous = {self.synchronous}")
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > self.schema_version:
                 raise MemoryStoreError(
@@ -150,8 +156,11 @@ class SqliteFile:
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection | None]:
-        """The connection for reads, or None when the file does not exist yet."""
+        """The connection for reads, or None when the file does not exist yet (writes deferred
+        by an open `_batch()` are committed first, so a read sees them)."""
         with self._lock:
+            if self._queued:
+                self._flush()
             try:
                 yield self._open(create=False)
             except sqlite3.Error as exc:
@@ -174,10 +183,54 @@ class SqliteFile:
             except sqlite3.Error as exc:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
+                self._rolled_back()
                 raise self._fail(exc, "writing") from None
+            except BaseException:
+                self._rolled_back()
+                raise
+
+    def _rolled_back(self) -> None:
+        """Called when a write transaction was rolled back: forget what it was to write."""
+
+    def _write(self, write: Callable[[sqlite3.Connection], object]) -> None:
+        """`write(db)` in a write transaction: now, or at the end of the open `_batch()`."""
+        with self._lock:
+            if self._queued is not None:
+                self._queued.append(write)
+                return
+            with self._writing() as db:
+                write(db)
+
+    @contextmanager
+    def _batch(self) -> Iterator[None]:
+        """Defer the `_write`s made inside the block and commit them in one transaction when it
+        ends, also when it ends with an exception (what was written stays written). Nested
+        blocks (and writes from other threads meanwhile) join the outermost one."""
+        with self._lock:
+            outer = self._queued is None
+            if outer:
+                self._queued = []
+        try:
+            yield
+        finally:
+            if outer:
+                with self._lock:
+                    try:
+                        self._flush()
+                    finally:
+                        self._queued = None
+
+    def _flush(self) -> None:
+        queued, self._queued = self._queued, []
+        if queued:
+            with self._writing() as db:
+                for write in queued:
+                    write(db)
 
     def close(self) -> None:
         with self._lock:
+            if self._queued:
+                self._flush()
             if self._db is not None:
                 self._db.close()
                 self._db = None

@@ -16,6 +16,7 @@ import attrs
 
 from . import _tool_call, _workers
 from ._errors import ToolOverrideError, ToolSchemaError, owner
+from ._validators import ToolValidator
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
 
@@ -87,8 +88,9 @@ class ToolInfo:
 
 @attrs.define
 class ToolEntry:
-    """A registered tool as a call needs it: its checked schema, its cached validator, whether
-    its handler is async, and the engine whose `handle_tool_call(name, args)` answers (if any)."""
+    """A registered tool as a call needs it: its checked schema, its validator (compiled on first
+    use), whether its handler is async, and the engine whose `handle_tool_call(name, args)`
+    answers (if any)."""
 
     tool: Tool
     schema: dict[str, Any]
@@ -166,7 +168,8 @@ class ToolRegistry:
             previous = self._entries.get(tool.name)
             if previous is not None:
                 self._check_override(tool, previous.tool)
-            entry = ToolEntry(tool, schema, tool.is_async or _workers.is_coroutine_function(tool.handler), source)
+            entry = ToolEntry(tool, schema, tool.is_async or _workers.is_coroutine_function(tool.handler), source,
+                              ToolValidator(schema["parameters"]))
             self._entries[tool.name] = entry
 
         def undo() -> None:

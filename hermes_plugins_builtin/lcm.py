@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,11 +144,13 @@ class LcmEngine(ThresholdEngine):
             nodes += self._leaf(run) + [existing]
             run = []
         nodes += self._leaf(run)
-        while len(nodes) > max(int(self.fan_in), 2):
-            group = nodes[: max(int(self.fan_in), 2)]
+        width = max(int(self.fan_in), 2)
+        queue = deque(nodes)  # the oldest `width` folded into a parent, until `width` are left
+        while len(queue) > width:
+            group = [queue.popleft() for _ in range(width)]
             summary = "\n".join(line for child in group for line in child.summary.splitlines()[:2])
-            nodes[: len(group)] = [self.store.add_parent(self.session_id, group, summary)]
-        result = repair_tool_pairing([*messages[:head_end], *map(_node_message, nodes), *messages[tail_start:]])
+            queue.appendleft(self.store.add_parent(self.session_id, group, summary))
+        result = repair_tool_pairing([*messages[:head_end], *map(_node_message, queue), *messages[tail_start:]])
         self.last_prompt_tokens = estimate_tokens(result)
         return result
 

@@ -1,12 +1,22 @@
 """Agent sessions in SQLite under `$HERMES_HOME/sessions.db`: every message as it is written,
 tool calls, token usage, and compression events (what was replaced by what), with FTS5
-search over the messages. Append-only: a crash mid-turn loses nothing already written."""
+search over the messages. Append-only.
+
+Durability: each write is committed at once, or, inside `store.step()`, with the rest of its
+step of the agent's loop. The file is in WAL mode with `synchronous=NORMAL`: a commit costs
+no fsync and survives a crash of the process (the WAL is in the operating system's hands),
+so a killed or crashed agent loses at most the step it was in. A power loss or an operating
+system crash can also roll back the latest commits the operating system had not yet written
+to disk (on Linux, typically up to the last ~30 seconds; SQLite syncs the WAL only when it
+checkpoints it into the database); the file stays consistent and what came before is whole."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +75,13 @@ CREATE TABLE IF NOT EXISTS compressions (
 );
 """
 
+# When a session was last written to: its last message's time (an append does not rewrite the
+# session's row: one page less per commit), or `sessions.updated` (when it started; earlier
+# versions also set it on every append).
+_UPDATED = ("max(s.updated, coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id "
+            "ORDER BY m.seq DESC LIMIT 1), 0))")
+_INSERT_MESSAGE = "INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)"
+
 
 class SessionStore(SqliteFile):
     """Every session of one `$HERMES_HOME`."""
@@ -72,54 +89,90 @@ class SessionStore(SqliteFile):
     what = "session store"
     schema = _SCHEMA
     schema_version = 1
+    synchronous = "NORMAL"
 
     def __init__(self, home: Path) -> None:
         super().__init__(Path(home) / "sessions.db")
+        self._seqs: dict[str, int] = {}  # the last sequence number given out, per session
+
+    def _rolled_back(self) -> None:
+        self._seqs.clear()
 
     # -- writing ------------------------------------------------------------------------
 
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        """One step of the agent's loop: the writes made inside the block (usage, the assistant
+        message, the tools' results) are committed together, in one transaction, when it ends.
+        A crash of the process inside the block loses that step; every step before it stays.
+
+        >>> with store.step():
+        ...     store.usage(session_id, "openai", "gpt-4o", 1200, 80, 0.001)
+        ...     store.append(session_id, {"role": "assistant", "content": "Done."})
+        """
+        with self._batch():
+            yield
+
     def start(self, session_id: str, model: str) -> None:
         now = time.time()
-        with self._writing() as db:
-            db.execute("INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
-                       (session_id, model, now, now))
+        self._write(lambda db: db.execute(
+            "INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
+            (session_id, model, now, now)))
 
     def append(self, session_id: str, message: dict[str, Any]) -> int:
-        """Store one message now; returns its sequence number in the session."""
+        """Store one message (now, or at the end of the open `step()`); returns its sequence
+        number in the session."""
         now = time.time()
-        with self._writing() as db:
-            seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
-                             (session_id,)).fetchone()[0]
-            db.execute("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)",
-                       (session_id, seq, str(message.get("role")), json.dumps(message, ensure_ascii=False, default=str),
-                        message_text(message), now))
-            if message.get("role") == "user" and seq <= 2:
-                db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
-                           (" ".join(message_text(message).split())[:80], session_id))
-            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
-        return int(seq)
+        role, text = str(message.get("role")), message_text(message)
+        body = json.dumps(message, ensure_ascii=False, default=str)
+        with self._lock:
+            last = self._seqs.get(session_id)
+            seq = [(self._last_seq(session_id) if last is None else last) + 1]
+            self._seqs[session_id] = seq[0]
+
+            def write(db: sqlite3.Connection) -> None:
+                try:
+                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
+                except sqlite3.IntegrityError:  # another process appended to this session meanwhile
+                    seq[0] = int(db.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
+                                            (session_id,)).fetchone()[0])
+                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
+                    self._seqs[session_id] = max(self._seqs.get(session_id, 0), seq[0])
+                if role == "user" and seq[0] <= 2:
+                    db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
+                               (" ".join(text.split())[:80], session_id))
+
+            self._write(write)
+        return seq[0]
+
+    def _last_seq(self, session_id: str) -> int:
+        with self._reading() as db:
+            found = None if db is None else db.execute(
+                "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+        return int(found or 0)
 
     def tool_call(self, session_id: str, call_id: str, name: str, arguments: Any, result: str) -> None:
-        with self._writing() as db:
-            db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)",
-                       (session_id, call_id, name, arguments if isinstance(arguments, str) else json.dumps(arguments),
-                        result, time.time()))
+        row = (session_id, call_id, name, arguments if isinstance(arguments, str) else json.dumps(arguments), result,
+               time.time())
+        self._write(lambda db: db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)", row))
 
     def usage(self, session_id: str, provider: str, model: str, input_tokens: int, output_tokens: int,
               cost: float | None) -> None:
-        with self._writing() as db:
-            db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (session_id, provider, model, input_tokens, output_tokens, cost, time.time()))
+        row = (session_id, provider, model, input_tokens, output_tokens, cost, time.time())
+        self._write(lambda db: db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)", row))
 
     def compression(self, session_id: str, engine: str, replaced: Sequence[dict[str, Any]],
                     window: Sequence[dict[str, Any]]) -> None:
         """A compression event: the window before (`replaced`) and after."""
-        with self._writing() as db:
-            at_seq = db.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
+        row = [session_id, 0, engine, json.dumps(list(replaced), default=str), json.dumps(list(window), default=str),
+               time.time()]
+
+        def write(db: sqlite3.Connection) -> None:
+            row[1] = db.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
                                 (session_id,)).fetchone()[0]
-            db.execute("INSERT INTO compressions VALUES (?, ?, ?, ?, ?, ?)",
-                       (session_id, at_seq, engine, json.dumps(list(replaced), default=str),
-                        json.dumps(list(window), default=str), time.time()))
+            db.execute("INSERT INTO compressions VALUES (?, ?, ?, ?, ?, ?)", row)
+
+        self._write(write)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -139,13 +192,13 @@ class SessionStore(SqliteFile):
     def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self._reading() as db:
             rows = [] if db is None else db.execute(
-                "SELECT s.id, s.title, s.model, s.created, s.updated, "
+                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "
                 "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
                 "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id) "
-                "FROM sessions s ORDER BY s.updated DESC LIMIT ?", (limit,)).fetchall()
+                "FROM sessions s ORDER BY updated DESC LIMIT ?", (limit,)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions")
         return [dict(zip(keys, row)) for row in rows]
@@ -167,7 +220,7 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute("SELECT id, title, model, created, updated FROM sessions WHERE id = ?",
+            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} FROM sessions s WHERE s.id = ?",
                               (session_id,)).fetchone()
             if head is None:
                 return None
