@@ -203,21 +203,22 @@ class Agent:
         try:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
-                answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
-                if not answer.tool_calls:
-                    final = self._transformed(hooks, turn, answer.text)
-                    self._add({"role": "assistant", "content": final or ""})
-                    exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
-                    ended["completed"] = True
-                    break
-                self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
-                if answer.text.strip():
-                    hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
-                                             model=answer.model, provider=answer.provider, surface=self.platform,
-                                             text=answer.text.strip()).run()
-                for call in answer.tool_calls:
-                    tally.tool_calls += 1
-                    self._run_tool(call, turn, observer.api_request_id)
+                with self.store.step():  # the step's usage, messages and tool results: one transaction
+                    answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
+                    if not answer.tool_calls:
+                        final = self._transformed(hooks, turn, answer.text)
+                        self._add({"role": "assistant", "content": final or ""})
+                        exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
+                        ended["completed"] = True
+                        break
+                    self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
+                    if answer.text.strip():
+                        hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
+                                                 model=answer.model, provider=answer.provider, surface=self.platform,
+                                                 text=answer.text.strip()).run()
+                    for call in answer.tool_calls:
+                        tally.tool_calls += 1
+                        self._run_tool(call, turn, observer.api_request_id)
             else:
                 exit_reason = f"max_iterations_reached({self.max_iterations}/{self.max_iterations})"
                 stopped = "max_iterations"
