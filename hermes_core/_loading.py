@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import _hermes_names, _redact
+from . import _hermes_names, _interrupts, _redact
 from . import config_keys as keys
 from . import hookspecs
 from ._cli_commands import CliCommand, CliCommands
@@ -28,10 +28,10 @@ from ._commands import Command, CommandRegistry
 from ._config import Config
 from ._context import PluginContext
 from ._discovery import PluginSpec
-from ._errors import CommandConflictError, ProviderConflictError, RegistrationError
+from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
 from ._hooks import HookRunner
 from ._importer import forget_module, import_plugin, module_label
-from ._invoke import PLUGIN_FAULTS, tagged
+from ._invoke import contained, describe_error, tagged
 from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from ._plugin_services import (
     AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
@@ -157,7 +157,8 @@ class _Registrar:
         def run() -> None:
             try:
                 callback()
-            except Exception as exc:  # noqa: BLE001 - an unload callback never stops the unload
+            except BaseException as exc:  # noqa: BLE001 - an unload callback never stops the unload
+                contained(exc)
                 log.warning("on_unload callback of plugin %r failed: %s: %s", plugin_id, type(exc).__name__, exc)
 
         self._record.undos.append(run)
@@ -197,6 +198,7 @@ class Loader:
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
     ) -> None:
+        _interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
         self.home = home
         self.records: dict[str, PluginRecord] = {}
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
@@ -295,9 +297,8 @@ class Loader:
             record.rollback()
             record.status = "failed"
             record.failure = failure_of(exc, phase)
-            log.warning("plugin %r failed to load: %s", record.id, record.failure)
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+            log.warning("%s failed to load: %s", owner(record.id), record.failure)
+            contained(exc)  # the user's Ctrl-C goes on up, the plugin left failed
             return record
         record.status = "ok"
         return record
@@ -414,10 +415,11 @@ class Loader:
                     before = set(cli.commands)
                     try:
                         impl.function(*[{"cli": cli, "ctx": record.ctx}[n] for n in impl.argnames])
-                    except PLUGIN_FAULTS as exc:  # a plugin never takes the CLI down
+                    except BaseException as exc:  # a plugin never takes the CLI down
+                        contained(exc)
                         for name in set(cli.commands) - before:
                             cli.commands.pop(name, None)
-                        problems.append(f"{hook} of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
+                        problems.append(f"{hook} of {owner(record.id)} failed: {describe_error(exc)}")
         from .cli._argparse import as_click
 
         for command in self.cli_commands.all():

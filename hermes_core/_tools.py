@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from . import _tool_call, _workers
+from ._invoke import contained
 from ._errors import ToolOverrideError, ToolSchemaError, owner
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
@@ -66,7 +67,8 @@ class Tool:
             return True, ""
         try:
             ok = self.check_fn()
-        except Exception as exc:  # noqa: BLE001 - a raising check_fn means unavailable
+        except BaseException as exc:  # noqa: BLE001 - a raising check_fn means unavailable
+            contained(exc)
             log.warning("check_fn of tool %r (%s) raised %s: %s", self.name, owner(self.plugin_id),
                         type(exc).__name__, exc)
             return False, f"check_fn raised {type(exc).__name__}: {exc}"
@@ -204,7 +206,8 @@ class ToolRegistry:
         who = f"{toolset} ({owner(plugin_id)})"
         try:
             schemas = list(source.get_tool_schemas() or [])
-        except Exception as exc:  # noqa: BLE001 - an engine never takes the host down
+        except BaseException as exc:  # noqa: BLE001 - an engine never takes the host down
+            contained(exc)
             log.warning("%s: get_tool_schemas() raised", who, exc_info=True)
             return [f"{who}: get_tool_schemas() raised {type(exc).__name__}: {exc}; it offers no tools"]
         problems = []

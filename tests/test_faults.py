@@ -1,0 +1,237 @@
+"""The fault suite: plugins doing the bad thing, tried through the `hermes` CLI as a subprocess.
+
+Each case asserts what the user sees (exit code, one error line, a doctor row) and that the
+other plugins still work: nothing a plugin does takes the host down.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import tool_call
+from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin, write_config
+
+# A plugin that works, loaded beside every faulty one: it must keep working.
+GOOD = """
+def register(ctx):
+    ctx.register_tool("echo", "good", {"name": "echo", "parameters": {"type": "object", "properties":
+        {"text": {"type": "string"}}}}, lambda args, **kw: "echo: " + args.get("text", ""))
+    ctx.register_command("ping", lambda raw: "pong")
+"""
+
+# The BaseException subclasses plugin code may raise: each is the plugin's failure, never the host's.
+RAISED = {
+    "custom": "class Boom(BaseException):\n    pass\n",
+    "keyboard": "Boom = KeyboardInterrupt\n",
+    "exit": "Boom = SystemExit\n",
+    "genexit": "Boom = GeneratorExit\n",
+}
+
+
+def plugins(home: Path, *enabled: str, extra: str = "") -> None:
+    """Folder plugins `good` plus `enabled`, all enabled in config.yaml (`extra` appended)."""
+    make_folder_plugin(home / "plugins", "good", GOOD, "name: good\n")
+    names = ", ".join(("good", *enabled))
+    write_config(home, f"plugins:\n  enabled: [{names}]\n{extra}")
+
+
+def bad_plugin(home: Path, code: str, name: str = "bad") -> None:
+    make_folder_plugin(home / "plugins", name, code, f"name: {name}\n")
+
+
+def one_line(stderr: str) -> str:
+    (line,) = [line for line in stderr.splitlines() if line.startswith("hermes: error")]
+    return line
+
+
+def good_still_works() -> None:
+    assert hermes("tools", "call", "echo", '{"text": "hi"}').stdout.strip() == "echo: hi"
+    assert hermes("command", "ping").stdout.strip() == "pong"
+
+
+# -- register -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_a_plugin_raising_any_base_exception_in_register_is_that_plugins_failure(home: Path, kind: str) -> None:
+    bad_plugin(home, RAISED[kind] + "def register(ctx):\n    raise Boom('no way')\n")
+    plugins(home, "bad")
+    rows = {row["id"]: row for row in hermes_json("plugins", "doctor", check=1)["plugins"]}
+    assert rows["good"]["status"] == "ok"
+    assert rows["bad"]["status"] == "failed" and "no way" in rows["bad"]["error"]
+    good_still_works()
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+TOOL = """{raised}
+def boom(args, **kw):
+    raise Boom("the tool broke")
+
+async def aboom(args, **kw):
+    raise Boom("the async tool broke")
+
+def register(ctx):
+    schema = {{"type": "object", "properties": {{}}}}
+    ctx.register_tool("boom", "bad", {{"name": "boom", "parameters": schema}}, boom)
+    ctx.register_tool("aboom", "bad", {{"name": "aboom", "parameters": schema}}, aboom, is_async=True)
+"""
+
+
+@pytest.mark.parametrize("tool", ["boom", "aboom"])
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_a_tool_raising_any_base_exception_is_an_error_result(home: Path, kind: str, tool: str) -> None:
+    bad_plugin(home, TOOL.format(raised=RAISED[kind]))
+    plugins(home, "bad")
+    result = hermes("tools", "call", tool, "{}", check=1)
+    error = json.loads(result.stdout)["error"]
+    assert error.startswith("Tool execution failed: ") and "broke" in error
+    assert f"tool '{tool}' (plugin 'bad') failed" in one_line(result.stderr) and "Traceback" not in result.stderr
+    good_still_works()
+
+
+def test_a_tool_raising_keyboard_interrupt_does_not_abort_the_run(home: Path, llm_server) -> None:
+    bad_plugin(home, TOOL.format(raised=RAISED["keyboard"]))
+    plugins(home, "bad")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\n")
+    llm_server.reply(None, tool_calls=[tool_call("boom", {}, call_id="c1")]).reply("The tool failed, sorry.")
+    result = hermes("run", "use boom")
+    assert result.stdout.strip() == "The tool failed, sorry."
+    answer = llm_server.requests[1].body["messages"][-1]
+    assert answer["tool_call_id"] == "c1" and "Tool execution failed: KeyboardInterrupt: the tool broke" in answer["content"]
+
+
+def test_a_tool_raising_a_base_exception_subclass_keeps_the_answer(home: Path, llm_server) -> None:
+    bad_plugin(home, TOOL.format(raised=RAISED["custom"]))
+    plugins(home, "bad")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\n")
+    llm_server.reply(None, tool_calls=[tool_call("boom", {}, call_id="c1")]).reply("Answered anyway.")
+    result = hermes("run", "use boom")
+    assert result.stdout.strip() == "Answered anyway." and "Traceback" not in result.stderr
+
+
+# -- commands ------------------------------------------------------------------------------
+
+COMMAND = """{raised}
+def register(ctx):
+    def boom(raw):
+        raise Boom("the command broke")
+    ctx.register_command("boom", boom)
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_a_command_raising_any_base_exception_is_one_error_line(home: Path, kind: str) -> None:
+    bad_plugin(home, COMMAND.format(raised=RAISED[kind]))
+    plugins(home, "bad")
+    result = hermes("command", "boom", check=1)
+    line = one_line(result.stderr)
+    assert "/boom (plugin 'bad') failed" in line and "the command broke" in line
+    good_still_works()
+
+
+# -- hooks ---------------------------------------------------------------------------------
+
+HOOK = """
+from hermes_core import hookimpl
+
+class Boom(BaseException):
+    pass
+
+@hookimpl
+def pre_llm_call(**kwargs):
+    raise Boom("the hook broke")
+"""
+
+
+def test_a_hook_raising_a_base_exception_is_reported_as_raising_not_as_a_timeout(home: Path, llm_server) -> None:
+    bad_plugin(home, HOOK)
+    plugins(home, "bad")
+    # a limit far longer than the test may take: a callback treated as hanging would fail it
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\n  hook_callback_timeout: 600\n")
+    llm_server.reply("Still here.")
+    result = hermes("run", "hello")
+    assert result.stdout.strip() == "Still here."
+    assert "raised Boom: the hook broke" in result.stderr and "timed out" not in result.stderr
+
+
+# -- CLI commands of plugins ------------------------------------------------------------------
+
+CLI = """{raised}
+def register(ctx):
+    def run(args):
+        raise Boom("the cli command broke")
+    ctx.register_cli_command("boom", "a command that breaks", lambda parser: None, run)
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_a_plugin_cli_command_raising_any_base_exception_is_one_error_line(home: Path, kind: str) -> None:
+    bad_plugin(home, CLI.format(raised=RAISED[kind]))
+    plugins(home, "bad")
+    result = hermes("boom", check=1)
+    line = one_line(result.stderr)
+    assert "`hermes boom` of plugin 'bad' failed" in line and "the cli command broke" in line
+    good_still_works()
+
+
+# -- a real Ctrl-C --------------------------------------------------------------------------
+
+SLOW = """
+import pathlib, time
+
+def register(ctx):
+    def slow(args, **kw):
+        pathlib.Path(args["flag"]).write_text("started")
+        time.sleep(600)
+        return "never"
+    ctx.register_tool("slow", "bad", {"name": "slow", "parameters": {"type": "object", "properties":
+        {"flag": {"type": "string"}}}}, slow)
+"""
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_a_real_ctrl_c_still_interrupts_a_tool_call(home: Path, tmp_path: Path) -> None:
+    bad_plugin(home, SLOW)
+    plugins(home, "bad")
+    flag = tmp_path / "started"
+    process = subprocess.Popen([str(HERMES), "tools", "call", "slow", json.dumps({"flag": str(flag)})],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(flag)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "hermes: interrupted" in err, (out, err)
+
+
+def test_a_real_ctrl_c_in_chat_stops_the_answer_and_keeps_the_session(home: Path, tmp_path: Path, llm_server) -> None:
+    bad_plugin(home, SLOW)
+    plugins(home, "bad")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\n")
+    flag = tmp_path / "started"
+    llm_server.reply(None, tool_calls=[tool_call("slow", {"flag": str(flag)}, call_id="c1")])
+    llm_server.reply("Back again.")
+    process = subprocess.Popen([str(HERMES), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None
+    process.stdin.write("wait for it\n")
+    process.stdin.flush()
+    wait_for(flag)
+    process.send_signal(signal.SIGINT)
+    process.stdin.write("hello again\n/exit\n")
+    process.stdin.flush()
+    out, err = process.communicate(timeout=60)
+    assert "(interrupted; the session is kept)" in err, err
+    assert "Back again." in out and process.returncode == 0
+
