@@ -151,10 +151,16 @@ async def acall(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapp
         return contained(exc)
     if limit is None:
         return await _settle(awaitable)
+    task = asyncio.ensure_future(_settle(awaitable))
     try:
-        return await asyncio.wait_for(_settle(awaitable), limit)
-    except asyncio.TimeoutError:  # _settle holds the plugin's own exceptions: this is the limit
+        done, _ = await asyncio.wait({task}, timeout=limit)
+    except asyncio.CancelledError:  # the caller was cancelled: so is the plugin code it waited for
+        task.cancel()
+        raise
+    if not done:  # cancelled, and not waited for: plugin code that ignores the cancel cannot hold the caller
+        task.cancel()
         return overran(limit)
+    return task.result()
 
 
 _TAG = "_hermes_failed_call"

@@ -39,7 +39,7 @@ from ._plugin_services import (
 )
 from ._slots import SlotRegistry
 from ._slots_decl import SlotDecl
-from ._tools import Tool, ToolRegistry
+from ._tools import Tool, ToolRegistry, time_limits
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -204,8 +204,8 @@ class Loader:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self.may_override)
-        self.commands = CommandRegistry()
+        self.tools = ToolRegistry(self.may_override, time_limits(config))
+        self.commands = CommandRegistry(lambda: config().read(keys.COMMANDS_TIMEOUT) or None)
         self.cli_commands = CliCommands()
         self.sections = PromptSections()
         self.skills = Skills()

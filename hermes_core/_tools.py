@@ -15,8 +15,10 @@ from typing import Any
 import attrs
 
 from . import _tool_call, _workers
-from ._invoke import contained
+from . import config_keys as keys
+from ._config import Config
 from ._errors import ToolOverrideError, ToolSchemaError, owner
+from ._invoke import contained
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
 
@@ -144,16 +146,36 @@ def _check_schema(tool: Tool) -> dict[str, Any]:
     return schema
 
 
+def time_limits(config: Config | Callable[[], Config]) -> Callable[[str], float | None]:
+    """The time limit of each tool by name: `tools.timeouts.<name>`, else `tools.timeout`
+    (0: none). `config` is a snapshot, or a function returning the current one."""
+
+    def limit(name: str) -> float | None:
+        current = config() if callable(config) else config
+        seconds = current.read(keys.TOOL_TIMEOUT, name)
+        if seconds is None:
+            seconds = current.read(keys.TOOLS_TIMEOUT)
+        return seconds or None
+
+    return limit
+
+
 class ToolRegistry:
     """Every tool the host can offer the model, with its provenance.
 
-    `grants(plugin_id)` says whether the operator allowed that plugin to override tools.
+    `grants(plugin_id)` says whether the operator allowed that plugin to override tools;
+    `limit(name)` is the seconds a call of tool `name` may run (None: no limit), by default
+    the `tools.timeout` default (see `time_limits`).
     """
 
-    def __init__(self, grants: Callable[[str | None], bool] = lambda plugin_id: False) -> None:
+    def __init__(
+        self, grants: Callable[[str | None], bool] = lambda plugin_id: False,
+        limit: Callable[[str], float | None] | None = None,
+    ) -> None:
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._grants = grants
+        self.limit: Callable[[str], float | None] = limit or time_limits(Config({}))
 
     # -- registration -------------------------------------------------------------------
 

@@ -235,3 +235,84 @@ def test_a_real_ctrl_c_in_chat_stops_the_answer_and_keeps_the_session(home: Path
     assert "(interrupted; the session is kept)" in err, err
     assert "Back again." in out and process.returncode == 0
 
+
+
+# -- time limits ------------------------------------------------------------------------------
+
+HANG = """
+import asyncio, threading, time
+
+def register(ctx):
+    schema = {"type": "object", "properties": {}}
+    def hang(args, **kw):
+        threading.Event().wait()  # never returns
+    async def ahang(args, **kw):
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:  # ignores being cancelled, too
+                pass
+    ctx.register_tool("hang", "bad", {"name": "hang", "parameters": schema}, hang)
+    async def asleep(args, **kw):
+        await asyncio.sleep(3600)
+    ctx.register_tool("ahang", "bad", {"name": "ahang", "parameters": schema}, ahang, is_async=True)
+    ctx.register_tool("asleep", "bad", {"name": "asleep", "parameters": schema}, asleep, is_async=True)
+    ctx.register_command("hang", lambda raw: threading.Event().wait())
+"""
+
+
+@pytest.mark.parametrize("tool", ["hang", "ahang"])
+def test_a_tool_past_its_time_limit_is_an_error_result_naming_the_tool_and_the_limit(home: Path, tool: str) -> None:
+    bad_plugin(home, HANG)
+    plugins(home, "bad", extra="tools:\n  timeout: 1\n")
+    result = hermes("tools", "call", tool, "{}", check=1)
+    error = json.loads(result.stdout)["error"]
+    assert f"Tool '{tool}' (plugin 'bad') timed out (did not finish within 1 s)" in error
+    assert "tools.timeout" in error
+    good_still_works()
+
+
+def test_the_operator_sets_one_tools_time_limit_in_place_of_tools_timeout(home: Path) -> None:
+    bad_plugin(home, HANG)
+    plugins(home, "bad", extra="tools:\n  timeout: 0\n  timeouts:\n    hang: 1\n")
+    error = json.loads(hermes("tools", "call", "hang", "{}", check=1).stdout)["error"]
+    assert "did not finish within 1 s" in error and "tools.timeouts.hang" in error
+
+
+def test_a_time_limit_that_is_no_number_is_a_clear_error(home: Path) -> None:
+    bad_plugin(home, HANG)
+    plugins(home, "bad", extra="tools:\n  timeouts:\n    hang: soon\n")
+    error = json.loads(hermes("tools", "call", "hang", "{}", check=1).stdout)["error"]
+    assert error.startswith("tools.timeouts.hang in ") and "must be a number of seconds" in error
+
+
+def test_the_agent_goes_on_after_a_tool_runs_past_its_limit(home: Path, llm_server) -> None:
+    bad_plugin(home, HANG)
+    plugins(home, "bad")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\ntools:\n  timeout: 1\n")
+    llm_server.reply(None, tool_calls=[tool_call("hang", {}, call_id="c1")]).reply("It took too long.")
+    assert hermes("run", "use hang").stdout.strip() == "It took too long."
+    answer = llm_server.requests[1].body["messages"][-1]
+    assert answer["tool_call_id"] == "c1" and "did not finish within 1 s" in answer["content"]
+
+
+def test_a_slash_command_past_its_time_limit_is_one_error_line(home: Path) -> None:
+    bad_plugin(home, HANG)
+    plugins(home, "bad", extra="commands:\n  timeout: 1\n")
+    line = one_line(hermes("command", "hang", check=1).stderr)
+    assert "/hang (plugin 'bad') timed out (did not finish within 1 s)" in line and "commands.timeout" in line
+    good_still_works()
+
+
+@pytest.mark.parametrize("tool", ["hang", "asleep"])
+def test_an_async_host_gets_the_time_limit_error_too(home: Path, tool: str) -> None:
+    import asyncio
+
+    from hermes_core import PluginManager
+
+    bad_plugin(home, HANG)
+    plugins(home, "bad", extra="tools:\n  timeout: 1\n")
+    manager = PluginManager(home=home).load()
+    error = json.loads(asyncio.run(manager.adispatch_tool(tool, {})))["error"]
+    assert f"Tool '{tool}' (plugin 'bad') timed out (did not finish within 1 s)" in error
+    assert asyncio.run(manager.adispatch_tool("echo", {"text": "on"})) == "echo: on"
