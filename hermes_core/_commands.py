@@ -115,7 +115,7 @@ class CommandRegistry:
         command = self.get(name)
         if command is None:
             available = ", ".join("/" + c.name for c in self) or "none"
-            raise UnknownCommandError(f"unknown command /{normalise_command_name(name)} (available: {available})")
+            raise UnknownCommandError(f"unknown command /{clip(normalise_command_name(name))} (available: {available})")
         return command
 
     def _call(self, name: str, raw_args: str, hooks: LifecycleHooks | None, where: dict[str, str]) -> Policy[str | None]:

@@ -4,7 +4,7 @@ Every message that quotes a value it did not write (an id, a name, arguments, a 
 output, an exception's message) passes it through `clip` or `quoted`, so one error stays one
 readable line however large the value.
 
->>> clip("x" * 10_213)[-16:]
+>>> clip("x" * 10_213)[-15:]
 '…(10,213 chars)'
 >>> quoted("word-tools")
 "'word-tools'"
@@ -12,9 +12,10 @@ readable line however large the value.
 
 from __future__ import annotations
 
-__all__ = ["LIMIT", "clip", "quoted"]
+__all__ = ["LIMIT", "bounded", "clip", "quoted"]
 
 LIMIT = 200
+LINE_LIMIT = 2000
 
 
 def clip(value: object, limit: int = LIMIT) -> str:
@@ -28,3 +29,17 @@ def clip(value: object, limit: int = LIMIT) -> str:
 def quoted(value: object, limit: int = LIMIT) -> str:
     """`repr(value)` as messages quote a name (`'x'`), cut like `clip`."""
     return clip(repr(value), limit)
+
+
+def bounded(line: str) -> str:
+    """An error line as it is printed: any run of more than `LIMIT` characters without a space
+    (an id, a name, a JSON argument a message quoted whole) cut like `clip`, and the line as a
+    whole held to `LINE_LIMIT` characters. The CLI passes every error line through it."""
+    import re
+
+    def cut(match: re.Match[str]) -> str:
+        run = match.group()
+        return run if re.search(r"…\(\d[\d,]*$", run) and len(run) < LIMIT + 40 else clip(run)  # cut already
+
+    line = re.sub(r"\S{%d,}" % (LIMIT + 1), cut, line)
+    return clip(line, LINE_LIMIT)

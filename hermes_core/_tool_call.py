@@ -150,10 +150,10 @@ def _call(
 ) -> Policy[str]:
     entry = registry.entry(name)
     if entry is None:
-        return error_result(f"Unknown tool: {name}")
+        return error_result(f"Unknown tool: {clip(name)}")
     parsed, problem = parse_arguments(args)
     if parsed is None:
-        return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        return error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}")
     who = ids.arguments()
     blocked: str | None = None
     if hooks is not None:

@@ -316,3 +316,84 @@ def test_an_async_host_gets_the_time_limit_error_too(home: Path, tool: str) -> N
     error = json.loads(asyncio.run(manager.adispatch_tool(tool, {})))["error"]
     assert f"Tool '{tool}' (plugin 'bad') timed out (did not finish within 1 s)" in error
     assert asyncio.run(manager.adispatch_tool("echo", {"text": "on"})) == "echo: on"
+
+
+# -- doctor -----------------------------------------------------------------------------------
+
+
+def test_doctor_exits_non_zero_and_says_so_last_when_an_enabled_plugin_is_incompatible(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "future", "def register(ctx):\n    pass\n", "requires_hermes: '>=99'\n")
+    plugins(home, "future")
+    result = hermes("plugins", "doctor", check=1)
+    assert result.stdout.splitlines()[-1] == "not ok: 1 plugin(s) incompatible: future"
+    rows = {row["id"]: row for row in hermes_json("plugins", "doctor", check=1)["plugins"]}
+    assert rows["future"]["status"] == "incompatible" and ">=99" in rows["future"]["error"]
+    good_still_works()
+
+
+def test_doctor_names_failed_plugins_in_its_last_line_and_all_is_well_when_none(home: Path) -> None:
+    plugins(home)
+    assert hermes("plugins", "doctor").stdout.splitlines()[-1].startswith("ok: ")
+    bad_plugin(home, "raise ImportError('missing native lib')\n")
+    plugins(home, "bad")
+    assert hermes("plugins", "doctor", check=1).stdout.splitlines()[-1] == "not ok: 1 plugin(s) failed: bad"
+
+
+# -- what an error line quotes ------------------------------------------------------------------
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize("args", [
+    ["plugins", "info", LONG], ["plugins", "enable", LONG], ["command", LONG], ["tools", "call", LONG], [LONG],
+])
+def test_an_error_line_quoting_a_huge_value_is_cut_with_a_marker(home: Path, args: list[str]) -> None:
+    plugins(home)
+    line = one_line(hermes(*args, check=None).stderr)
+    assert len(line) < 1000 and "…(10,0" in line and " chars)" in line
+
+
+def test_a_plugin_failure_with_a_huge_message_is_one_short_line(home: Path) -> None:
+    bad_plugin(home, COMMAND.format(raised="Boom = ValueError\n").replace('"the command broke"', '"y" * 50_000'))
+    plugins(home, "bad")
+    line = one_line(hermes("command", "boom", check=1).stderr)
+    assert len(line) < 1000 and "…(50,000 chars)" in line
+
+
+# -- config writes ------------------------------------------------------------------------------
+
+
+def test_temp_files_left_by_killed_config_writes_are_removed_by_the_next_write(home: Path) -> None:
+    plugins(home)
+    stale = home / ".config.yaml.k1ll3d.tmp"
+    stale.write_text("plugins:\n  enabled: [ghost]\n", encoding="utf-8")  # a writer killed before its rename
+    for _ in range(8):  # and real ones: writers killed at whatever point they reached
+        process = subprocess.Popen([str(HERMES), "plugins", "disable", "textstats"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(0.05 * _)
+        process.kill()
+        process.wait()
+    assert "ghost" not in hermes("plugins", "list").stdout  # never mistaken for config
+    hermes("plugins", "enable", "good")
+    assert not list(home.glob(".config.yaml.*.tmp"))
+    assert "good" in (home / "config.yaml").read_text(encoding="utf-8")
+    good_still_works()
+
+
+# -- private reach --------------------------------------------------------------------------------
+
+
+def test_a_plugin_cannot_delete_another_plugins_tool_through_private_reach(home: Path) -> None:
+    bad_plugin(home, """
+def register(ctx):
+    for name in ("_manager", "_registrar", "_loader", "_record"):
+        try:
+            getattr(ctx, name).tools._entries.pop("echo")
+        except AttributeError:
+            pass
+    ctx.__class__.__dict__  # the class is the only thing left to look at
+    ctx.register_command("tried", lambda raw: "tried")
+""")
+    plugins(home, "bad")
+    assert hermes("command", "tried").stdout.strip() == "tried"
+    good_still_works()

@@ -103,5 +103,7 @@ def _fail(message: str, code: int = 1) -> None:
         import traceback
 
         traceback.print_exc()
-    click.echo(f"hermes: error: {' '.join(message.split())}", err=True)
+    from .._quote import bounded
+
+    click.echo(f"hermes: error: {bounded(' '.join(message.split()))}", err=True)
     sys.exit(code)
