@@ -17,8 +17,8 @@ True
 
 from __future__ import annotations
 
-import asyncio
 import signal
+import sys
 import threading
 from types import FrameType
 
@@ -54,6 +54,8 @@ def is_user_interrupt(exc: BaseException) -> bool:
 
 def _cancelling() -> bool:
     """Whether the current asyncio task is being cancelled by its owner."""
+    import asyncio
+
     try:
         task = asyncio.current_task()
     except RuntimeError:
@@ -67,6 +69,7 @@ def is_plugin_fault(exc: BaseException) -> bool:
     rather than the user's Ctrl-C or the host cancelling the call (raised on)."""
     if is_user_interrupt(exc):
         return False
-    if isinstance(exc, asyncio.CancelledError) and _cancelling():
+    asyncio = sys.modules.get("asyncio")  # not imported yet: nothing can be cancelling
+    if asyncio is not None and isinstance(exc, asyncio.CancelledError) and _cancelling():
         return False
     return True

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import _hermes_names, _interrupts, _redact
+from . import _hermes_names, _interrupts, _leftovers, _redact
 from . import config_keys as keys
 from . import hookspecs
 from ._cli_commands import CliCommand, CliCommands
@@ -292,7 +292,8 @@ class Loader:
         """Run `action` for `record`: on any failure, undo everything it registered and
         record the failure (type, message, the call that failed); never raise but Ctrl-C."""
         try:
-            action()
+            with _leftovers.noting(record.id):  # a thread it starts and leaves is named at exit
+                action()
         except BaseException as exc:
             record.rollback()
             record.status = "failed"
@@ -301,6 +302,8 @@ class Loader:
             contained(exc)  # the user's Ctrl-C goes on up, the plugin left failed
             return record
         record.status = "ok"
+        if record.spec.source != "host":
+            _leftovers.note_module(record.id, getattr(record.module, "__name__", None))
         return record
 
     # -- registering a plugin object ------------------------------------------------------

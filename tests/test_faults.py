@@ -397,3 +397,52 @@ def register(ctx):
     plugins(home, "bad")
     assert hermes("command", "tried").stdout.strip() == "tried"
     good_still_works()
+
+
+# -- what plugin code leaves behind ------------------------------------------------------------
+
+LEAVES_A_THREAD = """
+import threading
+
+def register(ctx):
+    threading.Thread(target=threading.Event().wait, name="forever", daemon=False).start()
+    ctx.register_command("left", lambda raw: "still answering")
+"""
+
+LEAVES_A_THREAD_LATER = """
+import threading
+
+def wait_forever():
+    threading.Event().wait()
+
+def register(ctx):
+    def start(raw):
+        threading.Thread(target=wait_forever, name="later", daemon=False).start()
+        return "started"
+    ctx.register_command("start", start)
+"""
+
+
+def test_the_cli_exits_promptly_when_register_left_a_non_daemon_thread_and_names_the_plugin(home: Path) -> None:
+    bad_plugin(home, LEAVES_A_THREAD)
+    plugins(home, "bad")
+    result = hermes("command", "left")  # the helper's own time limit (120 s) fails a hang
+    assert result.stdout.strip() == "still answering"
+    assert "hermes: warning: plugin 'bad' left thread 'forever' running" in result.stderr
+    assert hermes("plugins", "doctor").returncode == 0  # every command, doctor too
+    good_still_works()
+
+
+def test_a_thread_started_later_is_named_by_the_plugin_whose_code_it_runs(home: Path) -> None:
+    bad_plugin(home, LEAVES_A_THREAD_LATER)
+    plugins(home, "bad")
+    result = hermes("command", "start")
+    assert result.stdout.strip() == "started"
+    assert "hermes: warning: plugin 'bad' left thread 'later' running" in result.stderr
+
+
+def test_the_exit_code_is_kept_when_a_thread_is_left_behind(home: Path) -> None:
+    bad_plugin(home, LEAVES_A_THREAD)
+    plugins(home, "bad")
+    result = hermes("command", "nope", check=1)
+    assert one_line(result.stderr).startswith("hermes: error: unknown command /nope")
