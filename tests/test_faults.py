@@ -446,3 +446,49 @@ def test_the_exit_code_is_kept_when_a_thread_is_left_behind(home: Path) -> None:
     plugins(home, "bad")
     result = hermes("command", "nope", check=1)
     assert one_line(result.stderr).startswith("hermes: error: unknown command /nope")
+
+
+# -- faults the host already survived, kept that way ----------------------------------------------
+
+SURVIVED = {
+    "bad_schema": """
+def register(ctx):
+    ctx.register_tool("odd", "bad", {"name": "odd", "parameters": {"type": "nonsense"}}, lambda args, **kw: "")
+""",
+    "sys_path_and_cwd": """
+import os, sys
+
+def register(ctx):
+    sys.path.insert(0, "/nonexistent")
+    os.chdir("/")
+    raise RuntimeError("moved things around")
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SURVIVED))
+def test_a_plugin_that_fails_its_load_leaves_the_others_working(home: Path, case: str) -> None:
+    bad_plugin(home, SURVIVED[case])
+    plugins(home, "bad")
+    rows = {row["id"]: row for row in hermes_json("plugins", "doctor", check=1)["plugins"]}
+    assert rows["bad"]["status"] == "failed" and rows["good"]["status"] == "ok"
+    good_still_works()
+
+
+TOOLS = """
+def register(ctx):
+    schema = {"type": "object", "properties": {}}
+    def deep(args, **kw):
+        return deep(args)
+    ctx.register_tool("huge", "bad", {"name": "huge", "parameters": schema}, lambda args, **kw: "z" * 5_000_000)
+    ctx.register_tool("deep", "bad", {"name": "deep", "parameters": schema}, deep)
+"""
+
+
+def test_a_huge_tool_output_and_a_runaway_recursion_are_answers_not_crashes(home: Path) -> None:
+    bad_plugin(home, TOOLS)
+    plugins(home, "bad")
+    assert len(hermes("tools", "call", "huge", "{}").stdout.strip()) == 5_000_000
+    result = hermes("tools", "call", "deep", "{}", check=1)
+    assert json.loads(result.stdout)["error"].startswith("Tool execution failed: RecursionError")
+    good_still_works()
