@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Protocol, TypeVar, final
 
 from ._interrupts import is_plugin_fault
-from ._quote import clip
+from ._quote import MESSAGE_LIMIT, clip
 from ._workers import Overrun, run_coroutine, submit
 
 __all__ = [
@@ -66,7 +66,7 @@ def describe_error(exc: BaseException) -> str:
     """`ValueError: bad input`, or `KeyboardInterrupt` for an exception without a message; the
     message cut to a line's worth (`clip`)."""
     message = str(exc)
-    return f"{type(exc).__name__}: {clip(message)}" if message else type(exc).__name__
+    return f"{type(exc).__name__}: {clip(message, MESSAGE_LIMIT)}" if message else type(exc).__name__
 
 
 def contained(exc: BaseException) -> Failure:

@@ -42,11 +42,11 @@ class LoadFailure:
         return self.type == NEEDS_HOST
 
     def __str__(self) -> str:
-        from ._quote import clip
+        from ._quote import MESSAGE_LIMIT, clip
 
         if self.needs_host:
-            return clip(self.message)
-        return f"{self.type}: {clip(self.message)} (in {clip(self.call)})" if self.message else \
+            return clip(self.message, MESSAGE_LIMIT)
+        return f"{self.type}: {clip(self.message, MESSAGE_LIMIT)} (in {clip(self.call)})" if self.message else \
             f"{self.type} (in {clip(self.call)})"
 
 

@@ -12,9 +12,10 @@ readable line however large the value.
 
 from __future__ import annotations
 
-__all__ = ["LIMIT", "bounded", "clip", "quoted"]
+__all__ = ["LIMIT", "MESSAGE_LIMIT", "bounded", "clip", "quoted"]
 
-LIMIT = 200
+LIMIT = 200  # a quoted value: an id, a name, arguments
+MESSAGE_LIMIT = 1000  # a message a plugin raised, or one an error already wrote around its values
 LINE_LIMIT = 2000
 
 
@@ -39,7 +40,8 @@ def bounded(line: str) -> str:
 
     def cut(match: re.Match[str]) -> str:
         run = match.group()
-        return run if re.search(r"…\(\d[\d,]*$", run) and len(run) < LIMIT + 40 else clip(run)  # cut already
+        marker = re.search(r"…\(\d[\d,]*$", run)  # cut already: shorter still, the length it gave kept
+        return run[:LIMIT] + marker.group() if marker else clip(run)
 
     line = re.sub(r"\S{%d,}" % (LIMIT + 1), cut, line)
     return clip(line, LINE_LIMIT)
