@@ -68,9 +68,8 @@ def _thread_owner(thread: threading.Thread) -> str | None:
 
 
 def _pending_tasks() -> list[Any]:
-    from . import _workers
-
-    loop = _workers._portal_loop
+    workers = sys.modules.get("hermes_core._workers")  # not imported: no background loop was ever started
+    loop = getattr(workers, "_portal_loop", None)
     if loop is None or loop.is_closed():
         return []
     import asyncio
