@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
-from ._invoke import Failure, Invoke, Policy, adrive, drive
+from ._invoke import Failure, Invoke, Policy, adrive, describe_error, drive
+from ._quote import clip
+from .config_keys import COMMANDS_TIMEOUT
 
 if TYPE_CHECKING:
     from ._hook_calls import LifecycleHooks
@@ -62,9 +64,11 @@ ARGUMENT_MODES = ("raw", "none", "required")
 class CommandRegistry:
     """The slash commands of every loaded plugin."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: Callable[[], float | None] = lambda: COMMANDS_TIMEOUT.default or None) -> None:
+        """`limit()`: the seconds a command's handler may run (`commands.timeout`; None: no limit)."""
         self._commands: dict[str, Command] = {}
         self._lock = threading.Lock()
+        self.limit = limit
 
     def add(self, command: Command) -> Undo:
         """Register `command`; `CommandConflictError` names both sides of a clash."""
@@ -111,7 +115,7 @@ class CommandRegistry:
         command = self.get(name)
         if command is None:
             available = ", ".join("/" + c.name for c in self) or "none"
-            raise UnknownCommandError(f"unknown command /{normalise_command_name(name)} (available: {available})")
+            raise UnknownCommandError(f"unknown command /{clip(normalise_command_name(name))} (available: {available})")
         return command
 
     def _call(self, name: str, raw_args: str, hooks: LifecycleHooks | None, where: dict[str, str]) -> Policy[str | None]:
@@ -122,9 +126,9 @@ class CommandRegistry:
         problem = command.usage_problem(raw_args)
         if problem is not None:
             return problem
-        result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler))
+        result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler), limit=self.limit())
         if isinstance(result, Failure):
-            raise self._failed(command, result.error) from result.error
+            raise self._failed(command, result) from result.error
         return None if result is None else str(result)
 
     def run(
@@ -146,9 +150,15 @@ class CommandRegistry:
         return await adrive(self._call(name, raw_args, hooks, where))
 
     @staticmethod
-    def _failed(command: Command, exc: BaseException) -> CommandFailedError:
+    def _failed(command: Command, failure: Failure) -> CommandFailedError:
+        exc = failure.error
         log.debug("command /%s of %s failed", command.name, owner(command.plugin_id), exc_info=exc)  # raised to the caller
-        error = CommandFailedError(f"/{command.name} ({owner(command.plugin_id)}) failed: {type(exc).__name__}: {exc}")
+        if failure.timed_out:
+            error = CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) {failure.describe()} "
+                                       "and was stopped waiting for (the operator's limit: commands.timeout)")
+        else:
+            error = CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) failed: "
+                                       f"{describe_error(exc)}")
         error.original = exc
         return error
 

@@ -244,6 +244,15 @@ def _write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
             os.close(dir_fd)
 
 
+def _sweep_stale(path: Path) -> None:
+    """Remove the temporary files writers of `path` left when they were killed mid-write
+    (`.config.yaml.<random>.tmp`). Called with the lock held: no writer is half-way now."""
+    with contextlib.suppress(OSError):
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
 def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) -> bool:
     """Apply `mutate` to the round-trip document of `config.yaml` and write it back atomically.
 
@@ -258,6 +267,7 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
     except OSError as exc:
         raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
     with _locked(path):
+        _sweep_stale(path)
         text = _read_text(path)
         data = _parse(path, text) if text and text.strip() else None
         if data is None:

@@ -24,7 +24,29 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(p["status"] != "failed" for p in self.plugins)
+        """No problem, and every enabled plugin loaded (none failed, none incompatible)."""
+        return not self.problems and not self.broken()
+
+    def broken(self) -> dict[str, list[str]]:
+        """The ids of the plugins that did not load, by status (`failed`, `incompatible`)."""
+        found: dict[str, list[str]] = {}
+        for row in self.plugins:
+            if row["status"] in ("failed", "incompatible"):
+                found.setdefault(row["status"], []).append(row["id"])
+        return found
+
+    def verdict(self) -> str:
+        """The report's last line: what is wrong (so the exit code is explained), or that all is well."""
+        from ._quote import clip
+
+        wrong = [f"{len(ids)} plugin(s) {status}: {', '.join(clip(i, 60) for i in ids)}"
+                 for status, ids in self.broken().items()]
+        if self.problems:
+            wrong.append(f"{len(self.problems)} problem(s)")
+        if wrong:
+            return f"not ok: {'; '.join(wrong)}"
+        loaded = sum(1 for row in self.plugins if row["status"] == "ok")
+        return f"ok: {loaded} plugin(s) loaded, no problems"
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)

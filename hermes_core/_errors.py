@@ -5,6 +5,8 @@ Every message says what happened, to which plugin or key, and what to do about i
 
 from __future__ import annotations
 
+from ._quote import quoted
+
 __all__ = [
     "owner",
     "HermesError",
@@ -38,7 +40,7 @@ __all__ = [
 
 def owner(plugin_id: str | None) -> str:
     """How messages name where something came from: `plugin 'x'`, or `the host`."""
-    return f"plugin {plugin_id!r}" if plugin_id else "the host"
+    return f"plugin {quoted(plugin_id)}" if plugin_id else "the host"
 
 
 class HermesError(Exception):

@@ -251,20 +251,22 @@ class HookRunner:
         progress = _Progress(time.monotonic())
 
         def work() -> None:
-            for position, cb in enumerate(callbacks):
+            try:
+                for position, cb in enumerate(callbacks):
+                    with state:
+                        if progress.abandoned:
+                            return
+                        progress.index, progress.started = position, time.monotonic()
+                    result = self._call(cb, chain, limit)
+                    with state:
+                        if progress.abandoned:
+                            return
+                        if not chain.take(cb, result):
+                            break
+            finally:  # whatever happens, the watcher hears that the chain is over
                 with state:
-                    if progress.abandoned:
-                        return
-                    progress.index, progress.started = position, time.monotonic()
-                result = self._call(cb, chain, limit)
-                with state:
-                    if progress.abandoned:
-                        return
-                    if not chain.take(cb, result):
-                        break
-            with state:
-                progress.done = True
-                state.notify()
+                    progress.done = True
+                    state.notify()
 
         _workers.submit(work)
         with state:

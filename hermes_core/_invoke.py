@@ -19,23 +19,25 @@ to await, so parsing, checks, hooks and error wrapping exist once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Protocol, TypeVar, final
 
+from ._interrupts import is_plugin_fault
+from ._quote import MESSAGE_LIMIT, clip
 from ._workers import Overrun, run_coroutine, submit
 
 __all__ = [
-    "PLUGIN_FAULTS", "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "drive", "failed_call",
-    "overran", "tagged",
+    "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive",
+    "failed_call", "is_plugin_fault", "overran", "tagged",
 ]
 
 R = TypeVar("R")
 T_co = TypeVar("T_co", covariant=True)
 
-# What plugin code raising counts as that plugin's failure (contained, reported, never raised to the host).
-PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 _NO_KWARGS: Mapping[str, Any] = {}
 
 
@@ -53,10 +55,33 @@ class Failure:
         return f"<Failure {self.describe()}>"
 
     def describe(self) -> str:
-        """`timed out (did not finish within 2 s)` or `raised ValueError: bad input`."""
+        """`timed out (did not finish within 2 s)` or `raised ValueError: bad input` (a long
+        message cut, see `clip`)."""
         if self.timed_out:
             return f"timed out ({self.error})"
-        return f"raised {type(self.error).__name__}: {self.error}"
+        return f"raised {describe_error(self.error)}"
+
+
+def describe_error(exc: BaseException) -> str:
+    """`ValueError: bad input`, or `KeyboardInterrupt` for an exception without a message; the
+    message cut to a line's worth (`clip`)."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {clip(message, MESSAGE_LIMIT)}" if message else type(exc).__name__
+
+
+def contained(exc: BaseException) -> Failure:
+    """`exc`, which left plugin code, as that plugin's `Failure`; raised on when it is the
+    user's Ctrl-C or the host cancelling the call (see `_interrupts`). Every place that calls
+    plugin code without `call()` handles what it raises with this:
+
+        try:
+            plugin_code()
+        except BaseException as exc:
+            failure = contained(exc)
+    """
+    if not is_plugin_fault(exc):
+        raise exc
+    return Failure(exc)
 
 
 def overran(limit: float | None) -> Failure:
@@ -74,8 +99,30 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapping[str
             value = run_coroutine(value, limit)
     except Overrun as exc:
         return Failure(exc, timed_out=True)
-    except PLUGIN_FAULTS as exc:
-        return Failure(exc)
+    except BaseException as exc:
+        return contained(exc)
+    return value
+
+
+def call_within(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapping[str, Any] = _NO_KWARGS,
+                limit: float | None = None) -> Any:
+    """`call()`, with `limit` holding for synchronous code too: `fn` runs on a worker thread,
+    and past the limit its `Failure` says so and the worker is abandoned (never joined)."""
+    if limit is None:
+        return call(fn, args, kwargs)
+    started = time.monotonic()
+    future = submit(functools.partial(fn, *args, **kwargs))
+    done, _ = concurrent.futures.wait([future], limit)
+    if not done:
+        return overran(limit)
+    try:
+        value = future.result()
+        if value is not None and inspect.isawaitable(value):
+            value = run_coroutine(value, max(limit - (time.monotonic() - started), 0.001))
+    except Overrun:
+        return overran(limit)
+    except BaseException as exc:
+        return contained(exc)
     return value
 
 
@@ -84,8 +131,8 @@ async def _settle(awaitable: Awaitable[Any]) -> Any:
         value = await awaitable
         if value is not None and inspect.isawaitable(value):
             value = await value
-    except PLUGIN_FAULTS as exc:
-        return Failure(exc)
+    except BaseException as exc:
+        return contained(exc)
     return value
 
 
@@ -100,14 +147,20 @@ async def acall(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapp
                 return awaitable
         else:
             awaitable = asyncio.wrap_future(submit(functools.partial(fn, *args, **kwargs)))
-    except PLUGIN_FAULTS as exc:
-        return Failure(exc)
+    except BaseException as exc:
+        return contained(exc)
     if limit is None:
         return await _settle(awaitable)
+    task = asyncio.ensure_future(_settle(awaitable))
     try:
-        return await asyncio.wait_for(_settle(awaitable), limit)
-    except asyncio.TimeoutError:  # _settle holds the plugin's own exceptions: this is the limit
+        done, _ = await asyncio.wait({task}, timeout=limit)
+    except asyncio.CancelledError:  # the caller was cancelled: so is the plugin code it waited for
+        task.cancel()
+        raise
+    if not done:  # cancelled, and not waited for: plugin code that ignores the cancel cannot hold the caller
+        task.cancel()
         return overran(limit)
+    return task.result()
 
 
 _TAG = "_hermes_failed_call"
@@ -156,7 +209,7 @@ class Invoke:
         self.fn, self.args, self.kwargs, self.is_async, self.limit = fn, args, kwargs, is_async, limit
 
     def run(self) -> Any:
-        return call(self.fn, self.args, self.kwargs, self.limit)
+        return call_within(self.fn, self.args, self.kwargs, self.limit)
 
     async def arun(self) -> Any:
         return await acall(self.fn, self.args, self.kwargs, self.is_async, self.limit)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import _hermes_names, _redact
+from . import _hermes_names, _interrupts, _leftovers, _redact
 from . import config_keys as keys
 from . import hookspecs
 from ._cli_commands import CliCommand, CliCommands
@@ -28,10 +28,10 @@ from ._commands import Command, CommandRegistry
 from ._config import Config
 from ._context import PluginContext
 from ._discovery import PluginSpec
-from ._errors import CommandConflictError, ProviderConflictError, RegistrationError
+from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
 from ._hooks import HookRunner
 from ._importer import forget_module, import_plugin, module_label
-from ._invoke import PLUGIN_FAULTS, tagged
+from ._invoke import contained, describe_error, tagged
 from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from ._plugin_services import (
     AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
@@ -39,7 +39,7 @@ from ._plugin_services import (
 )
 from ._slots import SlotRegistry
 from ._slots_decl import SlotDecl
-from ._tools import Tool, ToolRegistry
+from ._tools import Tool, ToolRegistry, time_limits
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -157,7 +157,8 @@ class _Registrar:
         def run() -> None:
             try:
                 callback()
-            except Exception as exc:  # noqa: BLE001 - an unload callback never stops the unload
+            except BaseException as exc:  # noqa: BLE001 - an unload callback never stops the unload
+                contained(exc)
                 log.warning("on_unload callback of plugin %r failed: %s: %s", plugin_id, type(exc).__name__, exc)
 
         self._record.undos.append(run)
@@ -197,13 +198,14 @@ class Loader:
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
     ) -> None:
+        _interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
         self.home = home
         self.records: dict[str, PluginRecord] = {}
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self.may_override)
-        self.commands = CommandRegistry()
+        self.tools = ToolRegistry(self.may_override, time_limits(config))
+        self.commands = CommandRegistry(lambda: config().read(keys.COMMANDS_TIMEOUT) or None)
         self.cli_commands = CliCommands()
         self.sections = PromptSections()
         self.skills = Skills()
@@ -290,16 +292,18 @@ class Loader:
         """Run `action` for `record`: on any failure, undo everything it registered and
         record the failure (type, message, the call that failed); never raise but Ctrl-C."""
         try:
-            action()
+            with _leftovers.noting(record.id):  # a thread it starts and leaves is named at exit
+                action()
         except BaseException as exc:
             record.rollback()
             record.status = "failed"
             record.failure = failure_of(exc, phase)
-            log.warning("plugin %r failed to load: %s", record.id, record.failure)
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+            log.warning("%s failed to load: %s", owner(record.id), record.failure)
+            contained(exc)  # the user's Ctrl-C goes on up, the plugin left failed
             return record
         record.status = "ok"
+        if record.spec.source != "host":
+            _leftovers.note_module(record.id, getattr(record.module, "__name__", None))
         return record
 
     # -- registering a plugin object ------------------------------------------------------
@@ -414,10 +418,11 @@ class Loader:
                     before = set(cli.commands)
                     try:
                         impl.function(*[{"cli": cli, "ctx": record.ctx}[n] for n in impl.argnames])
-                    except PLUGIN_FAULTS as exc:  # a plugin never takes the CLI down
+                    except BaseException as exc:  # a plugin never takes the CLI down
+                        contained(exc)
                         for name in set(cli.commands) - before:
                             cli.commands.pop(name, None)
-                        problems.append(f"{hook} of plugin {record.id!r} failed: {type(exc).__name__}: {exc}")
+                        problems.append(f"{hook} of {owner(record.id)} failed: {describe_error(exc)}")
         from .cli._argparse import as_click
 
         for command in self.cli_commands.all():

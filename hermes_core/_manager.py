@@ -151,6 +151,8 @@ class PluginManager:
         at load time rather than a surprise when a hook first fires."""
         config = self._fixed_config or load_config(self.home)
         self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
+        config.read(keys.TOOLS_TIMEOUT)
+        config.read(keys.COMMANDS_TIMEOUT)
         config.read(keys.PLUGINS_ENABLED)
         config.read(keys.PLUGINS_DISABLED)
         config.read(keys.PLUGIN_ENTRIES)

@@ -42,9 +42,12 @@ class LoadFailure:
         return self.type == NEEDS_HOST
 
     def __str__(self) -> str:
+        from ._quote import MESSAGE_LIMIT, clip
+
         if self.needs_host:
-            return self.message
-        return f"{self.type}: {self.message} (in {self.call})"
+            return clip(self.message, MESSAGE_LIMIT)
+        return f"{self.type}: {clip(self.message, MESSAGE_LIMIT)} (in {clip(self.call)})" if self.message else \
+            f"{self.type} (in {clip(self.call)})"
 
 
 @attrs.define

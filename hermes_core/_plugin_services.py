@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ._invoke import contained
 from ._errors import HermesError, HostCapabilityError, PluginStateError, RegistrationError
 
 __all__ = [
@@ -212,7 +213,8 @@ class PromptSections:
         for section in list(self._sections.values()):
             try:
                 text = section.content() if callable(section.content) else section.content
-            except Exception as exc:  # noqa: BLE001 - a plugin's section never breaks the prompt
+            except BaseException as exc:  # noqa: BLE001 - a plugin's section never breaks the prompt
+                contained(exc)
                 log.warning("system prompt section %r of plugin %r failed: %s: %s", section.id, section.plugin_id,
                             type(exc).__name__, exc)
                 continue
@@ -344,7 +346,8 @@ class EventBus:
             for callback, plugin_id in targets:
                 try:
                     callback(event, payload)
-                except Exception as exc:  # noqa: BLE001 - a subscriber never stops delivery
+                except BaseException as exc:  # noqa: BLE001 - a subscriber never stops delivery
+                    contained(exc)
                     log.warning("subscriber of plugin %r to %r failed: %s: %s", plugin_id, event,
                                 type(exc).__name__, exc)
             self._local.depth = 0

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._errors import RegistrationError
+from ._invoke import contained
 
 __all__ = ["spawn"]
 
@@ -29,18 +30,37 @@ def _report(plugin_id: str, outcome: Any) -> None:
         log.warning("background task of plugin %r failed: %s: %s", plugin_id, type(error).__name__, error)
 
 
+class _Raised:
+    """A finished outcome holding `error`, for `_report`."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def cancelled(self) -> bool:
+        return False
+
+    def exception(self) -> BaseException:
+        return self.error
+
+
 def spawn(plugin_id: str, coro: Any) -> tuple[Any, Callable[[], None]]:
     """Start `coro`; returns its task (or, off any loop, a concurrent future) and the function that cancels it."""
-    if not inspect.iscoroutine(coro):
-        if inspect.isawaitable(coro):
-            async def wrap(awaitable: Any = coro) -> Any:
-                return await awaitable
+    if not inspect.isawaitable(coro):
+        raise RegistrationError(f"ctx.spawn_task of plugin {plugin_id!r} takes a coroutine (call the async "
+                                f"function: spawn_task(work()), not spawn_task(work)); got {coro!r}",
+                                plugin_id=plugin_id)
 
-            coro = wrap()
-        else:
-            raise RegistrationError(f"ctx.spawn_task of plugin {plugin_id!r} takes a coroutine (call the async "
-                                    f"function: spawn_task(work()), not spawn_task(work)); got {coro!r}",
-                                    plugin_id=plugin_id)
+    async def guarded(awaitable: Any = coro) -> Any:
+        try:
+            return await awaitable
+        except Exception:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: asyncio would let them stop the loop
+            contained(exc)  # the user's Ctrl-C and a cancel go on
+            _report(plugin_id, _Raised(exc))
+            return None
+
+    coro = guarded()
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

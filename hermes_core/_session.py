@@ -36,7 +36,7 @@ from ._recall import is_trivial_prompt
 from ._redact import sanitize_memory_context
 from ._session_engines import EngineCalls, Guard, MemoryCalls
 from ._slots import SlotProvider
-from ._tools import ToolInfo, ToolRegistry
+from ._tools import ToolInfo, ToolRegistry, time_limits
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -97,7 +97,7 @@ class AgentSession:
         self._announce = announce  # fire the plugins' session hooks (not for the manager's default session)
         self.platform = platform
         self._closed = False
-        self._tools = ToolRegistry()
+        self._tools = ToolRegistry(limit=time_limits(manager.config))
         config = manager.config
         self.model = model if model is not None else config.read(keys.MODEL_MODEL)
         self.context_length = int(context_length or config.read(keys.MODEL_CONTEXT_LENGTH))

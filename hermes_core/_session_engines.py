@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
-from ._invoke import PLUGIN_FAULTS
+from ._invoke import contained, describe_error
 from ._memory import MemoryProvider
 from ._slots import SlotProvider
 
@@ -50,8 +50,9 @@ class Guard:
         """`call()`, or `default` when it raises, or when its value is not an `expect`."""
         try:
             value = call()
-        except PLUGIN_FAULTS as exc:
-            problem = f"{what} raised {type(exc).__name__}: {exc}"
+        except BaseException as exc:
+            contained(exc)
+            problem = f"{what} raised {describe_error(exc)}"
             log.warning("session %s: %s", self.session_id, problem, exc_info=True)
             self.problems.append(problem)
             return default

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from . import _hermes_names
+from ._invoke import contained
 from ._config import Config
 from ._errors import (
     ProviderConflictError,
@@ -68,7 +69,8 @@ class SlotProvider:
         if self.style == "instance":
             try:
                 return copy.deepcopy(self.provider)
-            except Exception as exc:  # noqa: BLE001 - reported with the fix
+            except BaseException as exc:  # noqa: BLE001 - reported with the fix
+                contained(exc)
                 with self._lock:
                     if not self._lent[0]:
                         self._lent[0] = True
@@ -82,7 +84,8 @@ class SlotProvider:
                 ) from exc
         try:
             return (self.adapted or self.provider)()
-        except Exception as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001
+            contained(exc)
             raise SlotError(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
 
 
@@ -186,7 +189,8 @@ def provider_name(provider: Any, name: str | None, slot: SlotDecl, plugin_id: st
             try:  # a `name` property: ask a throwaway instance
                 throwaway: Any = provider()
                 value = throwaway.name
-            except Exception as exc:  # noqa: BLE001
+            except BaseException as exc:  # noqa: BLE001
+                contained(exc)
                 raise RegistrationError(
                     f"{owner(plugin_id)} registered a {slot.name} provider class {provider.__name__} whose name "
                     f"cannot be read without arguments ({type(exc).__name__}: {exc}); give the class a `name` "

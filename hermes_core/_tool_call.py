@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._errors import owner
+from ._errors import ConfigError, owner
 from ._host import describe
 from ._invoke import Failure, Invoke, Policy, adrive, drive
+from ._quote import clip, quoted
 
 if TYPE_CHECKING:
     from ._hook_calls import LifecycleHooks
@@ -109,6 +110,11 @@ def _checked(entry: ToolEntry, args: dict[str, Any]) -> str | None:
 def _result(entry: ToolEntry, value: Any) -> str:
     """The handler's answer as the string the model gets: its failure, or non-strings as JSON."""
     tool = entry.tool
+    if isinstance(value, Failure) and value.timed_out:
+        log.error("tool %s (%s) %s; abandoned", quoted(tool.name), owner(tool.plugin_id), value.describe())
+        return error_result(f"Tool {quoted(tool.name)} ({owner(tool.plugin_id)}) {value.describe()} and was "
+                            f"stopped waiting for (the operator's limit: tools.timeouts.{clip(tool.name, 60)}, "
+                            "else tools.timeout)")
     if isinstance(value, Failure):
         exc = value.error
         what = describe(exc)  # a Hermes-only import says what it needs
@@ -144,10 +150,10 @@ def _call(
 ) -> Policy[str]:
     entry = registry.entry(name)
     if entry is None:
-        return error_result(f"Unknown tool: {name}")
+        return error_result(f"Unknown tool: {clip(name)}")
     parsed, problem = parse_arguments(args)
     if parsed is None:
-        return error_result(f"Invalid arguments for tool {name!r}: {problem}")
+        return error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}")
     who = ids.arguments()
     blocked: str | None = None
     if hooks is not None:
@@ -158,7 +164,12 @@ def _call(
     result = blocked or _checked(entry, parsed)
     if result is None:
         handler_args = (name, parsed) if entry.source is not None else (parsed,)
-        result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async)))
+        try:
+            limit = registry.limit(name)
+        except ConfigError as exc:  # tools.timeouts.<name> is no number: the operator's to fix
+            return error_result(str(exc))
+        result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async,
+                                              limit=limit)))
     duration_ms = 0 if blocked else int((time.monotonic() - started) * 1000)
     if hooks is None or not (hooks.has("post_tool_call") or hooks.has("transform_tool_result")):
         return result

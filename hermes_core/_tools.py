@@ -15,7 +15,10 @@ from typing import Any
 import attrs
 
 from . import _tool_call, _workers
+from . import config_keys as keys
+from ._config import Config
 from ._errors import ToolOverrideError, ToolSchemaError, owner
+from ._invoke import contained
 from ._validators import ToolValidator
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
@@ -67,7 +70,8 @@ class Tool:
             return True, ""
         try:
             ok = self.check_fn()
-        except Exception as exc:  # noqa: BLE001 - a raising check_fn means unavailable
+        except BaseException as exc:  # noqa: BLE001 - a raising check_fn means unavailable
+            contained(exc)
             log.warning("check_fn of tool %r (%s) raised %s: %s", self.name, owner(self.plugin_id),
                         type(exc).__name__, exc)
             return False, f"check_fn raised {type(exc).__name__}: {exc}"
@@ -144,16 +148,36 @@ def _check_schema(tool: Tool) -> dict[str, Any]:
     return schema
 
 
+def time_limits(config: Config | Callable[[], Config]) -> Callable[[str], float | None]:
+    """The time limit of each tool by name: `tools.timeouts.<name>`, else `tools.timeout`
+    (0: none). `config` is a snapshot, or a function returning the current one."""
+
+    def limit(name: str) -> float | None:
+        current = config() if callable(config) else config
+        seconds = current.read(keys.TOOL_TIMEOUT, name)
+        if seconds is None:
+            seconds = current.read(keys.TOOLS_TIMEOUT)
+        return seconds or None
+
+    return limit
+
+
 class ToolRegistry:
     """Every tool the host can offer the model, with its provenance.
 
-    `grants(plugin_id)` says whether the operator allowed that plugin to override tools.
+    `grants(plugin_id)` says whether the operator allowed that plugin to override tools;
+    `limit(name)` is the seconds a call of tool `name` may run (None: no limit), by default
+    the `tools.timeout` default (see `time_limits`).
     """
 
-    def __init__(self, grants: Callable[[str | None], bool] = lambda plugin_id: False) -> None:
+    def __init__(
+        self, grants: Callable[[str | None], bool] = lambda plugin_id: False,
+        limit: Callable[[str], float | None] | None = None,
+    ) -> None:
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._grants = grants
+        self.limit: Callable[[str], float | None] = limit or time_limits(Config({}))
 
     # -- registration -------------------------------------------------------------------
 
@@ -207,7 +231,8 @@ class ToolRegistry:
         who = f"{toolset} ({owner(plugin_id)})"
         try:
             schemas = list(source.get_tool_schemas() or [])
-        except Exception as exc:  # noqa: BLE001 - an engine never takes the host down
+        except BaseException as exc:  # noqa: BLE001 - an engine never takes the host down
+            contained(exc)
             log.warning("%s: get_tool_schemas() raised", who, exc_info=True)
             return [f"{who}: get_tool_schemas() raised {type(exc).__name__}: {exc}; it offers no tools"]
         problems = []

@@ -52,15 +52,21 @@ def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
     if running is loop:
         raise RuntimeError("a coroutine cannot be waited for synchronously from the hermes portal loop; use the async API")
 
-    async def _wrap() -> T:
-        return await awaitable
+    async def _wrap() -> tuple[T | None, BaseException | None]:
+        try:
+            return await awaitable, None
+        except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would let these stop the portal loop itself
+            return None, exc
 
     future = asyncio.run_coroutine_threadsafe(_wrap(), loop)
-    try:
-        return future.result(timeout)
-    except concurrent.futures.TimeoutError:
+    done, _ = concurrent.futures.wait([future], timeout)
+    if not done:
         future.cancel()
-        raise Overrun(f"did not finish within {timeout:g} s") from None
+        raise Overrun(f"did not finish within {timeout:g} s")
+    value, raised = future.result()
+    if raised is not None:
+        raise raised
+    return value  # type: ignore[return-value]
 
 
 class _Worker:

@@ -145,6 +145,14 @@ PLUGINS_DISABLED: Key[list[str]] = Key("plugins.disabled", NAMES, _names, [],
                                        "plugin ids never to load; wins over everything")
 HOOK_CALLBACK_TIMEOUT = Key("plugins.hook_callback_timeout", SECONDS, _seconds, 30.0,
                             "seconds each lifecycle hook callback may run; 0 means no limit")
+# -- plugin code's time limits ---------------------------------------------------------------
+
+TOOLS_TIMEOUT = Key("tools.timeout", SECONDS, _seconds, 120.0,
+                    "seconds a tool call may run before it is an error result the model sees (0: no limit)")
+TOOL_TIMEOUT: Key[float | None] = Key("tools.timeouts.*", SECONDS, _seconds, None,
+                                      "seconds tool <name> may run, in place of tools.timeout (0: no limit)")
+COMMANDS_TIMEOUT = Key("commands.timeout", SECONDS, _seconds, 120.0,
+                       "seconds a slash command may run before it fails with a time-limit error (0: no limit)")
 PLUGIN_ENTRIES = Key("plugins.entries", MAPPING, _mapping, _EMPTY, "per-plugin settings and grants, by plugin id")
 PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
@@ -231,7 +239,8 @@ LCM_PROTECT_LAST_N = Key("lcm.protect_last_n", COUNT, _count, 20, "lcm: messages
 LCM_FAN_IN = Key("lcm.fan_in", POSITIVE, _positive, 4, "lcm: summary nodes folded into a parent node at a time")
 
 KEYS: tuple[Key[Any], ...] = (
-    PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, PLUGIN_ENTRIES, PLUGIN_SETTINGS,
+    PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
+    PLUGIN_ENTRIES, PLUGIN_SETTINGS,
     PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,

@@ -74,7 +74,15 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the `hermes` console script: every error is one line on stderr."""
+    """Entry point of the `hermes` console script: every error is one line on stderr; the
+    process ends promptly even when plugin code left threads running (named in a warning)."""
+    from .. import _interrupts, _leftovers
+
+    _interrupts.install()
+    return _leftovers.finish(lambda: _main(argv), lambda line: click.echo(f"hermes: warning: {line}", err=True))
+
+
+def _main(argv: list[str] | None) -> Any:
     from .._errors import HermesError
 
     try:
@@ -103,5 +111,7 @@ def _fail(message: str, code: int = 1) -> None:
         import traceback
 
         traceback.print_exc()
-    click.echo(f"hermes: error: {' '.join(message.split())}", err=True)
+    from .._quote import bounded
+
+    click.echo(f"hermes: error: {bounded(' '.join(message.split()))}", err=True)
     sys.exit(code)

@@ -12,7 +12,8 @@ import click
 
 from .._cli_commands import CliCommand
 from .._errors import CommandFailedError
-from .._invoke import PLUGIN_FAULTS
+from .._errors import owner
+from .._invoke import contained, describe_error
 
 __all__ = ["as_click"]
 
@@ -45,11 +46,12 @@ def as_click(command: CliCommand) -> click.Command:
                 parser.print_help()
                 raise click.exceptions.Exit(2)
             result = handler(namespace)
-        except (click.exceptions.Exit, KeyboardInterrupt):
+        except click.exceptions.Exit:
             raise
-        except PLUGIN_FAULTS as exc:
+        except BaseException as exc:
+            contained(exc)
             raise CommandFailedError(
-                f"`hermes {command.name}` of plugin {command.plugin_id!r} failed: {type(exc).__name__}: {exc}"
+                f"`hermes {command.name}` of {owner(command.plugin_id)} failed: {describe_error(exc)}"
             ) from exc
         if isinstance(result, bool) or not isinstance(result, int):
             return

@@ -11,6 +11,7 @@ from .._config_file import edit_config, load_config
 from .._discovery import Discovery, PluginSpec, Skipped, discover
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
+from .._quote import quoted
 from ._common import echo_json, echo_table, manager
 
 
@@ -81,7 +82,7 @@ def _find(found: Discovery, plugin_id: str) -> PluginSpec:
     if spec is None:
         why = next((f": it was skipped ({s.reason})" for s in found.skipped if s.name == plugin_id), "")
         raise PluginNotFoundError(
-            f"no plugin {plugin_id!r} was found{why} (discovered: {', '.join(found.ids) or 'none'}); "
+            f"no plugin {quoted(plugin_id)} was found{why} (discovered: {', '.join(found.ids) or 'none'}); "
             "see `hermes plugins list`"
         )
     return spec
@@ -206,6 +207,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
                            f"{', '.join(row['unfired_hooks'])}")
         for problem in report.problems:
             click.echo(f"problem: {problem}")
+        click.echo(report.verdict())
     if not report.ok:
         ctx.exit(1)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .._errors import UnknownToolError
+from .._quote import quoted
 from ._common import echo_json, echo_table, manager
 
 
@@ -45,7 +46,7 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
     session = loaded.default_session()
     if not session.has_tool(name):
         available = ", ".join(sorted(t.name for t in session.tool_infos())) or "none"
-        raise UnknownToolError(f"unknown tool {name!r} (available: {available})")
+        raise UnknownToolError(f"unknown tool {quoted(name)} (available: {available})")
     try:
         args = json.loads(arguments)
     except ValueError as exc:

@@ -1,0 +1,75 @@
+"""Telling a real Ctrl-C from plugin code raising `KeyboardInterrupt`, and what counts as a plugin's failure.
+
+A plugin's failure is anything its code raises: `Exception`, but also `SystemExit`,
+`KeyboardInterrupt`, `GeneratorExit` or any other `BaseException` subclass it raises itself.
+Only two things are not the plugin's failure and go on up: the user pressing Ctrl-C (SIGINT
+delivered to the process) and the host cancelling the task the plugin code runs in.
+
+To know a Ctrl-C is real, `install()` puts a SIGINT handler in place that behaves like
+Python's default (it raises `KeyboardInterrupt`) and marks the exception it raises. It is
+installed only over Python's default handler and only from the main thread; when a host has
+its own SIGINT handler, every `KeyboardInterrupt` counts as the user's (nothing can tell).
+
+>>> install()
+>>> is_plugin_fault(KeyboardInterrupt())   # raised by a plugin, not by the signal
+True
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from types import FrameType
+
+__all__ = ["install", "is_plugin_fault", "is_user_interrupt"]
+
+_MARK = "_hermes_sigint"
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    """Python's default SIGINT behaviour, with the `KeyboardInterrupt` marked as the user's."""
+    interrupt = KeyboardInterrupt()
+    setattr(interrupt, _MARK, True)
+    raise interrupt
+
+
+def install() -> None:
+    """Put the marking SIGINT handler in place of Python's default (main thread only; idempotent)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _on_sigint)
+    except (ValueError, OSError):  # pragma: no cover - an embedded interpreter without signals
+        pass
+
+
+def is_user_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is the user's Ctrl-C (not plugin code raising `KeyboardInterrupt`)."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    return bool(getattr(exc, _MARK, False)) or signal.getsignal(signal.SIGINT) is not _on_sigint
+
+
+def _cancelling() -> bool:
+    """Whether the current asyncio task is being cancelled by its owner."""
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return False
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+; before, every CancelledError is the host's
+    return task is not None and (cancelling is None or cancelling() > 0)
+
+
+def is_plugin_fault(exc: BaseException) -> bool:
+    """Whether `exc`, leaving plugin code, is that plugin's failure (contained and reported)
+    rather than the user's Ctrl-C or the host cancelling the call (raised on)."""
+    if is_user_interrupt(exc):
+        return False
+    asyncio = sys.modules.get("asyncio")  # not imported yet: nothing can be cancelling
+    if asyncio is not None and isinstance(exc, asyncio.CancelledError) and _cancelling():
+        return False
+    return True
