@@ -492,3 +492,60 @@ def test_a_huge_tool_output_and_a_runaway_recursion_are_answers_not_crashes(home
     result = hermes("tools", "call", "deep", "{}", check=1)
     assert json.loads(result.stdout)["error"].startswith("Tool execution failed: RecursionError")
     good_still_works()
+
+
+# -- a plugin writing to stdout and stderr --------------------------------------------------
+
+CHATTY = """
+import logging, sys
+print("chatty: imported")
+sys.stderr.write("chatty: to stderr\\n")
+
+def shout(args, **kw):
+    print("chatty: in the tool")
+    return "SHOUT"
+
+def hook(**kw):
+    print("chatty: in a hook")
+
+def cli_setup(parser):
+    parser.add_argument("word")
+
+def cli_run(args):
+    print("said " + args.word)
+
+def register(ctx):
+    print("chatty: registering")
+    ctx.register_tool("shout", "chatty", {"name": "shout", "parameters": {"type": "object", "properties": {}}}, shout)
+    ctx.register_hook("post_tool_call", hook)
+    ctx.register_cli_command("say", "Say a word", cli_setup, cli_run)
+"""
+
+
+def test_what_a_plugin_prints_goes_to_stderr_never_into_a_commands_output(home: Path, llm_server) -> None:
+    bad_plugin(home, CHATTY, "chatty")
+    plugins(home, "chatty")
+    report = hermes("plugins", "doctor", "--json")
+    assert json.loads(report.stdout)["plugins"]  # the JSON is whole
+    assert "chatty: imported" in report.stderr and "chatty: registering" in report.stderr
+    assert "chatty: to stderr" in report.stderr
+    called = hermes("tools", "call", "shout", "{}")
+    assert called.stdout.strip() == "SHOUT" and "chatty: in the tool" in called.stderr
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, chatty]\n")
+    llm_server.reply(tool_calls=[tool_call("shout", {})])
+    llm_server.reply("Done.")
+    ran = hermes("run", "shout please")
+    assert ran.stdout.strip() == "Done." and "chatty: in a hook" in ran.stderr
+    # the plugin's own CLI command: what it prints is that command's output
+    said = hermes("say", "hello")
+    assert said.stdout.strip() == "said hello", said
+    assert "usage: hermes say" in hermes("say", "--help").stdout
+    good_still_works()
+
+
+def test_a_huge_unknown_command_in_chat_is_answered_in_a_short_line(home: Path, llm_server) -> None:
+    plugins(home)
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good]\n")
+    chat = hermes("chat", input=f"/{LONG}\n/exit\n")
+    (line,) = [line for line in chat.stdout.splitlines() if line.startswith("error:")]
+    assert len(line) < 1000 and "…(10,0" in line and " chars)" in line

@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _main(argv: list[str] | None) -> Any:
     from .._errors import HermesError
+    from ._stdout import routed
 
     try:
-        code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+        with routed():  # what plugin code prints goes to stderr: stdout is the command's output
+            code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
         _fail(exc.format_message() + where, exc.exit_code)

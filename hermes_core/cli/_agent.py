@@ -87,7 +87,9 @@ def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None)
                 agent.display.done()
                 click.echo("(interrupted; the session is kept)", err=True)
             except click.ClickException as exc:
-                click.echo(f"hermes: error: {exc.message}", err=True)
+                from .._quote import bounded
+
+                click.echo(f"hermes: error: {bounded(exc.message)}", err=True)
         click.echo(f"session {agent.session_id} saved", err=True)
 
 
@@ -97,7 +99,9 @@ def _slash(agent: Any, line: str) -> str:
     try:
         return str(agent.command(line))
     except HermesError as exc:
-        return f"error: {exc}"
+        from .._quote import bounded
+
+        return f"error: {bounded(str(exc))}"
 
 
 @click.group()

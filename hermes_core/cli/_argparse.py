@@ -8,12 +8,14 @@ code when it is an int. A handler that raises is a one-line error naming the plu
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
 import click
 
 from .._cli_commands import CliCommand
-from .._errors import CommandFailedError
-from .._errors import owner
+from .._errors import CommandFailedError, owner
 from .._invoke import contained, describe_error
+from ._stdout import plugin_owns_stdout
 
 __all__ = ["as_click"]
 
@@ -33,19 +35,8 @@ def as_click(command: CliCommand) -> click.Command:
     def run(args: tuple[str, ...]) -> None:
         parser = _parser(command)
         try:
-            if command.setup_fn is not None:
-                command.setup_fn(parser)
-            if command.handler_fn is not None:
-                parser.set_defaults(func=command.handler_fn)
-            try:
-                namespace = parser.parse_args(list(args))
-            except SystemExit as exc:  # argparse's own: --help (0) or a usage error (2), already printed
-                raise click.exceptions.Exit(exc.code if isinstance(exc.code, int) else 2) from None
-            handler = getattr(namespace, "func", None)
-            if handler is None:
-                parser.print_help()
-                raise click.exceptions.Exit(2)
-            result = handler(namespace)
+            with plugin_owns_stdout():  # the plugin's command: what it prints is the output
+                result = _run(parser, args)
         except click.exceptions.Exit:
             raise
         except BaseException as exc:
@@ -57,6 +48,21 @@ def as_click(command: CliCommand) -> click.Command:
             return
         if result:
             raise click.exceptions.Exit(result)
+
+    def _run(parser: argparse.ArgumentParser, args: tuple[str, ...]) -> Any:
+        if command.setup_fn is not None:
+            command.setup_fn(parser)
+        if command.handler_fn is not None:
+            parser.set_defaults(func=command.handler_fn)
+        try:
+            namespace = parser.parse_args(list(args))
+        except SystemExit as exc:  # argparse's own: --help (0) or a usage error (2), already printed
+            raise click.exceptions.Exit(exc.code if isinstance(exc.code, int) else 2) from None
+        handler = getattr(namespace, "func", None)
+        if handler is None:
+            parser.print_help()
+            raise click.exceptions.Exit(2)
+        return handler(namespace)
 
     return click.Command(
         command.name,
