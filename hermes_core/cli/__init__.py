@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except click.UsageError as exc:
+        if exc.ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":  # click 8.1 exits 0 itself
+            click.echo(exc.ctx.get_help(), color=exc.ctx.color)  # bare `hermes`, `hermes plugins`: help
+            sys.exit(0)
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
         _fail(exc.format_message() + where, exc.exit_code)
     except click.ClickException as exc:
