@@ -23,7 +23,7 @@ class _RootGroup(click.Group):
     asked for: `hermes plugins list` should not pay for them."""
 
     _extended = False
-    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent"}
+    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths"}
 
     def _extend(self, ctx: click.Context) -> None:
         if self._extended:
