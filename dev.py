@@ -3,7 +3,8 @@
 
     python3 dev.py run     set up .venv, show the plugins, call an example plugin's tool, and run
                            an agent task with it (on a scripted demo model when no endpoint is set)
-    python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest)
+    python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
+                           --quick leaves out the slow groups: see tests/conftest.py)
 
 The virtual environment is (re)installed only when a pyproject.toml changed.
 """
@@ -186,7 +187,14 @@ def main_job() -> int:
     return agent_task(DEMO_HOME, task)
 
 
+QUICK = ["-m", "not slow", "--hypothesis-profile=quick"]
+
+
 def tests(extra: list[str]) -> int:
+    """pytest with `extra`; `--quick` leaves out the slow groups (venvs, packaging, mypy) and runs
+    each property test on 10 examples: for a first look or a small change, never instead of the full run."""
+    if "--quick" in extra:
+        extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
 
 
