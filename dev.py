@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The project's two commands, needing nothing but Python 3.10+.
 
-    python3 dev.py run     set up .venv, then show the plugins and call an example plugin's tool
-    python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest)
+    python3 dev.py run     set up .venv, show the plugins, call an example plugin's tool, and run
+                           an agent task with it (on a scripted demo model when no endpoint is set)
+    python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
+                           --quick leaves out the slow groups: see tests/conftest.py)
 
 The virtual environment is (re)installed only when a pyproject.toml changed.
 """
@@ -10,11 +12,14 @@ The virtual environment is (re)installed only when a pyproject.toml changed.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shlex
 import subprocess
 import sys
 import venv
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -22,12 +27,24 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 EXAMPLE = ROOT / "examples" / "hermes-textstats"
 EXAMPLES = [EXAMPLE, ROOT / "examples" / "hermes-tldr", ROOT / "examples" / "hermes-paste-to-tasks"]
-DEMO_HOME = ROOT / ".hermes-demo"
+DEMO_HOME = Path(os.environ.get("HERMES_DEMO_HOME") or ROOT / ".hermes-demo").resolve()
+SCRIPTED_HOME = DEMO_HOME / "scripted"
+DEMO_MODEL = ROOT / "examples" / "demo_model.py"
 INSTALL = ["-e", f"{ROOT}[test]", *[arg for path in EXAMPLES for arg in ("-e", str(path))]]
+# setuptools ends every editable install of a project that maps a package to another folder (ours
+# ships cookiecutter-plugin/ as hermes_core_template) with an "Editable installation." box that
+# asks nothing of anyone; that notice alone is silenced, every other warning stays visible.
+PIP_ENV = dict(os.environ, PYTHONWARNINGS=",".join(
+    filter(None, [os.environ.get("PYTHONWARNINGS"), "ignore:Editable installation"])))
 
 
 def say(message: str) -> None:
     print(f"==> {message}", flush=True)
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the checkout when it is inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def run(*args: object, **kwargs: object) -> None:
@@ -54,12 +71,19 @@ def setup() -> None:
                      "install it with `apt install python3-venv` and run this again")
     say("installing hermes-core and the example plugins")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "pip")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *INSTALL)
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *INSTALL, env=PIP_ENV)
     stamp.write_text(digest.hexdigest())
 
 
-TASK = ("Use the text_stats tool to count the words of this sentence, then tell me the most common word: "
-        "the cat sat on the mat with the hat")
+def demo_model() -> Any:
+    """examples/demo_model.py as a module: the main job's task and the scripted demo model."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("demo_model", DEMO_MODEL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def configure_model() -> bool:
@@ -71,17 +95,81 @@ def configure_model() -> bool:
     url, model = os.environ.get("HERMES_DEMO_BASE_URL", ""), os.environ.get("HERMES_DEMO_MODEL", "")
     if url and model and not any(line.startswith("model:") for line in text.splitlines()):
         text += f"model:\n  provider: custom\n  model: {model}\n  base_url: {url}\n"
-        DEMO_HOME.mkdir(exist_ok=True)
+        DEMO_HOME.mkdir(parents=True, exist_ok=True)
         config.write_text(text, encoding="utf-8")
     return any(line.startswith("model:") for line in text.splitlines())
 
 
+def hermes(home: Path, *args: str, why: str = "", capture: bool = False) -> subprocess.CompletedProcess[str]:
+    """`hermes ARGS` with HERMES_HOME=home, announced first (with why, if given) unless its output is captured."""
+    if not capture:
+        say(f"hermes {' '.join(shlex.quote(a) for a in args)}" + (f"    # {why}" if why else ""))
+    return subprocess.run([str(BIN / "hermes"), *args], env=dict(os.environ, HERMES_HOME=str(home)), text=True,
+                          capture_output=capture)
+
+
+def agent_task(home: Path, task: str) -> int:
+    """Run the agent on the main job's task in `home`, then show what it left behind: the stored
+    session, the tool calls the example plugin's hook counted, and what memory holds."""
+    code = hermes(home, "run", task, why="the agent, with the plugins' tools").returncode
+    if code:
+        return code
+    latest = json.loads(hermes(home, "sessions", "list", "--json", capture=True).stdout or "[]")
+    if latest:
+        code = hermes(home, "sessions", "show", latest[0]["id"], why="the session the run stored").returncode
+    code = code or hermes(home, "command", "toolstats", why="what textstats' post_tool_call hook counted").returncode
+    query = json.dumps({"query": "most common word"})
+    return code or hermes(home, "tools", "call", "memory_search", query, why="what memory holds").returncode
+
+
+REAL_MODELS = [  # (who, the environment for `python3 dev.py run`, what to know)
+    ("OpenAI", "OPENAI_API_KEY=sk-... HERMES_DEMO_BASE_URL=https://api.openai.com/v1 HERMES_DEMO_MODEL=gpt-4o-mini", ""),
+    ("llama.cpp", "HERMES_DEMO_BASE_URL=http://127.0.0.1:8080/v1 HERMES_DEMO_MODEL=local",
+     "llama-server -m MODEL.gguf --jinja"),
+    ("Ollama", "HERMES_DEMO_BASE_URL=http://127.0.0.1:11434/v1 HERMES_DEMO_MODEL=llama3.1", "ollama pull llama3.1"),
+    ("vLLM", "HERMES_DEMO_BASE_URL=http://127.0.0.1:8000/v1 HERMES_DEMO_MODEL=Qwen/Qwen2.5-7B-Instruct",
+     "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes"),
+]
+
+
+def scripted_agent_task(task: str) -> int:
+    """No endpoint configured: run the agent on the scripted demo model, in a fresh home of its own
+    (.hermes-demo/scripted) so the demo home's config never points at it."""
+    import shutil
+
+    home = SCRIPTED_HOME
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    with subprocess.Popen([str(PYTHON), str(DEMO_MODEL)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True) as server:
+        assert server.stdout is not None and server.stdin is not None
+        url = server.stdout.readline().strip()
+        if not url.startswith("http://127.0.0.1:"):
+            print("dev.py: the scripted demo model did not start (see above)", file=sys.stderr)
+            return 1
+        say(f"no LLM endpoint configured, so the agent runs on the SCRIPTED DEMO MODEL at {url}: fixed replies "
+            f"from {shown(DEMO_MODEL)}, not a language model; the agent loop, the tool, the hook, "
+            f"memory and the session store are real (HERMES_HOME={shown(home)}, fresh each run)")
+        (home / "config.yaml").write_text(
+            "# The scripted demo model of `python3 dev.py run` (examples/demo_model.py): not a language model.\n"
+            f"model:\n  provider: custom\n  model: scripted-demo\n  base_url: {url}\n"
+            "  api_key_env: HERMES_DEMO_NO_KEY      # no key is sent to it\n"
+            "plugins:\n  enabled: [textstats]\n", encoding="utf-8")
+        try:
+            code = agent_task(home, task)
+        finally:
+            server.stdin.close()
+    say(f"that was the scripted demo model; the same command on a real one (kept in {shown(DEMO_HOME)}/config.yaml):")
+    for name, env, hint in REAL_MODELS:
+        print(f"    {name + ':':11}{env} python3 dev.py run" + (f"    # {hint}" if hint else ""))
+    return code
+
+
 def main_job() -> int:
-    """Show the plugins (the example one enabled), call the example plugin's tool, and run an
-    agent task that uses it when an LLM endpoint is configured."""
-    env = dict(os.environ, HERMES_HOME=str(DEMO_HOME))
-    hermes = BIN / "hermes"
-    say(f"using HERMES_HOME={DEMO_HOME.relative_to(ROOT)} (your ~/.hermes is not touched)")
+    """Show the plugins (the example one enabled), call the example plugin's tool and command,
+    then run an agent task that uses the tool: on the configured LLM endpoint, or on the scripted
+    demo model when there is none."""
+    say(f"using HERMES_HOME={shown(DEMO_HOME)} (your ~/.hermes is not touched)")
     steps = [
         ["plugins", "enable", "textstats"],
         ["plugins", "list"],
@@ -90,19 +178,23 @@ def main_job() -> int:
         ["command", "wc", "hello plugin world"],
     ]
     for step in steps:
-        say("hermes " + " ".join(step))
-        code = subprocess.run([str(hermes), *step], env=env).returncode
+        code = hermes(DEMO_HOME, *step).returncode
         if code:
             return code
+    task = demo_model().TASK
     if not configure_model():
-        say("no LLM endpoint configured, so no agent run: set HERMES_DEMO_BASE_URL and HERMES_DEMO_MODEL "
-            "(any OpenAI-compatible endpoint; its key in OPENAI_API_KEY) and run this again")
-        return 0
-    say(f"hermes run {TASK!r}")
-    return subprocess.run([str(hermes), "run", TASK], env=env).returncode
+        return scripted_agent_task(task)
+    return agent_task(DEMO_HOME, task)
+
+
+QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick"]
 
 
 def tests(extra: list[str]) -> int:
+    """pytest with `extra`; `--quick` leaves out the slow groups (venvs, packaging, mypy) and runs
+    each property test on 10 examples: for a first look or a small change, never instead of the full run."""
+    if "--quick" in extra:
+        extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
 
 

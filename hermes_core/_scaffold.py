@@ -7,8 +7,12 @@ from pathlib import Path
 
 from ._errors import ScaffoldError
 
-__all__ = ["KINDS", "render_plugin", "slug_of"]
+__all__ = ["KINDS", "NEEDS_COOKIECUTTER", "render_plugin", "slug_of"]
 
+NEEDS_COOKIECUTTER = (
+    "`hermes plugins new` renders its template with cookiecutter, which is not installed: "
+    "pip install 'hermes-core[new]'"
+)
 KINDS = ("tool", "context_engine", "memory_provider")
 _SLUG = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
@@ -35,8 +39,11 @@ def render_plugin(
         raise ScaffoldError(f"{target} already exists; pick another name or --output-dir")
     from importlib.resources import as_file, files
 
-    from cookiecutter.exceptions import CookiecutterException
-    from cookiecutter.main import cookiecutter
+    try:
+        from cookiecutter.exceptions import CookiecutterException
+        from cookiecutter.main import cookiecutter
+    except ImportError:
+        raise ScaffoldError(NEEDS_COOKIECUTTER) from None
 
     with as_file(files("hermes_core_template")) as template:
         try:

@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated HERMES_HOME and a site directory for installed distributions."""
+"""Shared fixtures: an isolated HERMES_HOME and a site directory for installed distributions;
+the `slow` marker and the `quick` hypothesis profile of `python3 dev.py test --quick`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 pytest_plugins = ["pytester"]
+
+# What `python3 dev.py test --quick` leaves out (`-m "not slow"`); the full run and CI keep them.
+SLOW_MODULES = {
+    "test_packaging.py": "builds and pip-installs real distributions into a new venv",
+    "test_template.py": "renders, installs and tests a plugin project per kind",
+    "test_lean_install.py": "builds venvs and installs the checkout as dev.py does",
+    "test_main_job.py": "runs `python3 dev.py run` end to end, twice",
+    "test_typing.py": "runs mypy --strict over hermes_core (a minute when its cache is cold)",
+    "test_quick_run.py": "runs `python3 dev.py test` (a pytest of its own) four times",
+}
+
+settings.register_profile("quick", max_examples=10, deadline=None)  # --hypothesis-profile=quick
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` the tests of SLOW_MODULES, and those that run a pytest of their own (`pytester`:
+    the contract suites' failure reports, each a hypothesis search in a subprocess)."""
+    for item in items:
+        if item.path.name in SLOW_MODULES or "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -48,7 +48,8 @@ def test_example_plugin_installs_enables_and_runs_through_the_cli(venv_python: P
     assert run(venv_python, home, "command", "wc", "one two three").stdout.strip() == "3 words, 1 lines, 13 characters"
     doctor = json.loads(run(venv_python, home, "plugins", "doctor", "--json").stdout)
     textstats = next(p for p in doctor["plugins"] if p["id"] == "textstats")
-    assert textstats["registered"] == {"tools": ["text_stats"], "commands": ["wc"]}
+    assert textstats["registered"] == {"tools": ["text_stats"], "hooks": ["post_tool_call"], "commands": ["toolstats", "wc"]}
+    assert run(venv_python, home, "command", "toolstats").stdout.strip() == "text_stats 1"  # its hook counted the call
 
 
 def test_example_plugin_settings_reach_ctx_config(venv_python: Path, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ class _RootGroup(click.Group):
     asked for: `hermes plugins list` should not pay for them."""
 
     _extended = False
-    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent"}
+    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths"}
 
     def _extend(self, ctx: click.Context) -> None:
         if self._extended:
@@ -90,6 +90,9 @@ def _main(argv: list[str] | None) -> Any:
         with routed():  # what plugin code prints goes to stderr: stdout is the command's output
             code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except click.UsageError as exc:
+        if exc.ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":  # click 8.1 exits 0 itself
+            click.echo(exc.ctx.get_help(), color=exc.ctx.color)  # bare `hermes`, `hermes plugins`: help
+            sys.exit(0)
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
         _fail(exc.format_message() + where, exc.exit_code)
     except click.ClickException as exc:

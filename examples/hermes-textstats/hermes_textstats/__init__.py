@@ -1,4 +1,5 @@
-"""Example hermes-core plugin: word, line and character counts of a text."""
+"""Example hermes-core plugin: word, line and character counts of a text (the `text_stats` tool
+and the `/wc` command), and a `post_tool_call` hook counting the agent's tool calls (`/toolstats`)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,21 @@ def register(ctx: Any) -> None:
         return json.dumps(stats(args["text"], args.get("top", default_top)))
 
     ctx.register_tool("text_stats", "textstats", SCHEMA, text_stats, emoji="📊")
+
+    def count_tool_call(tool_name: str, **_: Any) -> None:
+        """After every tool call the agent makes: count it, in the plugin's durable ctx.state."""
+        counts = dict(ctx.state.get("tool_calls", {}))
+        counts[tool_name] = counts.get(tool_name, 0) + 1
+        ctx.state["tool_calls"] = counts
+
+    def toolstats(raw_args: str) -> str:
+        counts = ctx.state.get("tool_calls", {})
+        if not counts:
+            return "no tool calls counted yet"
+        return ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    ctx.register_hook("post_tool_call", count_tool_call)
+    ctx.register_command("toolstats", toolstats, description="How often each tool was called (a post_tool_call hook counts)")
 
 
 @hookimpl
