@@ -26,13 +26,43 @@ class _RootGroup(click.Group):
     _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths"}
 
     def _extend(self, ctx: click.Context) -> None:
+        """Load the plugins and add their commands; remember them for `--help` (`_command_cache`)."""
         if self._extended:
             return
         self._extended = True
+        from . import _command_cache
         from ._common import manager
 
+        own = {*self.commands, *self._lazy}
         for problem in manager(ctx).extend_cli(self):
             click.echo(f"hermes: warning: {problem}", err=True)
+        added = {name: _command_cache.short_help(cmd) for name, cmd in self.commands.items()
+                 if name not in own and not getattr(cmd, "hidden", False)}
+        _command_cache.write(_command_cache.fingerprint(), added)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """`--help`'s command list: the plugins' commands from the last load while nothing
+        installed or enabled has changed since, so that asking for help imports no plugin."""
+        from . import _command_cache
+
+        cached = None if self._extended else _command_cache.read(_command_cache.fingerprint())
+        if cached is None:
+            super().format_commands(ctx, formatter)
+            return
+        own = {name: self.get_command(ctx, name) for name in sorted({*self.commands, *self._lazy})}
+        names = sorted({*own, *cached})
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = own.get(name)
+            if command is not None:
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+            else:
+                text = cached[name]
+                rows.append((name, text if len(text) <= limit else text[:max(limit - 3, 1)].rstrip() + "..."))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self._lazy and cmd_name not in self.commands:
