@@ -30,6 +30,7 @@ from _scripted import server_process
 from hermes_core import PluginManager
 
 MESSAGES = [{"role": "user", "content": "ping"}]
+_managers: list[PluginManager] = []
 
 
 def ctx_for(home: Path, url: str):
@@ -37,6 +38,7 @@ def ctx_for(home: Path, url: str):
     hour_ago = time.time() - 3600  # an operator's config is not seconds old
     os.utime(home / "config.yaml", (hour_ago, hour_ago))
     manager = PluginManager(home=home, discover_plugins=False).load()
+    _managers.append(manager)  # a plugin's ctx works while its manager lives
     return manager.add_plugin(lambda ctx: ctx.register_command("bench", str), "bench").ctx
 
 
