@@ -22,7 +22,7 @@ from .reply import Answer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
 from .structured import Structured, has_images, refuses_format
-from .transport import Failure, async_client, classify, sync_client
+from .transport import Failure, apost, async_client, classify, post, sync_client
 from .trust import check_overrides
 
 __all__ = ["AttemptObserver", "Call", "LlmHost"]
@@ -303,12 +303,11 @@ class LlmHost:
                     time.sleep(attempt.delay)
                 client = sync_client(attempt.route.base_url, attempt.key)
                 try:
-                    raw = client.chat.completions.with_raw_response.create(
-                        **attempts.send(attempt), timeout=attempts.timeout)
+                    body = post(client, attempts.send(attempt), attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(exc)
                 else:
-                    attempts.answered(raw.http_response.content)
+                    attempts.answered(body)
             assert attempts.answer is not None
             return finish(attempts.answer)
 
@@ -320,12 +319,11 @@ class LlmHost:
                     await asyncio.sleep(attempt.delay)
                 client = await async_client(attempt.route.base_url, attempt.key)
                 try:
-                    raw = await client.chat.completions.with_raw_response.create(
-                        **attempts.send(attempt), timeout=attempts.timeout)
+                    body = await apost(client, attempts.send(attempt), attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(exc)
                 else:
-                    attempts.answered(raw.http_response.content)
+                    attempts.answered(body)
             assert attempts.answer is not None
             return finish(attempts.answer)
 
