@@ -22,7 +22,7 @@ import attrs
 from . import _workers
 from ._errors import owner
 from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
-from ._invoke import Failure, acall, call, overran
+from ._invoke import Failure, acall, call, failed, overran, settled
 from .config_keys import HOOK_CALLBACK_TIMEOUT
 from .hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 
@@ -65,7 +65,7 @@ class _Callback:
     def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if self.accepts is None:
             return dict(kwargs)
-        return {k: v for k, v in kwargs.items() if k in self.accepts}
+        return {k: kwargs[k] for k in self.accepts if k in kwargs}
 
     @property
     def label(self) -> str:
@@ -110,7 +110,7 @@ class HookRunner:
     """
 
     def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default) -> None:
-        self._callbacks: dict[str, list[_Callback]] = {}
+        self._callbacks: dict[str, tuple[_Callback, ...]] = {}  # replaced, never changed: a call reads it unlocked
         self._lock = threading.Lock()
         self._timeout = timeout
         self._reported: set[tuple[int, str, str]] = set()
@@ -142,13 +142,13 @@ class HookRunner:
             )
         entry = _Callback(hook, callback, plugin_id, accepts, _workers.is_coroutine_function(callback))
         with self._lock:
-            self._callbacks.setdefault(hook, []).append(entry)
+            self._callbacks[hook] = (*self._callbacks.get(hook, ()), entry)
 
         def undo() -> None:
             with self._lock:
-                entries = self._callbacks.get(hook, [])
+                entries = self._callbacks.get(hook, ())
                 if entry in entries:
-                    entries.remove(entry)
+                    self._callbacks[hook] = tuple(e for e in entries if e is not entry)
 
         return undo
 
@@ -225,6 +225,34 @@ class HookRunner:
         result = call(cb.fn, (), cb.arguments(chain.arguments()), limit)
         return self._report(cb, result) if type(result) is Failure else result
 
+    def _inline(self, callbacks: tuple[_Callback, ...], chain: Chain[Any]) -> None:
+        """The callbacks in order on this thread, without a time limit: the hot path, so what
+        `_call` does is written out here. Callbacks that declare the same keyword names share
+        one filtered dict while the chain's arguments stay the same object."""
+        offered: Mapping[str, Any] | None = None
+        picked: dict[frozenset[str], dict[str, Any]] = {}
+        for cb in callbacks:
+            kwargs = chain.arguments()
+            if kwargs is not offered:
+                offered, picked = kwargs, {}
+            accepts = cb.accepts
+            if accepts is not None:
+                given = picked.get(accepts)
+                if given is None:
+                    given = picked[accepts] = {k: kwargs[k] for k in accepts if k in kwargs}
+                kwargs = given
+            try:
+                result = cb.fn(**kwargs)
+            except BaseException as exc:
+                result = failed(exc)
+            else:
+                if result is not None:
+                    result = settled(result, None)
+            if type(result) is Failure:
+                self._report(cb, result)
+            if not chain.take(cb, result):
+                return
+
     def _run(self, hook: str, chain: Chain[Any]) -> None:
         """The sync driver: `hook`'s callbacks in order, each under the time limit.
 
@@ -233,17 +261,16 @@ class HookRunner:
         is reported as timed out, its worker abandoned, and the rest of the chain goes on in a
         fresh worker.
         """
-        callbacks = self.callbacks(hook)
+        callbacks = self._callbacks.get(hook)
         if not callbacks:
             return
         limit = self._timeout() or None
         if limit is None:
-            for cb in callbacks:
-                if not chain.take(cb, self._call(cb, chain, None)):
-                    return
+            self._inline(callbacks, chain)
             return
-        while callbacks:
-            callbacks = self._watch(callbacks, chain, limit)
+        rest = list(callbacks)
+        while rest:
+            rest = self._watch(rest, chain, limit)
 
     def _watch(self, callbacks: list[_Callback], chain: Chain[Any], limit: float) -> list[_Callback]:
         """Run `callbacks` on a worker; returns what is left to run after a timeout ([] when done)."""
@@ -284,7 +311,7 @@ class HookRunner:
     async def _arun(self, hook: str, chain: Chain[Any]) -> None:
         """The async driver: async callbacks are awaited on the caller's loop, sync ones run on
         a worker thread so they never block it."""
-        callbacks = self.callbacks(hook)
+        callbacks = self._callbacks.get(hook)
         if not callbacks:
             return
         limit = self._timeout() or None
