@@ -19,7 +19,6 @@ to await, so parsing, checks, hooks and error wrapping exist once.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import inspect
 import time
@@ -28,7 +27,7 @@ from typing import Any, Protocol, TypeVar, final
 
 from ._interrupts import is_plugin_fault
 from ._quote import MESSAGE_LIMIT, clip
-from ._workers import Overrun, run_coroutine, submit
+from ._workers import Overrun, run_coroutine, start, submit
 
 __all__ = [
     "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive", "failed",
@@ -129,19 +128,21 @@ def call_within(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapp
     if limit is None:
         return call(fn, args, kwargs)
     started = time.monotonic()
-    future = submit(functools.partial(fn, *args, **kwargs))
-    done, _ = concurrent.futures.wait([future], limit)
-    if not done:
+    job = start(functools.partial(fn, *args, **kwargs))
+    if not job.wait(limit):
         return overran(limit)
+    error = job.error
+    if error is not None:
+        return overran(limit) if isinstance(error, Overrun) else contained(error)
+    value = job.value
+    if value is None or type(value) in _PLAIN or not inspect.isawaitable(value):
+        return value
     try:
-        value = future.result()
-        if value is not None and inspect.isawaitable(value):
-            value = run_coroutine(value, max(limit - (time.monotonic() - started), 0.001))
+        return run_coroutine(value, max(limit - (time.monotonic() - started), 0.001))
     except Overrun:
         return overran(limit)
     except BaseException as exc:
         return contained(exc)
-    return value
 
 
 async def _settle(awaitable: Awaitable[Any]) -> Any:

@@ -10,6 +10,7 @@ coroutine. A call never raises: every failure becomes `{"error": ...}`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -81,11 +82,13 @@ def _invalid(entry: ToolEntry, args: dict[str, Any]) -> str | None:
 
         parameters = entry.schema["parameters"]
         entry.validator = validator_for(parameters)(parameters)
+    errors = entry.validator.iter_errors(args)
+    first = next(errors, None)
+    if first is None:  # valid: the common case, decided without jsonschema's ranking
+        return None
     from jsonschema.exceptions import best_match
 
-    error = best_match(entry.validator.iter_errors(args))
-    if error is None:
-        return None
+    error = best_match(itertools.chain((first,), errors))
     field = "/".join(str(p) for p in error.absolute_path)
     if not field and error.validator == "required":
         missing = [n for n in error.validator_value if n not in error.instance]
@@ -154,9 +157,9 @@ def _call(
     parsed, problem = parse_arguments(args)
     if parsed is None:
         return error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}")
-    who = ids.arguments()
+    who = ids.arguments() if hooks is not None else {}
     blocked: str | None = None
-    if hooks is not None:
+    if hooks is not None and hooks.has("pre_tool_call"):  # none: the arguments go on as they are
         decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **who)
         parsed = dict(decision.args)
         blocked = decision.message if decision.blocked else None
