@@ -10,11 +10,12 @@ hooks through the typed layer (`LifecycleHooks`), or by name (`fire`, `pre_tool_
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, final
 
 import attrs
@@ -22,7 +23,7 @@ import attrs
 from . import _workers
 from ._errors import owner
 from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
-from ._invoke import Failure, acall, call, overran
+from ._invoke import Failure, acall, failed, overran, settled
 from .config_keys import HOOK_CALLBACK_TIMEOUT
 from .hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 
@@ -65,7 +66,7 @@ class _Callback:
     def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if self.accepts is None:
             return dict(kwargs)
-        return {k: v for k, v in kwargs.items() if k in self.accepts}
+        return {k: kwargs[k] for k in self.accepts if k in kwargs}
 
     @property
     def label(self) -> str:
@@ -73,12 +74,15 @@ class _Callback:
 
 
 class _Progress:
-    """Where a watched chain is: the callback running, since when; done, or abandoned by the watcher."""
+    """Where a watched chain is: `current` is (index, started) of the callback running, None
+    between callbacks (one attribute, so the watcher never reads half of it); `abandoned` once the
+    watcher gave up on it."""
 
-    __slots__ = ("index", "started", "done", "abandoned")
+    __slots__ = ("current", "abandoned")
 
-    def __init__(self, started: float) -> None:
-        self.index, self.started, self.done, self.abandoned = 0, started, False, False
+    def __init__(self) -> None:
+        self.current: tuple[int, float] | None = None
+        self.abandoned = False
 
 
 @final
@@ -110,7 +114,7 @@ class HookRunner:
     """
 
     def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default) -> None:
-        self._callbacks: dict[str, list[_Callback]] = {}
+        self._callbacks: dict[str, tuple[_Callback, ...]] = {}  # replaced, never changed: a call reads it unlocked
         self._lock = threading.Lock()
         self._timeout = timeout
         self._reported: set[tuple[int, str, str]] = set()
@@ -142,13 +146,13 @@ class HookRunner:
             )
         entry = _Callback(hook, callback, plugin_id, accepts, _workers.is_coroutine_function(callback))
         with self._lock:
-            self._callbacks.setdefault(hook, []).append(entry)
+            self._callbacks[hook] = (*self._callbacks.get(hook, ()), entry)
 
         def undo() -> None:
             with self._lock:
-                entries = self._callbacks.get(hook, [])
+                entries = self._callbacks.get(hook, ())
                 if entry in entries:
-                    entries.remove(entry)
+                    self._callbacks[hook] = tuple(e for e in entries if e is not entry)
 
         return undo
 
@@ -221,9 +225,48 @@ class HookRunner:
                 exc_info=None if failure.timed_out else failure.error)
         return failure
 
-    def _call(self, cb: _Callback, chain: Chain[Any], limit: float | None) -> Any:
-        result = call(cb.fn, (), cb.arguments(chain.arguments()), limit)
-        return self._report(cb, result) if type(result) is Failure else result
+    def _each(self, callbacks: Sequence[_Callback], chain: Chain[Any], limit: float | None = None,
+              watched: tuple[_Progress, threading.Lock] | None = None) -> None:
+        """The callbacks in order on this thread: the hot path, so what `_call` does is written
+        out here. Callbacks that declare the same keyword names share one filtered dict while
+        the chain's arguments stay the same object. `watched`: this is a worker whose watcher
+        may give up on a late callback; each callback's start is marked, and its result taken
+        only if the watcher has not given up on it."""
+        offered: Mapping[str, Any] | None = None
+        picked: dict[frozenset[str], dict[str, Any]] = {}
+        monotonic = time.monotonic
+        for position, cb in enumerate(callbacks):
+            kwargs = chain.arguments()
+            if kwargs is not offered:
+                offered, picked = kwargs, {}
+            accepts = cb.accepts
+            if accepts is not None:
+                given = picked.get(accepts)
+                if given is None:
+                    given = picked[accepts] = {k: kwargs[k] for k in accepts if k in kwargs}
+                kwargs = given
+            if watched is not None:
+                watched[0].current = (position, monotonic())
+            try:
+                result = cb.fn(**kwargs)
+            except BaseException as exc:
+                result = failed(exc)
+            else:
+                if result is not None:
+                    result = settled(result, limit)
+            if type(result) is Failure:
+                self._report(cb, result)
+            if watched is None:
+                if not chain.take(cb, result):
+                    return
+                continue
+            progress, mutex = watched
+            with mutex:
+                if progress.abandoned:
+                    return
+                progress.current = None
+                if not chain.take(cb, result):
+                    return
 
     def _run(self, hook: str, chain: Chain[Any]) -> None:
         """The sync driver: `hook`'s callbacks in order, each under the time limit.
@@ -233,58 +276,51 @@ class HookRunner:
         is reported as timed out, its worker abandoned, and the rest of the chain goes on in a
         fresh worker.
         """
-        callbacks = self.callbacks(hook)
+        callbacks = self._callbacks.get(hook)
         if not callbacks:
             return
         limit = self._timeout() or None
         if limit is None:
-            for cb in callbacks:
-                if not chain.take(cb, self._call(cb, chain, None)):
-                    return
+            self._each(callbacks, chain)
             return
-        while callbacks:
-            callbacks = self._watch(callbacks, chain, limit)
+        rest: Sequence[_Callback] = callbacks
+        while rest:
+            rest = self._watch(rest, chain, limit)
 
-    def _watch(self, callbacks: list[_Callback], chain: Chain[Any], limit: float) -> list[_Callback]:
-        """Run `callbacks` on a worker; returns what is left to run after a timeout ([] when done)."""
-        state = threading.Condition()
-        progress = _Progress(time.monotonic())
+    def _watch(self, callbacks: Sequence[_Callback], chain: Chain[Any], limit: float) -> Sequence[_Callback]:
+        """Run `callbacks` on a worker; returns what is left to run after a timeout ([] when done).
 
-        def work() -> None:
-            try:
-                for position, cb in enumerate(callbacks):
-                    with state:
-                        if progress.abandoned:
-                            return
-                        progress.index, progress.started = position, time.monotonic()
-                    result = self._call(cb, chain, limit)
-                    with state:
-                        if progress.abandoned:
-                            return
-                        if not chain.take(cb, result):
-                            break
-            finally:  # whatever happens, the watcher hears that the chain is over
-                with state:
-                    progress.done = True
-                    state.notify()
+        The worker marks each callback's start; `mutex` makes taking a result and giving up on
+        a late callback exclusive, so a callback's result is taken once, by one of them."""
+        mutex = threading.Lock()
+        progress = _Progress()
+        monotonic = time.monotonic
+        progress.current = (0, monotonic())  # the first callback's clock runs from the hand-off
 
-        _workers.submit(work)
-        with state:
-            while not progress.done:
-                remaining = progress.started + limit - time.monotonic()
-                if remaining > 0:
-                    state.wait(remaining)
+        job = _workers.start(functools.partial(self._each, callbacks, chain, limit, (progress, mutex)))
+        timeout = limit
+        while not job.wait(timeout):
+            with mutex:
+                current = progress.current
+                if current is None:  # between two callbacks: the next one starts its own clock
+                    timeout = limit
+                    continue
+                index, started = current
+                timeout = started + limit - monotonic()
+                if timeout > 0:
                     continue
                 progress.abandoned = True
-                late = callbacks[progress.index]
-                go_on = chain.take(late, self._report(late, overran(limit)))
-                return callbacks[progress.index + 1:] if go_on else []
-        return []
+            late = callbacks[index]
+            go_on = chain.take(late, self._report(late, overran(limit)))
+            return callbacks[index + 1:] if go_on else ()
+        if job.error is not None:  # the host's own code failed (the callbacks' failures are contained)
+            log.error("%s: the hook call failed", callbacks[0].hook, exc_info=job.error)
+        return ()
 
     async def _arun(self, hook: str, chain: Chain[Any]) -> None:
         """The async driver: async callbacks are awaited on the caller's loop, sync ones run on
         a worker thread so they never block it."""
-        callbacks = self.callbacks(hook)
+        callbacks = self._callbacks.get(hook)
         if not callbacks:
             return
         limit = self._timeout() or None

@@ -19,7 +19,6 @@ to await, so parsing, checks, hooks and error wrapping exist once.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import inspect
 import time
@@ -28,17 +27,20 @@ from typing import Any, Protocol, TypeVar, final
 
 from ._interrupts import is_plugin_fault
 from ._quote import MESSAGE_LIMIT, clip
-from ._workers import Overrun, run_coroutine, submit
+from ._workers import Overrun, run_coroutine, start, submit
 
 __all__ = [
-    "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive",
-    "failed_call", "is_plugin_fault", "overran", "tagged",
+    "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive", "failed",
+    "failed_call", "is_plugin_fault", "overran", "settled", "tagged",
 ]
 
 R = TypeVar("R")
 T_co = TypeVar("T_co", covariant=True)
 
 _NO_KWARGS: Mapping[str, Any] = {}
+# Results that are never awaitable, known by one type test (`inspect.isawaitable` costs ~1 µs on
+# a plain value: it asks the `Awaitable` ABC).
+_PLAIN = frozenset({str, bytes, int, float, bool, dict, list, tuple})
 
 
 @final
@@ -89,19 +91,34 @@ def overran(limit: float | None) -> Failure:
     return Failure(Overrun(f"did not finish within {limit:g} s"), timed_out=True)
 
 
+def failed(exc: BaseException) -> Failure:
+    """What `call()` makes of `exc` raised by plugin code: its `Failure` (timed out when it is
+    the portal's `Overrun`), or `exc` raised on (see `contained`)."""
+    if isinstance(exc, Overrun):
+        return Failure(exc, timed_out=True)
+    return contained(exc)
+
+
+def settled(value: Any, limit: float | None) -> Any:
+    """`value` as plugin code answered it: awaited on the portal loop (within `limit` seconds)
+    when it is awaitable, the `Failure` when that raises or overruns; else `value` itself."""
+    if type(value) in _PLAIN or not inspect.isawaitable(value):
+        return value
+    try:
+        return run_coroutine(value, limit)
+    except BaseException as exc:
+        return failed(exc)
+
+
 def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapping[str, Any] = _NO_KWARGS,
          limit: float | None = None) -> Any:
     """`fn(*args, **kwargs)` from synchronous code, or the `Failure`. An awaitable result is
     awaited on the portal loop, within `limit` seconds."""
     try:
         value = fn(*args, **kwargs)
-        if value is not None and inspect.isawaitable(value):
-            value = run_coroutine(value, limit)
-    except Overrun as exc:
-        return Failure(exc, timed_out=True)
     except BaseException as exc:
-        return contained(exc)
-    return value
+        return failed(exc)
+    return value if value is None else settled(value, limit)
 
 
 def call_within(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapping[str, Any] = _NO_KWARGS,
@@ -111,19 +128,21 @@ def call_within(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: Mapp
     if limit is None:
         return call(fn, args, kwargs)
     started = time.monotonic()
-    future = submit(functools.partial(fn, *args, **kwargs))
-    done, _ = concurrent.futures.wait([future], limit)
-    if not done:
+    job = start(functools.partial(fn, *args, **kwargs))
+    if not job.wait(limit):
         return overran(limit)
+    error = job.error
+    if error is not None:
+        return overran(limit) if isinstance(error, Overrun) else contained(error)
+    value = job.value
+    if value is None or type(value) in _PLAIN or not inspect.isawaitable(value):
+        return value
     try:
-        value = future.result()
-        if value is not None and inspect.isawaitable(value):
-            value = run_coroutine(value, max(limit - (time.monotonic() - started), 0.001))
+        return run_coroutine(value, max(limit - (time.monotonic() - started), 0.001))
     except Overrun:
         return overran(limit)
     except BaseException as exc:
         return contained(exc)
-    return value
 
 
 async def _settle(awaitable: Awaitable[Any]) -> Any:

@@ -353,7 +353,8 @@ class PluginManager:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
         the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
         registry, session_id = self._route(name, session_id)
-        ids = _tool_call.ToolCallIds(session_id=session_id, tool_call_id=tool_call_id)
+        ids = _tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
+            else _tool_call.NO_IDS
         return _tool_call.dispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
     async def adispatch_tool(
@@ -361,7 +362,8 @@ class PluginManager:
     ) -> str:
         """`dispatch_tool` for async hosts."""
         registry, session_id = self._route(name, session_id)
-        ids = _tool_call.ToolCallIds(session_id=session_id, tool_call_id=tool_call_id)
+        ids = _tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
+            else _tool_call.NO_IDS
         return await _tool_call.adispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
     def run_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:

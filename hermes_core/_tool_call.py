@@ -10,6 +10,7 @@ coroutine. A call never raises: every failure becomes `{"error": ...}`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from ._hook_calls import LifecycleHooks
     from ._tools import ToolEntry, ToolRegistry
 
-__all__ = ["MAX_ERROR_CHARS", "ToolCallIds", "adispatch", "dispatch", "error_result", "parse_arguments"]
+__all__ = ["MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "adispatch", "dispatch", "error_result", "parse_arguments"]
 
 log = logging.getLogger("hermes_core.tools")
 MAX_ERROR_CHARS = 2048
@@ -81,11 +82,13 @@ def _invalid(entry: ToolEntry, args: dict[str, Any]) -> str | None:
 
         parameters = entry.schema["parameters"]
         entry.validator = validator_for(parameters)(parameters)
+    errors = entry.validator.iter_errors(args)
+    first = next(errors, None)
+    if first is None:  # valid: the common case, decided without jsonschema's ranking
+        return None
     from jsonschema.exceptions import best_match
 
-    error = best_match(entry.validator.iter_errors(args))
-    if error is None:
-        return None
+    error = best_match(itertools.chain((first,), errors))
     field = "/".join(str(p) for p in error.absolute_path)
     if not field and error.validator == "required":
         missing = [n for n in error.validator_value if n not in error.instance]
@@ -154,10 +157,9 @@ def _call(
     parsed, problem = parse_arguments(args)
     if parsed is None:
         return error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}")
-    who = ids.arguments()
     blocked: str | None = None
-    if hooks is not None:
-        decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **who)
+    if hooks is not None and hooks.has("pre_tool_call"):  # none: the arguments go on as they are
+        decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **ids.arguments())
         parsed = dict(decision.args)
         blocked = decision.message if decision.blocked else None
     started = time.monotonic()
@@ -175,7 +177,7 @@ def _call(
         return result
     status, error_type, error_message = _status(result, blocked is not None)
     done: dict[str, Any] = {"result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
-                             "error_message": error_message, **who}
+                             "error_message": error_message, **ids.arguments()}
     yield hooks.post_tool_call(tool_name=name, args=dict(parsed), **done)
     changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), **done)
     return changed if changed is not None else result

@@ -152,12 +152,23 @@ def time_limits(config: Config | Callable[[], Config]) -> Callable[[str], float 
     """The time limit of each tool by name: `tools.timeouts.<name>`, else `tools.timeout`
     (0: none). `config` is a snapshot, or a function returning the current one."""
 
+    known: list[tuple[Config | None, dict[str, float | None]]] = [(None, {})]  # the limits read from one snapshot
+
     def limit(name: str) -> float | None:
         current = config() if callable(config) else config
+        snapshot, limits = known[0]
+        if snapshot is not current:  # a new snapshot (reload): read again
+            limits = {}
+            known[0] = (current, limits)
+        try:
+            return limits[name]
+        except KeyError:
+            pass
         seconds = current.read(keys.TOOL_TIMEOUT, name)
         if seconds is None:
             seconds = current.read(keys.TOOLS_TIMEOUT)
-        return seconds or None
+        limits[name] = seconds = seconds or None
+        return seconds
 
     return limit
 

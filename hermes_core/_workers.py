@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import queue
 import threading
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["Overrun", "run_coroutine", "submit", "is_coroutine_function", "is_awaitable"]
+__all__ = ["Job", "Overrun", "run_coroutine", "start", "submit", "is_coroutine_function", "is_awaitable"]
 
 
 class Overrun(TimeoutError):
@@ -69,23 +70,49 @@ def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
     return value  # type: ignore[return-value]
 
 
+class Job:
+    """`fn()` handed to a pooled worker by `start`: `wait(timeout)` says whether it finished, then
+    `value` or `error` holds what it returned or raised. A lock released once, no `Future`: the
+    hand-off costs about what a bare queue round trip to a thread costs."""
+
+    __slots__ = ("fn", "value", "error", "_done")
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn: Callable[[], Any] | None = fn
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self._done = threading.Lock()
+        self._done.acquire()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether the job finished within `timeout` seconds (None: wait for it)."""
+        if timeout is None:
+            return self._done.acquire()
+        return self._done.acquire(True, max(timeout, 0.0))
+
+    def _run(self) -> None:
+        fn, self.fn = self.fn, None
+        try:
+            self.value = fn() if fn is not None else None
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            self.error = exc
+
+
 class _Worker:
     __slots__ = ("inbox",)
 
     def __init__(self) -> None:
-        self.inbox: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[Job] = queue.SimpleQueue()
         threading.Thread(target=self._run, name="hermes-worker", daemon=True).start()
 
     def _run(self) -> None:
         while True:
-            fn, future = self.inbox.get()
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                    future.set_exception(exc)
-            del fn, future
-            if not _release(self):
+            job = self.inbox.get()
+            job._run()
+            pooled = _release(self)  # back in the pool before the caller hears: its next call reuses this thread
+            job._done.release()
+            del job
+            if not pooled:
                 return
 
 
@@ -102,14 +129,30 @@ def _release(worker: _Worker) -> bool:
         return True
 
 
-def submit(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
-    """Run `fn()` on a pooled worker thread; the future holds its result or exception."""
+def start(fn: Callable[[], Any]) -> Job:
+    """Run `fn()` on a pooled worker thread; wait for it with the returned `Job`."""
     with _idle_lock:
         worker = _idle.pop() if _idle else None
     if worker is None:
         worker = _Worker()
+    job = Job(fn)
+    worker.inbox.put(job)
+    return job
+
+
+def _settle(future: concurrent.futures.Future[T], fn: Callable[[], T]) -> None:
+    if future.set_running_or_notify_cancel():
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+
+
+def submit(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """Run `fn()` on a pooled worker thread; the future holds its result or exception (for
+    callers that need a `Future`, such as `asyncio.wrap_future`; else `start` is cheaper)."""
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
-    worker.inbox.put((fn, future))
+    start(functools.partial(_settle, future, fn))
     return future
 
 
