@@ -24,7 +24,28 @@ def _listing() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
 
-def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
+def _active_slots(found: Discovery, config: Any) -> dict[str, str]:
+    """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
+    it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
+    plugin in load order wins, as the first registration of a name does when plugins load."""
+    from .._slots_decl import BUILTIN_SLOTS
+
+    active: dict[str, str] = {}
+    for slot in BUILTIN_SLOTS:
+        selected = config.get(slot.config_key) or slot.default
+        if not isinstance(selected, str) or not selected.strip():
+            continue
+        selected = selected.strip()
+        for spec in found.plugins:
+            names = {spec.id, spec.name, spec.id.rpartition("/")[2]} if spec.kind == slot.name else set()
+            names.update(spec.provides.get("engines", ()), spec.provides.get("providers", ()))
+            if selected in names and spec.id not in active and spec.enablement(config)[0]:
+                active[spec.id] = slot.name
+                break
+    return active
+
+
+def _row(spec: PluginSpec, config: Any, active: dict[str, str] | None = None) -> dict[str, Any]:
     enabled, reason = spec.enablement(config)
     return {
         "id": spec.id,
@@ -33,6 +54,7 @@ def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
         "source": spec.source,
         "kind": spec.kind,
         "enabled": enabled,
+        "active": (active or {}).get(spec.id),
         "description": spec.description,
         "reason": reason,
         "error": spec.error or spec.needs_host or None,
@@ -45,7 +67,7 @@ def _skipped_row(skipped: Skipped) -> dict[str, Any]:
     """A row for something discovery did not take, so that `--json` says so too."""
     return {
         "id": skipped.name, "name": skipped.name, "version": "", "source": skipped.source, "kind": "",
-        "enabled": False, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
+        "enabled": False, "active": None, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
         "skipped": True, "origin": skipped.origin,
     }
 
@@ -59,9 +81,14 @@ def _summary(row: dict[str, Any]) -> str:
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (skipped folders and entry points included).")
 def list_(as_json: bool) -> None:
-    """List every discovered plugin (imports none of them)."""
+    """List every discovered plugin (imports none of them).
+
+    ENABLED is `active` for the plugin that provides the context engine or memory provider
+    the config selects (`context.engine`, `memory.provider`); in `--json`, `active` names its slot.
+    """
     found, config = _listing()
-    rows = [_row(spec, config) for spec in found.plugins]
+    active = _active_slots(found, config)
+    rows = [_row(spec, config, active) for spec in found.plugins]
     if as_json:
         echo_json(rows + [_skipped_row(s) for s in found.skipped])
         return
@@ -70,11 +97,15 @@ def list_(as_json: bool) -> None:
     else:
         echo_table(
             ["id", "version", "source", "kind", "enabled", "description"],
-            [[r["id"], r["version"] or "-", r["source"], r["kind"], "yes" if r["enabled"] else "no", _summary(r)]
+            [[r["id"], r["version"] or "-", r["source"], r["kind"], _enabled(r), _summary(r)]
              for r in rows],
         )
     for problem in found.problems:
         click.echo(f"hermes: warning: {problem}", err=True)
+
+
+def _enabled(row: dict[str, Any]) -> str:
+    return "active" if row["active"] else "yes" if row["enabled"] else "no"
 
 
 def _find(found: Discovery, plugin_id: str) -> PluginSpec:
@@ -95,7 +126,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     """Show everything known about one plugin without importing it."""
     found, config = _listing()
     spec = _find(found, plugin_id)
-    data = _row(spec, config) | {
+    data = _row(spec, config, _active_slots(found, config)) | {
         "author": spec.author,
         "origin": spec.origin,
         "requires_env": list(spec.requires_env),
