@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +267,91 @@ def new(name: str, kind: str, output_dir: Path, description: str, author: str) -
     folder = render_plugin(name, kind, output_dir, description=description, author=author)
     click.echo(f"created {folder}")
     click.echo(f"next: cd {folder} && pip install -e '.[test]' && pytest")
+
+
+def _provided(found: Discovery, distribution: str) -> list[PluginSpec]:
+    """The plugins a distribution provides through its entry points (from discovery: nothing imported)."""
+    from ._pip import canonical
+
+    return [spec for spec in found.plugins
+            if spec.source == "entrypoint" and spec.distribution and canonical(spec.distribution) == canonical(distribution)]
+
+
+@plugins.command()
+@click.argument("packages", nargs=-1, required=True)
+@click.option("--user", is_flag=True, help="Install into your user site-packages (outside a virtual environment).")
+@click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
+def install(packages: tuple[str, ...], user: bool, upgrade: bool) -> None:
+    """pip-install PACKAGES (names, paths, wheels: anything pip takes) into the environment hermes
+    runs in, then enable the plugins they provide, one line each."""
+    from ._pip import PipError, installed, pip_install, target_problem
+
+    problem = target_problem(user)
+    if problem:
+        raise PipError(problem)
+    names = pip_install(packages, user=user, upgrade=upgrade)
+    found, _ = _listing()
+    for name in names:
+        name, version = installed(name) or (name, "")
+        click.echo(f"installed {name} {version}".rstrip())
+        specs = _provided(found, name)
+        if not specs:
+            click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
+                       "hermes_agent.plugins groups): nothing was enabled", err=True)
+        for spec in specs:
+            changed = _set_membership(spec.id, "enabled", "disabled")
+            click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
+    if not names:
+        click.echo(f"hermes: warning: installed {' '.join(packages)}, but could not tell which distribution it is; "
+                   "see `hermes plugins list` and enable its plugins with `hermes plugins enable ID`", err=True)
+
+
+def _forget(plugin_id: str) -> bool:
+    """Take `plugin_id` out of plugins.enabled (its code is gone; `disabled` stays the operator's)."""
+
+    def mutate(doc: Any) -> bool:
+        section = doc.get("plugins")
+        enabled = section.get("enabled") if isinstance(section, dict) else None
+        if not isinstance(enabled, list) or plugin_id not in enabled:
+            return False
+        while plugin_id in enabled:
+            enabled.remove(plugin_id)
+        return True
+
+    return edit_config(mutate)
+
+
+@plugins.command()
+@click.argument("packages", nargs=-1, required=True)
+def remove(packages: tuple[str, ...]) -> None:
+    """pip-uninstall PACKAGES (distribution names, or ids of the plugins they provide) from the
+    environment hermes runs in, and take their plugins out of plugins.enabled, one line each."""
+    import site
+    from importlib import metadata
+
+    from ._pip import PipError, canonical, installed, pip_uninstall, target_problem
+
+    found, _ = _listing()
+    names: list[str] = []
+    versions: dict[str, str] = {}
+    for package in packages:
+        spec = found.get(package)
+        here = installed(package) or (installed(spec.distribution) if spec is not None and spec.distribution else None)
+        if here is None:
+            raise PipError(f"nothing named {quoted(package)} is installed in {sys.prefix}: give a distribution "
+                           "name (see `pip list`) or the id of a plugin it provides (see `hermes plugins list`)")
+        name, versions[name] = here
+        if canonical(name) == "hermes-core":
+            raise PipError("hermes-core is hermes itself: remove it with pip, not with `hermes plugins remove`")
+        if canonical(name) not in map(canonical, names):
+            names.append(name)
+    for name in names:
+        location = str(metadata.distribution(name).locate_file(""))
+        problem = target_problem(user=location.startswith(site.getusersitepackages()))
+        if problem:
+            raise PipError(problem)
+    pip_uninstall(names)
+    for name in names:
+        click.echo(f"removed {name} {versions[name]}")
+        for spec in _provided(found, name):
+            click.echo(f"disabled {spec.id}" if _forget(spec.id) else f"{spec.id} was not enabled")
