@@ -232,3 +232,43 @@ def test_install_refuses_an_environment_it_cannot_write(home: Path, dice_wheel: 
     finally:
         purelib.chmod(0o755)
         shutil.rmtree(base)
+
+
+# --- shell completion (click's, through `_HERMES_COMPLETE`) --------------------------------
+
+def complete(*words: str) -> list[str]:
+    """What bash completion offers for the last of `words` (`hermes` first), as bash asks for it."""
+    env = os.environ | {"_HERMES_COMPLETE": "bash_complete", "COMP_WORDS": " ".join(words),
+                        "COMP_CWORD": str(len(words) - 1)}
+    result = subprocess.run([str(HERMES)], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result
+    return [line.partition(",")[2] for line in result.stdout.splitlines()]
+
+
+def test_completion_offers_plugin_ids(home: Path) -> None:
+    long_plugins(home)
+    assert complete("hermes", "plugins", "enable", "context") == ["context_engine/compressor", "context_engine/lcm"]
+    assert "a-plugin-with-a-rather-long-id" in complete("hermes", "plugins", "info", "")
+    assert complete("hermes", "plugins", "disable", "sho") == ["short"]
+    assert complete("hermes", "plugins", "remove", "sho") == ["short"]
+
+
+def test_completion_offers_tool_names_of_enabled_plugins_quietly(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "noisy", """
+        import json
+        print("noisy plugin loading")
+        def register(ctx):
+            ctx.register_tool("noisy_tool", "noisy", {"name": "noisy_tool", "description": "x",
+                "parameters": {"type": "object", "properties": {}}}, lambda args, **kw: json.dumps({}))
+    """, "version: '1.0'\n")
+    make_folder_plugin(home / "plugins", "broken", "raise ImportError('missing native lib')\n", "version: '1.0'\n")
+    write_config(home, "plugins:\n  enabled: [noisy, broken]\n")
+    assert complete("hermes", "tools", "call", "noisy") == ["noisy_tool"]  # stderr empty: checked in complete()
+    assert {"current_time", "memory_save", "noisy_tool"} <= set(complete("hermes", "tools", "call", ""))
+
+
+def test_completion_scripts_for_bash_zsh_and_fish(home: Path) -> None:
+    for shell in ("bash", "zsh", "fish"):
+        env = os.environ | {"_HERMES_COMPLETE": f"{shell}_source"}
+        script = subprocess.run([str(HERMES)], capture_output=True, text=True, env=env, check=True).stdout
+        assert "_HERMES_COMPLETE" in script and f"{shell}_complete" in script

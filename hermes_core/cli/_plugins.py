@@ -25,6 +25,14 @@ def _listing() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
 
+def complete_plugin_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a plugin id, from discovery (nothing imported)."""
+    try:
+        return [spec.id for spec in discover(home=hermes_home()).plugins if spec.id.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - a completion never prints a traceback into the shell
+        return []
+
+
 def _active_slots(found: Discovery, config: Any) -> dict[str, str]:
     """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
     it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
@@ -121,7 +129,7 @@ def _find(found: Discovery, plugin_id: str) -> PluginSpec:
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def info(plugin_id: str, as_json: bool) -> None:
     """Show everything known about one plugin without importing it."""
@@ -193,14 +201,14 @@ def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 def enable(plugin_id: str) -> None:
     """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled)."""
     _toggle(plugin_id, "enabled", "disabled")
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 def disable(plugin_id: str) -> None:
     """Disable a plugin (adds it to plugins.disabled, which always wins)."""
     _toggle(plugin_id, "disabled", "enabled")
@@ -322,7 +330,7 @@ def _forget(plugin_id: str) -> bool:
 
 
 @plugins.command()
-@click.argument("packages", nargs=-1, required=True)
+@click.argument("packages", nargs=-1, required=True, shell_complete=complete_plugin_ids)
 def remove(packages: tuple[str, ...]) -> None:
     """pip-uninstall PACKAGES (distribution names, or ids of the plugins they provide) from the
     environment hermes runs in, and take their plugins out of plugins.enabled, one line each."""
