@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,36 @@ def _listing() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
 
-def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
+def complete_plugin_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a plugin id, from discovery (nothing imported)."""
+    try:
+        return [spec.id for spec in discover(home=hermes_home()).plugins if spec.id.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - a completion never prints a traceback into the shell
+        return []
+
+
+def _active_slots(found: Discovery, config: Any) -> dict[str, str]:
+    """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
+    it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
+    plugin in load order wins, as the first registration of a name does when plugins load."""
+    from .._slots_decl import BUILTIN_SLOTS
+
+    active: dict[str, str] = {}
+    for slot in BUILTIN_SLOTS:
+        selected = config.get(slot.config_key) or slot.default
+        if not isinstance(selected, str) or not selected.strip():
+            continue
+        selected = selected.strip()
+        for spec in found.plugins:
+            names = {spec.id, spec.name, spec.id.rpartition("/")[2]} if spec.kind == slot.name else set()
+            names.update(spec.provides.get("engines", ()), spec.provides.get("providers", ()))
+            if selected in names and spec.id not in active and spec.enablement(config)[0]:
+                active[spec.id] = slot.name
+                break
+    return active
+
+
+def _row(spec: PluginSpec, config: Any, active: dict[str, str] | None = None) -> dict[str, Any]:
     enabled, reason = spec.enablement(config)
     return {
         "id": spec.id,
@@ -33,6 +63,7 @@ def _row(spec: PluginSpec, config: Any) -> dict[str, Any]:
         "source": spec.source,
         "kind": spec.kind,
         "enabled": enabled,
+        "active": (active or {}).get(spec.id),
         "description": spec.description,
         "reason": reason,
         "error": spec.error or spec.needs_host or None,
@@ -45,7 +76,7 @@ def _skipped_row(skipped: Skipped) -> dict[str, Any]:
     """A row for something discovery did not take, so that `--json` says so too."""
     return {
         "id": skipped.name, "name": skipped.name, "version": "", "source": skipped.source, "kind": "",
-        "enabled": False, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
+        "enabled": False, "active": None, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
         "skipped": True, "origin": skipped.origin,
     }
 
@@ -59,9 +90,14 @@ def _summary(row: dict[str, Any]) -> str:
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (skipped folders and entry points included).")
 def list_(as_json: bool) -> None:
-    """List every discovered plugin (imports none of them)."""
+    """List every discovered plugin (imports none of them).
+
+    ENABLED is `active` for the plugin that provides the context engine or memory provider
+    the config selects (`context.engine`, `memory.provider`); in `--json`, `active` names its slot.
+    """
     found, config = _listing()
-    rows = [_row(spec, config) for spec in found.plugins]
+    active = _active_slots(found, config)
+    rows = [_row(spec, config, active) for spec in found.plugins]
     if as_json:
         echo_json(rows + [_skipped_row(s) for s in found.skipped])
         return
@@ -70,11 +106,15 @@ def list_(as_json: bool) -> None:
     else:
         echo_table(
             ["id", "version", "source", "kind", "enabled", "description"],
-            [[r["id"], r["version"] or "-", r["source"], r["kind"], "yes" if r["enabled"] else "no", _summary(r)]
+            [[r["id"], r["version"] or "-", r["source"], r["kind"], _enabled(r), _summary(r)]
              for r in rows],
         )
     for problem in found.problems:
         click.echo(f"hermes: warning: {problem}", err=True)
+
+
+def _enabled(row: dict[str, Any]) -> str:
+    return "active" if row["active"] else "yes" if row["enabled"] else "no"
 
 
 def _find(found: Discovery, plugin_id: str) -> PluginSpec:
@@ -89,13 +129,13 @@ def _find(found: Discovery, plugin_id: str) -> PluginSpec:
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def info(plugin_id: str, as_json: bool) -> None:
     """Show everything known about one plugin without importing it."""
     found, config = _listing()
     spec = _find(found, plugin_id)
-    data = _row(spec, config) | {
+    data = _row(spec, config, _active_slots(found, config)) | {
         "author": spec.author,
         "origin": spec.origin,
         "requires_env": list(spec.requires_env),
@@ -161,14 +201,14 @@ def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 def enable(plugin_id: str) -> None:
     """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled)."""
     _toggle(plugin_id, "enabled", "disabled")
 
 
 @plugins.command()
-@click.argument("plugin_id")
+@click.argument("plugin_id", shell_complete=complete_plugin_ids)
 def disable(plugin_id: str) -> None:
     """Disable a plugin (adds it to plugins.disabled, which always wins)."""
     _toggle(plugin_id, "disabled", "enabled")
@@ -235,3 +275,91 @@ def new(name: str, kind: str, output_dir: Path, description: str, author: str) -
     folder = render_plugin(name, kind, output_dir, description=description, author=author)
     click.echo(f"created {folder}")
     click.echo(f"next: cd {folder} && pip install -e '.[test]' && pytest")
+
+
+def _provided(found: Discovery, distribution: str) -> list[PluginSpec]:
+    """The plugins a distribution provides through its entry points (from discovery: nothing imported)."""
+    from ._pip import canonical
+
+    return [spec for spec in found.plugins
+            if spec.source == "entrypoint" and spec.distribution and canonical(spec.distribution) == canonical(distribution)]
+
+
+@plugins.command()
+@click.argument("packages", nargs=-1, required=True)
+@click.option("--user", is_flag=True, help="Install into your user site-packages (outside a virtual environment).")
+@click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
+def install(packages: tuple[str, ...], user: bool, upgrade: bool) -> None:
+    """pip-install PACKAGES (names, paths, wheels: anything pip takes) into the environment hermes
+    runs in, then enable the plugins they provide, one line each."""
+    from ._pip import PipError, installed, pip_install, target_problem
+
+    problem = target_problem(user)
+    if problem:
+        raise PipError(problem)
+    names = pip_install(packages, user=user, upgrade=upgrade)
+    found, _ = _listing()
+    for name in names:
+        name, version = installed(name) or (name, "")
+        click.echo(f"installed {name} {version}".rstrip())
+        specs = _provided(found, name)
+        if not specs:
+            click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
+                       "hermes_agent.plugins groups): nothing was enabled", err=True)
+        for spec in specs:
+            changed = _set_membership(spec.id, "enabled", "disabled")
+            click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
+    if not names:
+        click.echo(f"hermes: warning: installed {' '.join(packages)}, but could not tell which distribution it is; "
+                   "see `hermes plugins list` and enable its plugins with `hermes plugins enable ID`", err=True)
+
+
+def _forget(plugin_id: str) -> bool:
+    """Take `plugin_id` out of plugins.enabled (its code is gone; `disabled` stays the operator's)."""
+
+    def mutate(doc: Any) -> bool:
+        section = doc.get("plugins")
+        enabled = section.get("enabled") if isinstance(section, dict) else None
+        if not isinstance(enabled, list) or plugin_id not in enabled:
+            return False
+        while plugin_id in enabled:
+            enabled.remove(plugin_id)
+        return True
+
+    return edit_config(mutate)
+
+
+@plugins.command()
+@click.argument("packages", nargs=-1, required=True, shell_complete=complete_plugin_ids)
+def remove(packages: tuple[str, ...]) -> None:
+    """pip-uninstall PACKAGES (distribution names, or ids of the plugins they provide) from the
+    environment hermes runs in, and take their plugins out of plugins.enabled, one line each."""
+    import site
+    from importlib import metadata
+
+    from ._pip import PipError, canonical, installed, pip_uninstall, target_problem
+
+    found, _ = _listing()
+    names: list[str] = []
+    versions: dict[str, str] = {}
+    for package in packages:
+        spec = found.get(package)
+        here = installed(package) or (installed(spec.distribution) if spec is not None and spec.distribution else None)
+        if here is None:
+            raise PipError(f"nothing named {quoted(package)} is installed in {sys.prefix}: give a distribution "
+                           "name (see `pip list`) or the id of a plugin it provides (see `hermes plugins list`)")
+        name, versions[name] = here
+        if canonical(name) == "hermes-core":
+            raise PipError("hermes-core is hermes itself: remove it with pip, not with `hermes plugins remove`")
+        if canonical(name) not in map(canonical, names):
+            names.append(name)
+    for name in names:
+        location = str(metadata.distribution(name).locate_file(""))
+        problem = target_problem(user=location.startswith(site.getusersitepackages()))
+        if problem:
+            raise PipError(problem)
+    pip_uninstall(names)
+    for name in names:
+        click.echo(f"removed {name} {versions[name]}")
+        for spec in _provided(found, name):
+            click.echo(f"disabled {spec.id}" if _forget(spec.id) else f"{spec.id} was not enabled")

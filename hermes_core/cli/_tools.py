@@ -34,8 +34,26 @@ def list_(ctx: click.Context, as_json: bool) -> None:
         )
 
 
+def _complete_tool_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a tool name: the enabled plugins are loaded (as `tools list` does),
+    with their warnings and prints kept out of the shell."""
+    import contextlib
+    import io
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            from .._manager import PluginManager
+
+            names = [t.name for t in PluginManager().load().tool_infos()]
+    except Exception:  # noqa: BLE001 - a completion never prints a traceback into the shell
+        return []
+    return sorted(name for name in names if name.startswith(incomplete))
+
+
 @tools.command()
-@click.argument("name")
+@click.argument("name", shell_complete=_complete_tool_names)
 @click.argument("arguments", default="{}")
 @click.pass_context
 def call(ctx: click.Context, name: str, arguments: str) -> None:
