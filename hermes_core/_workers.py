@@ -16,6 +16,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ._interrupts import leave_sigint_to_the_main_thread
+
 T = TypeVar("T")
 
 __all__ = ["Overrun", "run_coroutine", "submit", "is_coroutine_function", "is_awaitable"]
@@ -33,10 +35,15 @@ def _portal() -> asyncio.AbstractEventLoop:
     with _portal_lock:
         if _portal_loop is None or _portal_loop.is_closed():
             loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="hermes-portal", daemon=True)
+            thread = threading.Thread(target=_portal_run, args=(loop,), name="hermes-portal", daemon=True)
             thread.start()
             _portal_loop = loop
         return _portal_loop
+
+
+def _portal_run(loop: asyncio.AbstractEventLoop) -> None:
+    leave_sigint_to_the_main_thread()
+    loop.run_forever()
 
 
 def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
@@ -77,6 +84,7 @@ class _Worker:
         threading.Thread(target=self._run, name="hermes-worker", daemon=True).start()
 
     def _run(self) -> None:
+        leave_sigint_to_the_main_thread()
         while True:
             fn, future = self.inbox.get()
             if future.set_running_or_notify_cancel():
