@@ -4,6 +4,7 @@ calls with their results and failures, the usage line after the answer, and cost
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -195,8 +196,6 @@ def test_ctrl_c_at_an_empty_prompt_leaves_the_chat_and_keeps_the_session(home: P
 
 
 def json_sessions() -> list[dict]:
-    import json
-
     return json.loads(hermes("sessions", "list", "--json").stdout)
 
 
@@ -282,3 +281,33 @@ def test_a_cheap_turn_never_shows_as_zero_dollars() -> None:
         assert abs(float(text[1:].replace(",", "")) - cost) <= cost * 0.06 + 0.005 * (cost >= 0.01)
 
     check()
+
+
+def stored_sessions(home: Path, count: int) -> None:
+    from hermes_core.agent import SessionStore
+
+    store = SessionStore(home)
+    for n in range(count):
+        store.start(f"s{n}", "scripted-model")
+        store.append(f"s{n}", {"role": "user", "content": f"an apple a day, number {n}"})
+    store.close()
+
+
+def test_sessions_list_takes_a_limit_and_says_when_it_cut(home: Path) -> None:
+    stored_sessions(home, 3)
+    cut = hermes("sessions", "list", "-n", "2")
+    assert len(cut.stdout.strip().splitlines()) == 1 + 2  # the header and two rows
+    assert "showing 2 of 3 sessions" in cut.stderr
+    whole = hermes("sessions", "list")
+    assert len(whole.stdout.strip().splitlines()) == 1 + 3 and "showing" not in whole.stderr
+    assert len(json.loads(hermes("sessions", "list", "--json", "--limit", "1").stdout)) == 1
+    assert "showing" not in hermes("sessions", "list", "-n", "3").stderr  # exactly all of them
+
+
+def test_sessions_search_takes_a_limit_and_says_when_it_cut(home: Path) -> None:
+    stored_sessions(home, 3)
+    cut = hermes("sessions", "search", "apple", "-n", "1")
+    assert len(cut.stdout.strip().splitlines()) == 1 + 1 and "showing 1 of 3 matches" in cut.stderr
+    assert len(json.loads(hermes("sessions", "search", "apple", "--json").stdout)) == 3
+    assert "showing" not in hermes("sessions", "search", "apple").stderr
+    assert "--limit" in hermes("sessions", "search", "apple", "-n", "0", check=2).stderr

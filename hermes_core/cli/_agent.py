@@ -148,13 +148,26 @@ def _store() -> Any:
     return SessionStore(hermes_home())
 
 
+def _limit_option(default: int) -> Any:
+    return click.option("-n", "--limit", type=click.IntRange(1), default=default, show_default=True,
+                        help="Show at most this many.")
+
+
+def _showing(shown: int, total: int, what: str) -> None:
+    """`showing N of M` on stderr when the listing was cut."""
+    if total > shown:
+        click.echo(f"showing {shown} of {total} {what} (-n {total} shows all)", err=True)
+
+
 @sessions.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def list_(as_json: bool) -> None:
+@_limit_option(50)
+def list_(as_json: bool, limit: int) -> None:
     """The latest sessions first."""
     import time
 
-    rows = _store().sessions()
+    store = _store()
+    rows = store.sessions(limit)
     if as_json:
         echo_json(rows)
     elif not rows:
@@ -163,14 +176,18 @@ def list_(as_json: bool) -> None:
         echo_table(["id", "updated", "messages", "tokens", "title"],
                    [[r["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["updated"])), str(r["messages"]),
                      str(r["input_tokens"] + r["output_tokens"]), r["title"]] for r in rows])
+    if len(rows) == limit:
+        _showing(len(rows), store.count(), "sessions")
 
 
 @sessions.command()
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def search(query: str, as_json: bool) -> None:
-    """Full-text search over every stored message."""
-    hits = _store().search(query)
+@_limit_option(20)
+def search(query: str, as_json: bool, limit: int) -> None:
+    """Full-text search over every stored message, best matches first."""
+    store = _store()
+    hits = store.search(query, limit)
     if as_json:
         echo_json(hits)
     elif not hits:
@@ -178,6 +195,8 @@ def search(query: str, as_json: bool) -> None:
     else:
         echo_table(["session", "seq", "role", "snippet"],
                    [[h["session_id"], str(h["seq"]), h["role"], " ".join(h["snippet"].split())] for h in hits])
+    if len(hits) == limit:
+        _showing(len(hits), store.count(query), "matches")
 
 
 @sessions.command()
