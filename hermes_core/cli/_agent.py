@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from .._errors import LlmConfigError
 from ._common import echo_json, echo_table, manager
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 NO_MODEL = ("no model is configured: add `model: {provider: custom, model: NAME, base_url: URL}` (any "
             "OpenAI-compatible endpoint; or provider openrouter/openai/anthropic with its API key in the "
@@ -148,7 +151,7 @@ def _store() -> Any:
     return SessionStore(hermes_home())
 
 
-def _limit_option(default: int) -> Any:
+def _limit_option(default: int) -> Callable[[F], F]:
     return click.option("-n", "--limit", type=click.IntRange(1), default=default, show_default=True,
                         help="Show at most this many.")
 
