@@ -152,9 +152,10 @@ def test_the_arrow_keys_edit_the_line_and_recall_history_across_chats(home: Path
     assert asked(llm_server) == ["hello world", "hello world"]
 
 
-def test_the_history_file_is_bounded(home: Path, llm_server, screen_of) -> None:
-    from hermes_core.cli._prompt import HISTORY_LENGTH
+HISTORY_LENGTH = 1000  # lines, as the README says
 
+
+def test_the_history_file_is_bounded(home: Path, llm_server, screen_of) -> None:
     llm_config(home, llm_server.url)
     (home / "chat_history").write_text("".join(f"old {n}\n" for n in range(HISTORY_LENGTH + 50)), encoding="utf-8")
     chat = screen_of()
