@@ -22,7 +22,7 @@ import sys
 import threading
 from types import FrameType
 
-__all__ = ["install", "is_plugin_fault", "is_user_interrupt"]
+__all__ = ["install", "is_plugin_fault", "is_user_interrupt", "leave_sigint_to_the_main_thread"]
 
 _MARK = "_hermes_sigint"
 
@@ -43,6 +43,13 @@ def install() -> None:
             signal.signal(signal.SIGINT, _on_sigint)
     except (ValueError, OSError):  # pragma: no cover - an embedded interpreter without signals
         pass
+
+
+def leave_sigint_to_the_main_thread() -> None:
+    """Block SIGINT in the calling (background) thread: a Ctrl-C the kernel hands to a worker
+    only sets Python's flag, and leaves the main thread waiting in a prompt or a socket read."""
+    if hasattr(signal, "pthread_sigmask") and threading.current_thread() is not threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def is_user_interrupt(exc: BaseException) -> bool:

@@ -338,6 +338,9 @@ class EventBus:
                 self._worker.start()
 
     def _run(self) -> None:
+        from ._interrupts import leave_sigint_to_the_main_thread
+
+        leave_sigint_to_the_main_thread()
         while True:
             event, payload, depth = self._queue.get()
             with self._lock:

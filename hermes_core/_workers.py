@@ -17,6 +17,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ._interrupts import leave_sigint_to_the_main_thread
+
 T = TypeVar("T")
 
 __all__ = ["Job", "Overrun", "run_coroutine", "start", "submit", "is_coroutine_function", "is_awaitable"]
@@ -34,10 +36,15 @@ def _portal() -> asyncio.AbstractEventLoop:
     with _portal_lock:
         if _portal_loop is None or _portal_loop.is_closed():
             loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="hermes-portal", daemon=True)
+            thread = threading.Thread(target=_portal_run, args=(loop,), name="hermes-portal", daemon=True)
             thread.start()
             _portal_loop = loop
         return _portal_loop
+
+
+def _portal_run(loop: asyncio.AbstractEventLoop) -> None:
+    leave_sigint_to_the_main_thread()
+    loop.run_forever()
 
 
 def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
@@ -106,6 +113,7 @@ class _Worker:
         threading.Thread(target=self._run, name="hermes-worker", daemon=True).start()
 
     def _run(self) -> None:
+        leave_sigint_to_the_main_thread()
         while True:
             job = self.inbox.get()
             job._run()

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import sys
 import threading
 from typing import Any, TextIO
 
-__all__ = ["Display"]
+from .._interrupts import leave_sigint_to_the_main_thread
+
+__all__ = ["Display", "format_cost"]
+
+LINE = 100  # a tool's arguments or result are cut to this many characters, on one line
 
 
 class Display:
@@ -37,6 +43,7 @@ class Display:
         stop = self._stop
 
         def spin() -> None:
+            leave_sigint_to_the_main_thread()
             for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
                 self.stream.write(f"\r{frame} {what}")
                 self.stream.flush()
@@ -55,15 +62,59 @@ class Display:
         self._stop = self._thread = None
 
     def tool(self, name: str, arguments: Any) -> None:
-        shown = arguments if isinstance(arguments, str) else str(arguments)
+        """A tool call, as the model asked for it."""
         self.done()
-        self._line(f"→ {name} {shown[:120] + '…' if len(shown) > 120 else shown}")
+        self._line(f"→ {name} {one_line(arguments if isinstance(arguments, str) else str(arguments))}")
+
+    def tool_result(self, name: str, result: str) -> None:
+        """A tool's result cut to one line, or its failure (a `{"error": ...}` result)."""
+        self.done()
+        failure = tool_failure(result)
+        if failure is not None:
+            self._line(f"✗ {name} failed: {one_line(failure)}")
+        else:
+            self._line(f"← {name}: {one_line(result) or '(empty)'}")
 
     def note(self, text: str) -> None:
         self.done()
         self._line(f"· {text}")
 
     def usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        """The tokens and cost of a turn, shown after its answer."""
         self.done()
-        money = f", ${cost:.4f}" if cost is not None else ""
+        money = f", {format_cost(cost)}" if cost is not None else ""
         self._line(f"· tokens: {input_tokens:,} in, {output_tokens:,} out{money}")
+
+
+def one_line(text: str, width: int = LINE) -> str:
+    """`text` with its whitespace runs (newlines too) made single spaces, cut to `width` with `…`."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def tool_failure(result: str) -> str | None:
+    """The error message of a failed tool call's result (`{"error": ...}`), else None."""
+    if not result.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(result)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("error"):
+        return str(value["error"])
+    return None
+
+
+def format_cost(cost: float) -> str:
+    """Dollars with two significant digits below a cent, so a cheap turn never shows as `$0.0000`:
+    `$0.000042`, `$0.0012`, `$0.0310`, `$1.25`; below a millionth, `<$0.000001`."""
+    if cost <= 0:
+        return "$0"
+    if cost >= 1:
+        return f"${cost:,.2f}"
+    if cost >= 0.01:
+        return f"${cost:.4f}"
+    if cost < 1e-6:
+        return "<$0.000001"
+    decimals = 1 - math.floor(math.log10(cost))
+    return f"${cost:.{decimals}f}"

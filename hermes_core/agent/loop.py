@@ -293,6 +293,7 @@ class Agent:
                                                 turn_id=turn.turn_id, api_request_id=api_request_id)
         finally:
             self.display.done()
+        self.display.tool_result(name, result)
         self._add({"role": "tool", "tool_call_id": call_id, "content": result})
         self.store.tool_call(self.session_id, call_id, name, arguments, result)
 

@@ -203,6 +203,17 @@ class SessionStore(SqliteFile):
                 "compressions")
         return [dict(zip(keys, row)) for row in rows]
 
+    def count(self, query: str | None = None) -> int:
+        """How many sessions there are, or (with `query`) how many messages `search` would find."""
+        terms = fts_phrases(query) if query is not None else []
+        with self._reading() as db:
+            if db is None or (query is not None and not terms):
+                return 0
+            if query is None:
+                return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+            return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                                  (" OR ".join(terms),)).fetchone()[0])
+
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         terms = fts_phrases(query)
         with self._reading() as db:

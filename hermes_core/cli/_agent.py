@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from .._errors import LlmConfigError
 from ._common import echo_json, echo_table, manager
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 NO_MODEL = ("no model is configured: add `model: {provider: custom, model: NAME, base_url: URL}` (any "
             "OpenAI-compatible endpoint; or provider openrouter/openai/anthropic with its API key in the "
@@ -26,9 +28,9 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
     return Agent(loaded, session_id=session_id, resume=resume, display=Display(), max_iterations=max_iterations)
 
 
-def _turn(agent: Any, text: str) -> str:
-    """One turn; a provider failure, a missing model or no answer within the iteration limit is
-    one line (an error), the session is kept."""
+def _turn(agent: Any, text: str) -> None:
+    """One turn: the answer on stdout, then its tokens and cost. A provider failure, a missing
+    model or no answer within the iteration limit is one line (an error), the session is kept."""
     from .._errors import LlmProviderError
 
     try:
@@ -39,12 +41,13 @@ def _turn(agent: Any, text: str) -> str:
         raise click.ClickException(f"every provider failed: {str(exc).splitlines()[0]} "
                                    f"(session {agent.session_id} kept; resume with "
                                    f"`hermes chat --resume {agent.session_id}`)") from None
-    agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
     if result.stopped == "max_iterations":
+        agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
         raise click.ClickException(
             f"no answer: stopped after {agent.max_iterations} rounds of tool calls (agent.max_iterations or "
             f"--max-iterations allows more; session {agent.session_id} kept)")
-    return str(result.text)
+    click.echo(str(result.text))
+    agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
 
 
 @click.command()
@@ -55,7 +58,16 @@ def _turn(agent: Any, text: str) -> str:
 def run(ctx: click.Context, prompt: tuple[str, ...], session_id: str | None, max_iterations: int | None) -> None:
     """Run one task: PROMPT goes to the agent, the answer is printed."""
     with _agent(ctx, session_id, bool(session_id), max_iterations) as agent:
-        click.echo(_turn(agent, " ".join(prompt)))
+        _turn(agent, " ".join(prompt))
+
+
+# The chat's own commands, with what /help says of them; plugin commands come after.
+BUILTINS = {
+    "/help": "this list",
+    "/compress [topic]": "compress the conversation now (optionally around a topic)",
+    "/reset": "clear the conversation (the stored transcript keeps it)",
+    "/exit": "leave the chat (also /quit, Ctrl-D, or Ctrl-C at an empty prompt)",
+}
 
 
 @click.command()
@@ -63,45 +75,68 @@ def run(ctx: click.Context, prompt: tuple[str, ...], session_id: str | None, max
 @click.option("--max-iterations", type=click.IntRange(1, 200), help="Tool-call rounds allowed per turn.")
 @click.pass_context
 def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None) -> None:
-    """Talk with the agent. Plugin commands run as /name; /compress [topic], /reset, /exit."""
-    with _agent(ctx, session_id, bool(session_id), max_iterations) as agent:
-        click.echo(f"session {agent.session_id} — /exit to leave, Ctrl-C stops the current answer", err=True)
-        while True:
-            try:
-                line = input("you> " if sys.stdin.isatty() else "")
-            except EOFError:
-                break
-            except KeyboardInterrupt:
-                break
-            line = line.strip()
-            if not line:
-                continue
-            if line in ("/exit", "/quit"):
-                break
-            try:
-                if line.startswith("/"):
-                    click.echo(_slash(agent, line))
-                else:
-                    click.echo(_turn(agent, line))
-            except KeyboardInterrupt:
-                agent.display.done()
-                click.echo("(interrupted; the session is kept)", err=True)
-            except click.ClickException as exc:
-                from .._quote import bounded
+    """Talk with the agent. /help lists the commands: plugin commands run as /name; /compress [topic],
+    /reset, /exit. Line editing, history ($HERMES_HOME/chat_history) and Tab completion of / commands
+    on a terminal."""
+    from .._paths import hermes_home
+    from ._prompt import Prompt
 
-                click.echo(f"hermes: error: {bounded(exc.message)}", err=True)
+    with _agent(ctx, session_id, bool(session_id), max_iterations) as agent:
+        names = [b.split()[0] for b in BUILTINS] + ["/quit"] + ["/" + c.name for c in agent.manager.commands]
+        click.echo(f"session {agent.session_id} — /help for commands, /exit to leave, "
+                   "Ctrl-C stops the current answer", err=True)
+        with Prompt(hermes_home(), names) as prompt:
+            while True:
+                try:
+                    line = prompt.read("you> ").strip()
+                except (EOFError, KeyboardInterrupt):
+                    if prompt.interactive:
+                        click.echo(err=True)  # the prompt's line is left as it was
+                    break
+                if not line:
+                    continue
+                if line in ("/exit", "/quit"):
+                    break
+                try:
+                    if line.startswith("/"):
+                        click.echo(_slash(agent, line))
+                    else:
+                        _turn(agent, line)
+                except KeyboardInterrupt:
+                    agent.display.done()
+                    click.echo("(interrupted; the session is kept)", err=True)
+                except click.ClickException as exc:
+                    from .._quote import bounded
+
+                    click.echo(f"hermes: error: {bounded(exc.message)}", err=True)
         click.echo(f"session {agent.session_id} saved", err=True)
 
 
+def _help(agent: Any) -> str:
+    """The chat's commands and the loaded plugins' commands, each with what it does."""
+    rows = list(BUILTINS.items())
+    rows += [(f"/{c.name} {c.args_hint}".rstrip(), f"{c.description or '(no description)'} [{c.plugin_id}]")
+             for c in agent.manager.commands]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"  {name.ljust(width)}  {what}" for name, what in rows)
+
+
 def _slash(agent: Any, line: str) -> str:
+    """A slash command's output (an error is one line); a spinner while it runs."""
     from .._errors import HermesError
 
+    name = line.split()[0]
+    if name.lower() == "/help":
+        return _help(agent)
+    agent.display.working("compressing" if name.lower() == "/compress" else f"running {name}")
     try:
         return str(agent.command(line))
     except HermesError as exc:
         from .._quote import bounded
 
         return f"error: {bounded(str(exc))}"
+    finally:
+        agent.display.done()
 
 
 @click.group()
@@ -116,13 +151,26 @@ def _store() -> Any:
     return SessionStore(hermes_home())
 
 
+def _limit_option(default: int) -> Callable[[F], F]:
+    return click.option("-n", "--limit", type=click.IntRange(1), default=default, show_default=True,
+                        help="Show at most this many.")
+
+
+def _showing(shown: int, total: int, what: str) -> None:
+    """`showing N of M` on stderr when the listing was cut."""
+    if total > shown:
+        click.echo(f"showing {shown} of {total} {what} (-n {total} shows all)", err=True)
+
+
 @sessions.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def list_(as_json: bool) -> None:
+@_limit_option(50)
+def list_(as_json: bool, limit: int) -> None:
     """The latest sessions first."""
     import time
 
-    rows = _store().sessions()
+    store = _store()
+    rows = store.sessions(limit)
     if as_json:
         echo_json(rows)
     elif not rows:
@@ -131,14 +179,18 @@ def list_(as_json: bool) -> None:
         echo_table(["id", "updated", "messages", "tokens", "title"],
                    [[r["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["updated"])), str(r["messages"]),
                      str(r["input_tokens"] + r["output_tokens"]), r["title"]] for r in rows])
+    if len(rows) == limit:
+        _showing(len(rows), store.count(), "sessions")
 
 
 @sessions.command()
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def search(query: str, as_json: bool) -> None:
-    """Full-text search over every stored message."""
-    hits = _store().search(query)
+@_limit_option(20)
+def search(query: str, as_json: bool, limit: int) -> None:
+    """Full-text search over every stored message, best matches first."""
+    store = _store()
+    hits = store.search(query, limit)
     if as_json:
         echo_json(hits)
     elif not hits:
@@ -146,6 +198,8 @@ def search(query: str, as_json: bool) -> None:
     else:
         echo_table(["session", "seq", "role", "snippet"],
                    [[h["session_id"], str(h["seq"]), h["role"], " ".join(h["snippet"].split())] for h in hits])
+    if len(hits) == limit:
+        _showing(len(hits), store.count(query), "matches")
 
 
 @sessions.command()
