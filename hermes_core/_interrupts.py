@@ -56,7 +56,10 @@ def is_user_interrupt(exc: BaseException) -> bool:
     """Whether `exc` is the user's Ctrl-C (not plugin code raising `KeyboardInterrupt`)."""
     if not isinstance(exc, KeyboardInterrupt):
         return False
-    return bool(getattr(exc, _MARK, False)) or signal.getsignal(signal.SIGINT) is not _on_sigint
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:  # no Ctrl-C reaches this process (a background job): it was raised
+        return False
+    return bool(getattr(exc, _MARK, False)) or handler is not _on_sigint
 
 
 def _cancelling() -> bool:

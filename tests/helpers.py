@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 import sys
 import textwrap
@@ -168,3 +169,10 @@ def cell_has_contents(cell: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def sigint_default() -> None:
+    """`preexec_fn` for a child a test sends SIGINT: it takes Ctrl-C as a terminal's foreground
+    job does, even when this test run itself was started with SIGINT ignored (`pytest &` in a
+    shell without job control hands that on to every child)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

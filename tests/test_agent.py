@@ -11,7 +11,7 @@ import pytest
 from hermes_core import PluginManager, message_problems
 from hermes_core.agent import Agent, SessionNotFoundError, SessionStore
 from hermes_core.testing import Reply, tool_call
-from tests.helpers import hermes, llm_config, make_folder_plugin
+from tests.helpers import hermes, llm_config, make_folder_plugin, sigint_default
 
 
 def sessions(home: Path) -> list[dict]:
@@ -174,7 +174,7 @@ def test_ctrl_c_stops_the_current_answer_and_keeps_the_session(home: Path, llm_s
 
     llm_config(home, llm_server.url)
     llm_server.reply("too late", delay=30).reply("Here now.")
-    chat = subprocess.Popen([str(HERMES), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    chat = subprocess.Popen([str(HERMES), "chat"], preexec_fn=sigint_default, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert chat.stdin is not None
     chat.stdin.write("a slow question\n")
@@ -194,7 +194,7 @@ def test_a_crash_mid_turn_loses_nothing_already_written(home: Path, llm_server) 
 
     llm_config(home, llm_server.url)
     llm_server.reply(None, tool_calls=[tool_call("current_time", {}, call_id="c1")]).reply("never", delay=30)
-    run = subprocess.Popen([str(HERMES), "run", "what time is it"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run = subprocess.Popen([str(HERMES), "run", "what time is it"], preexec_fn=sigint_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_for(lambda: len(llm_server.requests) == 2)
     run.kill()  # SIGKILL: no cleanup at all
     run.communicate(timeout=30)

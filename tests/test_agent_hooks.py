@@ -14,7 +14,7 @@ from typing import Any
 from hermes_core import PluginManager
 from hermes_core.agent import FIRED_HOOKS, Agent
 from hermes_core.testing import Reply, tool_call
-from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin
+from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin, sigint_default
 
 # Records every hook the reference host fires, with everything it was given, one JSON line each.
 RECORDER = """
@@ -297,7 +297,7 @@ def test_ctrl_c_during_a_turn_fires_agent_loop_stopped_and_an_interrupted_turn_e
     recorder(home, {"agent_loop_stopped", "on_session_end", "pre_api_request"})
     llm_config(home, llm_server.url, "plugins:\n  enabled: [recorder]\n")
     llm_server.reply("too late", delay=30).reply("Here now.")
-    chat = subprocess.Popen([str(HERMES), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    chat = subprocess.Popen([str(HERMES), "chat"], preexec_fn=sigint_default, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert chat.stdin is not None
     chat.stdin.write("a slow question\n")

@@ -16,7 +16,7 @@ import pytest
 
 from hermes_core.agent.display import format_cost
 from hermes_core.testing import tool_call
-from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, sigint_default
 
 UP, LEFT, TAB, CTRL_C = "\x1b[A", "\x1b[D", "\t", "\x03"
 
@@ -33,6 +33,7 @@ class Screen:
 
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: exec hermes with this environment, TERM set
+            sigint_default()
             os.execve(str(HERMES), [str(HERMES), "chat", *args], {**os.environ, "TERM": "xterm"})
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
         self.shown = ""

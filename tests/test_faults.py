@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.testing import tool_call
-from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin, write_config
+from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin, sigint_default, write_config
 
 # A plugin that works, loaded beside every faulty one: it must keep working.
 GOOD = """
@@ -94,6 +94,20 @@ def test_a_tool_raising_any_base_exception_is_an_error_result(home: Path, kind: 
     assert error.startswith("Tool execution failed: ") and "broke" in error
     assert f"tool '{tool}' (plugin 'bad') failed" in one_line(result.stderr) and "Traceback" not in result.stderr
     good_still_works()
+
+
+def test_a_background_hermes_ignoring_ctrl_c_still_contains_a_plugins_keyboard_interrupt(home: Path) -> None:
+    """Started as a background job (SIGINT ignored), no Ctrl-C can reach hermes: a
+    KeyboardInterrupt is then always the plugin's own, an error result, never an abort."""
+    import signal
+
+    bad_plugin(home, TOOL.format(raised=RAISED["keyboard"]))
+    plugins(home, "bad")
+    result = subprocess.run([str(HERMES), "tools", "call", "boom", "{}"], capture_output=True, text=True, timeout=120,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["error"].startswith("Tool execution failed: ")
+    assert "interrupted" not in result.stderr
 
 
 def test_a_tool_raising_keyboard_interrupt_does_not_abort_the_run(home: Path, llm_server) -> None:
@@ -207,7 +221,7 @@ def test_a_real_ctrl_c_still_interrupts_a_tool_call(home: Path, tmp_path: Path) 
     bad_plugin(home, SLOW)
     plugins(home, "bad")
     flag = tmp_path / "started"
-    process = subprocess.Popen([str(HERMES), "tools", "call", "slow", json.dumps({"flag": str(flag)})],
+    process = subprocess.Popen([str(HERMES), "tools", "call", "slow", json.dumps({"flag": str(flag)})], preexec_fn=sigint_default,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(flag)
     process.send_signal(signal.SIGINT)
@@ -222,7 +236,7 @@ def test_a_real_ctrl_c_in_chat_stops_the_answer_and_keeps_the_session(home: Path
     flag = tmp_path / "started"
     llm_server.reply(None, tool_calls=[tool_call("slow", {"flag": str(flag)}, call_id="c1")])
     llm_server.reply("Back again.")
-    process = subprocess.Popen([str(HERMES), "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(HERMES), "chat"], preexec_fn=sigint_default, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     assert process.stdin is not None
     process.stdin.write("wait for it\n")
