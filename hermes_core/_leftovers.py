@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 __all__ = ["finish", "lingering", "noting"]
@@ -46,7 +46,7 @@ def note_module(plugin_id: str, module_name: str | None) -> None:
             _modules[module_name] = plugin_id
 
 
-def _owner_by_code(names: Iterator[str]) -> str | None:
+def _owner_by_code(names: Iterable[str]) -> str | None:
     for name in names:
         for module, plugin_id in list(_modules.items()):
             if name == module or name.startswith(module + "."):
@@ -64,7 +64,7 @@ def _thread_owner(thread: threading.Thread) -> str | None:
         names.append(str(frame.f_globals.get("__name__", "")))
         frame = frame.f_back
     names.append(type(thread).__module__)
-    return _owner_by_code(iter(names))
+    return _owner_by_code(names)
 
 
 def _pending_tasks() -> list[Any]:
@@ -74,10 +74,12 @@ def _pending_tasks() -> list[Any]:
         return []
     import asyncio
 
-    try:
-        return [task for task in asyncio.all_tasks(loop) if not task.done()]
-    except RuntimeError:  # the set changed while it was read: the loop is busy, count it again
-        return [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for _ in range(3):
+        try:
+            return [task for task in asyncio.all_tasks(loop) if not task.done()]
+        except RuntimeError:  # the set changed while it was read: the loop is busy, count it again
+            continue
+    return []
 
 
 def lingering() -> list[str]:
@@ -97,7 +99,7 @@ def lingering() -> list[str]:
             chain.append(coro)
             coro = getattr(coro, "cr_await", None)
         names = [str(c.cr_frame.f_globals.get("__name__", "")) for c in chain if getattr(c, "cr_frame", None)]
-        owner = _owner_by_code(iter(names))
+        owner = _owner_by_code(names)
         who = f"plugin {owner!r}" if owner else "plugin code"
         lines.append(f"{who} left asyncio task {getattr(chain[-1] if chain else task, '__qualname__', task)!s} pending")
     return lines

@@ -265,6 +265,15 @@ def test_rejected_credentials_raise_without_showing_the_key(home: Path, llm_serv
     assert "sk-ant-secret-123" not in str(caught.value) and caught.value.status_code == 401
 
 
+def test_a_providers_huge_error_message_is_cut_with_a_marker(home: Path, llm_server: ScriptedServer) -> None:
+    (home / "config.yaml").write_text(f"model: {{provider: custom, model: m, base_url: '{llm_server.url}'}}\n")
+    llm_server.fail(400, "bad request " + "x" * 10_000)
+    with pytest.raises(LlmProviderError) as caught:
+        plugin_ctx(home).llm.complete(USER)
+    message = str(caught.value)
+    assert "…(10,012 chars)" in message and len(message) < 1_000, message[:400]
+
+
 def test_auth_profile_picks_that_profiles_key(home: Path, llm_server: ScriptedServer) -> None:
     (home / "config.yaml").write_text(
         f"model: {{provider: openai, model: gpt-x, base_url: '{llm_server.url}'}}\n"

@@ -198,17 +198,18 @@ def classify(exc: BaseException, timeout: float) -> Failure:
     malformed responses fall back; other 4xx do not."""
     import openai
 
+    from .._quote import clip
     from .credentials import scrub
 
     if isinstance(exc, openai.APITimeoutError):
         return Failure(f"timed out after {timeout:g} s", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        return Failure(f"connection failed ({scrub(str(exc.__cause__ or exc))[:200]})", retryable=True)
+        return Failure(f"connection failed ({clip(scrub(str(exc.__cause__ or exc)))})", retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        reason = f"HTTP {status}: {scrub(error_message(exc))[:300]}"
+        reason = f"HTTP {status}: {clip(scrub(error_message(exc)), 300)}"
         retryable = status == 429 or status >= 500
         return Failure(reason, status, retryable, _retry_after(exc.response.headers) if retryable else None)
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
         return Failure(f"malformed response ({type(exc).__name__})", retryable=True)
-    return Failure(f"{type(exc).__name__}: {scrub(str(exc))[:300]}")
+    return Failure(f"{type(exc).__name__}: {clip(scrub(str(exc)), 300)}")
