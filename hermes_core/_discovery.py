@@ -130,9 +130,9 @@ class PluginSpec(NamedTuple):
         """Whether the operator's config loads this plugin, and the reason in a few words.
 
         `plugins.disabled` always wins; built-ins load unless disabled; a plugin whose kind
-        is a slot loads when that slot selects it (unless it is a pip plugin whose kind was only
-        read from its source); everything else is opt-in through
-        `plugins.enabled` (by id or manifest name).
+        is a slot loads when that slot selects it (an entry point in `hermes_agent.plugins` is
+        standalone whatever its source says, so it is opt-in, as in Hermes); everything else is
+        opt-in through `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
         disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
@@ -140,12 +140,8 @@ class PluginSpec(NamedTuple):
             return False, "disabled in plugins.disabled"
         if self.source == "builtin":
             return True, "built-in"
-        # A kind read from the source of a pip plugin (no category group, no manifest kind) is a
-        # listing hint: like Hermes, such a plugin is opt-in; a folder Hermes' memory or engine
-        # loader takes is activated by its selection.
-        selectable = not (self.kind_guessed and self.path is None)
         for slot in slots:
-            if selectable and slot.name == self.kind:
+            if slot.name == self.kind:
                 selected = config.get(slot.config_key)
                 if isinstance(selected, str) and selected.strip() in names | {self.id.rpartition("/")[2]}:
                     return True, f"selected by {slot.config_key}"
