@@ -34,6 +34,16 @@ log = logging.getLogger("hermes_core.slots")
 Undo = Callable[[], None]
 
 
+class _Lease:
+    """A registered instance lent to one session at a time."""
+
+    __slots__ = ("lock", "lent")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lent = False
+
+
 @attrs.frozen
 class SlotProvider:
     """A provider registered in a slot: a class or factory (called per session) or an
@@ -49,9 +59,8 @@ class SlotProvider:
     builtin: bool = attrs.field(default=False, kw_only=True)
     # a class accepted by its shape: the class with the slot's base behind it, which sessions get
     adapted: type | None = attrs.field(default=None, kw_only=True, repr=False)
-    # the session the uncopyable registered instance is lent to (see new_instance), under a lock
-    _lent: list[bool] = attrs.field(factory=lambda: [False], init=False, eq=False, repr=False)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, eq=False, repr=False)
+    # whether the uncopyable registered instance is lent to a session (see new_instance)
+    _lease: _Lease = attrs.field(factory=lambda: _Lease(), init=False, eq=False, repr=False)
 
     @property
     def style(self) -> str:
@@ -71,9 +80,9 @@ class SlotProvider:
                 return copy.deepcopy(self.provider)
             except BaseException as exc:  # noqa: BLE001 - reported with the fix
                 contained(exc)
-                with self._lock:
-                    if not self._lent[0]:
-                        self._lent[0] = True
+                with self._lease.lock:
+                    if not self._lease.lent:
+                        self._lease.lent = True
                         log.debug("%s cannot be copied (%s: %s); this session uses the registered instance",
                                   who, type(exc).__name__, exc)
                         return self.provider
@@ -92,8 +101,8 @@ class SlotProvider:
     def release(self, instance: Any) -> None:
         """A session is done with `instance`: the registered instance, if it was lent, is free again."""
         if instance is self.provider:
-            with self._lock:
-                self._lent[0] = False
+            with self._lease.lock:
+                self._lease.lent = False
 
 
 def _lacks(provider: Any, member: str) -> bool:
