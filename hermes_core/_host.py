@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "describe", "host_line", "needed_module", "needs_hermes",
-           "requirement_line"]
+__all__ = ["HERMES_ENVIRONMENT", "HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "describe", "host_line", "needed_module",
+           "needs_hermes", "requirement_line", "undeclared_package"]
 
 HOST_DISTRIBUTION = "hermes-agent"
 # Hermes Agent's own top-level packages and modules (what its distribution installs): importing one
@@ -32,6 +32,16 @@ HERMES_TOP_LEVEL = frozenset({
     "hermes_yaml", "mcp_serve", "model_tools", "registration_lifecycle", "rl_cli", "run_agent", "toolset_distributions",
     "toolsets", "trajectory_compressor", "utils",
 })
+# What Hermes Agent installs with itself (its dependencies, and `yaml` through uvicorn[standard]),
+# by import name: a plugin written for Hermes may import these without declaring them.
+# hermes-core depends on PyYAML for that reason; for the rest the failure says what to install.
+HERMES_ENVIRONMENT = {
+    "yaml": "PyYAML", "requests": "requests", "rich": "rich", "jinja2": "jinja2", "dotenv": "python-dotenv",
+    "tenacity": "tenacity", "fire": "fire", "croniter": "croniter", "markdown": "Markdown", "jwt": "PyJWT",
+    "psutil": "psutil", "websockets": "websockets", "fastapi": "fastapi", "uvicorn": "uvicorn", "PIL": "Pillow",
+    "prompt_toolkit": "prompt_toolkit", "tomli_w": "tomli-w", "truststore": "truststore", "pathspec": "pathspec",
+    "snowballstemmer": "snowballstemmer", "multipart": "python-multipart",
+}
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
 
@@ -113,11 +123,27 @@ def needed_module(exc: BaseException) -> str | None:
     return None
 
 
+def undeclared_package(exc: BaseException) -> str | None:
+    """When `exc` is an import of a package Hermes Agent installs with itself and this
+    environment lacks (the plugin relied on the host's environment without declaring it), the
+    line that says what to install."""
+    for error in _chain(exc):
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            module = error.name.partition(".")[0]
+            if module in HERMES_ENVIRONMENT:
+                package = HERMES_ENVIRONMENT[module]
+                return (f"needs {package} (imports {module}), which Hermes Agent installs with itself and the "
+                        f"plugin does not declare: pip install {package}")
+    return None
+
+
 def describe(exc: BaseException) -> str:
     """`exc` in a line for a failure message: what the Hermes host would have provided, else
     `Type: message`."""
     needed = needed_module(exc)
-    return host_line(f"imports {needed}") if needed else f"{type(exc).__name__}: {exc}"
+    if needed:
+        return host_line(f"imports {needed}")
+    return undeclared_package(exc) or f"{type(exc).__name__}: {exc}"
 
 
 def requirement_line(requires: Iterable[str], distribution: str) -> str | None:

@@ -91,14 +91,14 @@ class PluginRecord:
 def failure_of(exc: BaseException, phase: str) -> LoadFailure:
     """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase. An import
     of a Hermes module that nothing serves is the Hermes Agent host missing, said in one line."""
-    from ._host import host_line, needed_module
+    from ._host import host_line, needed_module, undeclared_package
 
     call = failed_call(exc) or phase
     trace = "".join(traceback.format_exception(exc))
     needed = needed_module(exc)
     if needed is not None:
         return LoadFailure(NEEDS_HOST, host_line(f"imports {needed}"), call, trace)
-    return LoadFailure(type(exc).__name__, str(exc), call, trace)
+    return LoadFailure(type(exc).__name__, undeclared_package(exc) or str(exc), call, trace)
 
 
 def discovery_failure(spec: PluginSpec) -> LoadFailure | None:
