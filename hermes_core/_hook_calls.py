@@ -210,7 +210,7 @@ class LifecycleHooks(HostHookCalls):
         """After an attempt of a host side call."""
         return self._notify(hookspecs.post_auxiliary_call, locals())
 
-    # -- streaming (declared: the reference host does not stream yet) ------------------------
+    # -- streaming (queued off the token path: `agent.streaming`) -----------------------------
 
     def on_stream_start(
         self, *, turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str

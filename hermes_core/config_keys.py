@@ -202,6 +202,9 @@ MODEL_TOOL_CHOICE = Key("model.tool_choice", TOOL_CHOICE, _tool_choice, "",
 MODEL_NULL_TOOL_CALL_CONTENT = Key("model.null_tool_call_content", FLAG, _flag, False,
                                    "send null, not \"\", as the content of an assistant message with tool calls "
                                    "(for a server that refuses \"\"); also in each model.fallback entry")
+MODEL_STREAM = Key("model.stream", FLAG, _flag, True,
+                   "false: never ask this provider to stream the agent's answers (a server that cannot stream); "
+                   "also in each model.fallback entry")
 MODEL_TIMEOUT = Key("model.timeout", SECONDS, _seconds, 120.0, "seconds the agent waits for one answer of its model")
 AUXILIARY_TIMEOUT = Key("auxiliary.timeout", SECONDS, _seconds, 30.0,
                         "seconds a side task or a plugin's ctx.llm call may take, unless its task sets one")
@@ -244,7 +247,7 @@ KEYS: tuple[Key[Any], ...] = (
     PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
-    MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT,
+    MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT, MODEL_STREAM,
     AUXILIARY_TIMEOUT, AUXILIARY_TASK_TIMEOUT, *AUXILIARY_ROUTE, RETRY_AFTER_CAP,
     AGENT_MODEL, *AGENT_ROUTE, AGENT_FALLBACK, AGENT_PRICING,
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,

@@ -371,7 +371,7 @@ def on_stream_start(
     turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str,
     telemetry_schema_version: str,
 ) -> None:
-    """A streamed model response begins (the reference host does not stream yet).
+    """A streamed model response begins (its first chunk arrived).
 
     Example::
 

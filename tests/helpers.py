@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import select
 import signal
 import subprocess
 import sys
@@ -176,3 +178,97 @@ def sigint_default() -> None:
     job does, even when this test run itself was started with SIGINT ignored (`pytest &` in a
     shell without job control hands that on to every child)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+CTRL_C = "\x03"
+
+
+class Screen:
+    """`hermes ARGS…` (`Screen("chat")`) on a pseudo-terminal, its controlling terminal (80×24):
+    `type` keys, `expect` text to appear on the screen (what the process wrote, echo included)."""
+
+    def __init__(self, *args: str) -> None:
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: exec hermes with this environment, TERM set
+            sigint_default()
+            os.execve(str(HERMES), [str(HERMES), *args], {**os.environ, "TERM": "xterm"})
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        self.shown = ""
+        self.seen = 0  # where the next `expect` starts looking
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:  # the child is gone
+            return False
+        self.shown += data.decode("utf-8", "replace")
+        return bool(data)
+
+    def expect(self, text: str, timeout: float = 60.0) -> str:
+        """Wait until `text` is on the screen after what earlier expects consumed; returns what
+        came before it."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while text not in self.shown[self.seen:]:
+            assert time.monotonic() < deadline, f"{text!r} never shown; the screen:\n{self.shown}"
+            if not self._read(0.5) and self.exited():
+                raise AssertionError(f"hermes exited before showing {text!r}; the screen:\n{self.shown}")
+        at = self.shown.index(text, self.seen)
+        before, self.seen = self.shown[self.seen:at], at + len(text)
+        return before
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def interrupt(self, tries: int = 10) -> None:
+        """Ctrl-C at the prompt, until the prompt's line ends. Python's readline loop misses a
+        SIGINT that lands between handling one key and waiting for the next (it waits on until
+        another signal), so a Ctrl-C that changes nothing is pressed again, as a person would."""
+        for _ in range(tries):
+            self.type(CTRL_C)
+            for _ in range(10):  # up to 5 s for the line to end before pressing again
+                if "\n" in self.shown[self.seen:]:
+                    break
+                self._read(0.5)
+            if "\n" in self.shown[self.seen:]:
+                return
+        raise AssertionError(f"Ctrl-C never ended the prompt's line; the screen:\n{self.shown}")
+
+    def exited(self) -> bool:
+        return os.waitpid(self.pid, os.WNOHANG)[0] != 0 if self.pid else True
+
+    def finish(self, timeout: float = 60.0) -> str:
+        """Read to the end; the whole screen."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self._read(0.5):
+                try:
+                    pid, _ = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid:
+                    self.pid = 0
+                    while self._read(0.1):
+                        pass
+                    break
+        return self.shown
+
+    def close(self) -> None:
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        os.close(self.fd)

@@ -54,7 +54,10 @@ def test_one_turn_fires_hermes_hooks_in_hermes_order_with_hermes_arguments(home:
                             "prompt_tokens_details": {"cached_tokens": 100}})
     llm_server.reply("It is noon.")
     assert hermes("run", "what", "time", "is", "it?").stdout.strip() == "It is noon."
-    calls = recorded(home)
+    everything = recorded(home)
+    # The stream hooks are delivered off the token path (their own worker, in their own order).
+    streamed = [(name, kwargs) for name, kwargs in everything if name.startswith("on_stream_")]
+    calls = [(name, kwargs) for name, kwargs in everything if not name.startswith("on_stream_")]
     assert [name for name, _ in calls] == [
         "on_session_start", "pre_llm_call",
         "pre_api_request", "post_api_request", "on_interim_message", "pre_tool_call", "post_tool_call",
@@ -94,7 +97,16 @@ def test_one_turn_fires_hermes_hooks_in_hermes_order_with_hermes_arguments(home:
 
     (interim,) = by["on_interim_message"]
     assert (interim["text"], interim["iteration"], interim["turn_id"], interim["already_streamed"]) == (
-        "Let me look at the clock.", 1, turn_id, False)
+        "Let me look at the clock.", 1, turn_id, True)
+    # A plugin listens to the stream hooks, so each request was streamed: start, the text in pieces, end.
+    names = [name for name, _ in streamed]
+    assert names[0] == "on_stream_start" and names.count("on_stream_start") == names.count("on_stream_end") == 2
+    for iteration, text in ((1, "Let me look at the clock."), (2, "It is noon.")):
+        events = [kwargs for _, kwargs in streamed if kwargs["iteration"] == iteration]
+        base = {"turn_id": turn_id, "iteration": iteration, "session_id": session_id, "model": "scripted-model",
+                "provider": "custom", "surface": "cli", "telemetry_schema_version": "hermes.observer.v1"}
+        assert events[0] == base and events[-1] == {**base, "final_text": text, "finished": True, "error": None}
+        assert "".join(e["delta"] for e in events[1:-1]) == text and {e["kind"] for e in events[1:-1]} == {"text"}
     (gate,), (ran,), (shown,) = by["pre_tool_call"], by["post_tool_call"], by["transform_tool_result"]
     ids = {"session_id": session_id, "task_id": task_id, "turn_id": turn_id, "tool_call_id": "c1",
            "api_request_id": f"{turn_id}:api:1"}

@@ -179,3 +179,36 @@ def test_complete_structured_returns_a_validated_object(home: Path, llama_server
     assert isinstance(again.parsed["done"], bool)
     assert "format=json_object attempts=1 outcome=ok" in (home / "logs" / "agent.log").read_text().splitlines()[-1]
     assert json.dumps(again.parsed)
+
+
+def test_llama_cpp_streams_no_tool_call_and_the_agent_asks_it_for_whole_answers(home: Path,
+                                                                                 llama_server: str) -> None:
+    """A plugin listens to the stream hooks, so the agent streams. llama-cpp-python's server ends
+    the stream of a request with tools empty (it cannot stream tool choice) and drops the
+    connection: the agent asks again for the whole answer, remembers it, and the turn completes."""
+    from tests.test_streaming import heard, stream_recorder
+
+    stream_recorder(home)
+    llm_config(home, llama_server, CONFIG + "  enabled: [streams]\n", model="tiny")
+    result = hermes("run", "What", "time", "is", "it?")
+    assert "→ current_time" in result.stderr and "✗" not in result.stderr
+    assert not [name for name, _ in heard(home) if name.startswith("on_stream_")]
+    log = (home / "logs" / "agent.log").read_text(encoding="utf-8").splitlines()
+    assert "attempts=2" in log[0] or "attempts=3" in log[0]  # the empty stream, then whole
+    assert "attempts=1 outcome=ok" in log[-1]  # remembered for the rest of the run
+
+
+def test_llama_cpp_streams_an_answer_without_tools(home: Path, llama_server: str) -> None:
+    from tests.test_streaming import heard, stream_recorder
+
+    stream_recorder(home)
+    llm_config(home, llama_server, "plugins:\n  disabled: [memory/builtin, clock]\n  enabled: [streams]\n",
+               model="tiny")
+    result = hermes("run", "Say", "hello.")
+    events = heard(home)
+    names = [name for name, _ in events]
+    assert names[0] == "on_stream_start" and names[-1] == "on_stream_end" and "on_stream_delta" in names
+    end = events[-1][1]
+    assert end["finished"] is True and end["error"] is None
+    assert end["final_text"] == "".join(kwargs["delta"] for name, kwargs in events if name == "on_stream_delta")
+    assert result.stdout == end["final_text"] + "\n"

@@ -19,6 +19,7 @@ from .structured import check_messages
 if TYPE_CHECKING:
     from .._hook_calls import LifecycleHooks
     from .host import AttemptObserver, LlmHost
+    from .stream import StreamSink
 
 __all__ = ["AgentLlm", "AuxiliaryLlm"]
 
@@ -80,12 +81,13 @@ class AgentLlm:
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None, temperature: float | None = None, timeout: float | None = None,
-        observer: AttemptObserver | None = None,
+        observer: AttemptObserver | None = None, stream: StreamSink | None = None,
     ) -> Answer:
         """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered.
-        `observer` sees each attempt (the loop's `AgentRequestHooks`)."""
+        `observer` sees each attempt (the loop's `AgentRequestHooks`); with `stream`, the answer
+        is streamed (from servers whose `stream` is not false) and `stream` sees it arrive."""
         from .host import Call
 
         call = Call("host", "agent", check_messages(messages), temperature, max_tokens, timeout,
-                    purpose="agent", task="agent", tools=tools or None, observer=observer)
+                    purpose="agent", task="agent", tools=tools or None, observer=observer, stream=stream)
         return self._host.run(call, lambda answer: answer)

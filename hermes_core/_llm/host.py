@@ -22,7 +22,8 @@ from .reply import Answer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
 from .structured import Structured, has_images, refuses_format
-from .transport import Failure, apost, async_client, classify, post, sync_client
+from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
+from .transport import Failure, apost, async_client, classify, post, post_stream, sync_client
 from .trust import check_overrides
 
 __all__ = ["AttemptObserver", "Call", "LlmHost"]
@@ -63,6 +64,10 @@ class Call:
     tools: list[dict[str, Any]] | None = None  # the OpenAI `tools` list (the host's agent loop)
     observer: AttemptObserver | None = None  # the host's request hooks (its own calls only)
     structured: Structured | None = None  # structured output: its `response_format` is chosen per route
+    stream: StreamSink | None = None  # stream the answer (where the route allows) and tell this sink as it comes
+
+    def streams(self, route: Route) -> bool:
+        return self.stream is not None and streams_from(route, bool(self.tools))
 
     def mode(self, route: Route) -> str | None:
         """How structured output is asked of `route` (`json_schema`, `json_object`, `prompt`)."""
@@ -87,6 +92,9 @@ class Call:
             choice = route.tool_choice or "auto"
             if choice != "omit":
                 body["tool_choice"] = choice
+        if self.streams(route):
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
         return body
 
 
@@ -134,6 +142,7 @@ class _Attempts:
         self._failure: Failure | None = None
         self._sent = 0
         self._again = False  # the route refused the response format: try it again one step down
+        self._reconnect = False  # the route ended a stream empty: a dropped connection is tried once more
         self.mode: str | None = None  # the structured-output mode of the latest attempt
         self.history: list[str] = []
         self.route: Route | None = None
@@ -159,6 +168,17 @@ class _Attempts:
     def failed(self, exc: BaseException) -> None:
         failure = classify(exc, self._plan.timeout)
         structured, route, mode = self._call.structured, self.route, self.mode
+        if isinstance(exc, EmptyStream) and route is not None:
+            whole_answers_from(route, bool(self._call.tools))
+            self.history.append(f"{route.label}: an empty stream (asking for whole answers from now on)")
+            self._again = self._reconnect = True
+            return
+        if self._reconnect and route is not None and failure.reason.startswith("connection failed"):
+            # A server that ended a stream empty may also drop the connection it kept open.
+            self._reconnect = False
+            self.history.append(f"{route.label}: {failure.reason} (on the connection of the empty stream; again)")
+            self._again = True
+            return
         if structured is not None and route is not None and mode is not None and refuses_format(exc):
             lower = structured.step_down(route, mode)
             if lower is not None:
@@ -303,7 +323,12 @@ class LlmHost:
                     time.sleep(attempt.delay)
                 client = sync_client(attempt.route.base_url, attempt.key)
                 try:
-                    body = post(client, attempts.send(attempt), attempts.timeout)
+                    request = attempts.send(attempt)
+                    if call.stream is not None and call.streams(attempt.route):
+                        body = fold(post_stream(client, request, attempts.timeout), attempt.route, call.stream,
+                                    lambda exc: _broke_off(exc, attempts.timeout))
+                    else:
+                        body = post(client, request, attempts.timeout)
                 except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                     attempts.failed(exc)
                 else:
@@ -326,6 +351,13 @@ class LlmHost:
                     attempts.answered(body)
             assert attempts.answer is not None
             return finish(attempts.answer)
+
+
+def _broke_off(exc: BaseException, timeout: float) -> str:
+    """Why a stream ended early, in a few words (no request, no key)."""
+    if isinstance(exc, Exception):
+        return classify(exc, timeout).reason
+    return "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
 
 
 def _outcome(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ the time limit. The host decides all of it; a plugin sees only the answer.
       supports_vision: false        # this model is text-only: images go to auxiliary.vision
       tool_choice: auto             # sent with tools: auto | required | none | omit (unset: agent.tool_choice)
       null_tool_call_content: false # true: `content: null` (not "") beside tool calls, for a server that needs it
+      stream: true                  # false: never ask this server to stream the agent's answers
       fallback:                     # tried in order on 429, 5xx, connection errors, timeouts
         - {provider: openai, model: gpt-4o-mini}
         - {provider: custom, model: llama3, base_url: "http://127.0.0.1:8080/v1"}
@@ -59,6 +60,7 @@ class Route:
     where: str = "model"
     tool_choice: str = ""  # "" until `plan_call` fills in `agent.tool_choice`
     null_tool_call_content: bool = False
+    stream: bool = True  # the agent's answers may be streamed from this server
 
     @property
     def label(self) -> str:
@@ -112,8 +114,11 @@ def _route(entry: Mapping[str, Any], where: str, *, provider: str | None = None,
     null_content = entry.get("null_tool_call_content", False) if own else False
     if not isinstance(null_content, bool):
         raise LlmConfigError(f"{where}.null_tool_call_content must be true or false, not {null_content!r}")
+    stream = entry.get("stream", True) if own else True
+    if not isinstance(stream, bool):
+        raise LlmConfigError(f"{where}.stream must be true or false, not {stream!r}")
     return Route(provider, model.strip(), base_url.strip().rstrip("/"), key_env, vision is not False, where,
-                 choice or "", null_content)
+                 choice or "", null_content, stream)
 
 
 def _mapping(config: Config, *parts: str) -> Mapping[str, Any]:

@@ -22,12 +22,13 @@ import asyncio
 import json
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import attrs
 
-__all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "encode", "error_message", "post", "sync_client"]
+__all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "encode", "error_message", "post", "post_stream",
+           "sync_client"]
 
 # The SDK insists on a key; a server that needs none ignores this one.
 NO_KEY = "no-key-needed"
@@ -142,6 +143,44 @@ def post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
                            options={"timeout": timeout, "security": _SECURITY})
     raw = client.chat.completions.with_raw_response.create(**request, timeout=timeout)
     return raw.http_response.content  # type: ignore[no-any-return]
+
+
+def post_stream(client: Any, request: dict[str, Any], timeout: float) -> Iterator[Any]:
+    """Send one chat completion request with `"stream": true` through `client`; its chunks as
+    plain JSON data, in order (a server that answered with a whole completion instead gives it
+    as one chunk). `timeout` bounds each wait for the next piece, not the whole answer."""
+    import openai
+
+    if not _has_low_level(client):
+        for typed in client.chat.completions.create(**request, timeout=timeout):
+            yield typed.model_dump(exclude_unset=True)
+        return
+    stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True, stream_cls=openai.Stream[object],
+                         options={"timeout": timeout, "security": _SECURITY})
+    try:
+        if "event-stream" not in stream.response.headers.get("content-type", "event-stream"):
+            yield as_chunk(json.loads(stream.response.read()))
+            return
+        yield from stream
+    finally:
+        stream.close()
+
+
+def as_chunk(completion: Any) -> Any:
+    """A whole chat completion as the one stream chunk that carries all of it."""
+    if not isinstance(completion, dict) or not isinstance(completion.get("choices"), list):
+        return completion
+    choices = []
+    for choice in completion["choices"]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise ValueError("the response has no choices[0].message")
+        delta = {**message}
+        if isinstance(message.get("tool_calls"), list):
+            delta["tool_calls"] = [{**call, "index": index} for index, call in enumerate(message["tool_calls"])
+                                   if isinstance(call, dict)]
+        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")})
+    return {**completion, "choices": choices}
 
 
 async def apost(client: Any, request: dict[str, Any], timeout: float) -> bytes:

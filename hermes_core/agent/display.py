@@ -1,4 +1,5 @@
-"""What a person sees while the agent works: a spinner on a terminal, plain lines otherwise."""
+"""What a person sees while the agent works: a spinner on a terminal, plain lines otherwise;
+the answer on the answer stream (stdout), streamed as it arrives when that is a terminal."""
 
 from __future__ import annotations
 
@@ -17,19 +18,70 @@ LINE = 100  # a tool's arguments or result are cut to this many characters, on o
 
 
 class Display:
-    """Progress on `stream` (stderr by default, so stdout carries only the answer)."""
+    """Progress on `stream` (stderr by default), the answer on `answers` (stdout by default).
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    On a terminal the answer is streamed: each piece is written as it arrives (`stream_delta`),
+    and `answer` then only ends its line; elsewhere (a pipe, a file) `answer` writes it whole.
+    `quiet` shows no progress and streams nothing (a library host that prints the answer itself)."""
+
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, answers: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.answers = answers or sys.stdout
+        self.tty = _isatty(self.stream)
         self.quiet = quiet
+        self.streams_answers = not quiet and _isatty(self.answers)
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
+        self._open = False  # a streamed answer's line is not ended yet
+        self._streamed: str | None = None  # the text of the last stream that finished
 
     def _line(self, text: str) -> None:
         if not self.quiet:
+            self._end_answer_line()
             self.stream.write(text + "\n")
             self.stream.flush()
+
+    def _end_answer_line(self) -> None:
+        if self._open:
+            self._open = False
+            self.answers.write("\n")
+            self.answers.flush()
+
+    # -- the answer -----------------------------------------------------------------------------
+
+    def stream_delta(self, text: str) -> None:
+        """A piece of the answer, as it arrives (shown on a terminal only)."""
+        if not self.streams_answers:
+            return
+        self.done()
+        self.answers.write(text)
+        self.answers.flush()
+        self._open = True
+
+    def stream_end(self, text: str, finished: bool, error: str | None) -> None:
+        """A streamed answer ended: whole (`finished`), or broken off (`error` says why)."""
+        if not self.streams_answers:
+            return
+        self._streamed = text if finished and text else None
+        if not finished:
+            self._end_answer_line()
+            if text:
+                self._line(f"✗ the answer broke off ({error or 'no reason given'})")
+
+    def answer(self, text: str) -> None:
+        """The turn's final answer (even when `quiet`): only the end of its line when it was just
+        streamed as it is, else the text (a note first when a plugin changed what was streamed)."""
+        streamed, self._streamed = self._streamed, None
+        self.done()
+        if streamed is not None and streamed == text:
+            self._open = True
+            self._end_answer_line()
+            return
+        self._end_answer_line()
+        if streamed is not None and not self.quiet:
+            self._line("· a plugin rewrote the answer (transform_llm_output); as stored:")
+        self.answers.write(text + "\n")
+        self.answers.flush()
 
     def working(self, what: str) -> None:
         """The model or a tool is working: a spinner on a terminal, one line otherwise."""
@@ -62,8 +114,9 @@ class Display:
         self._stop = self._thread = None
 
     def tool(self, name: str, arguments: Any) -> None:
-        """A tool call, as the model asked for it."""
+        """A tool call, as the model asked for it (text streamed before it was not the answer)."""
         self.done()
+        self._streamed = None
         self._line(f"→ {name} {one_line(arguments if isinstance(arguments, str) else str(arguments))}")
 
     def tool_result(self, name: str, result: str) -> None:
@@ -84,6 +137,13 @@ class Display:
         self.done()
         money = f", {format_cost(cost)}" if cost is not None else ""
         self._line(f"· tokens: {input_tokens:,} in, {output_tokens:,} out{money}")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or closed
+        return False
 
 
 def one_line(text: str, width: int = LINE) -> str:

@@ -28,13 +28,14 @@ from .._manager import PluginManager
 from .._messages import repair_tool_pairing
 from .display import Display
 from .store import SessionStore
+from .streaming import STREAM_HOOKS, StreamHooks, TurnStream
 
 __all__ = ["Agent", "TurnResult", "DEFAULT_SYSTEM_PROMPT", "FIRED_HOOKS"]
 
 # The lifecycle hooks the reference host fires (docs/hooks.md says when). It has no terminal
-# tool (`transform_terminal_output`), edits no files (`pre_verify`), does not stream yet
-# (`on_stream_*`), and has no gateway, approval prompt, kanban, voice or subagents.
-FIRED_HOOKS = frozenset({
+# tool (`transform_terminal_output`), edits no files (`pre_verify`), and has no gateway,
+# approval prompt, kanban, voice or subagents.
+FIRED_HOOKS = frozenset({*STREAM_HOOKS,
     "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset", "pre_llm_call",
     "post_llm_call", "transform_llm_output", "pre_api_request", "post_api_request", "api_request_error",
     "transform_api_error_classification", "on_interim_message", "pre_tool_call", "post_tool_call",
@@ -96,6 +97,7 @@ class Agent:
         config = self.manager.config
         self.store = SessionStore(self.manager.home)
         self.display = display or Display(quiet=True)
+        self.stream_hooks = StreamHooks(self.manager.lifecycle)
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
         self.prompt = config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
         self.model = config.read(keys.MODEL_MODEL)
@@ -124,6 +126,7 @@ class Agent:
 
     def close(self) -> None:
         self.display.done()
+        self.stream_hooks.close()
         self.session.close(self.messages)
         self.store.close()
 
@@ -204,7 +207,8 @@ class Agent:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
                 with self.store.step():  # the step's usage, messages and tool results: one transaction
-                    answer, observer = self._model_request(turn, count, text, [prefetched, context or ""], tally)
+                    answer, observer, streamed = self._model_request(turn, count, text, [prefetched, context or ""],
+                                                                     tally)
                     if not answer.tool_calls:
                         final = self._transformed(hooks, turn, answer.text)
                         self._add({"role": "assistant", "content": final or ""})
@@ -215,7 +219,7 @@ class Agent:
                     if answer.text.strip():
                         hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
                                                  model=answer.model, provider=answer.provider, surface=self.platform,
-                                                 text=answer.text.strip()).run()
+                                                 text=answer.text.strip(), already_streamed=streamed).run()
                     for call in answer.tool_calls:
                         tally.tool_calls += 1
                         self._run_tool(call, turn, observer.api_request_id)
@@ -247,16 +251,21 @@ class Agent:
 
     def _model_request(
         self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
-    ) -> tuple[Answer, AgentRequestHooks]:
+    ) -> tuple[Answer, AgentRequestHooks, bool]:
         """The turn's `count`th model request (the window compressed first when the engine says
-        so), with the request hooks around each attempt; its usage accounted and stored."""
+        so), with the request hooks around each attempt; its usage accounted and stored. It is
+        streamed when someone watches (the display shows the answer on a terminal, or a plugin
+        listens to `on_stream_*`); the flag says whether any of its text was streamed."""
         self._compress_if_needed()
         request = self.session.select_context(self._request(extra), self.messages)
         observer = AgentRequestHooks(self.manager.lifecycle, turn, count, user_message=text,
                                      conversation_history=self.messages, context_length=self.session.context_length)
+        sink = None
+        if self.display.streams_answers or self.stream_hooks.wanted:
+            sink = TurnStream(self.display, self.stream_hooks, turn, count)
         self.display.working("thinking")
         try:
-            answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer)
+            answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer, stream=sink)
         finally:
             self.display.done()
         usage = answer.usage
@@ -264,7 +273,7 @@ class Agent:
         self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens, usage.output_tokens,
                          usage.cost_usd)
         tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
-        return answer, observer
+        return answer, observer, sink is not None and sink.streamed
 
     def _transformed(self, hooks: LifecycleHooks, turn: TurnIdentity, text: str) -> str:
         """The final answer as the plugins' `transform_llm_output` makes it (before it is stored)."""

@@ -29,7 +29,7 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
 
 
 def _turn(agent: Any, text: str) -> None:
-    """One turn: the answer on stdout, then its tokens and cost. A provider failure, a missing
+    """One turn: the answer on stdout (streamed on a terminal), then its tokens and cost. A provider failure, a missing
     model or no answer within the iteration limit is one line (an error), the session is kept."""
     from .._errors import LlmProviderError
 
@@ -46,7 +46,7 @@ def _turn(agent: Any, text: str) -> None:
         raise click.ClickException(
             f"no answer: stopped after {agent.max_iterations} rounds of tool calls (agent.max_iterations or "
             f"--max-iterations allows more; session {agent.session_id} kept)")
-    click.echo(str(result.text))
+    agent.display.answer(str(result.text))
     agent.display.usage(result.input_tokens, result.output_tokens, result.cost)
 
 

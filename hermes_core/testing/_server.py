@@ -20,16 +20,28 @@ llama.cpp's server refuses (HTTP 500 to an assistant message whose content is nu
 `server.refuse_formats("json_schema")` refuses a `response_format` type as a server without
 structured output does (500 with llama.cpp's message, or the status you give). A refused
 request is recorded but takes nothing from the queue.
+
+A request with `"stream": true` is answered as OpenAI streams: server-sent events, one
+`chat.completion.chunk` per piece of text (`Reply(chunks=[...])`, else the text word by word),
+the tool calls (name first, then the arguments in two pieces), the finish reason, the usage
+when the request asks for it (`stream_options.include_usage`), then `[DONE]`. A test can hold
+a stream part-way (`Reply(hold=event, hold_after=n)`: n text pieces are sent, then the server
+waits for the event) or break it off (`Reply(cut_after=n)`: the connection closes after n
+pieces, with no end to the chunked body). `ScriptedServer(streams="whole")` answers a streamed
+request with a whole completion, as a server or proxy that cannot stream does;
+`streams="empty"` answers it with an event stream that ends before its first event, as
+llama-cpp-python's server does for a request with tools (taking nothing from the queue).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -49,6 +61,16 @@ class Reply:
     finish_reason: str | None = None
     delay: float = 0.0
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    chunks: Sequence[str] = ()  # a streamed reply's text pieces (default: the text word by word)
+    hold: threading.Event | None = None  # a streamed reply waits for this event after `hold_after` pieces
+    hold_after: int = 1
+    cut_after: int | None = None  # a streamed reply breaks off after this many pieces
+
+    def pieces(self) -> list[str]:
+        """The text as it is streamed: `chunks`, else each word with the space before it."""
+        if self.chunks:
+            return list(self.chunks)
+        return re.findall(r"\s*\S+\s*$|\s*\S+", self.text or "")
 
 
 @attrs.frozen
@@ -107,8 +129,11 @@ def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str | None
 class ScriptedServer:
     """The server; start it with `with ScriptedServer() as server:` or `start()` / `close()`."""
 
-    def __init__(self, *, strict: bool = False) -> None:
+    def __init__(self, *, strict: bool = False, streams: str = "yes") -> None:
+        if streams not in ("yes", "whole", "empty"):
+            raise ValueError(f"streams is 'yes', 'whole' or 'empty', not {streams!r}")
         self.strict = strict
+        self.streams = streams
         self._refused_formats: tuple[frozenset[str], int, str] | None = None
         self._script: deque[Reply | Fault] = deque()
         self._lock = threading.Lock()
@@ -237,13 +262,6 @@ class ScriptedServer:
         if reply.tool_calls:
             message["tool_calls"] = [dict(call) for call in reply.tool_calls]
         requested = request.get("model") if isinstance(request, dict) else None
-        messages = request.get("messages") if isinstance(request, dict) else None
-        prompt = sum(_words(m.get("content")) for m in messages if isinstance(m, dict)) if isinstance(messages, list) else 0
-        completion = _words(reply.text)
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-        usage.update(reply.usage or {})
-        if reply.usage and "total_tokens" not in reply.usage:
-            usage["total_tokens"] = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
         return {
             "id": f"chatcmpl-scripted-{number}",
             "object": "chat.completion",
@@ -254,8 +272,47 @@ class ScriptedServer:
                 "message": message,
                 "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"),
             }],
-            "usage": usage,
+            "usage": ScriptedServer._usage(reply, request),
         }
+
+    @staticmethod
+    def _chunks(number: int, reply: Reply, request: Any) -> Iterator[dict[str, Any] | None]:
+        """A streamed reply: its chunks in order; None where the stream holds (`hold_after`)."""
+        whole = ScriptedServer._completion(number, reply, request)
+        head = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"],
+                "model": whole["model"]}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        yield chunk({"role": "assistant", "content": ""})
+        for index, piece in enumerate(reply.pieces()):
+            if reply.hold is not None and index == reply.hold_after:
+                yield None
+            yield chunk({"content": piece})
+        for index, call in enumerate(reply.tool_calls):
+            function = call.get("function") or {}
+            arguments = str(function.get("arguments") or "")
+            half = len(arguments) // 2
+            yield chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
+                                         "function": {"name": function.get("name"), "arguments": ""}}]})
+            for part in (arguments[:half], arguments[half:]):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+        yield chunk({}, whole["choices"][0]["finish_reason"])
+        options = request.get("stream_options") if isinstance(request, dict) else None
+        if isinstance(options, dict) and options.get("include_usage"):
+            yield {**head, "choices": [], "usage": whole["usage"]}
+
+    @staticmethod
+    def _usage(reply: Reply, request: Any) -> dict[str, Any]:
+        messages = request.get("messages") if isinstance(request, dict) else None
+        prompt = sum(_words(m.get("content")) for m in messages if isinstance(m, dict)) if isinstance(messages, list) else 0
+        completion = _words(reply.text)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage.update(reply.usage or {})
+        if reply.usage and "total_tokens" not in reply.usage:
+            usage["total_tokens"] = int(usage["prompt_tokens"]) + int(usage["completion_tokens"])
+        return usage
 
 
 class _Server(ThreadingHTTPServer):
@@ -287,6 +344,35 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _stream(self, chunks: Iterator[dict[str, Any] | None], reply: Reply, *, done: bool = True) -> None:
+        """Server-sent events in a chunked body; held or cut off where the reply says; `[DONE]` at the end."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+
+        def write(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        pieces = 0
+        for chunk in chunks:
+            if chunk is None:
+                assert reply.hold is not None
+                reply.hold.wait(60)
+                continue
+            if reply.cut_after is not None and pieces > reply.cut_after:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            pieces += 1
+        if done:
+            write(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]}).encode())
@@ -313,13 +399,19 @@ class _Handler(BaseHTTPRequestHandler):
                                else "invalid_request_error", "code": refused[0]}}
             self._send(refused[0], json.dumps(error).encode())
             return
+        streamed = isinstance(body, dict) and body.get("stream") is True
+        if streamed and server.streams == "empty":
+            self._stream(iter(()), Reply(), done=False)
+            return
         number, item = server._next()
         if item is None:
             self._send(500, b'{"error": {"message": "the scripted server has no reply left for this request"}}')
             return
         if item.delay:
             time.sleep(item.delay)
-        if isinstance(item, Reply):
+        if isinstance(item, Reply) and streamed and server.streams == "yes":
+            self._stream(server._chunks(number, item, body), item)
+        elif isinstance(item, Reply):
             self._send(200, json.dumps(server._completion(number, item, body)).encode(), item.headers)
         elif item.kind == "drop":
             self.close_connection = True
