@@ -74,8 +74,7 @@ class Display:
         streamed, self._streamed = self._streamed, None
         self.done()
         if streamed is not None and streamed == text:
-            self._open = True
-            self._end_answer_line()
+            self._end_answer_line()  # the streamed text is the answer: end its line, if nothing has
             return
         self._end_answer_line()
         if streamed is not None and not self.quiet:
