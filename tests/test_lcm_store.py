@@ -7,6 +7,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -204,4 +205,19 @@ def test_a_file_of_an_earlier_schema_keeps_its_messages_nodes_and_search(tmp_pat
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     db.close()
+    index_is_sound(path)
+
+
+def test_processes_opening_an_earlier_schema_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    path = tmp_path / "lcm.db"
+    write_old_file(path, 2, "s1", kinds_of_messages("pear"))
+    script = "import sys, time; from hermes_plugins_builtin.lcm import LcmEngine; " \
+             "e = LcmEngine(path=sys.argv[1]); e.on_session_start('s1'); " \
+             "time.sleep(max(0.0, float(sys.argv[2]) - time.time())); print(e.get_status()['stored_messages'])"
+    at = str(time.time() + 3)  # all of them open the file at that moment
+    opened = [subprocess.Popen([sys.executable, "-c", script, str(path), at], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    results = [process.communicate(timeout=60) for process in opened]
+    assert [out.strip() for out, _ in results] == ["7"] * 6, [err for _, err in results]
+    assert [h["seq"] for h in grep(engine_at(path), "pear3")] == [3]
     index_is_sound(path)
