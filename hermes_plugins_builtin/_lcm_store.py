@@ -1,11 +1,28 @@
 """The `lcm` engine's store: every message taken out of the window, whole, and the summary
-nodes that stand for them, per session, in `$HERMES_HOME/lcm/lcm.db`."""
+nodes that stand for them, per session, in `$HERMES_HOME/lcm/lcm.db`.
+
+A message is stored once: a message whose content is a string keeps that string in the `text`
+column only (its `body` holds the rest, with `content` null, and `content_in_text` says so);
+any other message keeps its JSON in `body` and its readable text in `text`. The full-text
+index (FTS5 over `text`, external content) is brought up to date by the search that needs it:
+`lcm_indexed.upto` is the last row indexed, and every row after it is indexed before a search,
+so a process that dies between storing and indexing loses nothing.
+
+Durability: WAL with `synchronous=NORMAL`. A committed compression survives a crash of the
+process (the WAL is in the operating system's hands); a power loss or an operating system
+crash can roll back the latest commits the operating system had not yet written to disk (on
+Linux, typically up to the last ~30 seconds); the file stays consistent and what came before
+is whole. The window a rolled-back compression returned then names nodes the store no longer
+has: `lcm_expand` says so, and the next compression stores those messages again if they are
+still in the window.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hermes_core import SqliteFile, fts_phrases, message_text
@@ -20,6 +37,7 @@ CREATE TABLE IF NOT EXISTS lcm_messages (
     role TEXT NOT NULL,
     body TEXT NOT NULL,
     text TEXT NOT NULL,
+    content_in_text INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE IF NOT EXISTS lcm_nodes (
@@ -37,11 +55,29 @@ CREATE TABLE IF NOT EXISTS lcm_nodes (
 CREATE VIRTUAL TABLE IF NOT EXISTS lcm_fts USING fts5(
     text, content='lcm_messages', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
 );
+CREATE TABLE IF NOT EXISTS lcm_indexed (upto INTEGER NOT NULL);
+INSERT INTO lcm_indexed(upto) SELECT coalesce(max(rowid), 0) FROM lcm_messages
+    WHERE NOT EXISTS (SELECT 1 FROM lcm_indexed);
 DROP TRIGGER IF EXISTS lcm_messages_ai;
-CREATE TRIGGER IF NOT EXISTS lcm_messages_ad AFTER DELETE ON lcm_messages BEGIN
+DROP TRIGGER IF EXISTS lcm_messages_ad;
+CREATE TRIGGER lcm_messages_ad AFTER DELETE ON lcm_messages
+WHEN old.rowid <= (SELECT upto FROM lcm_indexed) BEGIN
     INSERT INTO lcm_fts(lcm_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 """
+# Schema 1 indexed by a trigger per row, schema 2 in one statement per leaf: both indexed every
+# row as it was stored, so `lcm_indexed` starts at their last row, and `content_in_text` is
+# added (0: the body is the whole message, as every row of theirs is).
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _row(message: Mapping[str, Any]) -> tuple[str, str, str, int]:
+    """(role, body, text, content_in_text) of a message, serialised once."""
+    content = message.get("content")
+    if isinstance(content, str) and not isinstance(message.get("tool_calls"), list):
+        return str(message.get("role")), _encode({**message, "content": None}), content, 1
+    return str(message.get("role")), _encode(message), message_text(message), 0
 
 
 class Node(NamedTuple):
@@ -60,26 +96,59 @@ class LcmStore(SqliteFile):
 
     what = "lcm context store"
     schema = _SCHEMA
-    schema_version = 2  # 2: messages are indexed in one statement per leaf, not by a trigger per row
+    schema_version = 3  # 3: content stored once, indexed by the search that needs it; 2: indexed per leaf
+    synchronous = "NORMAL"
 
-    def add_leaf(self, session_id: str, messages: Sequence[dict[str, Any]], summary: str) -> Node:
+    def _connect(self) -> sqlite3.Connection:
+        db = super()._connect()
+        try:
+            if not self._has_content_in_text(db):  # a schema-1 or -2 file
+                db.execute("BEGIN IMMEDIATE")
+                if not self._has_content_in_text(db):  # another process may have added it meanwhile
+                    db.execute("ALTER TABLE lcm_messages ADD COLUMN content_in_text INTEGER NOT NULL DEFAULT 0")
+                db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    @staticmethod
+    def _has_content_in_text(db: sqlite3.Connection) -> bool:
+        return any(row[1] == "content_in_text" for row in db.execute("PRAGMA table_info(lcm_messages)"))
+
+    def add_leaf(self, session_id: str, messages: Sequence[Mapping[str, Any]], summary: str) -> Node:
         """Store `messages` whole, under a new level-0 node summarised by `summary`."""
+        rows = [_row(m) for m in messages]
         with self._writing() as db:
-            seq = db.execute("SELECT coalesce(max(seq), 0) FROM lcm_messages WHERE session_id = ?",
-                             (session_id,)).fetchone()[0]
+            seq, rowid = db.execute(
+                "SELECT (SELECT coalesce(max(seq), 0) FROM lcm_messages WHERE session_id = ?), "
+                "max((SELECT coalesce(max(rowid), 0) FROM lcm_messages), (SELECT upto FROM lcm_indexed))",
+                (session_id,)).fetchone()
             node_id = self._next_node(db, session_id)
             first = seq + 1
+            # Row ids above `upto` (even after a delete of the last rows) are the ones to index.
             db.executemany(
-                "INSERT INTO lcm_messages(session_id, seq, node_id, role, body, text) VALUES (?, ?, ?, ?, ?, ?)",
-                [(session_id, first + i, node_id, str(m.get("role")), json.dumps(m, ensure_ascii=False, default=str),
-                  message_text(m)) for i, m in enumerate(messages)],
+                "INSERT INTO lcm_messages(rowid, session_id, seq, node_id, role, body, text, content_in_text) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(rowid + i, session_id, seq + i, node_id, *row) for i, row in enumerate(rows, 1)],
             )
             node = Node(node_id, 0, first, first + len(messages) - 1, (), summary)
-            # One INSERT ... SELECT indexes the leaf ~3x faster than a trigger row by row.
-            db.execute("INSERT INTO lcm_fts(rowid, text) SELECT rowid, text FROM lcm_messages "
-                       "WHERE session_id = ? AND seq BETWEEN ? AND ?", (session_id, node.first_seq, node.last_seq))
             self._insert(db, session_id, node)
         return node
+
+    def index(self) -> int:
+        """Index the stored messages the full-text index does not have yet (every session's);
+        how many. A search calls it first."""
+        with self._reading() as db:
+            if db is None or not db.execute(
+                    "SELECT (SELECT max(rowid) FROM lcm_messages) > (SELECT upto FROM lcm_indexed)").fetchone()[0]:
+                return 0
+        with self._writing() as db:
+            upto = db.execute("SELECT upto FROM lcm_indexed").fetchone()[0]
+            added = db.execute("INSERT INTO lcm_fts(rowid, text) SELECT rowid, text FROM lcm_messages WHERE rowid > ?",
+                               (upto,)).rowcount
+            db.execute("UPDATE lcm_indexed SET upto = max(upto, (SELECT coalesce(max(rowid), 0) FROM lcm_messages))")
+        return int(added)
 
     def add_parent(self, session_id: str, children: Sequence[Node], summary: str) -> Node:
         """A new node standing for `children` (a summary of summaries)."""
@@ -120,13 +189,21 @@ class LcmStore(SqliteFile):
         """(seq, message) of the stored messages in a span, from `offset`, at most `limit`."""
         with self._reading() as db:
             rows = [] if db is None else db.execute(
-                "SELECT seq, body FROM lcm_messages WHERE session_id = ? AND seq BETWEEN ? AND ? "
+                "SELECT seq, body, text, content_in_text FROM lcm_messages WHERE session_id = ? AND seq BETWEEN ? AND ? "
                 "ORDER BY seq LIMIT ? OFFSET ?", (session_id, first_seq, last_seq, limit, offset)).fetchall()
-        return [(seq, json.loads(body)) for seq, body in rows]
+        found: list[tuple[int, dict[str, Any]]] = []
+        for seq, body, text, content_in_text in rows:
+            message = json.loads(body)
+            if content_in_text:
+                message["content"] = text
+            found.append((seq, message))
+        return found
 
     def grep(self, session_id: str, query: str, limit: int) -> list[dict[str, Any]]:
         """Stored messages of the session matching the words of `query`, best first."""
         terms = fts_phrases(query)
+        if terms:
+            self.index()
         with self._reading() as db:
             if db is None or not terms:
                 return []

@@ -10,7 +10,8 @@ place that says what it covers. When the window holds more than `fan_in` nodes, 
 however long the conversation gets, and every node still leads down to the messages. The
 model reaches back with two tools: `lcm_grep` (full-text search over everything stored)
 and `lcm_expand` (a node's messages, whole). Node summaries are extractive (the opening of
-each message), so compressing needs no LLM call.
+each message), so compressing needs no LLM call, and it does not index: the first `lcm_grep`
+after a compression indexes what is new. Durability and the file's format: `_lcm_store`.
 """
 
 from __future__ import annotations
