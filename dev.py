@@ -187,12 +187,13 @@ def main_job() -> int:
     return agent_task(DEMO_HOME, task)
 
 
-QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick"]
+QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick", "-n", "auto"]
 
 
 def tests(extra: list[str]) -> int:
-    """pytest with `extra`; `--quick` leaves out the slow groups (venvs, packaging, mypy) and runs
-    each property test on 10 examples: for a first look or a small change, never instead of the full run."""
+    """pytest with `extra`; `--quick` leaves out the slow groups (venvs, packaging, mypy, the fault
+    suite), runs each property test on 10 examples and spreads the tests over every core
+    (pytest-xdist): for a first look or a small change, never instead of the full run."""
     if "--quick" in extra:
         extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode

@@ -21,6 +21,7 @@ SLOW_MODULES = {
     "test_main_job.py": "runs `python3 dev.py run` end to end, twice",
     "test_typing.py": "runs mypy --strict over hermes_core (a minute when its cache is cold)",
     "test_quick_run.py": "runs `python3 dev.py test` (a pytest of its own) four times",
+    "test_faults.py": "runs the CLI with 52 misbehaving plugins, several waiting out time limits",
 }
 
 settings.register_profile("quick", max_examples=10, deadline=None)  # --hypothesis-profile=quick

@@ -38,12 +38,18 @@ def collected(output: str) -> set[str]:
 
 
 def test_quick_leaves_out_the_slow_groups_and_the_full_run_keeps_them() -> None:
-    files = ["tests/test_packaging.py", "tests/test_typing.py", "tests/test_cli.py", "tests/test_engine_contract.py"]
+    files = ["tests/test_packaging.py", "tests/test_typing.py", "tests/test_faults.py", "tests/test_cli.py",
+             "tests/test_engine_contract.py"]
     quick = dev_test("--quick", "--collect-only", "-q", "-p", "no:cacheprovider", *files)
     assert collected(quick) == {"tests/test_cli.py", "tests/test_engine_contract.py"}
     assert "test_the_contract_fails_an_engine_that_orphans_tool_results" not in quick  # runs a pytest of its own
     full = dev_test("--collect-only", "-q", "-p", "no:cacheprovider", *files)
     assert collected(full) == set(files) and "test_the_contract_fails_an_engine_that_orphans_tool_results" in full
+
+
+def test_quick_spreads_the_tests_over_worker_processes() -> None:
+    output = dev_test("--quick", "-p", "no:cacheprovider", "tests/test_scripted_server.py")
+    assert re.search(r"created: \d+/\d+ workers", output) and " passed" in output
 
 
 def test_quick_runs_property_tests_on_ten_examples() -> None:
