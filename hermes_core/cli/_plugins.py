@@ -8,8 +8,9 @@ from typing import Any
 
 import click
 
+from .. import _listing
 from .._config_file import edit_config, load_config
-from .._discovery import Discovery, PluginSpec, Skipped, discover
+from .._discovery import Discovery, PluginSpec, discover
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
 from .._quote import quoted
@@ -21,7 +22,7 @@ def plugins() -> None:
     """Discover, inspect, enable and check plugins."""
 
 
-def _listing() -> tuple[Discovery, Any]:
+def _discovered() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
 
@@ -33,88 +34,25 @@ def complete_plugin_ids(ctx: click.Context, param: click.Parameter, incomplete: 
         return []
 
 
-def _active_slots(found: Discovery, config: Any) -> dict[str, str]:
-    """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
-    it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
-    plugin in load order wins, as the first registration of a name does when plugins load."""
-    from .._slots_decl import BUILTIN_SLOTS
-
-    active: dict[str, str] = {}
-    for slot in BUILTIN_SLOTS:
-        selected = config.get(slot.config_key) or slot.default
-        if not isinstance(selected, str) or not selected.strip():
-            continue
-        selected = selected.strip()
-        for spec in found.plugins:
-            names = {spec.id, spec.name, spec.id.rpartition("/")[2]} if spec.kind == slot.name else set()
-            names.update(spec.provides.get("engines", ()), spec.provides.get("providers", ()))
-            if selected in names and spec.id not in active and spec.enablement(config)[0]:
-                active[spec.id] = slot.name
-                break
-    return active
-
-
-def _row(spec: PluginSpec, config: Any, active: dict[str, str] | None = None) -> dict[str, Any]:
-    enabled, reason = spec.enablement(config)
-    return {
-        "id": spec.id,
-        "name": spec.name,
-        "version": spec.version,
-        "source": spec.source,
-        "kind": spec.kind,
-        "enabled": enabled,
-        "active": (active or {}).get(spec.id),
-        "description": spec.description,
-        "reason": reason,
-        "error": spec.error or spec.needs_host or None,
-        "needs_host": spec.host_problem or None,
-        "skipped": False,
-    }
-
-
-def _skipped_row(skipped: Skipped) -> dict[str, Any]:
-    """A row for something discovery did not take, so that `--json` says so too."""
-    return {
-        "id": skipped.name, "name": skipped.name, "version": "", "source": skipped.source, "kind": "",
-        "enabled": False, "active": None, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
-        "skipped": True, "origin": skipped.origin,
-    }
-
-
-def _summary(row: dict[str, Any]) -> str:
-    if row["error"] and row["error"] != row["needs_host"]:
-        return f"BROKEN: {row['error']}"
-    return str(row["needs_host"] or row["description"])
+def _list_options(command: Any) -> Any:
+    """The flags of `hermes plugins list`, from the one table `_start` reads too."""
+    for option in reversed(_listing.LIST_OPTIONS):
+        command = click.option(option.flag, option.dest, is_flag=True, help=option.help)(command)
+    return command
 
 
 @plugins.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (skipped folders and entry points included).")
-def list_(as_json: bool) -> None:
+@_list_options
+def list_(**options: bool) -> None:
     """List every discovered plugin (imports none of them).
 
     ENABLED is `active` for the plugin that provides the context engine or memory provider
     the config selects (`context.engine`, `memory.provider`); in `--json`, `active` names its slot.
     """
-    found, config = _listing()
-    active = _active_slots(found, config)
-    rows = [_row(spec, config, active) for spec in found.plugins]
-    if as_json:
-        echo_json(rows + [_skipped_row(s) for s in found.skipped])
-        return
-    if not rows:
-        click.echo(f"no plugins found (looked in entry points and {hermes_home() / 'plugins'})")
-    else:
-        echo_table(
-            ["id", "version", "source", "kind", "enabled", "description"],
-            [[r["id"], r["version"] or "-", r["source"], r["kind"], _enabled(r), _summary(r)]
-             for r in rows],
-        )
-    for problem in found.problems:
-        click.echo(f"hermes: warning: {problem}", err=True)
-
-
-def _enabled(row: dict[str, Any]) -> str:
-    return "active" if row["active"] else "yes" if row["enabled"] else "no"
+    out, warnings = _listing.listing(**options)
+    click.echo(out)
+    for warning in warnings:
+        click.echo(warning, err=True)
 
 
 def _find(found: Discovery, plugin_id: str) -> PluginSpec:
@@ -133,9 +71,9 @@ def _find(found: Discovery, plugin_id: str) -> PluginSpec:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def info(plugin_id: str, as_json: bool) -> None:
     """Show everything known about one plugin without importing it."""
-    found, config = _listing()
+    found, config = _discovered()
     spec = _find(found, plugin_id)
-    data = _row(spec, config, _active_slots(found, config)) | {
+    data = _listing.row(spec, config, _listing.active_slots(found, config)) | {
         "author": spec.author,
         "origin": spec.origin,
         "requires_env": list(spec.requires_env),
@@ -194,7 +132,7 @@ def _set_membership(plugin_id: str, add_to: str, remove_from: str) -> bool:
 
 
 def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
-    found, _ = _listing()
+    found, _ = _discovered()
     spec = _find(found, plugin_id)
     changed = _set_membership(spec.id, add_to, remove_from)
     click.echo(f"{add_to} {spec.id}" if changed else f"{spec.id} was already {add_to}")
@@ -298,7 +236,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool) -> None:
     if problem:
         raise PipError(problem)
     names = pip_install(packages, user=user, upgrade=upgrade)
-    found, _ = _listing()
+    found, _ = _discovered()
     for name in names:
         name, version = installed(name) or (name, "")
         click.echo(f"installed {name} {version}".rstrip())
@@ -339,7 +277,7 @@ def remove(packages: tuple[str, ...]) -> None:
 
     from ._pip import PipError, canonical, installed, pip_uninstall, target_problem
 
-    found, _ = _listing()
+    found, _ = _discovered()
     names: list[str] = []
     versions: dict[str, str] = {}
     for package in packages:

@@ -1,0 +1,69 @@
+"""The `hermes` console script: `hermes plugins list [--json]` is answered before click is
+imported; every other command line goes to the click CLI (`hermes_core.cli.main`).
+
+Importing click costs about as much as the entry-point scan any listing must do, and the
+listing is what a user runs most often. The fast path takes only the exact command line
+`hermes plugins list` followed by flags of `LIST_OPTIONS` (the table the click command is built
+from), and prints `_listing.listing()`, as the click command does. Anything else falls through
+to click before a byte is written: another argument or option (`--help`, `--debug`, a typo),
+shell completion, streams that are not UTF-8 (click rewraps an ASCII one), output with
+terminal escapes (click strips them from a pipe), or any error (click reports it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["main"]
+
+_COMPLETION_VARIABLE = "_HERMES_COMPLETE"  # click's `_{PROG_NAME}_COMPLETE`
+
+
+def main() -> Any:
+    """Run `hermes` with `sys.argv`."""
+    code = _fast_listing(sys.argv[1:])
+    if code is not None:
+        return code
+    from .cli import main as click_main
+
+    return click_main()
+
+
+def _utf8(stream: Any) -> bool:
+    import codecs
+
+    try:
+        return stream is not None and codecs.lookup(stream.encoding).name == "utf-8"
+    except (AttributeError, LookupError, TypeError):
+        return False
+
+
+def _fast_listing(args: list[str]) -> int | None:
+    """The exit code of `hermes plugins list [flags]` answered here, or None to let click answer."""
+    if args[:2] != ["plugins", "list"] or _COMPLETION_VARIABLE in os.environ:
+        return None
+    from ._listing import LIST_OPTIONS, listing
+
+    dests = {option.flag: option.dest for option in LIST_OPTIONS}
+    if not all(arg in dests for arg in args[2:]) or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        return None
+    try:
+        out, warnings = listing(**{dests[arg]: True for arg in args[2:]})
+    except KeyboardInterrupt:
+        print("hermes: interrupted", file=sys.stderr, flush=True)
+        return 130
+    except Exception:  # noqa: BLE001 - click runs the listing again and reports the error its way
+        return None
+    if "\x1b" in out or any("\x1b" in line for line in warnings):
+        return None
+    try:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+        for line in warnings:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+    except BrokenPipeError:
+        return 141
+    return 0
