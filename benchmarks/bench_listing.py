@@ -1,6 +1,7 @@
 """`hermes plugins list` with 100 installed entry-point plugins, against the bare
-entry-point scan it cannot avoid, run alternately in the same session; and `hermes --help`
-against `hermes plugins list` (the plugins' commands known from the last load: no plugin imported).
+entry-point scan it cannot avoid, run alternately in the same session; the same listing through
+the click command line (`hermes_core.cli.main`, which the console script skips for it); and
+`hermes --help` against both (the plugins' commands known from the last load: no plugin imported).
 
     .venv/bin/python benchmarks/bench_listing.py [--plugins 100] [--runs 30]
 """
@@ -19,6 +20,7 @@ from _venv import bench_venv
 
 BASELINE = "import importlib.metadata as m; m.entry_points(group='hermes_agent.plugins')"
 WITH_CLICK = "import click; " + BASELINE  # the part of the gap that is click's own import
+CLICK_MAIN = "from hermes_core.cli import main; main()"  # the click command line: what `hermes` runs for other commands
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -50,7 +52,7 @@ def main() -> None:
         print(f"{options.plugins} entry-point plugins, {options.runs} alternating runs each (wall time)")
         for label, home in scenarios.items():
             run_env = env | {"HERMES_HOME": str(home)}
-            base, ours, clicked, helped = [], [], [], []
+            base, ours, clicked, helped, through_click = [], [], [], [], []
             for _ in range(3):  # warm the page cache (and, with the first --help, its cache of plugin commands)
                 timed([str(python), "-c", BASELINE], run_env, root)
                 timed([hermes, "plugins", "list"], run_env, root)
@@ -60,6 +62,7 @@ def main() -> None:
                 ours.append(timed([hermes, "plugins", "list"], run_env, root))
                 clicked.append(timed([str(python), "-c", WITH_CLICK], run_env, root))
                 helped.append(timed([hermes, "--help"], run_env, root))
+                through_click.append(timed([str(python), "-c", CLICK_MAIN, "plugins", "list"], run_env, root))
             b, o = statistics.median(base), statistics.median(ours)
             paired = statistics.median(x / y for x, y in zip(ours, base))
             print(f"  {label:<26} baseline {b * 1000:6.1f} ms   hermes plugins list {o * 1000:6.1f} ms   "
@@ -67,9 +70,13 @@ def main() -> None:
                   f"of minima {min(ours) / min(base):.2f}x")
             print(f"  {'':<26} baseline + `import click` alone {statistics.median(clicked) * 1000:6.1f} ms "
                   f"({statistics.median(clicked) / b:.2f}x)")
+            c = statistics.median(through_click)
+            print(f"  {'':<26} the same listing through click (hermes_core.cli.main) {c * 1000:6.1f} ms "
+                  f"({c / b:.2f}x; median of paired runs {statistics.median(x / y for x, y in zip(through_click, base)):.2f}x)")
             h = statistics.median(helped)
             print(f"  {'':<26} hermes --help {h * 1000:6.1f} ms: against hermes plugins list, of medians "
-                  f"{h / o:.2f}x, median of paired runs {statistics.median(x / y for x, y in zip(helped, ours)):.2f}x")
+                  f"{h / o:.2f}x, median of paired runs {statistics.median(x / y for x, y in zip(helped, ours)):.2f}x; "
+                  f"against the listing through click {statistics.median(x / y for x, y in zip(helped, through_click)):.2f}x")
 
 
 if __name__ == "__main__":
