@@ -23,7 +23,7 @@ from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
 from .structured import Structured, has_images, refuses_format
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
-from .transport import Failure, apost, async_client, classify, post, post_stream, sync_client
+from .transport import Failure, apost, async_client, classify, dropped_connection, post, post_stream, sync_client
 from .trust import check_overrides
 
 __all__ = ["AttemptObserver", "Call", "LlmHost"]
@@ -173,7 +173,7 @@ class _Attempts:
             self.history.append(f"{route.label}: an empty stream (asking for whole answers from now on)")
             self._again = self._reconnect = True
             return
-        if self._reconnect and route is not None and failure.reason.startswith("connection failed"):
+        if self._reconnect and route is not None and dropped_connection(exc):
             # A server that ended a stream empty may also drop the connection it kept open.
             self._reconnect = False
             self.history.append(f"{route.label}: {failure.reason} (on the connection of the empty stream; again)")

@@ -27,8 +27,8 @@ from typing import Any
 
 import attrs
 
-__all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "encode", "error_message", "post", "post_stream",
-           "sync_client"]
+__all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "dropped_connection", "encode", "error_message",
+           "post", "post_stream", "sync_client"]
 
 # The SDK insists on a key; a server that needs none ignores this one.
 NO_KEY = "no-key-needed"
@@ -230,6 +230,13 @@ def error_message(exc: Any) -> str:
         if text:
             return str(text)
     return str(getattr(exc, "message", "") or exc)
+
+
+def dropped_connection(exc: BaseException) -> bool:
+    """Whether `exc` is a connection that failed or was dropped (not a timeout, not a status)."""
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
 
 
 def classify(exc: BaseException, timeout: float) -> Failure:
