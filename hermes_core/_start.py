@@ -1,5 +1,5 @@
-"""The `hermes` console script: `hermes plugins list [--json]` is answered before click is
-imported; every other command line goes to the click CLI (`hermes_core.cli.main`).
+"""The `hermes` console script: `hermes plugins list [--json]` and `hermes --help` are answered
+before click is imported; every other command line goes to the click CLI (`hermes_core.cli.main`).
 
 Importing click costs about as much as the entry-point scan any listing must do, and the
 listing is what a user runs most often. The fast path takes only the exact command line
@@ -8,6 +8,12 @@ from), and prints `_listing.listing()`, as the click command does. Anything else
 to click before a byte is written: another argument or option (`--help`, `--debug`, a typo),
 shell completion, streams that are not UTF-8 (click rewraps an ASCII one), output with
 terminal escapes (click strips them from a pipe), or any error (click reports it).
+
+`hermes --help` (`-h`, or `hermes` alone) is click's own text: the fast path prints the text
+click last rendered, kept in the command cache (`_command_cache`) under the key of what
+discovery sees of the enabled plugins and of everything else the rendering depends on (the
+terminal's width, the language, hermes-core's and click's code). With no such text, click
+renders it (and keeps it for the next time).
 
 Once the listing is written and flushed the process ends at once (`os._exit`, as `_leftovers`
 does): it ran no plugin code and registered nothing to run at exit, and tearing the interpreter
@@ -18,16 +24,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["main"]
 
 _COMPLETION_VARIABLE = "_HERMES_COMPLETE"  # click's `_{PROG_NAME}_COMPLETE`
+_HELP_LINES: tuple[list[str], ...] = ([], ["--help"], ["-h"])  # the command lines click answers with the root's help
 
 
 def main() -> Any:
     """Run `hermes` with `sys.argv`."""
-    code = _fast_listing(sys.argv[1:])
+    code = _fast_help(sys.argv[1:]) if sys.argv[1:] in _HELP_LINES else _fast_listing(sys.argv[1:])
     if code == 0:
         os._exit(0)  # written and flushed; the interpreter's teardown is ~10 ms of a ~70 ms listing
     if code is not None:
@@ -58,12 +66,40 @@ def _fast_listing(args: list[str]) -> int | None:
     try:
         out, warnings = listing(**{dests[arg]: True for arg in args[2:]})
     except KeyboardInterrupt:
-        print("hermes: interrupted", file=sys.stderr, flush=True)
-        return 130
+        return _interrupted()
     except Exception:  # noqa: BLE001 - click runs the listing again and reports the error its way
         return None
     if "\x1b" in out or any("\x1b" in line for line in warnings):
         return None
+    return _write(out, warnings)
+
+
+def _fast_help(args: list[str]) -> int | None:
+    """The exit code of `hermes --help` printed from the text click last rendered, or None to
+    let click render it."""
+    if _COMPLETION_VARIABLE in os.environ or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        return None
+    from . import _command_cache
+
+    try:
+        rendering = _command_cache.rendering()
+        text = None if rendering is None else _command_cache.read_help(_command_cache.fingerprint(), rendering)
+    except KeyboardInterrupt:
+        return _interrupted()
+    except Exception:  # noqa: BLE001 - click renders the help and reports any error its way
+        return None
+    if text is None or "\x1b" in text:
+        return None
+    return _write(text, ())
+
+
+def _interrupted() -> int:
+    print("hermes: interrupted", file=sys.stderr, flush=True)
+    return 130
+
+
+def _write(out: str, warnings: Iterable[str]) -> int:
+    """Print `out` and then each warning line on stderr, as the click command does."""
     try:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
@@ -71,8 +107,7 @@ def _fast_listing(args: list[str]) -> int | None:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
     except KeyboardInterrupt:
-        print("hermes: interrupted", file=sys.stderr, flush=True)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         return 141
     except OSError as exc:  # as `hermes_core.cli` words an unexpected failure

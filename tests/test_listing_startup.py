@@ -139,3 +139,67 @@ def test_a_stream_that_is_not_utf8_is_left_to_click(plugins: Path) -> None:
     assert "click" in imported("plugins", "list", env=env)
     for args in option_lines():
         assert run("plugins", "list", *args, env=env) == run("plugins", "list", *args, env=env, click=True), args
+
+
+GREETER = """
+def register(ctx):
+    ctx.register_cli_command("greet", "Say hello to someone", lambda parser: None, lambda args: 0)
+"""
+HELP_LINES = [[], ["--help"], ["-h"]]  # what click answers with `hermes --help`'s text
+
+
+@pytest.fixture
+def greeter(plugins: Path) -> Path:
+    """The `plugins` fixture's plugins and one that adds a command to `hermes`."""
+    make_folder_plugin(plugins / "plugins", "greeter", GREETER, "name: greeter\n")
+    write_config(plugins, "plugins:\n  enabled: [notes, ep, gw, greeter]\n")
+    return plugins
+
+
+def rendered_twice(env: dict[str, str] | None = None) -> str:
+    """`hermes --help` through click twice: the first loads the plugins to learn their commands,
+    the second lists them from that load and keeps the text it renders."""
+    assert "click" in imported("--help", env=env)
+    code, out, _ = run("--help", env=env)
+    assert code == 0
+    return out
+
+
+def test_help_is_printed_without_click_once_click_has_rendered_it(greeter: Path) -> None:
+    text = rendered_twice()
+    assert "greet" in text and "Say hello to someone" in text and "plugins" in text
+    for args in HELP_LINES:
+        modules = imported(*args)
+        assert "hermes_core._command_cache" in modules, args  # the probe sees the start-up path's imports...
+        assert not {m for m in modules if m.split(".")[0] in {"click", "openai", "pluggy"}}, args
+        assert not {"hermes_plugins.greeter", "hermes_ep_module"} & modules, args  # ...and no plugin
+        assert run(*args) == run(*args, click=True) == (0, text, ""), args
+
+
+@pytest.mark.parametrize("change", ["width", "language", "disabled", "installed", "edited"])
+def test_help_is_rendered_again_when_what_it_shows_may_have_changed(greeter: Path, site: Path, change: str) -> None:
+    before = rendered_twice()
+    env = None
+    if change == "width":
+        env = os.environ | {"COLUMNS": "56"}
+    elif change == "language":
+        env = os.environ | {"LANGUAGE": "de"}
+    elif change == "disabled":
+        write_config(greeter, "plugins:\n  enabled: [notes, ep, gw]\n")
+    elif change == "installed":
+        install_dist(site, "hermes-hi", {"hi": "hermes_hi_module"},
+                     {"hermes_hi_module": GREETER.replace('"greet", "Say hello', '"hi", "Say hi')})
+        write_config(greeter, "plugins:\n  enabled: [notes, ep, gw, greeter, hi]\n")
+    else:  # a different length: Python's bytecode cache trusts a source of the same size and second
+        (greeter / "plugins" / "greeter" / "__init__.py").write_text(GREETER.replace("Say hello to someone", "Greet anyone"))
+    runs = []
+    for _ in range(3):  # click renders it (after loading the plugins once if they changed), then it is kept
+        through_click = "click" in imported("--help", env=env)
+        runs.append((through_click, run("--help", env=env)))
+    assert runs[0][0] and not runs[-1][0], runs
+    after = run("--help", env=env, click=True)
+    assert all(output == after for _, output in runs) and after[0] == 0
+    assert (after[1] != before) == (change != "language")  # (no translation of click's words here)
+    shown = {"width": "Say hello to someone", "language": "Say hello to someone", "installed": "Say hi to someone",
+             "edited": "Greet anyone"}
+    assert shown[change] in after[1] if change in shown else "greet" not in after[1]

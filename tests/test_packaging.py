@@ -58,3 +58,28 @@ def test_example_plugin_settings_reach_ctx_config(venv_python: Path, tmp_path: P
     (home / "config.yaml").write_text("plugins:\n  enabled: [textstats]\n  entries:\n    textstats:\n      settings: {top: 0}\n")
     result = run(venv_python, home, "tools", "call", "text_stats", '{"text": "x y"}')
     assert json.loads(result.stdout)["top_words"] == []
+
+
+def test_help_kept_for_start_up_is_rendered_again_when_hermes_core_changes(venv_python: Path, tmp_path: Path) -> None:
+    """`hermes --help` prints the text click last rendered while nothing it shows has changed:
+    an edit to the installed hermes-core's command line is such a change."""
+    home = tmp_path / "home"
+    hermes = str(venv_python.parent / "hermes")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HERMES_HOME": str(home)}
+
+    def through_click() -> bool:
+        probe = subprocess.run([str(venv_python), "-X", "importtime", hermes, "--help"], capture_output=True,
+                               text=True, env=env, timeout=120, cwd=tmp_path, check=True)
+        return " click\n" in probe.stderr or probe.stderr.endswith(" click")
+
+    assert through_click() and through_click() and not through_click()  # rendered, kept, printed at start-up
+    assert "Discover, inspect, enable and check plugins." in run(venv_python, home, "--help").stdout
+    source = Path(subprocess.run([str(venv_python), "-c", "import hermes_core.cli._plugins as m; print(m.__file__)"],
+                                 capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip())
+    original = source.read_text()
+    try:  # (a different length: Python's bytecode cache trusts a source of the same size and second)
+        source.write_text(original.replace("Discover, inspect, enable and check plugins.", "Find and check every plugin."))
+        assert through_click()
+        assert "Find and check every plugin." in run(venv_python, home, "--help").stdout
+    finally:
+        source.write_text(original)

@@ -15,6 +15,7 @@ import click
 __all__ = ["main", "cli"]
 
 _DEBUG = False
+_RENDERED_FROM = "hermes_core.help_rendered_from"  # ctx.meta: the command cache's key the help listed
 
 
 class _RootGroup(click.Group):
@@ -30,7 +31,7 @@ class _RootGroup(click.Group):
         if self._extended:
             return
         self._extended = True
-        from . import _command_cache
+        from .. import _command_cache
         from ._common import manager
 
         own = {*self.commands, *self._lazy}
@@ -43,12 +44,14 @@ class _RootGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """`--help`'s command list: the plugins' commands from the last load while nothing
         installed or enabled has changed since, so that asking for help imports no plugin."""
-        from . import _command_cache
+        from .. import _command_cache
 
-        cached = None if self._extended else _command_cache.read(_command_cache.fingerprint())
+        key = None if self._extended else _command_cache.fingerprint()
+        cached = None if key is None else _command_cache.read(key)
         if cached is None:
             super().format_commands(ctx, formatter)
             return
+        ctx.meta[_RENDERED_FROM] = key
         own = {name: self.get_command(ctx, name) for name in sorted({*self.commands, *self._lazy})}
         names = sorted({*own, *cached})
         limit = formatter.width - 6 - max(len(name) for name in names)
@@ -63,6 +66,19 @@ class _RootGroup(click.Group):
                 rows.append((name, text if len(text) <= limit else text[:max(limit - 3, 1)].rstrip() + "..."))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def get_help(self, ctx: click.Context) -> str:
+        """`hermes --help`; when its command list came from the last load, the text is kept
+        beside it for the console script to print without importing click (`_start`)."""
+        text = super().get_help(ctx)
+        key = ctx.meta.pop(_RENDERED_FROM, None)
+        if key is not None and "\x1b" not in text:
+            from .. import _command_cache
+
+            rendering = _command_cache.rendering()
+            if rendering is not None:
+                _command_cache.write_help(key, rendering, text)
+        return text
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self._lazy and cmd_name not in self.commands:
