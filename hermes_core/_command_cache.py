@@ -114,7 +114,7 @@ def read(key: str) -> dict[str, str] | None:
 
 
 def write(key: str, commands: dict[str, str]) -> None:
-    """Remember `commands` under `key`; the help texts rendered under another key go."""
+    """Remember `commands` under `key`; the help texts kept go unless they list these same commands."""
     data = _load()
     same = data is not None and data.get("key") == key and data["commands"] == commands
     kept = data.get("help") if same and data is not None else None
