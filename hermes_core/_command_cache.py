@@ -94,15 +94,15 @@ def _load() -> dict[str, Any] | None:
 
 
 def _store(data: dict[str, Any]) -> None:
-    """Write the cache file atomically; a cache that cannot be written is no error."""
+    """Write the cache file atomically (not durably: it is a cache); failing to is no error."""
+    from ._config_file import _write_atomic
+
     path = _path()
-    tmp = path.with_name(f".{_FILE}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        _write_atomic(path, json.dumps(data, ensure_ascii=False), durable=False)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 def read(key: str) -> dict[str, str] | None:

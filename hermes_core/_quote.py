@@ -12,7 +12,7 @@ readable line however large the value.
 
 from __future__ import annotations
 
-__all__ = ["LIMIT", "MESSAGE_LIMIT", "bounded", "clip", "quoted"]
+__all__ = ["LIMIT", "MESSAGE_LIMIT", "bounded", "clip", "error_line", "internal_error", "quoted"]
 
 LIMIT = 200  # a quoted value: an id, a name, arguments
 MESSAGE_LIMIT = 1000  # a message a plugin raised, or one an error already wrote around its values
@@ -45,3 +45,13 @@ def bounded(line: str) -> str:
 
     line = re.sub(r"\S{%d,}" % (LIMIT + 1), cut, line)
     return clip(line, LINE_LIMIT)
+
+
+def error_line(message: str) -> str:
+    """An error as `hermes` prints it on stderr: one bounded line after `hermes: error: `."""
+    return f"hermes: error: {bounded(' '.join(message.split()))}"
+
+
+def internal_error(exc: BaseException) -> str:
+    """What `hermes` says of a failure no error of its own describes (without `--debug`)."""
+    return f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"

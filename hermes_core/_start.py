@@ -111,9 +111,8 @@ def _write(out: str, warnings: Iterable[str]) -> int:
     except BrokenPipeError:
         return 141
     except OSError as exc:  # as `hermes_core.cli` words an unexpected failure
-        from ._quote import bounded
+        from ._quote import error_line, internal_error
 
-        message = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
-        print(f"hermes: error: {bounded(' '.join(message.split()))}", file=sys.stderr, flush=True)
+        print(error_line(internal_error(exc)), file=sys.stderr, flush=True)
         return 1
     return 0

@@ -73,10 +73,9 @@ class Display:
         streamed as it is, else the text (a note first when a plugin changed what was streamed)."""
         streamed, self._streamed = self._streamed, None
         self.done()
-        if streamed is not None and streamed == text:
-            self._end_answer_line()  # the streamed text is the answer: end its line, if nothing has
-            return
         self._end_answer_line()
+        if streamed == text:  # the streamed text is the answer: its line is ended, nothing more
+            return
         if streamed is not None and not self.quiet:
             self._line("· a plugin rewrote the answer (transform_llm_output); as stored:")
         self.answers.write(text + "\n")

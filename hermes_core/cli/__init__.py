@@ -153,7 +153,9 @@ def _main(argv: list[str] | None) -> Any:
     except Exception as exc:  # noqa: BLE001 - never a traceback unless asked for
         if _DEBUG:
             raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        from .._quote import internal_error
+
+        _fail(internal_error(exc))
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -162,7 +164,7 @@ def _fail(message: str, code: int = 1) -> None:
         import traceback
 
         traceback.print_exc()
-    from .._quote import bounded
+    from .._quote import error_line
 
-    click.echo(f"hermes: error: {bounded(' '.join(message.split()))}", err=True)
+    click.echo(error_line(message), err=True)
     sys.exit(code)

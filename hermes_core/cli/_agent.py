@@ -29,8 +29,9 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
 
 
 def _turn(agent: Any, text: str) -> None:
-    """One turn: the answer on stdout (streamed on a terminal), then its tokens and cost. A provider failure, a missing
-    model or no answer within the iteration limit is one line (an error), the session is kept."""
+    """One turn: the answer on stdout (streamed on a terminal), then its tokens and cost. A
+    provider failure, a missing model or no answer within the iteration limit is one line (an
+    error), the session is kept."""
     from .._errors import LlmProviderError
 
     try:
