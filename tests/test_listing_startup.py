@@ -8,6 +8,7 @@ command line itself, so each test runs both as subprocesses and compares what th
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -203,3 +204,19 @@ def test_help_is_rendered_again_when_what_it_shows_may_have_changed(greeter: Pat
     shown = {"width": "Say hello to someone", "language": "Say hello to someone", "installed": "Say hi to someone",
              "edited": "Greet anyone"}
     assert shown[change] in after[1] if change in shown else "greet" not in after[1]
+
+
+@pytest.mark.parametrize("damage", ["not JSON", "wrong shapes", "a text that is not one"])
+def test_a_damaged_cache_file_is_left_to_click_and_written_again(greeter: Path, damage: str) -> None:
+    text = rendered_twice()
+    cache = greeter / ".cache" / "cli-commands.json"
+    kept = json.loads(cache.read_text(encoding="utf-8"))
+    cache.write_text({"not JSON": '{"key": "', "wrong shapes": '{"key": [], "commands": [], "help": 3}',
+                      "a text that is not one": json.dumps(kept | {"help": {k: 42 for k in kept["help"]}})}[damage],
+                     encoding="utf-8")
+    assert "click" in imported("--help")
+    for _ in range(2):  # rendered by click (after loading the plugins, when the command list was lost too), kept
+        code, out, _ = run("--help")
+        assert (code, out) == (0, text)
+    assert "click" not in imported("--help")
+    assert json.loads(cache.read_text(encoding="utf-8"))["help"]  # a whole file again
