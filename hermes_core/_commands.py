@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
-from ._invoke import Failure, Invoke, Policy, adrive, describe_error, drive
+from ._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
 from ._quote import clip
 from .config_keys import COMMANDS_TIMEOUT
 
@@ -164,6 +164,6 @@ class CommandRegistry:
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
-    from ._workers import is_coroutine_function
+    from ._runtime.workers import is_coroutine_function
 
     return is_coroutine_function(handler)

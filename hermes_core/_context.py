@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ._cli_commands import CliCommand
 from ._commands import Command
 from ._errors import RegistrationError
-from ._invoke import tagged
+from ._runtime.invoke import tagged
 from ._llm.results import freeze
 from ._plugin_services import UNSERVED, AuxiliaryTask, PromptSection, unserved
 from ._tools import Tool

@@ -20,10 +20,10 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
-from . import _workers
+from ._runtime import workers
 from ._errors import owner
 from ._hook_chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
-from ._invoke import Failure, acall, failed, overran, settled
+from ._runtime.invoke import Failure, acall, failed, overran, settled
 from .config_keys import HOOK_CALLBACK_TIMEOUT
 from .hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 
@@ -144,7 +144,7 @@ class HookRunner:
                 "(it passes: %s); every call of it will fail: give %s a default or take **kwargs",
                 owner(plugin_id), hook, ", ".join(missing), ", ".join(offered), "it" if len(missing) == 1 else "them",
             )
-        entry = _Callback(hook, callback, plugin_id, accepts, _workers.is_coroutine_function(callback))
+        entry = _Callback(hook, callback, plugin_id, accepts, workers.is_coroutine_function(callback))
         with self._lock:
             self._callbacks[hook] = (*self._callbacks.get(hook, ()), entry)
 
@@ -297,7 +297,7 @@ class HookRunner:
         monotonic = time.monotonic
         progress.current = (0, monotonic())  # the first callback's clock runs from the hand-off
 
-        job = _workers.start(functools.partial(self._each, callbacks, chain, limit, (progress, mutex)))
+        job = workers.start(functools.partial(self._each, callbacks, chain, limit, (progress, mutex)))
         timeout = limit
         while not job.wait(timeout):
             with mutex:

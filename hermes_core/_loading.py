@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import _hermes_names, _interrupts, _leftovers, _redact
+from . import _hermes_names, _redact
 from . import config_keys as keys
 from . import hookspecs
 from ._cli_commands import CliCommand, CliCommands
@@ -31,7 +31,8 @@ from ._discovery import PluginSpec
 from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
 from ._hooks import HookRunner
 from ._importer import forget_module, import_plugin, module_label
-from ._invoke import contained, describe_error, tagged
+from ._runtime import interrupts, leftovers
+from ._runtime.invoke import contained, describe_error, tagged
 from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from ._plugin_services import (
     AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
@@ -198,7 +199,7 @@ class Loader:
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
     ) -> None:
-        _interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
+        interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
         self.home = home
         self.records: dict[str, PluginRecord] = {}
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
@@ -292,7 +293,7 @@ class Loader:
         """Run `action` for `record`: on any failure, undo everything it registered and
         record the failure (type, message, the call that failed); never raise but Ctrl-C."""
         try:
-            with _leftovers.noting(record.id):  # a thread it starts and leaves is named at exit
+            with leftovers.noting(record.id):  # a thread it starts and leaves is named at exit
                 action()
         except BaseException as exc:
             record.rollback()
@@ -303,7 +304,7 @@ class Loader:
             return record
         record.status = "ok"
         if record.spec.source != "host":
-            _leftovers.note_module(record.id, getattr(record.module, "__name__", None))
+            leftovers.note_module(record.id, getattr(record.module, "__name__", None))
         return record
 
     # -- registering a plugin object ------------------------------------------------------

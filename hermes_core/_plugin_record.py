@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._discovery import PluginSpec
-from ._invoke import failed_call
+from ._runtime.invoke import failed_call
 
 if TYPE_CHECKING:
     from ._context import PluginContext

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ._invoke import contained
+from ._runtime.invoke import contained
 from ._errors import HermesError, HostCapabilityError, PluginStateError, RegistrationError
 
 __all__ = [
@@ -338,7 +338,7 @@ class EventBus:
                 self._worker.start()
 
     def _run(self) -> None:
-        from ._interrupts import leave_sigint_to_the_main_thread
+        from ._runtime.interrupts import leave_sigint_to_the_main_thread
 
         leave_sigint_to_the_main_thread()
         while True:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
-from ._invoke import contained, describe_error
+from ._runtime.invoke import contained, describe_error
 from ._memory import MemoryProvider
 from ._slots import SlotProvider
 

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from . import _hermes_names
-from ._invoke import contained
+from ._runtime.invoke import contained
 from ._config import Config
 from ._errors import (
     ProviderConflictError,

@@ -21,7 +21,7 @@ import attrs
 
 from ._errors import ConfigError, owner
 from ._host import describe
-from ._invoke import Failure, Invoke, Policy, adrive, drive
+from ._runtime.invoke import Failure, Invoke, Policy, adrive, drive
 from ._quote import clip, quoted
 
 if TYPE_CHECKING:

@@ -14,11 +14,12 @@ from typing import Any
 
 import attrs
 
-from . import _tool_call, _workers
+from . import _tool_call
+from ._runtime import workers
 from . import config_keys as keys
 from ._config import Config
 from ._errors import ToolOverrideError, ToolSchemaError, owner
-from ._invoke import contained
+from ._runtime.invoke import contained
 from ._validators import ToolValidator
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "ToolRegistry"]
@@ -203,7 +204,7 @@ class ToolRegistry:
             previous = self._entries.get(tool.name)
             if previous is not None:
                 self._check_override(tool, previous.tool)
-            entry = ToolEntry(tool, schema, tool.is_async or _workers.is_coroutine_function(tool.handler), source,
+            entry = ToolEntry(tool, schema, tool.is_async or workers.is_coroutine_function(tool.handler), source,
                               ToolValidator(schema["parameters"]))
             self._entries[tool.name] = entry
 

@@ -16,7 +16,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .._interrupts import leave_sigint_to_the_main_thread
+from .._runtime.interrupts import leave_sigint_to_the_main_thread
 
 if TYPE_CHECKING:
     from .._hook_calls import LifecycleHooks

@@ -122,10 +122,10 @@ _register()
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the `hermes` console script: every error is one line on stderr; the
     process ends promptly even when plugin code left threads running (named in a warning)."""
-    from .. import _interrupts, _leftovers
+    from .._runtime import interrupts, leftovers
 
-    _interrupts.install()
-    return _leftovers.finish(lambda: _main(argv), lambda line: click.echo(f"hermes: warning: {line}", err=True))
+    interrupts.install()
+    return leftovers.finish(lambda: _main(argv), lambda line: click.echo(f"hermes: warning: {line}", err=True))
 
 
 def _main(argv: list[str] | None) -> Any:

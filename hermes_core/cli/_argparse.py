@@ -14,7 +14,7 @@ import click
 
 from .._cli_commands import CliCommand
 from .._errors import CommandFailedError, owner
-from .._invoke import contained, describe_error
+from .._runtime.invoke import contained, describe_error
 from ._stdout import plugin_owns_stdout
 
 __all__ = ["as_click"]

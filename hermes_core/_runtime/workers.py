@@ -17,11 +17,14 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ._interrupts import leave_sigint_to_the_main_thread
+from .interrupts import leave_sigint_to_the_main_thread
 
 T = TypeVar("T")
 
-__all__ = ["Job", "Overrun", "run_coroutine", "start", "submit", "is_coroutine_function", "is_awaitable"]
+__all__ = [
+    "Job", "Overrun", "is_awaitable", "is_coroutine_function", "portal", "running_portal", "run_coroutine", "start",
+    "submit",
+]
 
 
 class Overrun(TimeoutError):
@@ -31,7 +34,8 @@ _portal_loop: asyncio.AbstractEventLoop | None = None
 _portal_lock = threading.Lock()
 
 
-def _portal() -> asyncio.AbstractEventLoop:
+def portal() -> asyncio.AbstractEventLoop:
+    """The background event loop async plugin code runs on from sync callers (started on first use)."""
     global _portal_loop
     with _portal_lock:
         if _portal_loop is None or _portal_loop.is_closed():
@@ -40,6 +44,12 @@ def _portal() -> asyncio.AbstractEventLoop:
             thread.start()
             _portal_loop = loop
         return _portal_loop
+
+
+def running_portal() -> asyncio.AbstractEventLoop | None:
+    """The background event loop if it was started and is not closed, else None (starts nothing)."""
+    loop = _portal_loop
+    return loop if loop is not None and not loop.is_closed() else None
 
 
 def _portal_run(loop: asyncio.AbstractEventLoop) -> None:
@@ -52,7 +62,7 @@ def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
 
     Raises `Overrun` (a `TimeoutError`, after cancelling it) when it takes longer than `timeout` seconds.
     """
-    loop = _portal()
+    loop = portal()
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:

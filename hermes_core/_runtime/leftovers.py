@@ -68,9 +68,12 @@ def _thread_owner(thread: threading.Thread) -> str | None:
 
 
 def _pending_tasks() -> list[Any]:
-    workers = sys.modules.get("hermes_core._workers")  # not imported: no background loop was ever started
-    loop = getattr(workers, "_portal_loop", None)
-    if loop is None or loop.is_closed():
+    if "hermes_core._runtime.workers" not in sys.modules:  # not imported: no background loop was ever started
+        return []
+    from .workers import running_portal
+
+    loop = running_portal()
+    if loop is None:
         return []
     import asyncio
 

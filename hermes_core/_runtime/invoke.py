@@ -25,9 +25,9 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Protocol, TypeVar, final
 
-from ._interrupts import is_plugin_fault
-from ._quote import MESSAGE_LIMIT, clip
-from ._workers import Overrun, run_coroutine, start, submit
+from .interrupts import is_plugin_fault
+from .._quote import MESSAGE_LIMIT, clip
+from .workers import Overrun, run_coroutine, start, submit
 
 __all__ = [
     "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive", "failed",
