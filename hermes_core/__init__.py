@@ -14,8 +14,8 @@ from ._version import __version__
 if TYPE_CHECKING:
     from . import config_keys, providers
     from ._commands import Command, CommandRegistry
-    from ._config import Config
-    from ._config_file import edit_config, load_config
+    from ._config.config import Config
+    from ._config.file import edit_config, load_config
     from ._context import PluginContext
     from ._context_engine import ContextEngine
     from ._discovery import Discovery, PluginSpec, discover
@@ -87,7 +87,7 @@ _EXPORTS = {
     "Command": "_commands", "CommandRegistry": "_commands",
     "HookRunner": "_hooks", "HookCall": "_hooks", "ToolDecision": "_hook_chains", "LifecycleHooks": "_hook_calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
-    "Config": "_config", "load_config": "_config_file", "edit_config": "_config_file", "config_keys": "config_keys",
+    "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",
     "providers": "providers",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
     "hookimpl": "hookspecs", "hookspec": "hookspecs",

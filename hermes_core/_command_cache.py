@@ -49,7 +49,7 @@ def _mtime(path: Path | None) -> int:
 def fingerprint() -> str:
     """What discovery sees of the enabled plugins, as a key: it changes when one is enabled,
     disabled, installed, upgraded or edited (its folder's `__init__.py` or manifest)."""
-    from ._config_file import load_config
+    from ._config.file import load_config
     from ._discovery import discover
     from ._paths import hermes_home
     from ._version import __version__
@@ -95,12 +95,12 @@ def _load() -> dict[str, Any] | None:
 
 def _store(data: dict[str, Any]) -> None:
     """Write the cache file atomically (not durably: it is a cache); failing to is no error."""
-    from ._config_file import _write_atomic
+    from ._files import write_atomic
 
     path = _path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, json.dumps(data, ensure_ascii=False), durable=False)
+        write_atomic(path, json.dumps(data, ensure_ascii=False), durable=False)
     except OSError:
         pass
 

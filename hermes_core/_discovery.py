@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import config_keys as keys
-from ._config import Config
+from ._config.config import Config
 from ._errors import ManifestError
 from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
 from ._paths import env_flag, hermes_home

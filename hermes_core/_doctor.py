@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._config import Config
+from ._config.config import Config
 from ._plugin_record import PluginRecord
 from ._slots import SlotRegistry
 

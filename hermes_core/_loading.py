@@ -25,7 +25,7 @@ from . import config_keys as keys
 from . import hookspecs
 from ._cli_commands import CliCommand, CliCommands
 from ._commands import Command, CommandRegistry
-from ._config import Config
+from ._config.config import Config
 from ._context import PluginContext
 from ._discovery import PluginSpec
 from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner

@@ -13,8 +13,8 @@ import pluggy
 from . import _tool_call
 from . import config_keys as keys
 from ._commands import CommandRegistry
-from ._config import Config
-from ._config_file import ConfigWatcher, load_config
+from ._config.config import Config
+from ._config.file import ConfigWatcher, load_config
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
 from ._errors import HermesError, PluginNotFoundError

@@ -74,7 +74,7 @@ class PluginState:
         return self._data
 
     def _write(self, data: dict[str, Any]) -> None:
-        from ._config_file import _write_atomic
+        from ._files import write_atomic
 
         try:
             text = json.dumps(data, ensure_ascii=False, sort_keys=True)
@@ -86,7 +86,7 @@ class PluginState:
                 "keep large data in files under the plugin's own folder")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(self.path, text)
+            write_atomic(self.path, text)
         except OSError as exc:
             raise PluginStateError(f"cannot write the state of plugin {self._plugin_id!r} ({self.path}): {exc}; "
                                    "the previous state was kept") from None

@@ -35,7 +35,7 @@ def write_setting(home: Path, plugin_id: str, key: str, value: Any) -> None:
     """Set `plugins.entries.<plugin_id>.settings.<key>` in `home`'s config.yaml."""
     from ruamel.yaml.comments import CommentedMap
 
-    from ._config_file import edit_config
+    from ._config.file import edit_config
 
     parts = str(key).split(".")
     if not all(_PART.fullmatch(part) for part in parts):

@@ -17,7 +17,7 @@ import attrs
 
 from . import _hermes_names
 from ._runtime.invoke import contained
-from ._config import Config
+from ._config.config import Config
 from ._errors import (
     ProviderConflictError,
     ProviderCopyError,

@@ -17,7 +17,7 @@ import attrs
 from . import _tool_call
 from ._runtime import workers
 from . import config_keys as keys
-from ._config import Config
+from ._config.config import Config
 from ._errors import ToolOverrideError, ToolSchemaError, owner
 from ._runtime.invoke import contained
 from ._validators import ToolValidator

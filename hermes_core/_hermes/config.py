@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .._config_file import _parse, _read_text
-from .._config_file import load_config as _load
+from .._config.file import parse, read_text
+from .._config.file import load_config as _load
 from .._errors import ConfigError, HermesError
 from .constants import get_config_path, get_env_path, get_hermes_home, get_process_hermes_home
 
@@ -70,8 +70,8 @@ def _read(path: Path | None = None) -> dict[str, Any]:
     if path is None:
         data: Any = _load(get_hermes_home()).section()
     else:
-        text = _read_text(path)
-        data = _parse(path, text) if text and text.strip() else None
+        text = read_text(path)
+        data = parse(path, text) if text and text.strip() else None
     result: dict[str, Any] = _plain(data or {})
     return result
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._config_file import RACY_SECONDS
+from .._files import RACY_SECONDS
 from .._errors import LlmConfigError
 from .routes import Route
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 import attrs
 
 from .. import config_keys as keys
-from .._config import Config
+from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
 from .audit import AuditLog
 from .credentials import Pool, pool_for

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from .. import config_keys as keys
-from .._config import Config
+from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 
 __all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for"]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import config_keys as keys
-from .._config import Config
+from .._config.config import Config
 from .._errors import ConfigError, PluginLlmTrustError
 
 __all__ = ["OVERRIDES", "check_overrides"]

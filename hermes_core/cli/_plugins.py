@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .. import _listing
-from .._config_file import edit_config, load_config
+from .._config.file import edit_config, load_config
 from .._discovery import Discovery, PluginSpec, discover
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home

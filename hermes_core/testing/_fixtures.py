@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._config import Config
+from .._config.config import Config
 from .._manager import PluginManager
 
 __all__ = ["HermesConfig", "load_plugins"]

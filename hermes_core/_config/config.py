@@ -2,7 +2,7 @@
 
 Every key hermes-core reads is in `config_keys`, with its type and default; `Config.read`
 checks a value against it, so a wrong one is a clear error naming the key. Reading the file,
-caching it and editing it atomically are in `_config_file`.
+caching it and editing it atomically are in `file`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import config_keys
-from ._errors import ConfigError
-from .config_keys import Key
+from .. import config_keys
+from .._errors import ConfigError
+from ..config_keys import Key
 
 __all__ = ["Config"]
 

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._config import Config
-from ._errors import ConfigError
-from ._paths import hermes_home
+from .config import Config
+from .._errors import ConfigError
+from .._files import RACY_SECONDS, write_atomic
+from .._paths import hermes_home
 
-__all__ = ["ConfigWatcher", "RACY_SECONDS", "config_path", "edit_config", "load_config"]
+__all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "parse", "read_text"]
 
 _MISSING = object()
 
@@ -36,7 +37,7 @@ def _yaml() -> Any:
     return yaml
 
 
-def _parse(path: Path, text: str) -> Any:
+def parse(path: Path, text: str) -> Any:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
@@ -68,7 +69,7 @@ def _parse(path: Path, text: str) -> Any:
     return data
 
 
-def _read_text(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -119,9 +120,6 @@ def _read_cache(home: Path, identity: list[int]) -> Any:
     return cached.get("data", _MISSING)
 
 
-RACY_SECONDS = 2.0
-
-
 def _write_cache(home: Path, identity: list[int], data: Any) -> None:
     import json
     import time
@@ -137,7 +135,7 @@ def _write_cache(home: Path, identity: list[int], data: Any) -> None:
     with contextlib.suppress(OSError):
         path = _cache_path(home)
         path.parent.mkdir(exist_ok=True)
-        _write_atomic(path, json.dumps({"identity": identity, "data": plain}), durable=False)
+        write_atomic(path, json.dumps({"identity": identity, "data": plain}), durable=False)
 
 
 def load_config(home: Path | None = None) -> Config:
@@ -159,10 +157,10 @@ def load_config(home: Path | None = None) -> Config:
     cached = _read_cache(home, identity)
     if isinstance(cached, dict):
         return Config(cached, path)
-    text = _read_text(path)
+    text = read_text(path)
     if text is None or not text.strip():
         return Config({}, path)
-    data = _parse(path, text) or {}
+    data = parse(path, text) or {}
     _write_cache(home, identity, data)
     return Config(data, path)
 
@@ -217,33 +215,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
-    import tempfile
-
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if not durable:
-        return
-    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
 def _sweep_stale(path: Path) -> None:
     """Remove the temporary files writers of `path` left when they were killed mid-write
     (`.config.yaml.<random>.tmp`). Called with the lock held: no writer is half-way now."""
@@ -268,8 +239,8 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
         raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
     with _locked(path):
         _sweep_stale(path)
-        text = _read_text(path)
-        data = _parse(path, text) if text and text.strip() else None
+        text = read_text(path)
+        data = parse(path, text) if text and text.strip() else None
         if data is None:
             data = CommentedMap()
         if mutate(data) is False:
@@ -279,7 +250,7 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
         buffer = io.StringIO()
         _yaml().dump(data, buffer)
         try:
-            _write_atomic(path, buffer.getvalue())
+            write_atomic(path, buffer.getvalue())
         except OSError as exc:
             raise ConfigError(f"cannot write {path}: {exc} (the old file was kept)", path=path) from None
     return True

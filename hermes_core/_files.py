@@ -1,0 +1,44 @@
+"""Writing hermes-core's own files: whole or not at all, and when a cached read of one can be trusted."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["RACY_SECONDS", "write_atomic"]
+
+# File times are coarse (a kernel tick): a file modified less than this long ago may change
+# again without its modification time changing, so a cache keyed by it is not kept ("racy git").
+RACY_SECONDS = 2.0
+
+
+def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace `path` with `text` whole or not at all: a temporary file beside it (keeping the
+    file's mode), flushed and fsynced, renamed over it, and the rename made durable. Readers see
+    the old file or the new one, never half of one. `durable=False` skips the fsyncs, for a cache
+    that may be lost but must never be torn."""
+    import tempfile
+
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if not durable:
+        return
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
