@@ -48,9 +48,9 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UnknownToolError,
     )
-    from ._hook_calls import LifecycleHooks
-    from ._hook_chains import ToolDecision
-    from ._hooks import HookCall, HookRunner
+    from ._hooks.calls import LifecycleHooks
+    from ._hooks.chains import ToolDecision
+    from ._hooks.runner import HookCall, HookRunner
     from ._llm.auxiliary import AuxiliaryLlm
     from ._llm.client import PluginLlm
     from ._llm.results import (
@@ -85,7 +85,7 @@ _EXPORTS = {
     "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
     "Tool": "_tools", "ToolRegistry": "_tools", "ToolInfo": "_tools",
     "Command": "_commands", "CommandRegistry": "_commands",
-    "HookRunner": "_hooks", "HookCall": "_hooks", "ToolDecision": "_hook_chains", "LifecycleHooks": "_hook_calls",
+    "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",
     "providers": "providers",

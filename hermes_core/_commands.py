@@ -20,7 +20,7 @@ from ._quote import clip
 from .config_keys import COMMANDS_TIMEOUT
 
 if TYPE_CHECKING:
-    from ._hook_calls import LifecycleHooks
+    from ._hooks.calls import LifecycleHooks
 
 __all__ = ["Command", "CommandRegistry", "normalise_command_name"]
 

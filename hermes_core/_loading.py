@@ -29,7 +29,7 @@ from ._config.config import Config
 from ._context import PluginContext
 from ._discovery import PluginSpec
 from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
-from ._hooks import HookRunner
+from ._hooks.runner import HookRunner
 from ._importer import forget_module, import_plugin, module_label
 from ._runtime import interrupts, leftovers
 from ._runtime.invoke import contained, describe_error, tagged

@@ -18,8 +18,8 @@ from ._config.file import ConfigWatcher, load_config
 from ._discovery import Discovery, PluginSpec, discover
 from ._doctor import DoctorReport, build_report
 from ._errors import HermesError, PluginNotFoundError
-from ._hook_calls import LifecycleHooks
-from ._hooks import HookRunner
+from ._hooks.calls import LifecycleHooks
+from ._hooks.runner import HookRunner
 from ._loading import Loader
 from ._paths import hermes_home
 from ._plugin_record import LoadFailure, PluginRecord

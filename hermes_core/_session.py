@@ -40,7 +40,7 @@ from ._tools import ToolInfo, ToolRegistry, time_limits
 
 if TYPE_CHECKING:
     from ._config.config import Config
-    from ._hook_calls import LifecycleHooks
+    from ._hooks.calls import LifecycleHooks
     from ._llm.auxiliary import AuxiliaryLlm
     from ._recall import RecallStatus
 

@@ -25,7 +25,7 @@ from ._runtime.invoke import Failure, Invoke, Policy, adrive, drive
 from ._quote import clip, quoted
 
 if TYPE_CHECKING:
-    from ._hook_calls import LifecycleHooks
+    from ._hooks.calls import LifecycleHooks
     from ._tools import ToolEntry, ToolRegistry
 
 __all__ = ["MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "adispatch", "dispatch", "error_result", "parse_arguments"]

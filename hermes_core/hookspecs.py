@@ -19,10 +19,13 @@ approval prompt, kanban, voice or subagent machinery has a moment for are declar
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+import sys
+from typing import TYPE_CHECKING, Any
 
-import pluggy
+from ._hooks import host_specs
+from ._hooks.specs import (
+    PROJECT_NAME, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, HookFamily, declare, declared, hookimpl, hookspec,
+)
 
 if TYPE_CHECKING:
     import click
@@ -34,53 +37,11 @@ __all__ = [
     "CLI_HOOKS", "TELEMETRY_SCHEMA_VERSION", "UNVERSIONED_HOOKS", "hook_arguments",
 ]
 
-PROJECT_NAME = "hermes"
-
-# What Hermes passes as `telemetry_schema_version` on every lifecycle hook call...
-TELEMETRY_SCHEMA_VERSION = "hermes.observer.v1"
-# ...but these, which carry event-local payload versions instead.
-UNVERSIONED_HOOKS = frozenset({"gateway_platform_event"})
-
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class HookFamily(NamedTuple):
-    """What a hook is: its family (`registration`, `cli`, `lifecycle`) and, for a registration
-    hook, what its return value registers: `tools`, `commands`, or a slot's name."""
-
-    family: str
-    returns: str | None = None
-    spec: Callable[..., Any] | None = None
-
-
-HOOKS: dict[str, HookFamily] = {}
-
-
-def hook_arguments(name: str) -> tuple[str, ...]:
-    """The keyword arguments hook `name` is called with, as its spec declares them (`()` for a
-    name that is no hook)."""
-    hook = HOOKS.get(name)
-    if hook is None or hook.spec is None:
-        return ()
-    code = hook.spec.__code__
-    return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-
-
-def _declare(family: str, returns: str | None = None) -> Callable[[F], F]:
-    def declare(spec: F) -> F:
-        HOOKS[spec.__name__] = HookFamily(family, returns, spec)
-        return hookspec(spec)
-
-    return declare
-
 
 # -- registration hooks ------------------------------------------------------------------
 
 
-@_declare("registration")
+@declare("registration")
 def register(ctx: PluginContext) -> None:
     """Register everything the plugin offers through ``ctx.register_*``; called once at load.
 
@@ -92,7 +53,7 @@ def register(ctx: PluginContext) -> None:
     """
 
 
-@_declare("registration", returns="tools")
+@declare("registration", returns="tools")
 def register_tool(ctx: PluginContext) -> Any:
     """Return a ``Tool``, an iterable of ``Tool``, or None; called once at load.
 
@@ -105,7 +66,7 @@ def register_tool(ctx: PluginContext) -> Any:
     """
 
 
-@_declare("registration", returns="commands")
+@declare("registration", returns="commands")
 def register_command(ctx: PluginContext) -> Any:
     """Return a ``Command``, an iterable of ``Command``, or None; called once at load.
 
@@ -117,7 +78,7 @@ def register_command(ctx: PluginContext) -> Any:
     """
 
 
-@_declare("registration", returns="context_engine")
+@declare("registration", returns="context_engine")
 def register_context_engine(ctx: PluginContext) -> Any:
     """Return a context engine (a class, a factory or an instance), or None.
 
@@ -131,7 +92,7 @@ def register_context_engine(ctx: PluginContext) -> Any:
     """
 
 
-@_declare("registration", returns="memory")
+@declare("registration", returns="memory")
 def register_memory_provider(ctx: PluginContext) -> Any:
     """Return a memory provider (a class, a factory or an instance), or None.
 
@@ -145,7 +106,7 @@ def register_memory_provider(ctx: PluginContext) -> Any:
     """
 
 
-@_declare("cli")
+@declare("cli")
 def register_cli_commands(cli: click.Group, ctx: PluginContext) -> None:
     """Add click commands to the ``hermes`` command line; called when the CLI is built.
 
@@ -166,7 +127,7 @@ def register_cli_commands(cli: click.Group, ctx: PluginContext) -> None:
 # otherwise; `docs/hooks.md` has the detail.
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_session_start(session_id: str, model: str, platform: str, telemetry_schema_version: str) -> None:
     """An agent session begins (the reference host: when it opens the session, and again after ``/reset``).
 
@@ -178,7 +139,7 @@ def on_session_start(session_id: str, model: str, platform: str, telemetry_schem
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_session_end(
     session_id: str, task_id: str, turn_id: str, completed: bool, failed: bool, interrupted: bool,
     turn_exit_reason: str, model: str, platform: str, telemetry_schema_version: str,
@@ -195,7 +156,7 @@ def on_session_end(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_session_finalize(
     session_id: str, platform: str, reason: str, old_session_id: str | None, new_session_id: str | None,
     telemetry_schema_version: str,
@@ -211,7 +172,7 @@ def on_session_finalize(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_session_reset(
     session_id: str, platform: str, reason: str, old_session_id: str | None, new_session_id: str | None,
     telemetry_schema_version: str,
@@ -226,7 +187,7 @@ def on_session_reset(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_llm_call(
     session_id: str, task_id: str, turn_id: str, user_message: Any, conversation_history: list[dict[str, Any]],
     is_first_turn: bool, model: str, platform: str, parent_session_id: str, sender_id: str,
@@ -245,7 +206,7 @@ def pre_llm_call(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def post_llm_call(
     session_id: str, task_id: str, turn_id: str, user_message: Any, assistant_response: str,
     conversation_history: list[dict[str, Any]], model: str, platform: str, telemetry_schema_version: str,
@@ -260,7 +221,7 @@ def post_llm_call(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def transform_llm_output(
     response_text: str, session_id: str, model: str, platform: str, turn_id: str, telemetry_schema_version: str
 ) -> Any:
@@ -275,7 +236,7 @@ def transform_llm_output(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_api_request(
     task_id: str, turn_id: str, api_request_id: str, session_id: str, user_message: Any,
     conversation_history: list[dict[str, Any]], platform: str, model: str, provider: str, base_url: str,
@@ -294,7 +255,7 @@ def pre_api_request(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def post_api_request(
     task_id: str, turn_id: str, api_request_id: str, session_id: str, platform: str, model: str, provider: str,
     base_url: str, api_mode: str, api_call_count: int, api_duration: float, started_at: float, ended_at: float,
@@ -312,7 +273,7 @@ def post_api_request(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def api_request_error(
     task_id: str, turn_id: str, api_request_id: str, session_id: str, platform: str, model: str, provider: str,
     base_url: str, api_mode: str, api_call_count: int, api_duration: float, started_at: float, ended_at: float,
@@ -331,7 +292,7 @@ def api_request_error(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def transform_api_error_classification(
     provider: str, model: str, status_code: int | None, error_type: str, error_code: str | None,
     error_message: str, error_body: dict[str, Any], error: BaseException, approx_tokens: int,
@@ -350,7 +311,7 @@ def transform_api_error_classification(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_interim_message(
     turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str, text: str,
     already_streamed: bool, telemetry_schema_version: str,
@@ -366,7 +327,7 @@ def on_interim_message(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_stream_start(
     turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str,
     telemetry_schema_version: str,
@@ -381,7 +342,7 @@ def on_stream_start(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_stream_delta(
     turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str, delta: str,
     kind: str, telemetry_schema_version: str,
@@ -397,7 +358,7 @@ def on_stream_delta(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_stream_end(
     turn_id: str, iteration: int, session_id: str, model: str, provider: str, surface: str, final_text: str,
     finished: bool, error: str | None, telemetry_schema_version: str,
@@ -412,7 +373,7 @@ def on_stream_end(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_tool_call(
     tool_name: str, args: dict[str, Any], task_id: str, session_id: str, tool_call_id: str, turn_id: str,
     api_request_id: str, middleware_trace: list[Any], telemetry_schema_version: str,
@@ -432,7 +393,7 @@ def pre_tool_call(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def post_tool_call(
     tool_name: str, args: dict[str, Any], result: str, task_id: str, session_id: str, tool_call_id: str,
     turn_id: str, api_request_id: str, duration_ms: int, status: str, error_type: str | None,
@@ -448,7 +409,7 @@ def post_tool_call(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def transform_tool_result(
     tool_name: str, args: dict[str, Any], result: str, task_id: str, session_id: str, tool_call_id: str,
     turn_id: str, api_request_id: str, duration_ms: int, status: str, error_type: str | None,
@@ -464,7 +425,7 @@ def transform_tool_result(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def transform_terminal_output(
     command: str, output: str, returncode: int | None, task_id: str, env_type: str, tool_call_id: str,
     telemetry_schema_version: str,
@@ -481,7 +442,7 @@ def transform_terminal_output(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_verify(
     session_id: str, platform: str, model: str, coding: bool, attempt: int, final_response: str,
     changed_paths: list[str], telemetry_schema_version: str,
@@ -499,7 +460,7 @@ def pre_verify(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_command(
     surface: str, command: str, alias_used: str, args_raw: str, session_key: str, platform: str,
     telemetry_schema_version: str,
@@ -514,7 +475,7 @@ def pre_command(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def agent_loop_stopped(
     session_key: str, platform: str, reason: str, invalidation_reason: str, telemetry_schema_version: str
 ) -> None:
@@ -528,7 +489,7 @@ def agent_loop_stopped(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_auxiliary_call(
     session_id: str, task_id: str, turn_id: str, platform: str, aux_task: str, task: str,
     middleware_trace: list[Any], api_request_id: str, retry_count: int, api_call_count: int, model: str,
@@ -547,7 +508,7 @@ def pre_auxiliary_call(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def post_auxiliary_call(
     session_id: str, task_id: str, turn_id: str, platform: str, aux_task: str, task: str,
     middleware_trace: list[Any], api_request_id: str, retry_count: int, api_call_count: int, model: str,
@@ -567,13 +528,32 @@ def post_auxiliary_call(
 
 
 # The hooks only a gateway, an approval prompt, kanban, voice or subagent machinery has a moment for.
-from ._hookspecs_hosts import (  # noqa: E402
+from ._hooks.host_specs import (  # noqa: E402
     gateway_platform_event, kanban_task_blocked, kanban_task_claimed, kanban_task_completed,
     on_kanban_dispatch_tick, on_kanban_task_updated, on_kanban_worker_exited, on_kanban_worker_spawned,
     on_kanban_worker_stale_claim, on_room_member_activity, on_skill_lifecycle, post_approval_response,
     pre_approval_request, pre_gateway_dispatch, pre_response_delivery, pre_transcription, pre_tts_synthesis,
     subagent_start, subagent_stop,
 )
+
+
+# Every hook by name, with its family: the specs above in their order, then the host hooks in theirs.
+HOOKS: dict[str, HookFamily] = {
+    name: family
+    for module in (sys.modules[__name__], host_specs)
+    for name, value in list(vars(module).items())
+    if (family := declared(value)) is not None and value.__module__ == module.__name__
+}
+
+
+def hook_arguments(name: str) -> tuple[str, ...]:
+    """The keyword arguments hook `name` is called with, as its spec declares them (`()` for a
+    name that is no hook)."""
+    hook = HOOKS.get(name)
+    if hook is None or hook.spec is None:
+        return ()
+    code = hook.spec.__code__
+    return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
 
 def _family(family: str) -> tuple[str, ...]:

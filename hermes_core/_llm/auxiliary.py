@@ -17,7 +17,7 @@ from .results import PluginLlmCompleteResult
 from .structured import check_messages
 
 if TYPE_CHECKING:
-    from .._hook_calls import LifecycleHooks
+    from .._hooks.calls import LifecycleHooks
     from .host import AttemptObserver, LlmHost
     from .stream import StreamSink
 

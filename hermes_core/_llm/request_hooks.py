@@ -33,7 +33,7 @@ from .routes import Route
 from .transport import Failure
 
 if TYPE_CHECKING:
-    from .._hook_calls import LifecycleHooks
+    from .._hooks.calls import LifecycleHooks
     from .reply import Answer
 
 __all__ = ["AgentRequestHooks", "AuxiliaryCallHooks", "TurnIdentity", "current_turn", "turn_scope"]

@@ -21,7 +21,7 @@ import attrs
 
 from .. import config_keys as keys
 from .._errors import SessionNotFoundError
-from .._hook_calls import LifecycleHooks
+from .._hooks.calls import LifecycleHooks
 from .._llm.reply import Answer
 from .._llm.request_hooks import AgentRequestHooks, TurnIdentity, turn_scope
 from .._manager import PluginManager

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .._runtime.interrupts import leave_sigint_to_the_main_thread
 
 if TYPE_CHECKING:
-    from .._hook_calls import LifecycleHooks
+    from .._hooks.calls import LifecycleHooks
     from .._llm.request_hooks import TurnIdentity
     from .._llm.routes import Route
     from .display import Display

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from . import hookspecs
-from ._hook_calls_host import HostHookCalls
-from ._hook_chains import Chain, Classification, Context, FirstDirective, FirstText, Gate, Notify, ToolDecision
-from ._hooks import HookCall, HookRunner
+from .. import hookspecs
+from .host_calls import HostHookCalls
+from .chains import Chain, Classification, Context, FirstDirective, FirstText, Gate, Notify, ToolDecision
+from .runner import HookCall, HookRunner
 
 __all__ = ["LifecycleHooks"]
 

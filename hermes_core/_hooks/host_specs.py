@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hookspecs import _declare
+from .specs import declare
 
 __all__ = [
     "gateway_platform_event", "kanban_task_blocked", "kanban_task_claimed", "kanban_task_completed",
@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def subagent_start(
     parent_session_id: str, parent_turn_id: str, parent_subagent_id: str | None, child_session_id: str,
     child_subagent_id: str, child_role: str, child_goal: str, telemetry_schema_version: str,
@@ -34,7 +34,7 @@ def subagent_start(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def subagent_stop(
     parent_session_id: str, parent_turn_id: str, child_session_id: str, child_role: str, child_summary: str,
     child_status: str, duration_ms: int, telemetry_schema_version: str,
@@ -50,7 +50,7 @@ def subagent_stop(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_approval_request(
     command: str, description: str, pattern_key: str, pattern_keys: list[str], session_key: str, surface: str,
     turn_id: str, tool_call_id: str, session_id: str, telemetry_schema_version: str,
@@ -66,7 +66,7 @@ def pre_approval_request(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def post_approval_response(
     command: str, description: str, pattern_key: str, pattern_keys: list[str], session_key: str, surface: str,
     turn_id: str, tool_call_id: str, session_id: str, choice: str, decided_by: str | None,
@@ -83,7 +83,7 @@ def post_approval_response(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_skill_lifecycle(
     action: str, skill_name: str, provenance: str, task_id: str, session_id: str, use_count: int | None,
     reused: bool | None, reuse_after_patch: bool | None, telemetry_schema_version: str,
@@ -98,7 +98,7 @@ def on_skill_lifecycle(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_transcription(
     file_path: str, provider: str, model: str, language: str | None, prompt: str | None, source: str,
     telemetry_schema_version: str,
@@ -115,7 +115,7 @@ def pre_transcription(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_tts_synthesis(text: str, provider: str, telemetry_schema_version: str) -> Any:
     """Before text is spoken: return ``{"action": "block", "message": text}`` to refuse, or
     ``{"text": script}`` to rewrite the script once. Fails closed: a callback that raises,
@@ -129,7 +129,7 @@ def pre_tts_synthesis(text: str, provider: str, telemetry_schema_version: str) -
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_gateway_dispatch(event: Any, gateway: Any, session_store: Any, telemetry_schema_version: str) -> Any:
     """An inbound gateway message, before auth and dispatch: ``{"action": "skip", "reason": text}``
     drops it, ``{"action": "rewrite", "text": text}`` replaces its text; the first such dict wins.
@@ -143,7 +143,7 @@ def pre_gateway_dispatch(event: Any, gateway: Any, session_store: Any, telemetry
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def gateway_platform_event(platform: str, event_type: str, payload: dict[str, Any]) -> None:
     """A platform event that is not a message (``reaction``, ``message_edited``, ...); Hermes
     adds no ``telemetry_schema_version`` here.
@@ -157,7 +157,7 @@ def gateway_platform_event(platform: str, event_type: str, payload: dict[str, An
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_room_member_activity(
     room_id: str, thread_id: str, member_id: str, turn_id: str, task_id: str, execution_generation: int,
     kind: str, seq: int, payload: dict[str, Any], telemetry_schema_version: str,
@@ -172,7 +172,7 @@ def on_room_member_activity(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def kanban_task_claimed(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, telemetry_schema_version: str
 ) -> None:
@@ -186,7 +186,7 @@ def kanban_task_claimed(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def kanban_task_completed(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, summary: str,
     telemetry_schema_version: str,
@@ -201,7 +201,7 @@ def kanban_task_completed(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def kanban_task_blocked(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, reason: str,
     telemetry_schema_version: str,
@@ -216,7 +216,7 @@ def kanban_task_blocked(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_kanban_worker_spawned(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, worker_pid: int,
     workspace_path: str, telemetry_schema_version: str,
@@ -231,7 +231,7 @@ def on_kanban_worker_spawned(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_kanban_worker_exited(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, worker_pid: int, exit_kind: str,
     exit_code: int | None, outcome: str, retry_status: str, telemetry_schema_version: str,
@@ -246,7 +246,7 @@ def on_kanban_worker_exited(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_kanban_worker_stale_claim(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, worker_pid: int,
     heartbeat_stale: bool, retry_status: str, telemetry_schema_version: str,
@@ -261,7 +261,7 @@ def on_kanban_worker_stale_claim(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_kanban_task_updated(
     task_id: str, board: str, assignee: str, run_id: str, profile_name: str, changed_fields: list[str],
     telemetry_schema_version: str,
@@ -276,7 +276,7 @@ def on_kanban_task_updated(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def on_kanban_dispatch_tick(
     board: str, profile_name: str, dry_run: bool, outcome: str, result: Any, telemetry_schema_version: str
 ) -> None:
@@ -290,7 +290,7 @@ def on_kanban_dispatch_tick(
     """
 
 
-@_declare("lifecycle")
+@declare("lifecycle")
 def pre_response_delivery(
     session_id: str, turn_id: str, user_message: Any, final_response: str,
     conversation_history: list[dict[str, Any]], platform: str, telemetry_schema_version: str,

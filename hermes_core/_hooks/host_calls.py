@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from . import _hookspecs_hosts as specs
-from ._hook_chains import Chain, FirstDirective, LastFields, SpeechDecision, SpeechGate
-from ._hooks import HookCall
+from . import host_specs as specs
+from .chains import Chain, FirstDirective, LastFields, SpeechDecision, SpeechGate
+from .runner import HookCall
 
 __all__ = ["HostHookCalls"]
 

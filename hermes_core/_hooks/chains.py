@@ -13,7 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from ._runtime.invoke import Failure
+from .._runtime.invoke import Failure
 
 __all__ = [
     "FAILOVER_REASONS", "Chain", "Classification", "Collect", "Context", "FirstDirective", "FirstText", "Gate",
