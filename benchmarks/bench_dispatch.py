@@ -129,14 +129,14 @@ def main() -> None:
     registry = manager.tools
     args = {"a": 2, "b": 3}
     print("tool dispatch (direct call -> hermes-core; the sync tool runs on a worker under tools.timeout)")
-    with_floor("registry.dispatch: validate + call + wrap", lambda: add(**args),
-               lambda: registry.dispatch("add", args), 3000)
+    with_floor("registry.dispatch_without_hooks: validate + call + wrap", lambda: add(**args),
+               lambda: registry.dispatch_without_hooks("add", args), 3000)
     with_floor("manager.dispatch_tool: + pre/post/transform hooks (none)", lambda: add(**args),
                lambda: manager.dispatch_tool("add", args), 3000)
     wrong = {"a": 2, "b": "3"}
     print("rejected arguments (direct call -> the error result; jsonschema words it)")
-    compare("registry.dispatch: validate, reject, word the error", lambda: add(**args),
-            lambda: registry.dispatch("add", wrong), 2000)
+    compare("registry.dispatch_without_hooks: validate, reject, word the error", lambda: add(**args),
+            lambda: registry.dispatch_without_hooks("add", wrong), 2000)
 
 
 if __name__ == "__main__":

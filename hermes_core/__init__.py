@@ -70,7 +70,8 @@ if TYPE_CHECKING:
     from ._slots import SlotProvider, SlotRegistry
     from ._slots_decl import SlotDecl
     from ._sqlite import SqliteFile, fts_phrases
-    from ._tools import Tool, ToolInfo, ToolRegistry
+    from ._tools.registry import ToolRegistry
+    from ._tools.tool import Tool, ToolInfo
     from .hookspecs import hookimpl, hookspec
 
 _EXPORTS = {
@@ -83,7 +84,7 @@ _EXPORTS = {
                      "split_for_compression"], "_messages"),
     "redact_secrets": "_redact",
     "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
-    "Tool": "_tools", "ToolRegistry": "_tools", "ToolInfo": "_tools",
+    "Tool": "_tools.tool", "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool",
     "Command": "_commands", "CommandRegistry": "_commands",
     "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",

@@ -20,7 +20,7 @@ from ._errors import RegistrationError
 from ._runtime.invoke import tagged
 from ._llm.results import freeze
 from ._plugin_services import UNSERVED, AuxiliaryTask, PromptSection, unserved
-from ._tools import Tool
+from ._tools.tool import Tool
 
 if TYPE_CHECKING:
     from ._llm.client import PluginLlm

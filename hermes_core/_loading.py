@@ -40,7 +40,8 @@ from ._plugin_services import (
 )
 from ._slots import SlotRegistry
 from ._slots_decl import SlotDecl
-from ._tools import Tool, ToolRegistry, time_limits
+from ._tools.registry import ToolRegistry, time_limits
+from ._tools.tool import Tool
 from ._version import __version__
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from . import _tool_call
+from ._tools import call as tool_call
 from . import config_keys as keys
 from ._commands import CommandRegistry
 from ._config.config import Config
@@ -26,7 +26,8 @@ from ._plugin_record import LoadFailure, PluginRecord
 from ._plugin_services import AuxiliaryTask, EventBus, Skills
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
-from ._tools import ToolInfo, ToolRegistry
+from ._tools.registry import ToolRegistry
+from ._tools.tool import ToolInfo
 
 if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
@@ -353,18 +354,18 @@ class PluginManager:
         """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
         the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
         registry, session_id = self._route(name, session_id)
-        ids = _tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
-            else _tool_call.NO_IDS
-        return _tool_call.dispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
+        ids = tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
+            else tool_call.NO_IDS
+        return tool_call.dispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
     ) -> str:
         """`dispatch_tool` for async hosts."""
         registry, session_id = self._route(name, session_id)
-        ids = _tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
-            else _tool_call.NO_IDS
-        return await _tool_call.adispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
+        ids = tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
+            else tool_call.NO_IDS
+        return await tool_call.adispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
 
     def run_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
         """Run a slash command, after the plugins' `pre_command` hook; raises

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _tool_call
+from ._tools import call as tool_call
 from . import config_keys as keys
 from ._context_engine import compress_kwargs
 from ._messages import estimate_tokens, message_problems, repair_tool_pairing
@@ -36,7 +36,8 @@ from ._recall import is_trivial_prompt
 from ._redact import sanitize_memory_context
 from ._session_engines import EngineCalls, Guard, MemoryCalls
 from ._slots import SlotProvider
-from ._tools import ToolInfo, ToolRegistry, time_limits
+from ._tools.registry import ToolRegistry, time_limits
+from ._tools.tool import ToolInfo
 
 if TYPE_CHECKING:
     from ._config.config import Config
@@ -177,16 +178,16 @@ class AgentSession:
         """Run a plugin's or an engine's tool with the lifecycle hooks around it; never raises.
         `task_id`, `turn_id` and `api_request_id` (the turn and model request that asked for
         the call) go to the hooks; `kwargs` to the handler."""
-        ids = _tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
-        return _tool_call.dispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
+        ids = tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
+        return tool_call.dispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, tool_call_id: str = "", task_id: str = "", turn_id: str = "",
         api_request_id: str = "", **kwargs: Any,
     ) -> str:
         """`dispatch_tool` for async hosts."""
-        ids = _tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
-        return await _tool_call.adispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
+        ids = tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
+        return await tool_call.adispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
 
     # -- memory around each turn ----------------------------------------------------------
 

@@ -64,15 +64,15 @@ def test_schema_gets_name_and_default_parameters(registry) -> None:
 def test_arguments_are_validated_before_the_handler_runs(registry) -> None:
     calls = []
     registry.add(make(handler=lambda args, **kw: calls.append(args) or "ok"))
-    assert "field 'count'" in result(registry.dispatch("t", {"count": "two"}))["error"]
-    assert "field 'count'" in result(registry.dispatch("t", {"label": "x"}))["error"]
-    assert "field 'count'" in result(registry.dispatch("t", {"count": 0}))["error"]
-    assert "extra" in result(registry.dispatch("t", {"count": 1, "extra": 1}))["error"]
+    assert "field 'count'" in result(registry.dispatch_without_hooks("t", {"count": "two"}))["error"]
+    assert "field 'count'" in result(registry.dispatch_without_hooks("t", {"label": "x"}))["error"]
+    assert "field 'count'" in result(registry.dispatch_without_hooks("t", {"count": 0}))["error"]
+    assert "extra" in result(registry.dispatch_without_hooks("t", {"count": 1, "extra": 1}))["error"]
     assert calls == []
-    assert registry.dispatch("t", {"count": 2}) == "ok"
-    assert registry.dispatch("t", '{"count": 3}') == "ok"  # the model's JSON string is accepted
-    assert "not JSON" in result(registry.dispatch("t", "{oops"))["error"]
-    assert "expected an object" in result(registry.dispatch("t", [1]))["error"]
+    assert registry.dispatch_without_hooks("t", {"count": 2}) == "ok"
+    assert registry.dispatch_without_hooks("t", '{"count": 3}') == "ok"  # the model's JSON string is accepted
+    assert "not JSON" in result(registry.dispatch_without_hooks("t", "{oops"))["error"]
+    assert "expected an object" in result(registry.dispatch_without_hooks("t", [1]))["error"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -84,7 +84,7 @@ def test_the_handler_runs_exactly_when_the_arguments_match_the_schema(args) -> N
     registry = ToolRegistry()
     seen = []
     registry.add(make(handler=lambda a, **kw: seen.append(a) or "ran"))
-    out = registry.dispatch("t", args)
+    out = registry.dispatch_without_hooks("t", args)
     valid = Draft202012Validator(PARAMS).is_valid(args)
     assert (out == "ran") is valid
     assert seen == ([args] if valid else [])
@@ -95,7 +95,7 @@ def test_handler_exceptions_become_bounded_error_strings(registry) -> None:
         raise ValueError("x" * 10_000)
 
     registry.add(make(handler=explode))
-    text = result(registry.dispatch("t", {"count": 1}))["error"]
+    text = result(registry.dispatch_without_hooks("t", {"count": 1}))["error"]
     assert text.startswith("Tool execution failed: ValueError: xxx")
     assert len(text) <= 2048
 
@@ -106,24 +106,24 @@ def test_a_handler_cannot_take_the_host_down(registry, exc) -> None:
         raise exc
 
     registry.add(make(handler=handler))
-    assert result(registry.dispatch("t", {"count": 1}))["error"].startswith(f"Tool execution failed: {type(exc).__name__}")
+    assert result(registry.dispatch_without_hooks("t", {"count": 1}))["error"].startswith(f"Tool execution failed: {type(exc).__name__}")
 
 
 def test_failures_are_logged_with_traceback_and_plugin(registry, caplog) -> None:
     registry.add(make(handler=lambda a, **k: 1 / 0))
-    registry.dispatch("t", {"count": 1})
+    registry.dispatch_without_hooks("t", {"count": 1})
     (record,) = [r for r in caplog.records if r.name == "hermes_core.tools"]
     assert "plugin 'p'" in record.getMessage() and record.exc_info is not None
 
 
 def test_unknown_tool(registry) -> None:
-    assert result(registry.dispatch("nope", {})) == {"error": "Unknown tool: nope"}
-    assert result(asyncio.run(registry.adispatch("nope", {}))) == {"error": "Unknown tool: nope"}
+    assert result(registry.dispatch_without_hooks("nope", {})) == {"error": "Unknown tool: nope"}
+    assert result(asyncio.run(registry.adispatch_without_hooks("nope", {}))) == {"error": "Unknown tool: nope"}
 
 
 def test_non_string_results_are_serialised(registry) -> None:
     registry.add(make(handler=lambda a, **k: {"n": a["count"]}))
-    assert result(registry.dispatch("t", {"count": 4})) == {"n": 4}
+    assert result(registry.dispatch_without_hooks("t", {"count": 4})) == {"n": 4}
 
 
 def test_check_fn_decides_availability(registry) -> None:
@@ -133,10 +133,10 @@ def test_check_fn_decides_availability(registry) -> None:
     infos = {i.name: i for i in registry.infos()}
     assert not infos["gated"].available and not infos["raising"].available
     assert "ZeroDivisionError" in infos["raising"].reason
-    assert "not available" in result(registry.dispatch("gated", {"count": 1}))["error"]
+    assert "not available" in result(registry.dispatch_without_hooks("gated", {"count": 1}))["error"]
     assert registry.schemas() == []
     state["ok"] = True
-    assert registry.dispatch("gated", {"count": 1}) == '{"count": 1}'
+    assert registry.dispatch_without_hooks("gated", {"count": 1}) == '{"count": 1}'
 
 
 def test_requires_env_makes_a_tool_unavailable_until_set(registry, monkeypatch) -> None:
@@ -154,14 +154,14 @@ async def async_handler(args, **kwargs):
 
 def test_async_handler_from_a_sync_caller(registry) -> None:
     registry.add(make(handler=async_handler, is_async=True))
-    assert result(registry.dispatch("t", {"count": 5}, task="k"))["async"] == 5
+    assert result(registry.dispatch_without_hooks("t", {"count": 5}, task="k"))["async"] == 5
 
 
 def test_async_handler_from_a_sync_caller_inside_a_running_loop(registry) -> None:
     registry.add(make(handler=async_handler))
 
     async def host():
-        return registry.dispatch("t", {"count": 6})  # a sync call made from async code
+        return registry.dispatch_without_hooks("t", {"count": 6})  # a sync call made from async code
 
     assert result(asyncio.run(host()))["async"] == 6
 
@@ -171,7 +171,7 @@ def test_async_and_sync_handlers_from_an_async_caller(registry) -> None:
     registry.add(make("s", handler=lambda args, **kw: threading.current_thread().name))
 
     async def host():
-        return await registry.adispatch("a", {"count": 7}), await registry.adispatch("s", {"count": 1})
+        return await registry.adispatch_without_hooks("a", {"count": 7}), await registry.adispatch_without_hooks("s", {"count": 1})
 
     from_async, from_sync = asyncio.run(host())
     assert result(from_async)["async"] == 7
@@ -183,8 +183,8 @@ def test_async_handler_exception_is_wrapped(registry) -> None:
         raise OSError("disk")
 
     registry.add(make(handler=bad))
-    assert result(registry.dispatch("t", {"count": 1}))["error"] == "Tool execution failed: OSError: disk"
-    assert result(asyncio.run(registry.adispatch("t", {"count": 1})))["error"] == "Tool execution failed: OSError: disk"
+    assert result(registry.dispatch_without_hooks("t", {"count": 1}))["error"] == "Tool execution failed: OSError: disk"
+    assert result(asyncio.run(registry.adispatch_without_hooks("t", {"count": 1})))["error"] == "Tool execution failed: OSError: disk"
 
 
 def test_override_gate() -> None:
@@ -219,8 +219,8 @@ def test_engine_tools_are_attached_validated_and_answered_by_the_engine(registry
     problems = registry.attach(Engine(), "context_engine/lcm", "context_engine:lcm", taken=lambda n: n == "taken")
     assert registry.get("lcm_grep").plugin_id == "context_engine/lcm"
     assert registry.get("lcm_grep").toolset == "context_engine:lcm"
-    assert result(registry.dispatch("lcm_grep", {"q": "x"})) == {"tool": "lcm_grep", "q": "x"}
-    assert "field 'q'" in result(registry.dispatch("lcm_grep", {}))["error"]
+    assert result(registry.dispatch_without_hooks("lcm_grep", {"q": "x"})) == {"tool": "lcm_grep", "q": "x"}
+    assert "field 'q'" in result(registry.dispatch_without_hooks("lcm_grep", {}))["error"]
     assert registry.get("taken") is None and registry.get("bad") is None
     assert len(problems) == 2 and "'taken' is left out" in problems[0] and "type: object" in problems[1]
 

@@ -15,20 +15,23 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from ._errors import ConfigError, owner
-from ._host import describe
-from ._runtime.invoke import Failure, Invoke, Policy, adrive, drive
-from ._quote import clip, quoted
+from .._errors import ConfigError, owner
+from .._host import describe
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive
+from .._quote import clip, quoted
+
+from .tool import ToolEntry
 
 if TYPE_CHECKING:
-    from ._hooks.calls import LifecycleHooks
-    from ._tools import ToolEntry, ToolRegistry
+    from .._hooks.calls import LifecycleHooks
 
-__all__ = ["MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "adispatch", "dispatch", "error_result", "parse_arguments"]
+__all__ = [
+    "MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "Tools", "adispatch", "dispatch", "error_result", "parse_arguments",
+]
 
 log = logging.getLogger("hermes_core.tools")
 MAX_ERROR_CHARS = 2048
@@ -52,6 +55,14 @@ class ToolCallIds:
 
 
 NO_IDS = ToolCallIds()
+
+
+class Tools(Protocol):
+    """Where a call finds its tool (a `ToolRegistry`): the entry of tool `name`, and its time limit."""
+
+    def entry(self, name: str) -> ToolEntry | None: ...
+
+    def limit(self, name: str) -> float | None: ...
 
 
 def error_result(message: str) -> str:
@@ -148,7 +159,7 @@ def _status(result: str, blocked: bool) -> tuple[str, str | None, str | None]:
 
 
 def _call(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, ids: ToolCallIds,
+    registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, ids: ToolCallIds,
     kwargs: Mapping[str, Any],
 ) -> Policy[str]:
     entry = registry.entry(name)
@@ -184,7 +195,7 @@ def _call(
 
 
 def dispatch(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
     kwargs: Mapping[str, Any],
 ) -> str:
     """Run tool `name` of `registry` from synchronous code, with `hooks` around it (None: none)."""
@@ -192,7 +203,7 @@ def dispatch(
 
 
 async def adispatch(
-    registry: ToolRegistry, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
     kwargs: Mapping[str, Any],
 ) -> str:
     """`dispatch` from a coroutine: async handlers are awaited, sync ones run on a worker thread."""
