@@ -13,7 +13,8 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from . import config_keys, providers
-    from ._commands import Command, CommandRegistry
+    from ._commands.command import Command
+    from ._commands.registry import CommandRegistry
     from ._config.config import Config
     from ._config.file import edit_config, load_config
     from ._context import PluginContext
@@ -85,7 +86,7 @@ _EXPORTS = {
     "redact_secrets": "_redact",
     "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
     "Tool": "_tools.tool", "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool",
-    "Command": "_commands", "CommandRegistry": "_commands",
+    "Command": "_commands.command", "CommandRegistry": "_commands.registry",
     "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
     "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",

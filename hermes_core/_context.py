@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._cli_commands import CliCommand
-from ._commands import Command
+from ._commands.cli import CliCommand
+from ._commands.command import Command
 from ._errors import RegistrationError
 from ._runtime.invoke import tagged
 from ._llm.results import freeze

@@ -23,8 +23,9 @@ import pluggy
 from . import _hermes_names, _redact
 from . import config_keys as keys
 from . import hookspecs
-from ._cli_commands import CliCommand, CliCommands
-from ._commands import Command, CommandRegistry
+from ._commands.cli import CliCommand, CliCommands
+from ._commands.command import Command
+from ._commands.registry import CommandRegistry
 from ._config.config import Config
 from ._context import PluginContext
 from ._discovery import PluginSpec

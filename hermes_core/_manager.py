@@ -12,7 +12,7 @@ import pluggy
 
 from ._tools import call as tool_call
 from . import config_keys as keys
-from ._commands import CommandRegistry
+from ._commands.registry import CommandRegistry
 from ._config.config import Config
 from ._config.file import ConfigWatcher, load_config
 from ._discovery import Discovery, PluginSpec, discover

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from .._cli_commands import CliCommand
+from .._commands.cli import CliCommand
 from .._errors import CommandFailedError, owner
 from .._runtime.invoke import contained, describe_error
 from ._stdout import plugin_owns_stdout

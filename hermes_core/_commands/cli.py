@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ._errors import RegistrationError
+from .._errors import RegistrationError
+from .._undo import Undo, put
 
 __all__ = ["CliCommand", "CliCommands", "RESERVED_CLI_NAMES"]
 
@@ -38,7 +39,7 @@ class CliCommands:
         self._commands: dict[str, CliCommand] = {}
         self._lock = threading.Lock()
 
-    def add(self, command: CliCommand) -> Callable[[], None]:
+    def add(self, command: CliCommand) -> Undo:
         where = f"ctx.register_cli_command({command.name!r})"
         if not isinstance(command.name, str) or not _NAME.fullmatch(command.name):
             raise RegistrationError(f"{where}: a command name is lowercase letters, digits, '-' or '_'",
@@ -54,14 +55,7 @@ class CliCommands:
             if owner is not None and owner.plugin_id != command.plugin_id:
                 raise RegistrationError(f"{where}: plugin {owner.plugin_id!r} already has `hermes {command.name}`",
                                         plugin_id=command.plugin_id)
-            self._commands[command.name] = command
-
-        def undo() -> None:
-            with self._lock:
-                if self._commands.get(command.name) is command:
-                    del self._commands[command.name]
-
-        return undo
+            return put(self._commands, command.name, command, self._lock)
 
     def all(self) -> list[CliCommand]:
         with self._lock:

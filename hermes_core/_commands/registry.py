@@ -1,4 +1,4 @@
-"""Slash commands: the `Command` a plugin registers, and the registry that names and runs them.
+"""`CommandRegistry`: the slash commands of every loaded plugin, by name, and running one.
 
 Names are unique and normalised; every command keeps its provenance; a handler may be sync or
 async and runs through one policy for sync and async callers, after the `pre_command` hook
@@ -14,51 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
-from ._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
-from ._quote import clip
-from .config_keys import COMMANDS_TIMEOUT
+from .._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
+from .._quote import clip
+from .._undo import Undo, put
+from ..config_keys import COMMANDS_TIMEOUT
+from .command import ARGUMENT_MODES, Command, normalise_command_name
 
 if TYPE_CHECKING:
-    from ._hooks.calls import LifecycleHooks
+    from .._hooks.calls import LifecycleHooks
 
-__all__ = ["Command", "CommandRegistry", "normalise_command_name"]
+__all__ = ["CommandRegistry"]
 
 log = logging.getLogger("hermes_core.commands")
-Undo = Callable[[], None]
-
-
-def normalise_command_name(name: str) -> str:
-    """Lowercase, strip a leading `/`, and turn spaces into `-`: `"/My Cmd"` → `"my-cmd"`."""
-    return "-".join(name.strip().lstrip("/").lower().split())
-
-
-@attrs.frozen
-class Command:
-    """A slash command: `handler(raw_args: str) -> str | None`, sync or async.
-
-    The name is normalised on creation (`"/TL DR"` becomes `"tl-dr"`).
-    """
-
-    name: str = attrs.field(converter=normalise_command_name)
-    handler: Callable[..., Any] = attrs.field(repr=False)
-    description: str = ""
-    args_hint: str = ""
-    plugin_id: str | None = attrs.field(default=None, kw_only=True)
-    # Hermes' argument modes: "raw" (the text after the command), "none" (no arguments), "required"
-    argument_mode: str = attrs.field(default="raw", kw_only=True)
-
-    def usage_problem(self, raw_args: str) -> str | None:
-        """Why `raw_args` do not fit this command's `argument_mode` (None when they do)."""
-        given = bool(raw_args.strip())
-        if self.argument_mode == "none" and given:
-            return f"/{self.name} takes no arguments"
-        if self.argument_mode == "required" and not given:
-            return f"/{self.name} needs arguments: /{self.name} {self.args_hint or '<text>'}".rstrip()
-        return None
-
-
-ARGUMENT_MODES = ("raw", "none", "required")
 
 
 class CommandRegistry:
@@ -93,14 +61,7 @@ class CommandRegistry:
                     f"/{command.name} is already registered by {owner(existing.plugin_id)}",
                     plugin_id=command.plugin_id,
                 )
-            self._commands[command.name] = command
-
-        def undo() -> None:
-            with self._lock:
-                if self._commands.get(command.name) is command:
-                    del self._commands[command.name]
-
-        return undo
+            return put(self._commands, command.name, command, self._lock)
 
     def get(self, name: str) -> Command | None:
         return self._commands.get(normalise_command_name(name))
@@ -164,6 +125,6 @@ class CommandRegistry:
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
-    from ._runtime.workers import is_coroutine_function
+    from .._runtime.workers import is_coroutine_function
 
     return is_coroutine_function(handler)
