@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._commands.registry import CommandRegistry
     from ._config.config import Config
     from ._config.file import edit_config, load_config
-    from ._context import PluginContext
+    from ._ctx.context import PluginContext
     from ._context_engine import ContextEngine
     from ._discovery import Discovery, PluginSpec, discover
     from ._doctor import DoctorReport
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
     "DoctorReport": "_doctor",
-    "PluginContext": "_context",
+    "PluginContext": "_ctx.context",
     "AgentSession": "_session", "MemoryProvider": "_memory", "ContextEngine": "_context_engine",
     "AuxiliaryLlm": "_llm.auxiliary",
     **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",

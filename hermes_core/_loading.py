@@ -27,7 +27,7 @@ from ._commands.cli import CliCommand, CliCommands
 from ._commands.command import Command
 from ._commands.registry import CommandRegistry
 from ._config.config import Config
-from ._context import PluginContext
+from ._ctx.context import PluginContext
 from ._discovery import PluginSpec
 from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
 from ._hooks.runner import HookRunner
@@ -35,10 +35,13 @@ from ._importer import forget_module, import_plugin, module_label
 from ._runtime import interrupts, leftovers
 from ._runtime.invoke import contained, describe_error, tagged
 from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
-from ._plugin_services import (
-    AuxiliaryTask, AuxiliaryTasks, Capabilities, EventBus, PluginManifest, PluginState, PromptSection, PromptSections,
-    Skills,
-)
+from ._ctx.auxiliary import AuxiliaryTask, AuxiliaryTasks
+from ._ctx.capabilities import Capabilities
+from ._ctx.events import EventBus
+from ._ctx.manifest import PluginManifest
+from ._ctx.prompt import PromptSection, PromptSections
+from ._ctx.skills import Skills
+from ._ctx.state import PluginState
 from ._slots import SlotRegistry
 from ._slots_decl import SlotDecl
 from ._tools.registry import ToolRegistry, time_limits
@@ -123,7 +126,7 @@ class _Registrar:
         return settings
 
     def set_setting(self, key: str, value: Any) -> None:
-        from ._plugin_settings import write_setting
+        from ._ctx.settings import write_setting
 
         write_setting(self._loader.home, self._record.id, key, value)
 
@@ -167,7 +170,7 @@ class _Registrar:
         self._record.undos.append(run)
 
     def spawn_task(self, coro: Any) -> Any:
-        from ._plugin_tasks import spawn
+        from ._ctx.tasks import spawn
 
         task, cancel = spawn(self._record.id, coro)
         self._record.undos.append(cancel)

@@ -23,7 +23,9 @@ from ._hooks.runner import HookRunner
 from ._loading import Loader
 from ._paths import hermes_home
 from ._plugin_record import LoadFailure, PluginRecord
-from ._plugin_services import AuxiliaryTask, EventBus, Skills
+from ._ctx.auxiliary import AuxiliaryTask
+from ._ctx.events import EventBus
+from ._ctx.skills import Skills
 from ._slots import SlotProvider, SlotRegistry
 from ._slots_decl import BUILTIN_SLOTS, SlotDecl
 from ._tools.registry import ToolRegistry

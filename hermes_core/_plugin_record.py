@@ -13,7 +13,7 @@ from ._discovery import PluginSpec
 from ._runtime.invoke import failed_call
 
 if TYPE_CHECKING:
-    from ._context import PluginContext
+    from ._ctx.context import PluginContext
 
 __all__ = ["PluginRecord", "LoadFailure", "discovery_failure", "failure_of"]
 

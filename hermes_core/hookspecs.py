@@ -30,7 +30,7 @@ from ._hooks.specs import (
 if TYPE_CHECKING:
     import click
 
-    from ._context import PluginContext
+    from ._ctx.context import PluginContext
 
 __all__ = [
     "PROJECT_NAME", "hookspec", "hookimpl", "HookFamily", "HOOKS", "REGISTRATION_HOOKS", "LIFECYCLE_HOOKS",

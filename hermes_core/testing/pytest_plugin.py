@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .._context import PluginContext
+    from .._ctx.context import PluginContext
     from .._manager import PluginManager
     from ._fixtures import HermesConfig
     from ._server import ScriptedServer

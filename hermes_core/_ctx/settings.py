@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._errors import ConfigError, RegistrationError
+from .._errors import ConfigError, RegistrationError
 
 __all__ = ["write_setting"]
 
@@ -35,7 +35,7 @@ def write_setting(home: Path, plugin_id: str, key: str, value: Any) -> None:
     """Set `plugins.entries.<plugin_id>.settings.<key>` in `home`'s config.yaml."""
     from ruamel.yaml.comments import CommentedMap
 
-    from ._config.file import edit_config
+    from .._config.file import edit_config
 
     parts = str(key).split(".")
     if not all(_PART.fullmatch(part) for part in parts):

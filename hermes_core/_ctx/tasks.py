@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ._errors import RegistrationError
-from ._runtime.invoke import contained
+from .._errors import RegistrationError
+from .._runtime.invoke import contained
 
 __all__ = ["spawn"]
 
@@ -69,7 +69,7 @@ def spawn(plugin_id: str, coro: Any) -> tuple[Any, Callable[[], None]]:
     if loop is not None:
         task = loop.create_task(coro)
     else:
-        from ._runtime.workers import portal
+        from .._runtime.workers import portal
 
         task = asyncio.run_coroutine_threadsafe(coro, portal())
     task.add_done_callback(lambda outcome: _report(plugin_id, outcome))

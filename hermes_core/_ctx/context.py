@@ -14,18 +14,21 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._commands.cli import CliCommand
-from ._commands.command import Command
-from ._errors import RegistrationError
-from ._runtime.invoke import tagged
-from ._llm.results import freeze
-from ._plugin_services import UNSERVED, AuxiliaryTask, PromptSection, unserved
-from ._tools.tool import Tool
+from .._commands.cli import CliCommand
+from .._commands.command import Command
+from .._errors import RegistrationError
+from .._runtime.invoke import tagged
+from .._llm.results import freeze
+from .auxiliary import AuxiliaryTask
+from .capabilities import UNSERVED, unserved
+from .prompt import PromptSection
+from .._tools.tool import Tool
 
 if TYPE_CHECKING:
-    from ._llm.client import PluginLlm
-    from ._llm.host import LlmHost
-    from ._plugin_services import PluginManifest, PluginState
+    from .._llm.client import PluginLlm
+    from .._llm.host import LlmHost
+    from .manifest import PluginManifest
+    from .state import PluginState
 
 __all__ = ["PluginContext", "Registrar"]
 
@@ -128,7 +131,7 @@ class PluginContext:
     def llm(self) -> PluginLlm:
         """This plugin's gated LLM client (`complete`, `complete_structured`, and their async forms)."""
         if self._llm is None:
-            from ._llm.client import PluginLlm
+            from .._llm.client import PluginLlm
 
             self._llm = PluginLlm(self.plugin_id, self._host("ctx.llm").llm_host())
         return self._llm
