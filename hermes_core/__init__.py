@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ._config.config import Config
     from ._config.file import edit_config, load_config
     from ._ctx.context import PluginContext
-    from ._context_engine import ContextEngine
+    from ._slots.context_engine import ContextEngine
     from ._discovery import Discovery, PluginSpec, discover
     from ._doctor import DoctorReport
     from ._errors import (
@@ -62,14 +62,14 @@ if TYPE_CHECKING:
         PluginLlmUsage,
     )
     from ._manager import PluginManager
-    from ._memory import MemoryProvider
+    from ._slots.memory import MemoryProvider
     from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
     from ._paths import hermes_home
     from ._redact import redact_secrets
     from ._plugin_record import LoadFailure, PluginRecord
     from ._session import AgentSession
-    from ._slots import SlotProvider, SlotRegistry
-    from ._slots_decl import SlotDecl
+    from ._slots.registry import SlotProvider, SlotRegistry
+    from ._slots.declarations import SlotDecl
     from ._sqlite import SqliteFile, fts_phrases
     from ._tools.registry import ToolRegistry
     from ._tools.tool import Tool, ToolInfo
@@ -79,7 +79,7 @@ _EXPORTS = {
     "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
     "DoctorReport": "_doctor",
     "PluginContext": "_ctx.context",
-    "AgentSession": "_session", "MemoryProvider": "_memory", "ContextEngine": "_context_engine",
+    "AgentSession": "_session", "MemoryProvider": "_slots.memory", "ContextEngine": "_slots.context_engine",
     "AuxiliaryLlm": "_llm.auxiliary",
     **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
                      "split_for_compression"], "_messages"),
@@ -88,7 +88,7 @@ _EXPORTS = {
     "Tool": "_tools.tool", "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool",
     "Command": "_commands.command", "CommandRegistry": "_commands.registry",
     "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
-    "SlotRegistry": "_slots", "SlotProvider": "_slots", "SlotDecl": "_slots_decl",
+    "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",
     "providers": "providers",
     "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",

@@ -17,7 +17,7 @@ from ._config.config import Config
 from ._errors import ManifestError
 from ._manifest import _EMPTY, find_manifest, read_manifest, valid_plugin_name
 from ._paths import env_flag, hermes_home
-from ._slots_decl import BUILTIN_SLOTS, SlotDecl
+from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
 
 __all__ = [
     "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "ENTRY_POINT_GROUPS", "MEMORY_ENTRY_POINT_GROUP", "SOURCES",

@@ -8,7 +8,7 @@ import attrs
 
 from ._config.config import Config
 from ._plugin_record import PluginRecord
-from ._slots import SlotRegistry
+from ._slots.registry import SlotRegistry
 
 __all__ = ["DoctorReport", "build_report"]
 

@@ -36,16 +36,16 @@ ALL = ("*",)
 SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "agent": (),
     "agent.memory_provider": (
-        ("hermes_core._memory", ("MemoryProvider",)),
-        ("hermes_core._recall", ("RecallStatus", "is_trivial_prompt", "INDICATOR_GLYPH")),
+        ("hermes_core._slots.memory", ("MemoryProvider",)),
+        ("hermes_core._slots.recall", ("RecallStatus", "is_trivial_prompt", "INDICATOR_GLYPH")),
     ),
     "agent.context_engine": (
-        ("hermes_core._context_engine", ("ContextEngine",)),
+        ("hermes_core._slots.context_engine", ("ContextEngine",)),
         ("hermes_core._redact", ("sanitize_memory_context", "MEMORY_CONTEXT_MAX_CHARS")),
     ),
     "agent.context_compressor": (
         ("hermes_plugins_builtin.compressor", ("ContextCompressor", "SUMMARY_MARK")),
-        ("hermes_core._context_engine", ("resolve_model_threshold",)),
+        ("hermes_core._slots.context_engine", ("resolve_model_threshold",)),
     ),
     "agent.plugin_llm": (
         ("hermes_core._llm.client", ("PluginLlm",)),

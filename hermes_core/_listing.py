@@ -40,7 +40,7 @@ def active_slots(found: Discovery, config: Config) -> dict[str, str]:
     """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
     it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
     plugin in load order wins, as the first registration of a name does when plugins load."""
-    from ._slots_decl import BUILTIN_SLOTS
+    from ._slots.declarations import BUILTIN_SLOTS
 
     active: dict[str, str] = {}
     for slot in BUILTIN_SLOTS:

@@ -42,8 +42,8 @@ from ._ctx.manifest import PluginManifest
 from ._ctx.prompt import PromptSection, PromptSections
 from ._ctx.skills import Skills
 from ._ctx.state import PluginState
-from ._slots import SlotRegistry
-from ._slots_decl import SlotDecl
+from ._slots.registry import SlotRegistry
+from ._slots.declarations import SlotDecl
 from ._tools.registry import ToolRegistry, time_limits
 from ._tools.tool import Tool
 from ._version import __version__

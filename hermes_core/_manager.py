@@ -26,8 +26,8 @@ from ._plugin_record import LoadFailure, PluginRecord
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
 from ._ctx.skills import Skills
-from ._slots import SlotProvider, SlotRegistry
-from ._slots_decl import BUILTIN_SLOTS, SlotDecl
+from ._slots.registry import SlotProvider, SlotRegistry
+from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from ._tools.registry import ToolRegistry
 from ._tools.tool import ToolInfo
 

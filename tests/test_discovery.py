@@ -309,7 +309,7 @@ def test_listing_imports_no_plugin_openai_or_jsonschema(home: Path, site: Path, 
     forbidden = {"openai", "jsonschema", "hermes_ep_module", "hermes_zep_module", "hermes_wiki_module",
                  "hermes_plugins_builtin.clock", "hermes_plugins_builtin.memory", "sqlite3", "pluggy", "hermes_plugins",
                  # the slots' base classes are imported when a provider is checked, not to list
-                 "hermes_core.providers", "hermes_core._memory", "hermes_core._context_engine"}
+                 "hermes_core.providers", "hermes_core._slots.memory", "hermes_core._slots.context_engine"}
     assert not modules & forbidden
     assert not [m for m in modules if m.startswith("hermes_plugins.")]
 

@@ -55,7 +55,8 @@ class PromptSections:
         if key not in self._sections and len(self._sections) >= SECTIONS_MAX:
             raise RegistrationError(f"{where}: the system prompt already has {SECTIONS_MAX} plugin sections",
                                     plugin_id=section.plugin_id)
-        return put(self._sections, key, section._replace(max_chars=max(0, min(int(section.max_chars), SECTION_MAX_CHARS))))
+        bounded = section._replace(max_chars=max(0, min(int(section.max_chars), SECTION_MAX_CHARS)))
+        return put(self._sections, key, bounded)
 
     def render(self) -> dict[str, list[str]]:
         """Each position's texts, in registration order: rendered now, cut to each section's

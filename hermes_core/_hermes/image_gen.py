@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..providers import _IMAGE_ASPECT
+from ..providers._defaults import IMAGE_ASPECT
 from .media import decode, download, extension_for, save_bytes
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 VALID_ASPECT_RATIOS = ("landscape", "square", "portrait")
-DEFAULT_ASPECT_RATIO = _IMAGE_ASPECT
+DEFAULT_ASPECT_RATIO = IMAGE_ASPECT
 _TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 
 

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..providers import _API_VERSION, _FETCH_TIMEOUT, ErrorKind
+from ..providers._defaults import API_VERSION, FETCH_TIMEOUT
+from ..providers._secrets import FetchResult
 
 __all__ = [
     "DEFAULT_CLI_TIMEOUT_SECONDS",
@@ -24,8 +24,8 @@ __all__ = [
     "scrub_ansi",
 ]
 
-SECRET_SOURCE_API_VERSION = _API_VERSION
-DEFAULT_FETCH_TIMEOUT_SECONDS = _FETCH_TIMEOUT
+SECRET_SOURCE_API_VERSION = API_VERSION
+DEFAULT_FETCH_TIMEOUT_SECONDS = FETCH_TIMEOUT
 DEFAULT_CLI_TIMEOUT_SECONDS = 30.0
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -47,22 +47,6 @@ _CHILD_ENV = (
 )
 
 
-@dataclasses.dataclass
-class FetchResult:
-    """What one fetch found: `secrets` (name → value) it would supply, warnings, and on failure
-    `error` with its `error_kind`."""
-
-    secrets: dict[str, str] = dataclasses.field(default_factory=dict)
-    applied: list[str] = dataclasses.field(default_factory=list)
-    skipped: list[str] = dataclasses.field(default_factory=list)
-    warnings: list[str] = dataclasses.field(default_factory=list)
-    error: str | None = None
-    error_kind: ErrorKind | None = None
-    binary_path: Path | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 def is_valid_env_name(name: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..providers import _ASPECTS, _RESOLUTION, _RESOLUTIONS, _VIDEO_ASPECT
+from ..providers._defaults import ASPECTS, RESOLUTION, RESOLUTIONS, VIDEO_ASPECT
 from .media import decode, download, extension_for, save_bytes
 
 __all__ = [
@@ -20,10 +20,10 @@ __all__ = [
     "success_response",
 ]
 
-COMMON_ASPECT_RATIOS = _ASPECTS
-COMMON_RESOLUTIONS = _RESOLUTIONS
-DEFAULT_ASPECT_RATIO = _VIDEO_ASPECT
-DEFAULT_RESOLUTION = _RESOLUTION
+COMMON_ASPECT_RATIOS = ASPECTS
+COMMON_RESOLUTIONS = RESOLUTIONS
+DEFAULT_ASPECT_RATIO = VIDEO_ASPECT
+DEFAULT_RESOLUTION = RESOLUTION
 _TYPES = {"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov"}
 
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from .._context_engine import accepted_kwargs
+from .._slots.context_engine import accepted_kwargs
 from .strategies import memory_texts, search_queries
 
 __all__ = ["MemoryProviderContract"]

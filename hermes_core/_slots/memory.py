@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._recall import RecallStatus
+    from .recall import RecallStatus
 
 __all__ = ["MemoryProvider"]
 

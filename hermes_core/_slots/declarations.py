@@ -42,8 +42,8 @@ def _host_slot(name: str, base: str | None = None) -> SlotDecl:
 
 
 BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
-    SlotDecl("context_engine", "context.engine", "compressor", "hermes_core._context_engine:ContextEngine"),
-    SlotDecl("memory", "memory.provider", "builtin", "hermes_core._memory:MemoryProvider"),
+    SlotDecl("context_engine", "context.engine", "compressor", "hermes_core._slots.context_engine:ContextEngine"),
+    SlotDecl("memory", "memory.provider", "builtin", "hermes_core._slots.memory:MemoryProvider"),
     # Hermes' own sections (`terminal.backend`, `secrets.sources`) name its built-in backends too: the
     # slots hermes-core adds for its terminal and secret providers keep to keys of their own
     _host_slot("image_gen", "ImageGenProvider"),

@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
-from . import _hermes_names
-from ._runtime.invoke import contained
-from ._config.config import Config
-from ._errors import (
+from .. import _hermes_names
+from .._runtime.invoke import contained
+from .._config.config import Config
+from .._errors import (
     ProviderConflictError,
     ProviderCopyError,
     RegistrationError,
@@ -26,12 +26,12 @@ from ._errors import (
     UnknownProviderError,
     owner,
 )
-from ._slots_decl import BUILTIN_SLOTS, SlotDecl
+from .._undo import Undo, put
+from .declarations import BUILTIN_SLOTS, SlotDecl
 
 __all__ = ["SlotRegistry", "SlotProvider", "SlotDecl"]
 
 log = logging.getLogger("hermes_core.slots")
-Undo = Callable[[], None]
 
 
 class _Lease:
@@ -261,14 +261,7 @@ class SlotRegistry:
                     f"{slot} provider {entry.name!r} of {owner(plugin_id)} was rejected: the name is already "
                     f"registered by {owner(existing.plugin_id)}, which stays"
                 )
-            self._providers[slot][entry.name] = entry
-
-        def undo() -> None:
-            with self._lock:
-                if self._providers[slot].get(entry.name) is entry:
-                    del self._providers[slot][entry.name]
-
-        return undo
+            return put(self._providers[slot], entry.name, entry, self._lock)
 
     def providers(self, slot: str) -> list[SlotProvider]:
         self.decl(slot)
