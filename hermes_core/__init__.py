@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from ._paths import hermes_home
     from ._redact import redact_secrets
     from ._plugin_record import LoadFailure, PluginRecord
-    from ._session import AgentSession
+    from ._session.session import AgentSession
     from ._slots.registry import SlotProvider, SlotRegistry
     from ._slots.declarations import SlotDecl
     from ._sqlite import SqliteFile, fts_phrases
@@ -79,7 +79,7 @@ _EXPORTS = {
     "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
     "DoctorReport": "_doctor",
     "PluginContext": "_ctx.context",
-    "AgentSession": "_session", "MemoryProvider": "_slots.memory", "ContextEngine": "_slots.context_engine",
+    "AgentSession": "_session.session", "MemoryProvider": "_slots.memory", "ContextEngine": "_slots.context_engine",
     "AuxiliaryLlm": "_llm.auxiliary",
     **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
                      "split_for_compression"], "_messages"),

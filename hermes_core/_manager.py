@@ -34,7 +34,7 @@ from ._tools.tool import ToolInfo
 if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
     from ._llm.host import LlmHost
-    from ._session import AgentSession
+    from ._session.session import AgentSession
 
 __all__ = ["PluginManager"]
 
@@ -307,7 +307,7 @@ class PluginManager:
         (128,000). Raises `UnknownProviderError` when the config names an engine nothing
         provides. `kwargs` go to the engines' `on_session_start` / `initialize`.
         """
-        from ._session import AgentSession
+        from ._session.session import AgentSession
 
         return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
 
@@ -318,7 +318,7 @@ class PluginManager:
         with self._lock:
             self._ensure_loaded()
             if self._default_session is None:
-                from ._session import AgentSession
+                from ._session.session import AgentSession
 
                 self._default_session = AgentSession(self, "default", announce=False)
             return self._default_session

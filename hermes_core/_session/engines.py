@@ -18,13 +18,13 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._slots.context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
-from ._runtime.invoke import contained, describe_error
-from ._slots.memory import MemoryProvider
-from ._slots.registry import SlotProvider
+from .._slots.context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
+from .._runtime.invoke import contained, describe_error
+from .._slots.memory import MemoryProvider
+from .._slots.registry import SlotProvider
 
 if TYPE_CHECKING:
-    from ._slots.recall import RecallStatus
+    from .._slots.recall import RecallStatus
 
 __all__ = ["EngineCalls", "Guard", "MemoryCalls"]
 
@@ -222,7 +222,7 @@ class MemoryCalls:
     def recall_status(self) -> RecallStatus | None:
         """The provider's status, as hermes-core's `RecallStatus` (a stand-in class of the same
         shape is accepted); None for none or for anything else."""
-        from ._slots.recall import INDICATOR_GLYPH, RecallStatus
+        from .._slots.recall import INDICATOR_GLYPH, RecallStatus
 
         status = self._guard.optional(self.provider, "recall_status", self._who, None)
         label, count = getattr(status, "provider_label", None), getattr(status, "count", None)

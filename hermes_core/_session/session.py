@@ -28,22 +28,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._tools import call as tool_call
-from . import config_keys as keys
-from ._slots.context_engine import compress_kwargs
-from ._messages import estimate_tokens, message_problems, repair_tool_pairing
-from ._slots.recall import is_trivial_prompt
-from ._redact import sanitize_memory_context
-from ._session_engines import EngineCalls, Guard, MemoryCalls
-from ._slots.registry import SlotProvider
-from ._tools.registry import ToolRegistry, time_limits
-from ._tools.tool import ToolInfo
+from .._tools import call as tool_call
+from .. import config_keys as keys
+from .._slots.context_engine import compress_kwargs
+from .._messages import estimate_tokens, message_problems, repair_tool_pairing
+from .._slots.recall import is_trivial_prompt
+from .._redact import sanitize_memory_context
+from .engines import EngineCalls, Guard, MemoryCalls
+from .._slots.registry import SlotProvider
+from .._tools.registry import ToolRegistry, time_limits
+from .._tools.tool import ToolInfo
 
 if TYPE_CHECKING:
-    from ._config.config import Config
-    from ._hooks.calls import LifecycleHooks
-    from ._llm.auxiliary import AuxiliaryLlm
-    from ._slots.recall import RecallStatus
+    from .._config.config import Config
+    from .._hooks.calls import LifecycleHooks
+    from .._llm.auxiliary import AuxiliaryLlm
+    from .._slots.recall import RecallStatus
 
 __all__ = ["AgentSession", "SessionHost"]
 
