@@ -13,14 +13,13 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from . import config_keys, providers
+    from ._commands.cli import CliCommand
     from ._commands.command import Command
     from ._commands.registry import CommandRegistry
     from ._config.config import Config
     from ._config.file import edit_config, load_config
     from ._ctx.context import PluginContext
-    from ._slots.context_engine import ContextEngine
     from ._discovery import Discovery, PluginSpec, discover
-    from ._doctor import DoctorReport
     from ._errors import (
         CommandConflictError,
         CommandFailedError,
@@ -61,23 +60,25 @@ if TYPE_CHECKING:
         PluginLlmTextInput,
         PluginLlmUsage,
     )
+    from ._loading.doctor import DoctorReport
+    from ._loading.record import LoadFailure, PluginRecord
     from ._manager import PluginManager
-    from ._slots.memory import MemoryProvider
     from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
     from ._paths import hermes_home
     from ._redact import redact_secrets
-    from ._plugin_record import LoadFailure, PluginRecord
     from ._session.session import AgentSession
-    from ._slots.registry import SlotProvider, SlotRegistry
+    from ._slots.context_engine import ContextEngine
     from ._slots.declarations import SlotDecl
+    from ._slots.memory import MemoryProvider
+    from ._slots.registry import SlotProvider, SlotRegistry
     from ._sqlite import SqliteFile, fts_phrases
     from ._tools.registry import ToolRegistry
     from ._tools.tool import Tool, ToolInfo
     from .hookspecs import hookimpl, hookspec
 
 _EXPORTS = {
-    "PluginManager": "_manager", "PluginRecord": "_plugin_record", "LoadFailure": "_plugin_record",
-    "DoctorReport": "_doctor",
+    "PluginManager": "_manager", "PluginRecord": "_loading.record", "LoadFailure": "_loading.record",
+    "DoctorReport": "_loading.doctor",
     "PluginContext": "_ctx.context",
     "AgentSession": "_session.session", "MemoryProvider": "_slots.memory", "ContextEngine": "_slots.context_engine",
     "AuxiliaryLlm": "_llm.auxiliary",
@@ -86,7 +87,7 @@ _EXPORTS = {
     "redact_secrets": "_redact",
     "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
     "Tool": "_tools.tool", "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool",
-    "Command": "_commands.command", "CommandRegistry": "_commands.registry",
+    "Command": "_commands.command", "CliCommand": "_commands.cli", "CommandRegistry": "_commands.registry",
     "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",

@@ -176,7 +176,7 @@ class Discovery(NamedTuple):
 
 def _folder_imports(folder: Path, plugin_id: str) -> tuple[str, ...]:
     """The unserved Hermes modules a folder plugin's package imports at module level."""
-    from ._importer import bare_module_name
+    from ._loading.importer import bare_module_name
     from ._plugin_source import hermes_imports
 
     return tuple(hermes_imports(folder / "__init__.py", folder, bare_module_name(plugin_id)))

@@ -162,7 +162,8 @@ def requirement_line(requires: Iterable[str], distribution: str) -> str | None:
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
             continue
-        from importlib.metadata import PackageNotFoundError, distribution as find
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import distribution as find
 
         try:
             find(HOST_DISTRIBUTION)

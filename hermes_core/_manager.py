@@ -10,24 +10,25 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ._tools import call as tool_call
 from . import config_keys as keys
+from ._commands.cli import CliCommand
 from ._commands.registry import CommandRegistry
 from ._config.config import Config
 from ._config.file import ConfigWatcher, load_config
-from ._discovery import Discovery, PluginSpec, discover
-from ._doctor import DoctorReport, build_report
-from ._errors import HermesError, PluginNotFoundError
-from ._hooks.calls import LifecycleHooks
-from ._hooks.runner import HookRunner
-from ._loading import Loader
-from ._paths import hermes_home
-from ._plugin_record import LoadFailure, PluginRecord
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
 from ._ctx.skills import Skills
-from ._slots.registry import SlotProvider, SlotRegistry
+from ._discovery import Discovery, PluginSpec, discover
+from ._errors import HermesError, PluginNotFoundError
+from ._hooks.calls import LifecycleHooks
+from ._hooks.runner import HookRunner
+from ._loading.doctor import DoctorReport, build_report
+from ._loading.loader import Loader
+from ._loading.record import LoadFailure, PluginRecord
+from ._paths import hermes_home
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
+from ._slots.registry import SlotProvider, SlotRegistry
+from ._tools import call as tool_call
 from ._tools.registry import ToolRegistry
 from ._tools.tool import ToolInfo
 
@@ -387,12 +388,17 @@ class PluginManager:
         return self.slots.create(slot, self.config)
 
     def extend_cli(self, cli: Any) -> list[str]:
-        """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.
-
-        A plugin whose hook raises keeps none of the commands it added.
-        """
+        """Let loaded plugins add click commands to the click group `cli` (`register_cli_commands`);
+        returns warnings. A plugin whose hook raises keeps none of the commands it added."""
         self._ensure_loaded()
         return self._loader.extend_cli(cli)
+
+    @property
+    def cli_commands(self) -> list[CliCommand]:
+        """The argparse-style commands plugins registered (`ctx.register_cli_command`), for a host's
+        command line to serve (`hermes` serves each as `hermes <name> ...`)."""
+        self._ensure_loaded()
+        return self._loader.cli_commands.all()
 
     def doctor(self) -> DoctorReport:
         """Load everything enabled and report on it, as `hermes plugins doctor` does."""

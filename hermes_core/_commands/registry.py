@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
 from .._quote import clip
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
 from .._undo import Undo, put
 from ..config_keys import COMMANDS_TIMEOUT
 from .command import ARGUMENT_MODES, Command, normalise_command_name

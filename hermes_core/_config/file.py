@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .config import Config
 from .._errors import ConfigError
 from .._files import RACY_SECONDS, write_atomic
 from .._paths import hermes_home
+from .config import Config
 
 __all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "parse", "read_text"]
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._commands.cli import CliCommand
 from .._commands.command import Command
 from .._errors import RegistrationError
-from .._runtime.invoke import tagged
 from .._llm.results import freeze
+from .._runtime.invoke import tagged
+from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
 from .capabilities import UNSERVED, unserved
 from .prompt import PromptSection
-from .._tools.tool import Tool
 
 if TYPE_CHECKING:
     from .._llm.client import PluginLlm

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .._config.file import parse, read_text
 from .._config.file import load_config as _load
+from .._config.file import parse, read_text
 from .._errors import ConfigError, HermesError
 from .constants import get_config_path, get_env_path, get_hermes_home, get_process_hermes_home
 

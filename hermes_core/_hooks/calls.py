@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .. import hookspecs
-from .host_calls import HostHookCalls
 from .chains import Chain, Classification, Context, FirstDirective, FirstText, Gate, Notify, ToolDecision
+from .host_calls import HostHookCalls
 from .runner import HookCall, HookRunner
 
 __all__ = ["LifecycleHooks"]

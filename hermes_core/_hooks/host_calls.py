@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from . import host_specs as specs
-from .chains import Chain, FirstDirective, LastFields, SpeechDecision, SpeechGate
+from .chains import Chain, LastFields, SpeechDecision, SpeechGate
 from .runner import HookCall
 
 __all__ = ["HostHookCalls"]

@@ -20,12 +20,12 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
-from .._runtime import workers
 from .._errors import owner
-from .chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
+from .._runtime import workers
 from .._runtime.invoke import Failure, acall, failed, overran, settled
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
+from .chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
 
 __all__ = ["HookCall", "HookRunner", "ToolDecision"]
 

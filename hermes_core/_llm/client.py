@@ -18,10 +18,10 @@ from .host import Call, LlmHost
 from .reply import Answer
 from .results import PluginLlmCompleteResult, PluginLlmStructuredResult
 from .structured import (
+    Structured,
     build_messages,
     check_messages,
     check_schema,
-    Structured,
     parse_reply,
 )
 

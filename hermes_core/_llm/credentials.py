@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._files import RACY_SECONDS
 from .._errors import LlmConfigError
+from .._files import RACY_SECONDS
 from .routes import Route
 
 __all__ = ["Pool", "pool_for", "scrub"]

@@ -21,8 +21,8 @@ from .credentials import Pool, pool_for
 from .reply import Answer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
-from .structured import Structured, has_images, refuses_format
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
+from .structured import Structured, has_images, refuses_format
 from .transport import Failure, apost, async_client, classify, dropped_connection, post, post_stream, sync_client
 from .trust import check_overrides
 

@@ -25,8 +25,8 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Protocol, TypeVar, final
 
-from .interrupts import is_plugin_fault
 from .._quote import MESSAGE_LIMIT, clip
+from .interrupts import is_plugin_fault
 from .workers import Overrun, run_coroutine, start, submit
 
 __all__ = [

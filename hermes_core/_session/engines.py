@@ -18,8 +18,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._slots.context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
 from .._runtime.invoke import contained, describe_error
+from .._slots.context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
 from .._slots.memory import MemoryProvider
 from .._slots.registry import SlotProvider
 

@@ -28,16 +28,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._tools import call as tool_call
 from .. import config_keys as keys
-from .._slots.context_engine import compress_kwargs
 from .._messages import estimate_tokens, message_problems, repair_tool_pairing
-from .._slots.recall import is_trivial_prompt
 from .._redact import sanitize_memory_context
-from .engines import EngineCalls, Guard, MemoryCalls
+from .._slots.context_engine import compress_kwargs
+from .._slots.recall import is_trivial_prompt
 from .._slots.registry import SlotProvider
+from .._tools import call as tool_call
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import ToolInfo
+from .engines import EngineCalls, Guard, MemoryCalls
 
 if TYPE_CHECKING:
     from .._config.config import Config

@@ -10,13 +10,11 @@ import copy
 import inspect
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from .. import _hermes_names
-from .._runtime.invoke import contained
 from .._config.config import Config
 from .._errors import (
     ProviderConflictError,
@@ -26,6 +24,7 @@ from .._errors import (
     UnknownProviderError,
     owner,
 )
+from .._runtime.invoke import contained
 from .._undo import Undo, put
 from .declarations import BUILTIN_SLOTS, SlotDecl
 

@@ -21,9 +21,8 @@ import attrs
 
 from .._errors import ConfigError, owner
 from .._host import describe
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive
 from .._quote import clip, quoted
-
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive
 from .tool import ToolEntry
 
 if TYPE_CHECKING:

@@ -32,10 +32,12 @@ class _RootGroup(click.Group):
             return
         self._extended = True
         from .. import _command_cache
+        from ._argparse import add_commands
         from ._common import manager
 
         own = {*self.commands, *self._lazy}
-        for problem in manager(ctx).extend_cli(self):
+        plugins = manager(ctx)
+        for problem in [*plugins.extend_cli(self), *add_commands(self, plugins.cli_commands)]:
             click.echo(f"hermes: warning: {problem}", err=True)
         added = {name: _command_cache.short_help(cmd) for name, cmd in self.commands.items()
                  if name not in own and not getattr(cmd, "hidden", False)}

@@ -17,7 +17,7 @@ from .._errors import CommandFailedError, owner
 from .._runtime.invoke import contained, describe_error
 from ._stdout import plugin_owns_stdout
 
-__all__ = ["as_click"]
+__all__ = ["add_commands", "as_click"]
 
 
 def _parser(command: CliCommand) -> argparse.ArgumentParser:
@@ -73,3 +73,16 @@ def as_click(command: CliCommand) -> click.Command:
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
         add_help_option=False,
     )
+
+
+def add_commands(cli: click.Group, commands: list[CliCommand]) -> list[str]:
+    """Serve each plugin's argparse command as `hermes <name>`; returns a warning per command left
+    out because the group already has that name."""
+    problems = []
+    for command in commands:
+        if command.name in cli.commands:
+            problems.append(f"`hermes {command.name}` of plugin {command.plugin_id!r} was left out: "
+                            "another command has that name")
+            continue
+        cli.add_command(as_click(command))
+    return problems

@@ -10,7 +10,7 @@ from ._base import CatalogProviderBase, ProviderBase
 from ._defaults import ASPECTS, IMAGE_ASPECT, RESOLUTION, RESOLUTIONS, VIDEO_ASPECT
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
 __all__ = [
     "BrowserProvider", "ImageGenProvider", "TTSProvider", "TranscriptionProvider", "VideoGenProvider", "WebSearchProvider",

@@ -19,8 +19,8 @@ from ._contract_common import (  # first: a clear error when hypothesis is missi
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .._slots.context_engine import ContextEngine, accepted_kwargs, compress_kwargs
 from .._messages import estimate_tokens, message_problems
+from .._slots.context_engine import ContextEngine, accepted_kwargs, compress_kwargs
 from .strategies import message_lists, usage_dicts
 
 __all__ = ["ContextEngineContract"]

@@ -14,42 +14,41 @@ import inspect
 import logging
 import time
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
-from . import _hermes_names, _redact
-from . import config_keys as keys
-from . import hookspecs
-from ._commands.cli import CliCommand, CliCommands
-from ._commands.command import Command
-from ._commands.registry import CommandRegistry
-from ._config.config import Config
-from ._ctx.context import PluginContext
-from ._discovery import PluginSpec
-from ._errors import CommandConflictError, ProviderConflictError, RegistrationError, owner
-from ._hooks.runner import HookRunner
-from ._importer import forget_module, import_plugin, module_label
-from ._runtime import interrupts, leftovers
-from ._runtime.invoke import contained, describe_error, tagged
-from ._plugin_record import LoadFailure, PluginRecord, discovery_failure, failure_of
-from ._ctx.auxiliary import AuxiliaryTask, AuxiliaryTasks
-from ._ctx.capabilities import Capabilities
-from ._ctx.events import EventBus
-from ._ctx.manifest import PluginManifest
-from ._ctx.prompt import PromptSection, PromptSections
-from ._ctx.skills import Skills
-from ._ctx.state import PluginState
-from ._slots.registry import SlotRegistry
-from ._slots.declarations import SlotDecl
-from ._tools.registry import ToolRegistry, time_limits
-from ._tools.tool import Tool
-from ._version import __version__
+from .. import _hermes_names, hookspecs
+from .. import config_keys as keys
+from .._commands.cli import CliCommands
+from .._commands.command import Command
+from .._commands.registry import CommandRegistry
+from .._config.config import Config
+from .._ctx.auxiliary import AuxiliaryTasks
+from .._ctx.capabilities import Capabilities
+from .._ctx.context import PluginContext
+from .._ctx.events import EventBus
+from .._ctx.prompt import PromptSections
+from .._ctx.skills import Skills
+from .._ctx.state import PluginState
+from .._discovery import PluginSpec
+from .._errors import RegistrationError, owner
+from .._hooks.runner import HookRunner
+from .._runtime import interrupts, leftovers
+from .._runtime.invoke import contained, describe_error, tagged
+from .._slots.declarations import SlotDecl
+from .._slots.registry import SlotRegistry
+from .._tools.registry import ToolRegistry, time_limits
+from .._tools.tool import Tool
+from .._version import __version__
+from .importer import forget_module, import_plugin, module_label
+from .record import LoadFailure, PluginRecord, discovery_failure, failure_of
+from .registrar import Registrar
 
 if TYPE_CHECKING:
-    from ._llm.host import LlmHost
+    from .._llm.host import LlmHost
 
 __all__ = ["Loader"]
 
@@ -66,123 +65,6 @@ class _Pluggy(pluggy.PluginManager):
             if inspect.isfunction(method) or inspect.ismethod(method):
                 return {}
         return opts
-
-
-class _Registrar:
-    """What one plugin's `ctx` may ask of the host, always under that plugin's id; the
-    `Registrar` a `PluginContext` talks to."""
-
-    __slots__ = ("_loader", "_record", "__weakref__")
-
-    def __init__(self, loader: Loader, record: PluginRecord) -> None:
-        self._loader, self._record = loader, record
-
-    def add_tool(self, tool: Tool) -> None:
-        self._record.note("tools", tool.name, self._loader.tools.add(tool))
-
-    def add_command(self, command: Command) -> None:
-        try:
-            self._record.note("commands", command.name, self._loader.commands.add(command))
-        except CommandConflictError as exc:
-            log.warning("%s", exc)
-            self._record.problems.append(str(exc))
-
-    def add_hook(self, hook: str, callback: Callable[..., Any]) -> None:
-        self._record.note("hooks", hook, self._loader.hooks.add(hook, callback, self._record.id))
-
-    def add_provider(self, slot: str, provider: Any, name: str | None) -> None:
-        slots = self._loader.slots
-        try:
-            undo = slots.add(slot, provider, self._record.id, name=name, builtin=self._record.spec.source == "builtin")
-        except ProviderConflictError as exc:
-            log.warning("%s", exc)
-            self._record.problems.append(str(exc))
-            return
-        label = next(p.name for p in slots.providers(slot) if p.provider is provider)
-        self._record.note("providers", f"{slot}:{label}", undo)
-
-    def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str:
-        return self._loader.dispatch(name, args, **kwargs)
-
-    def llm_host(self) -> LlmHost:
-        return self._loader.llm_host()
-
-    def manifest(self) -> PluginManifest:
-        spec = self._record.spec
-        return PluginManifest({
-            "key": spec.id, "name": spec.name, "version": spec.version, "description": spec.description,
-            "author": spec.author, "kind": spec.kind, "source": spec.source,
-            "path": str(spec.path) if spec.path is not None else None, "entry_point": spec.entry_point,
-            "requires_env": list(spec.requires_env), "requires_hermes": spec.requires_hermes,
-            **{f"provides_{kind}": list(names) for kind, names in spec.provides.items()},
-        })
-
-    def has_plugin(self, plugin_id: str) -> bool:
-        record = self._loader.records.get(plugin_id)
-        return record is not None and record.status in ("ok", "pending")
-
-    def settings(self) -> Mapping[str, Any]:
-        settings: Mapping[str, Any] = self._loader.current_config().read(keys.PLUGIN_SETTINGS, self._record.id)
-        return settings
-
-    def set_setting(self, key: str, value: Any) -> None:
-        from ._ctx.settings import write_setting
-
-        write_setting(self._loader.home, self._record.id, key, value)
-
-    def state(self) -> PluginState:
-        return self._loader.state(self._record.id)
-
-    def add_cli_command(self, command: CliCommand) -> None:
-        self._record.note("cli_commands", command.name, self._loader.cli_commands.add(command))
-
-    def add_section(self, section: PromptSection) -> None:
-        self._record.note("prompt_sections", section.id, self._loader.sections.add(section))
-
-    def add_skill(self, name: str, path: Any, description: str) -> None:
-        self._record.note("skills", f"{self._record.id}:{name}",
-                          self._loader.skills.add(self._record.id, name, path, description))
-
-    def add_redaction_patterns(self, patterns: Iterable[Any]) -> None:
-        patterns = list(patterns)
-        undo = _redact.add_patterns(patterns, self._record.id)
-        self._record.note("redaction_patterns", str(len(patterns)), undo)
-
-    def subscribe(self, event: str, callback: Callable[..., Any]) -> None:
-        self._record.note("subscriptions", event, self._loader.events.subscribe(self._record.id, event, callback))
-
-    def emit(self, event: str, payload: Any) -> bool:
-        return self._loader.events.emit(self._record.id, event, payload)
-
-    def add_auxiliary_task(self, task: AuxiliaryTask) -> None:
-        self._record.note("auxiliary_tasks", task.key, self._loader.aux_tasks.add(task))
-
-    def on_unload(self, callback: Callable[[], Any]) -> None:
-        plugin_id = self._record.id
-
-        def run() -> None:
-            try:
-                callback()
-            except BaseException as exc:  # noqa: BLE001 - an unload callback never stops the unload
-                contained(exc)
-                log.warning("on_unload callback of plugin %r failed: %s: %s", plugin_id, type(exc).__name__, exc)
-
-        self._record.undos.append(run)
-
-    def spawn_task(self, coro: Any) -> Any:
-        from ._ctx.tasks import spawn
-
-        task, cancel = spawn(self._record.id, coro)
-        self._record.undos.append(cancel)
-        return task
-
-    def has_capability(self, capability: str) -> bool:
-        if capability == "tools.override":
-            return self._loader.may_override(self._record.id)
-        return self._loader.capabilities.served(capability) is not None
-
-    def host_call(self, member: str, *args: Any, **kwargs: Any) -> Any:
-        return self._loader.capabilities.call(self._record.id, member, *args, **kwargs)
 
 
 class Loader:
@@ -223,7 +105,7 @@ class Loader:
         self.llm_host = llm_host
         self.config = config
         self.current_config = current_config or config  # config.yaml as it is now (ctx.get_config)
-        self._registrars: dict[str, _Registrar] = {}
+        self._registrars: dict[str, Registrar] = {}
         self._states: dict[str, PluginState] = {}
 
     # -- loading and unloading -----------------------------------------------------------
@@ -291,7 +173,7 @@ class Loader:
 
     def _new_record(self, spec: PluginSpec) -> PluginRecord:
         record = self.records[spec.id] = PluginRecord(spec)
-        self._registrars[spec.id] = _Registrar(self, record)
+        self._registrars[spec.id] = Registrar(self, record)
         return record
 
     def _transaction(self, record: PluginRecord, phase: str, action: Callable[[], None]) -> PluginRecord:
@@ -372,7 +254,7 @@ class Loader:
                 plugin_id=record.id,
             )
 
-    def _take_returned(self, record: PluginRecord, registrar: _Registrar, hook: str, result: Any) -> None:
+    def _take_returned(self, record: PluginRecord, registrar: Registrar, hook: str, result: Any) -> None:
         """What a registration hook returned, registered as its spec says (`hookspecs.HOOKS`)."""
         returns = hookspecs.HOOKS[hook].returns
         if result is None or returns is None:
@@ -411,10 +293,8 @@ class Loader:
         return self.config().read(keys.PLUGIN_ALLOW_TOOL_OVERRIDE, plugin_id)
 
     def extend_cli(self, cli: Any) -> list[str]:
-        """Let loaded plugins add click commands (`register_cli_commands`); returns warnings.
-
-        A plugin whose hook raises keeps none of the commands it added.
-        """
+        """Let loaded plugins add click commands to the group `cli` (`register_cli_commands`);
+        returns warnings. A plugin whose hook raises keeps none of the commands it added."""
         problems = []
         for record in list(self.records.values()):
             if record.status != "ok" or record.module is None:
@@ -429,12 +309,4 @@ class Loader:
                         for name in set(cli.commands) - before:
                             cli.commands.pop(name, None)
                         problems.append(f"{hook} of {owner(record.id)} failed: {describe_error(exc)}")
-        from .cli._argparse import as_click
-
-        for command in self.cli_commands.all():
-            if command.name in cli.commands:
-                problems.append(f"`hermes {command.name}` of plugin {command.plugin_id!r} was left out: "
-                                "another command has that name")
-                continue
-            cli.add_command(as_click(command))
         return problems

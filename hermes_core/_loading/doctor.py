@@ -6,9 +6,9 @@ from typing import Any
 
 import attrs
 
-from ._config.config import Config
-from ._plugin_record import PluginRecord
-from ._slots.registry import SlotRegistry
+from .._config.config import Config
+from .._slots.registry import SlotRegistry
+from .record import PluginRecord
 
 __all__ = ["DoctorReport", "build_report"]
 
@@ -37,7 +37,7 @@ class DoctorReport:
 
     def verdict(self) -> str:
         """The report's last line: what is wrong (so the exit code is explained), or that all is well."""
-        from ._quote import clip
+        from .._quote import clip
 
         wrong = [f"{len(ids)} plugin(s) {status}: {', '.join(clip(i, 60) for i in ids)}"
                  for status, ids in self.broken().items()]

@@ -19,7 +19,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from ._discovery import ENTRY_POINT_GROUP, PluginSpec
+from .._discovery import ENTRY_POINT_GROUP, PluginSpec
 
 __all__ = ["NAMESPACE", "bare_module_name", "import_plugin", "module_label", "module_name", "forget_module"]
 

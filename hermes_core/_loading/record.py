@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._discovery import PluginSpec
-from ._runtime.invoke import failed_call
+from .._discovery import PluginSpec
+from .._runtime.invoke import failed_call
 
 if TYPE_CHECKING:
-    from ._ctx.context import PluginContext
+    from .._ctx.context import PluginContext
 
 __all__ = ["PluginRecord", "LoadFailure", "discovery_failure", "failure_of"]
 
@@ -42,7 +42,7 @@ class LoadFailure:
         return self.type == NEEDS_HOST
 
     def __str__(self) -> str:
-        from ._quote import MESSAGE_LIMIT, clip
+        from .._quote import MESSAGE_LIMIT, clip
 
         if self.needs_host:
             return clip(self.message, MESSAGE_LIMIT)
@@ -91,7 +91,7 @@ class PluginRecord:
 def failure_of(exc: BaseException, phase: str) -> LoadFailure:
     """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase. An import
     of a Hermes module that nothing serves is the Hermes Agent host missing, said in one line."""
-    from ._host import host_line, needed_module, undeclared_package
+    from .._host import host_line, needed_module, undeclared_package
 
     call = failed_call(exc) or phase
     trace = "".join(traceback.format_exception(exc))
