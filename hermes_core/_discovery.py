@@ -106,7 +106,7 @@ class PluginSpec(NamedTuple):
         if self.needs_host:
             return self.needs_host
         if self.hermes_imports:
-            from ._host import host_line
+            from ._hermes.host import host_line
 
             return host_line(f"imports {', '.join(self.hermes_imports)}")
         return ""

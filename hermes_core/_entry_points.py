@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ._discovery import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
-from ._host import requirement_line
+from ._hermes.host import requirement_line
 from ._manifest import valid_plugin_name
 from ._plugin_source import hermes_imports, module_origin
 

@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .. import _hermes_names
 from .._errors import RegistrationError, UnknownToolError
+from . import names as hermes_names
 
 __all__ = ["ToolEntry", "ToolRegistry", "registry", "tool_error", "tool_result"]
 
@@ -81,7 +81,7 @@ class ToolRegistry:
         scope: str | None = None,
     ) -> None:
         """Register a tool for the plugin that is loading (its `ctx.register_tool`)."""
-        plugin = _hermes_names.loading()
+        plugin = hermes_names.loading()
         if plugin is None:
             raise RegistrationError(
                 f"tools.registry.registry.register({name!r}) was called outside a plugin's load: hermes-core "
@@ -97,7 +97,7 @@ class ToolRegistry:
                                    emoji, override)
 
     def _tools(self) -> Any:
-        tools = _hermes_names.current_tools()
+        tools = hermes_names.current_tools()
         if tools is None:
             raise UnknownToolError(
                 "tools.registry.registry has no tools to read: no hermes-core manager has loaded plugins in "

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from .. import _hermes_names, hookspecs
 from .. import config_keys as keys
+from .. import hookspecs
 from .._commands.cli import CliCommands
 from .._commands.command import Command
 from .._commands.registry import CommandRegistry
@@ -35,6 +35,7 @@ from .._ctx.skills import Skills
 from .._ctx.state import PluginState
 from .._discovery import PluginSpec
 from .._errors import RegistrationError, owner
+from .._hermes import names as hermes_names
 from .._hooks.runner import HookRunner
 from .._runtime import interrupts, leftovers
 from .._runtime.invoke import contained, describe_error, tagged
@@ -126,8 +127,8 @@ class Loader:
 
         def load() -> None:
             started = time.perf_counter()
-            loading = _hermes_names.Loading(record.id, lambda: self._context(record), self.tools)
-            with _hermes_names.recording(loading) as used:
+            loading = hermes_names.Loading(record.id, lambda: self._context(record), self.tools)
+            with hermes_names.recording(loading) as used:
                 try:
                     obj, module_name = import_plugin(spec)
                     record.import_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -137,7 +138,7 @@ class Loader:
                 finally:
                     record.hermes_names = list(dict.fromkeys(used))
 
-        _hermes_names.install()
+        hermes_names.install()
         return self._transaction(record, module_label(spec), load)
 
     def sync(self, specs: Iterable[PluginSpec], wanted: Callable[[PluginSpec], bool], *, retry: bool = False) -> None:

@@ -91,7 +91,7 @@ class PluginRecord:
 def failure_of(exc: BaseException, phase: str) -> LoadFailure:
     """The `LoadFailure` for `exc`: the call it was tagged with, else the loading phase. An import
     of a Hermes module that nothing serves is the Hermes Agent host missing, said in one line."""
-    from .._host import host_line, needed_module, undeclared_package
+    from .._hermes.host import host_line, needed_module, undeclared_package
 
     call = failed_call(exc) or phase
     trace = "".join(traceback.format_exception(exc))

@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 
-from .. import _hermes_names
 from .._config.config import Config
 from .._errors import (
     ProviderConflictError,
@@ -24,6 +23,7 @@ from .._errors import (
     UnknownProviderError,
     owner,
 )
+from .._hermes import names as hermes_names
 from .._runtime.invoke import contained
 from .._undo import Undo, put
 from .declarations import BUILTIN_SLOTS, SlotDecl
@@ -168,7 +168,7 @@ def conform(provider: Any, decl: SlotDecl, plugin_id: str | None) -> Any:
     if missing or not abstract:  # a base with no abstract members has no shape to match: derive from it
         bases = ", ".join(f"{b.__module__}.{b.__qualname__}" for b in cls.__mro__[1:-1]) or "object only"
         lacks = f"it lacks {', '.join(missing)}" if missing else "it does not derive from it"
-        hermes = _hermes_names.hermes_name(base)
+        hermes = hermes_names.hermes_name(base)
         raise RegistrationError(
             f"{owner(plugin_id)} registered {cls.__module__}.{cls.__qualname__} in slot {decl.name!r}, but it is "
             f"not a {base.__name__}: {lacks} (its bases: {bases}); derive it from {_import_path(base)}"

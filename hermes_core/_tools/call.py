@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from .._errors import ConfigError, owner
-from .._host import describe
+from .._hermes.host import describe
 from .._quote import clip, quoted
 from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive
 from .tool import ToolEntry

@@ -3,7 +3,7 @@
 A plugin written for Hermes can reach past the plugin surface into the host: its gateway
 (`gateway.config`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
 `hermes_cli.plugins`), or a dependency on the `hermes-agent` distribution. hermes-core serves
-the Hermes names a plugin imports for a base class or a helper (`_hermes_names.SERVED`); for
+the Hermes names a plugin imports for a base class or a helper (`names.SERVED`); for
 the rest there is nothing to serve, and the honest answer is one line naming what the plugin
 needs, never a traceback. Three signals:
 
@@ -23,7 +23,7 @@ __all__ = ["HERMES_ENVIRONMENT", "HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "descr
 
 HOST_DISTRIBUTION = "hermes-agent"
 # Hermes Agent's own top-level packages and modules (what its distribution installs): importing one
-# of these where hermes-core serves nothing (`_hermes_names.SERVED`) and no real module exists
+# of these where hermes-core serves nothing (`names.SERVED`) and no real module exists
 # needs the Hermes Agent host itself.
 HERMES_TOP_LEVEL = frozenset({
     "acp_adapter", "agent", "cron", "gateway", "hermes_cli", "hermes_wisdom", "honcho_integration", "plugins",
@@ -68,7 +68,7 @@ def needs_hermes(name: str) -> bool:
 
 
 def _served(name: str) -> bool:
-    from ._hermes_names import SERVED  # not on the listing's path unless a plugin imports a Hermes name
+    from .names import SERVED  # not on the listing's path unless a plugin imports a Hermes name
 
     return name in SERVED
 
