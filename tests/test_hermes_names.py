@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def served_names() -> list[str]:
     """The keys of `SERVED`, read from the source (the tests import no private module)."""
-    tree = ast.parse((ROOT / "hermes_core" / "_hermes_names.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "hermes_core" / "_hermes" / "names.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "SERVED":
             assert isinstance(node.value, ast.Dict)
             return [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
-    raise AssertionError("SERVED not found in hermes_core/_hermes_names.py")
+    raise AssertionError("SERVED not found in hermes_core/_hermes/names.py")
 
 
 def plugin(home: Path, name: str, code: str) -> None:
