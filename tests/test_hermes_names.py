@@ -27,14 +27,25 @@ from tests.helpers import hermes, hermes_json, llm_config, make_folder_plugin, w
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def served_names() -> list[str]:
-    """The keys of `SERVED`, read from the source (the tests import no private module)."""
+def served() -> ast.Dict:
+    """`SERVED`, read from the source (the tests import no private module)."""
     tree = ast.parse((ROOT / "hermes_core" / "_hermes" / "names.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "SERVED":
             assert isinstance(node.value, ast.Dict)
-            return [key.value for key in node.value.keys if isinstance(key, ast.Constant)]
+            return node.value
     raise AssertionError("SERVED not found in hermes_core/_hermes/names.py")
+
+
+def served_names() -> list[str]:
+    """The Hermes module names hermes-core serves (the keys of `SERVED`)."""
+    return [key.value for key in served().keys if isinstance(key, ast.Constant)]
+
+
+def serving_modules() -> set[str]:
+    """The hermes-core modules whose names `SERVED` hands out."""
+    return {node.value for value in served().values for node in ast.walk(value)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("hermes_core.")}
 
 
 def plugin(home: Path, name: str, code: str) -> None:
@@ -507,5 +518,7 @@ def test_listing_imports_none_of_what_the_names_serve(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))
     assert "hermes_core._discovery" in modules  # the probe sees our imports
-    assert not {m for m in modules if m.split(".")[:2] == ["hermes_core", "_hermes"] or m == "urllib.request" or m.split(".")[0] in {
-        "agent", "tools", "hermes_cli", "hermes_constants", "dataclasses", "subprocess"}}
+    serving = serving_modules()
+    assert "hermes_core._hermes.tool_registry" in serving  # the modules are read from SERVED...
+    assert not {m for m in modules if m in serving or m == "urllib.request" or m.split(".")[0] in {
+        "agent", "tools", "hermes_cli", "hermes_constants", "dataclasses", "subprocess"}}  # ...and none is imported
