@@ -27,7 +27,7 @@ from tests.helpers import hermes, hermes_json, llm_config, make_folder_plugin, w
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def served() -> ast.Dict:
+def served_table() -> ast.Dict:
     """`SERVED`, read from the source (the tests import no private module)."""
     tree = ast.parse((ROOT / "hermes_core" / "_hermes" / "names.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -39,12 +39,12 @@ def served() -> ast.Dict:
 
 def served_names() -> list[str]:
     """The Hermes module names hermes-core serves (the keys of `SERVED`)."""
-    return [key.value for key in served().keys if isinstance(key, ast.Constant)]
+    return [key.value for key in served_table().keys if isinstance(key, ast.Constant)]
 
 
 def serving_modules() -> set[str]:
     """The hermes-core modules whose names `SERVED` hands out."""
-    return {node.value for value in served().values for node in ast.walk(value)
+    return {node.value for value in served_table().values for node in ast.walk(value)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("hermes_core.")}
 
 
