@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from ._config.config import Config
     from ._config.file import edit_config, load_config
     from ._ctx.context import PluginContext
-    from ._discovery import Discovery, PluginSpec, discover
+    from ._discovery.discover import discover
+    from ._discovery.spec import Discovery, PluginSpec
     from ._errors import (
         CommandConflictError,
         CommandFailedError,
@@ -92,7 +93,7 @@ _EXPORTS = {
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",
     "providers": "providers",
-    "Discovery": "_discovery", "PluginSpec": "_discovery", "discover": "_discovery",
+    "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec", "discover": "_discovery.discover",
     "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "PluginLlm": "_llm.client",
     "PluginLlmUsage": "_llm.results", "PluginLlmCompleteResult": "_llm.results",

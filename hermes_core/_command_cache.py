@@ -50,7 +50,7 @@ def fingerprint() -> str:
     """What discovery sees of the enabled plugins, as a key: it changes when one is enabled,
     disabled, installed, upgraded or edited (its folder's `__init__.py` or manifest)."""
     from ._config.file import load_config
-    from ._discovery import discover
+    from ._discovery.discover import discover
     from ._paths import hermes_home
     from ._version import __version__
 

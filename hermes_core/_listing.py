@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ._config.config import Config
-    from ._discovery import Discovery, PluginSpec, Skipped
+    from ._discovery.spec import Discovery, PluginSpec, Skipped
 
 __all__ = ["LIST_OPTIONS", "Flag", "Listing", "active_slots", "listing", "row"]
 
@@ -98,7 +98,7 @@ def _enabled(row: dict[str, Any]) -> str:
 def listing(*, as_json: bool = False) -> Listing:
     """Discovery plus config, as `hermes plugins list [--json]` prints it (imports no plugin)."""
     from ._config.file import load_config
-    from ._discovery import discover
+    from ._discovery.discover import discover
     from ._paths import hermes_home
     from ._tables import format_json, format_table
 

@@ -18,7 +18,8 @@ from ._config.file import ConfigWatcher, load_config
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
 from ._ctx.skills import Skills
-from ._discovery import Discovery, PluginSpec, discover
+from ._discovery.discover import discover
+from ._discovery.spec import Discovery, PluginSpec
 from ._errors import HermesError, PluginNotFoundError
 from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner

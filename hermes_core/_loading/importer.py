@@ -12,25 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import re
 import sys
 import threading
 import types
 from pathlib import Path
 from typing import Any
 
-from .._discovery import ENTRY_POINT_GROUP, PluginSpec
+from .._discovery.spec import ENTRY_POINT_GROUP, NAMESPACE, PluginSpec, bare_module_name
 
-__all__ = ["NAMESPACE", "bare_module_name", "import_plugin", "module_label", "module_name", "forget_module"]
+__all__ = ["import_plugin", "module_label", "module_name", "forget_module"]
 
-NAMESPACE = "hermes_plugins"
 _claims: dict[str, Path] = {}  # a module name -> the folder whose code it holds in this process
 _claims_lock = threading.Lock()
-
-
-def bare_module_name(plugin_id: str) -> str:
-    """`hermes_plugins.<slug>` for a plugin id, as Hermes names it."""
-    return f"{NAMESPACE}." + re.sub(r"\W", "_", plugin_id.replace("/", "__"), flags=re.ASCII)
 
 
 def module_name(spec: PluginSpec) -> str:

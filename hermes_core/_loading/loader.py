@@ -33,7 +33,7 @@ from .._ctx.events import EventBus
 from .._ctx.prompt import PromptSections
 from .._ctx.skills import Skills
 from .._ctx.state import PluginState
-from .._discovery import PluginSpec
+from .._discovery.spec import PluginSpec
 from .._errors import RegistrationError, owner
 from .._hermes import names as hermes_names
 from .._hooks.runner import HookRunner

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._discovery import PluginSpec
+from .._discovery.spec import PluginSpec
 from .._runtime.invoke import failed_call
 
 if TYPE_CHECKING:

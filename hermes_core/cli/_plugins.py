@@ -10,7 +10,8 @@ import click
 
 from .. import _listing
 from .._config.file import edit_config, load_config
-from .._discovery import Discovery, PluginSpec, discover
+from .._discovery.discover import discover
+from .._discovery.spec import Discovery, PluginSpec
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
 from .._quote import quoted

@@ -53,7 +53,7 @@ def _plugin_id(plugin: Any) -> str:
 def load_plugins(home: Path, config: HermesConfig, plugins: tuple[Any, ...]) -> PluginManager:
     """A manager for `home` with the built-in plugins and `plugins` loaded; fails the test
     (AssertionError) naming the plugin when one of them does not load."""
-    from .._discovery import discover
+    from .._discovery.discover import discover
 
     discovered = {name for spec in discover(home=home).plugins for name in (spec.id, spec.name)}
     by_name = [p for p in plugins if isinstance(p, str) and p in discovered]

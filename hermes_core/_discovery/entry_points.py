@@ -1,7 +1,7 @@
 """The plugins installed distributions declare through entry points, found from their metadata.
 
 Nothing is imported: the distribution's METADATA headers give the version, summary, author and
-`Requires-Dist`, and the module an entry point names is read from disk (`_plugin_source`) for
+`Requires-Dist`, and the module an entry point names is read from disk (`source_scan`) for
 its module-level Hermes imports. The kind is the group's: a plugin in `hermes_agent.plugins` is
 standalone (opt-in) whatever its source mentions.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._discovery import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
-from ._hermes.host import requirement_line
-from ._manifest import valid_plugin_name
-from ._plugin_source import hermes_imports, module_origin
+from .._hermes.host import requirement_line
+from .manifest import valid_plugin_name
+from .source_scan import hermes_imports, module_origin
+from .spec import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
 
 __all__ = ["entry_point_specs"]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ._errors import ManifestError
+from .._errors import ManifestError
 
 __all__ = ["Manifest", "read_manifest", "find_manifest", "valid_plugin_name", "MANIFEST_NAMES"]
 
@@ -35,7 +35,7 @@ def valid_plugin_name(name: str) -> bool:
     return bool(_NAME.match(name))
 
 
-_EMPTY: Mapping[str, tuple[str, ...]] = types.MappingProxyType({})
+EMPTY: Mapping[str, tuple[str, ...]] = types.MappingProxyType({})
 
 
 class Manifest(NamedTuple):
@@ -49,7 +49,7 @@ class Manifest(NamedTuple):
     kind: str = ""
     requires_env: tuple[str, ...] = ()
     requires_hermes: str = ""
-    provides: Mapping[str, tuple[str, ...]] = _EMPTY
+    provides: Mapping[str, tuple[str, ...]] = EMPTY
     warnings: tuple[str, ...] = ()
 
 

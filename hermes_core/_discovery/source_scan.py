@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._hermes.host import HERMES_TOP_LEVEL, needs_hermes
+from .._hermes.host import HERMES_TOP_LEVEL, needs_hermes
 
 if TYPE_CHECKING:
     import ast  # imported where it is used: only a file worth parsing (`_may_matter`) pays for it
