@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._tables import format_json, format_table
+from ._tables import format_json, format_table
 
 if TYPE_CHECKING:
     from .._manager import PluginManager

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .. import _listing
+from . import _listing
 from .._config.file import edit_config, load_config
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
@@ -209,7 +209,7 @@ def _outcome(row: dict[str, Any]) -> str:
 @click.option("--author", default="", help="The author's name.")
 def new(name: str, kind: str, output_dir: Path, description: str, author: str) -> None:
     """Create a plugin project NAME (tests included) from the template, without prompts."""
-    from .._scaffold import render_plugin
+    from ._scaffold import render_plugin
 
     folder = render_plugin(name, kind, output_dir, description=description, author=author)
     click.echo(f"created {folder}")

@@ -40,7 +40,7 @@ def main() -> Any:
         os._exit(0)  # written and flushed; the interpreter's teardown is ~10 ms of a ~70 ms listing
     if code is not None:
         return code
-    from .cli import main as click_main
+    from ._main import main as click_main
 
     return click_main()
 
@@ -111,7 +111,7 @@ def _write(out: str, warnings: Iterable[str]) -> int:
     except BrokenPipeError:
         return 141
     except OSError as exc:  # as `hermes_core.cli` words an unexpected failure
-        from ._quote import error_line, internal_error
+        from .._quote import error_line, internal_error
 
         print(error_line(internal_error(exc)), file=sys.stderr, flush=True)
         return 1

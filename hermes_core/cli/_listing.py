@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from ._config.config import Config
-    from ._discovery.spec import Discovery, PluginSpec, Skipped
+    from .._config.config import Config
+    from .._discovery.spec import Discovery, PluginSpec, Skipped
 
 __all__ = ["LIST_OPTIONS", "Flag", "Listing", "active_slots", "listing", "row"]
 
@@ -40,7 +40,7 @@ def active_slots(found: Discovery, config: Config) -> dict[str, str]:
     """Plugin id -> the slot (`context_engine`, `memory`, ...) whose configured or default name
     it provides, read from ids, kinds and manifests only: nothing is imported. The first enabled
     plugin in load order wins, as the first registration of a name does when plugins load."""
-    from ._slots.declarations import BUILTIN_SLOTS
+    from .._slots.declarations import BUILTIN_SLOTS
 
     active: dict[str, str] = {}
     for slot in BUILTIN_SLOTS:
@@ -97,9 +97,9 @@ def _enabled(row: dict[str, Any]) -> str:
 
 def listing(*, as_json: bool = False) -> Listing:
     """Discovery plus config, as `hermes plugins list [--json]` prints it (imports no plugin)."""
-    from ._config.file import load_config
-    from ._discovery.discover import discover
-    from ._paths import hermes_home
+    from .._config.file import load_config
+    from .._discovery.discover import discover
+    from .._paths import hermes_home
     from ._tables import format_json, format_table
 
     found, config = discover(home=hermes_home()), load_config()

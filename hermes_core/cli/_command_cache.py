@@ -31,7 +31,7 @@ _LANGUAGE = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # what gettext reads 
 
 
 def _path() -> Path:
-    from ._paths import hermes_home
+    from .._paths import hermes_home
 
     return hermes_home() / ".cache" / _FILE
 
@@ -49,10 +49,10 @@ def _mtime(path: Path | None) -> int:
 def fingerprint() -> str:
     """What discovery sees of the enabled plugins, as a key: it changes when one is enabled,
     disabled, installed, upgraded or edited (its folder's `__init__.py` or manifest)."""
-    from ._config.file import load_config
-    from ._discovery.discover import discover
-    from ._paths import hermes_home
-    from ._version import __version__
+    from .._config.file import load_config
+    from .._discovery.discover import discover
+    from .._paths import hermes_home
+    from .._version import __version__
 
     config = load_config()
     found = discover(home=hermes_home())
@@ -82,7 +82,7 @@ def rendering() -> str | None:
     if spec is None or not spec.origin:
         return None
     return json.dumps([shutil.get_terminal_size().columns, [os.environ.get(name) for name in _LANGUAGE],
-                       _files(Path(__file__).with_name("cli")), _files(Path(spec.origin).parent)])
+                       _files(Path(__file__).parent), _files(Path(spec.origin).parent)])
 
 
 def _load() -> dict[str, Any] | None:
@@ -95,7 +95,7 @@ def _load() -> dict[str, Any] | None:
 
 def _store(data: dict[str, Any]) -> None:
     """Write the cache file atomically (not durably: it is a cache); failing to is no error."""
-    from ._files import write_atomic
+    from .._files import write_atomic
 
     path = _path()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._errors import ScaffoldError
+from .._errors import ScaffoldError
 
 __all__ = ["KINDS", "NEEDS_COOKIECUTTER", "render_plugin", "slug_of"]
 
