@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,33 +13,31 @@ from . import config_keys as keys
 from ._commands.cli import CliCommand
 from ._commands.registry import CommandRegistry
 from ._config.config import Config
-from ._config.file import ConfigWatcher, load_config
+from ._config.file import load_config
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
 from ._ctx.skills import Skills
 from ._discovery.discover import discover
-from ._discovery.spec import Discovery, PluginSpec
-from ._errors import HermesError, PluginNotFoundError
+from ._discovery.spec import Discovery
 from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner
-from ._loading.doctor import DoctorReport, build_report
+from ._llm.clients import HostClients
+from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
 from ._paths import hermes_home
+from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from ._slots.registry import SlotProvider, SlotRegistry
-from ._tools import call as tool_call
 from ._tools.registry import ToolRegistry
+from ._tools.routing import ToolRouter
 from ._tools.tool import ToolInfo
 
 if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
-    from ._llm.host import LlmHost
     from ._session.session import AgentSession
 
 __all__ = ["PluginManager"]
-
-log = logging.getLogger("hermes_core.plugins")
 
 
 class PluginManager:
@@ -72,18 +69,17 @@ class PluginManager:
         self._lock = threading.RLock()
         self._loaded = False
         self._discovery: Discovery | None = None
+        self._llm = HostClients(self.home, config, lambda: self._lifecycle)
         self._loader = Loader(
             home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
             current_config=lambda: self._fixed_config or load_config(self.home),
-            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm_host,
+            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
         )
         self._lifecycle = LifecycleHooks(self._loader.hooks)
+        self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []
-        self._llm: LlmHost | None = None
-        self._default_session: AgentSession | None = None
-        self._fired: frozenset[str] | None = None
-        if fired_hooks is not None:
-            self.declare_fired_hooks(*fired_hooks)
+        self._default = DefaultSession(self._open_default)
+        self._fired = lifecycle_hooks(fired_hooks) if fired_hooks is not None else None
 
     # -- the registries (loading first) ---------------------------------------------------
 
@@ -122,19 +118,12 @@ class PluginManager:
         if not self._loaded:
             self.load()
 
-    # -- what the host fires -------------------------------------------------------------
-
     def declare_fired_hooks(self, *hooks: str) -> None:
         """Say that this host fires the lifecycle hooks `hooks` (more calls add to the set), so
         that `doctor()` can name each plugin's registered hooks this host never fires. The
         reference agent declares its own (`hermes_core.agent.FIRED_HOOKS`). A name that is no
         lifecycle hook is a `ValueError`: a typo here would hide a real problem."""
-        from .hookspecs import LIFECYCLE_HOOKS
-
-        unknown = [hook for hook in hooks if hook not in LIFECYCLE_HOOKS]
-        if unknown:
-            raise ValueError(f"not lifecycle hooks: {', '.join(unknown)} (see hermes_core.hookspecs.LIFECYCLE_HOOKS)")
-        self._fired = (self._fired or frozenset()) | frozenset(hooks)
+        self._fired = (self._fired or frozenset()) | lifecycle_hooks(hooks)
 
     @property
     def fired_hooks(self) -> frozenset[str] | None:
@@ -145,23 +134,8 @@ class PluginManager:
 
     def discover(self) -> Discovery:
         """Find every plugin (imports nothing); the same pass `hermes plugins list` uses."""
-        if not self._discover_plugins:
-            return Discovery(())
-        return discover(
-            home=self.home, cwd=self._cwd, slots=self._loader.slots.declared, project_plugins=self._project_plugins
-        )
-
-    def _refresh_config(self) -> None:
-        """Read config and check the keys the manager uses, so a bad value is a clear error
-        at load time rather than a surprise when a hook first fires."""
-        config = self._fixed_config or load_config(self.home)
-        self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
-        config.read(keys.TOOLS_TIMEOUT)
-        config.read(keys.COMMANDS_TIMEOUT)
-        config.read(keys.PLUGINS_ENABLED)
-        config.read(keys.PLUGINS_DISABLED)
-        config.read(keys.PLUGIN_ENTRIES)
-        self.config = config
+        return discover(home=self.home, cwd=self._cwd, slots=self._loader.slots.declared,
+                        project_plugins=self._project_plugins) if self._discover_plugins else Discovery(())
 
     def load(self) -> PluginManager:
         """Load every enabled plugin not loaded yet. Idempotent; failed plugins stay failed
@@ -169,9 +143,7 @@ class PluginManager:
         with self._lock:
             self._loaded = True
             if self._discovery is None:
-                self._refresh_config()
-                self._discovery = self.discover()
-                self._load_discovered()
+                self._sync(retry=False)
             return self
 
     def reload(self) -> PluginManager:
@@ -180,26 +152,18 @@ class PluginManager:
         self.close()
         with self._lock:
             self._loaded = True
-            self._refresh_config()
-            self._discovery = self.discover()
-            self._load_discovered(retry=True)
+            self._sync(retry=True)
             return self
 
-    def _enabled(self, spec: PluginSpec) -> bool:
-        return spec.enablement(self.config, self._loader.slots.declared)[0]
-
-    def _load_discovered(self, *, retry: bool = False) -> None:
-        assert self._discovery is not None
-        self.problems = list(self._discovery.problems)
-        known = {name for spec in self._discovery.plugins for name in (spec.id, spec.name)}
-        for key in (keys.PLUGINS_ENABLED, keys.PLUGINS_DISABLED):
-            for name in self.config.read(key):
-                if name not in known:
-                    self.problems.append(
-                        f"{key.name} names {name!r}, but no plugin has that id "
-                        f"(discovered: {', '.join(sorted(self._discovery.ids)) or 'none'})"
-                    )
-        self._loader.sync(self._discovery.plugins, self._enabled, retry=retry)
+    def _sync(self, *, retry: bool) -> None:
+        """Read config (a bad value of a key the manager uses is a clear error now, not when a
+        hook first fires), discover, and load what the config enables."""
+        config = self._fixed_config or load_config(self.home)
+        self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
+        config.read(keys.TOOLS_TIMEOUT), config.read(keys.COMMANDS_TIMEOUT), config.read(keys.PLUGIN_ENTRIES)
+        self.config = config
+        self._discovery = self.discover()
+        self.problems = self._loader.sync_discovery(self._discovery, config, retry=retry)
 
     def add_plugin(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
         """Load an object you already hold (a module, a namespace, or a `register(ctx)` function)
@@ -215,26 +179,12 @@ class PluginManager:
             record = self.record(plugin_id)
             self._loader.unload(record)
 
-    # -- the host's own LLM clients --------------------------------------------------------
-
-    def _llm_host(self) -> LlmHost:
-        """The host side of every plugin's `ctx.llm`; it reads config.yaml afresh on each call."""
-        with self._lock:
-            if self._llm is None:
-                from ._llm.host import LlmHost
-
-                fixed = self._fixed_config
-                read = (lambda: fixed) if fixed is not None else ConfigWatcher(self.home).current
-                self._llm = LlmHost(self.home, read)
-            return self._llm
-
     # -- what plugins add besides tools and engines ---------------------------------------
 
     def serve(self, capability: str, implementation: Any) -> None:
-        """Declare that this host serves `capability` ("gateway", "approval", "dashboard",
-        "conversation", "mcp", "subagents", "middleware", "context_references"): the ctx
-        members that need it call `implementation.<member>(plugin_id, *args, **kwargs)`
-        instead of raising `HostCapabilityError`. Serve before loading plugins."""
+        """Declare that this host serves `capability` ("gateway", "approval", "dashboard", "conversation",
+        "mcp", "subagents", "middleware", "context_references"): the ctx members that need it call
+        `implementation.<member>(plugin_id, *args, **kwargs)`, not raise `HostCapabilityError`. Serve before loading."""
         self._loader.capabilities.serve(capability, implementation)
 
     def prompt_sections(self) -> dict[str, list[str]]:
@@ -264,17 +214,11 @@ class PluginManager:
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main
         model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
-        from ._llm.auxiliary import AuxiliaryLlm
-
-        return AuxiliaryLlm(self._llm_host(), task, self._lifecycle)
+        return self._llm.auxiliary(task)
 
     def agent_llm(self) -> AgentLlm:
         """The host's client for the agent loop's own requests (main model, fallback, tools)."""
-        from ._llm.auxiliary import AgentLlm
-
-        return AgentLlm(self._llm_host())
-
-    # -- records ------------------------------------------------------------------------
+        return self._llm.agent()
 
     @property
     def records(self) -> list[PluginRecord]:
@@ -283,14 +227,9 @@ class PluginManager:
         return list(self._loader.records.values())
 
     def record(self, plugin_id: str) -> PluginRecord:
+        """What happened to plugin `plugin_id`; `PluginNotFoundError` when it was never loaded."""
         self._ensure_loaded()
-        try:
-            return self._loader.records[plugin_id]
-        except KeyError:
-            raise PluginNotFoundError(
-                f"plugin {plugin_id!r} was not loaded (loaded: {', '.join(self._loader.records) or 'none'}); "
-                "see `hermes plugins doctor`"
-            ) from None
+        return self._loader.record(plugin_id)
 
     def failures(self) -> dict[str, LoadFailure]:
         """The plugins that failed or are incompatible, with why."""
@@ -298,17 +237,13 @@ class PluginManager:
 
     # -- running things -------------------------------------------------------------------
 
-    def open_session(
-        self, session_id: str | None = None, *, model: str | None = None, context_length: int | None = None,
-        **kwargs: Any,
-    ) -> AgentSession:
+    def open_session(self, session_id: str | None = None, *, model: str | None = None,
+                     context_length: int | None = None, **kwargs: Any) -> AgentSession:
         """A new agent session: fresh instances of the selected context engine and memory
         provider, their tools next to the plugins', the calls a loop makes around each turn.
-
         `model` and `context_length` default to `model.model` and `model.context_length`
         (128,000). Raises `UnknownProviderError` when the config names an engine nothing
-        provides. `kwargs` go to the engines' `on_session_start` / `initialize`.
-        """
+        provides. `kwargs` go to the engines' `on_session_start` / `initialize`."""
         from ._session.session import AgentSession
 
         return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
@@ -317,20 +252,17 @@ class PluginManager:
         """The session for tool calls made outside any agent session (`hermes tools call`, a
         plugin's `ctx.dispatch_tool` from a command): opened on first use, closed by `close()`
         and `reload()`. It is not a conversation: the plugins' session hooks do not fire for it."""
-        with self._lock:
-            self._ensure_loaded()
-            if self._default_session is None:
-                from ._session.session import AgentSession
+        return self._default.get()
 
-                self._default_session = AgentSession(self, "default", announce=False)
-            return self._default_session
+    def _open_default(self) -> AgentSession:
+        from ._session.session import AgentSession
+
+        self._ensure_loaded()
+        return AgentSession(self, "default", announce=False)
 
     def close(self) -> None:
         """Close the default session (its engines' `on_session_end` and `shutdown`), if open."""
-        with self._lock:
-            session, self._default_session = self._default_session, None
-        if session is not None:
-            session.close()
+        self._default.close()
 
     def tool_infos(self) -> list[ToolInfo]:
         """Every tool: the plugins' and the active engines' (see `default_session`)."""
@@ -340,43 +272,25 @@ class PluginManager:
         """The OpenAI `tools` list of every available tool."""
         return self.default_session().tool_schemas()
 
-    def _route(self, name: str, session_id: str) -> tuple[ToolRegistry, str]:
-        """Where tool `name` runs: the plugins' registry, or the default session's when it is an
-        active engine's tool; and the session id its hooks see."""
-        tools = self.tools
-        if tools.get(name) is None:
-            try:
-                session = self.default_session()
-            except HermesError as exc:
-                log.warning("engine tools are unavailable: %s", exc)
-            else:
-                if session.has_tool(name):
-                    return session.registry_for(name), session.session_id
-        return tools, session_id
+    def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "",
+                      **kwargs: Any) -> str:
+        """Run a tool with `pre_tool_call` (block/modify), `post_tool_call` and `transform_tool_result`
+        around it; an active engine's tool runs in the default session. Never raises."""
+        return self._router.dispatch(name, args, session_id=session_id, tool_call_id=tool_call_id, kwargs=kwargs)
 
-    def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any) -> str:
-        """Run a tool with the lifecycle hooks around it: `pre_tool_call` (block/modify),
-        the handler, `post_tool_call`, `transform_tool_result`. Never raises."""
-        registry, session_id = self._route(name, session_id)
-        ids = tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
-            else tool_call.NO_IDS
-        return tool_call.dispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
-
-    async def adispatch_tool(
-        self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "", **kwargs: Any
-    ) -> str:
+    async def adispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "",
+                             **kwargs: Any) -> str:
         """`dispatch_tool` for async hosts."""
-        registry, session_id = self._route(name, session_id)
-        ids = tool_call.ToolCallIds(session_id, tool_call_id=tool_call_id) if session_id or tool_call_id \
-            else tool_call.NO_IDS
-        return await tool_call.adispatch(registry, self.lifecycle, name, args, ids=ids, kwargs=kwargs)
+        return await self._router.adispatch(name, args, session_id=session_id, tool_call_id=tool_call_id,
+                                            kwargs=kwargs)
 
     def run_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
-        """Run a slash command, after the plugins' `pre_command` hook; raises
-        `UnknownCommandError` or `CommandFailedError`."""
+        """Run a slash command after the plugins' `pre_command` hook; `UnknownCommandError`, `CommandFailedError`."""
         return self.commands.run(name, raw_args, hooks=self.lifecycle, session_key=session_key, platform=platform)
 
-    async def arun_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
+    async def arun_command(self, name: str, raw_args: str = "", *, session_key: str = "",
+                           platform: str = "cli") -> str | None:
+        """`run_command` for async hosts."""
         return await self.commands.arun(name, raw_args, hooks=self.lifecycle, session_key=session_key,
                                         platform=platform)
 

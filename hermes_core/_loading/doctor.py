@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -50,6 +51,18 @@ class DoctorReport:
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
+
+
+def lifecycle_hooks(names: Iterable[str]) -> frozenset[str]:
+    """`names` as the lifecycle hooks a host says it fires; a name that is no lifecycle hook is a
+    `ValueError` (a typo here would hide a real problem)."""
+    from ..hookspecs import LIFECYCLE_HOOKS
+
+    given = frozenset(names)
+    unknown = sorted(given - set(LIFECYCLE_HOOKS))
+    if unknown:
+        raise ValueError(f"not lifecycle hooks: {', '.join(unknown)} (see hermes_core.hookspecs.LIFECYCLE_HOOKS)")
+    return given
 
 
 def _unfired(record: PluginRecord, fired: frozenset[str] | None) -> list[str] | None:

@@ -33,8 +33,8 @@ from .._ctx.events import EventBus
 from .._ctx.prompt import PromptSections
 from .._ctx.skills import Skills
 from .._ctx.state import PluginState
-from .._discovery.spec import PluginSpec
-from .._errors import RegistrationError, owner
+from .._discovery.spec import Discovery, PluginSpec
+from .._errors import PluginNotFoundError, RegistrationError, owner
 from .._hermes import names as hermes_names
 from .._hooks.runner import HookRunner
 from .._runtime import interrupts, leftovers
@@ -156,6 +156,18 @@ class Loader:
             if spec.id not in self.records and wanted(spec):
                 self.load(spec)
 
+    def sync_discovery(self, discovery: Discovery, config: Config, *, retry: bool = False) -> list[str]:
+        """`sync` what `config` enables of `discovery`; returns the problems to report: discovery's,
+        and each name in `plugins.enabled` / `plugins.disabled` that no plugin has."""
+        problems = list(discovery.problems)
+        known = {name for spec in discovery.plugins for name in (spec.id, spec.name)}
+        for key in (keys.PLUGINS_ENABLED, keys.PLUGINS_DISABLED):
+            problems += [f"{key.name} names {name!r}, but no plugin has that id "
+                         f"(discovered: {', '.join(sorted(discovery.ids)) or 'none'})"
+                         for name in config.read(key) if name not in known]
+        self.sync(discovery.plugins, lambda spec: spec.enablement(config, self.slots.declared)[0], retry=retry)
+        return problems
+
     def add(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
         """Load an object the host holds (a module, a namespace, a `register(ctx)` function)."""
         if plugin_id in self.records:
@@ -163,6 +175,16 @@ class Loader:
                                     plugin_id=plugin_id)
         record = self._new_record(PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host"))
         return self._transaction(record, "add_plugin", lambda: self._register_object(record, plugin))
+
+    def record(self, plugin_id: str) -> PluginRecord:
+        """The record of plugin `plugin_id`; `PluginNotFoundError` when it was never loaded."""
+        try:
+            return self.records[plugin_id]
+        except KeyError:
+            raise PluginNotFoundError(
+                f"plugin {plugin_id!r} was not loaded (loaded: {', '.join(self.records) or 'none'}); "
+                "see `hermes plugins doctor`"
+            ) from None
 
     def unload(self, record: PluginRecord) -> None:
         """Undo everything `record`'s plugin registered and forget it."""

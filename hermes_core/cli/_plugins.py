@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from . import _listing
 from .._config.file import edit_config, load_config
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
 from .._errors import ConfigError, PluginNotFoundError
 from .._paths import hermes_home
 from .._quote import quoted
+from . import _listing
 from ._common import echo_json, echo_table, manager
 
 
