@@ -1,7 +1,30 @@
 """hermes-core: the Hermes Agent plugin surface as a standalone library.
 
 Public names are imported on first use, so `import hermes_core` stays cheap for commands
-(like `hermes plugins list`) that need only a part of it.
+(like `hermes plugins list`) that need only a part of it. By audience:
+
+For plugin authors (a plugin module, its tools, hooks and engines):
+    hookimpl, PluginContext (the `ctx` every plugin gets), Tool, Command, ContextEngine,
+    MemoryProvider, RecallStatus, providers (the other slots' base classes), PluginLlm (`ctx.llm`)
+    and its results and inputs (PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage,
+    PluginLlmTextInput, PluginLlmImageInput), PluginState (`ctx.state`), PluginManifest
+    (`ctx.manifest`); message lists (message_problems, message_text, repair_tool_pairing,
+    split_for_compression, estimate_tokens); SqliteFile and fts_phrases for a store under
+    `$HERMES_HOME`, hermes_home, redact_secrets, config_keys.
+
+For host authors (an agent that loads plugins; `hermes_core.agent` is the reference loop):
+    PluginManager and what it hands out: PluginRecord, LoadFailure, DoctorReport, AgentSession,
+    LifecycleHooks (the one way to fire a hook), HookCall, ToolDecision, HookRunner,
+    HookCallback, ToolRegistry, ToolInfo, ToolEntry, CommandRegistry, CliCommand, SlotRegistry,
+    SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask; the host's own LLM clients
+    (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope); discovery without loading
+    (discover, Discovery, PluginSpec); config (Config, load_config, edit_config, config_keys);
+    leave_sigint_to_the_main_thread for a host's background threads.
+
+For everyone: the one exception hierarchy, rooted at HermesError.
+
+The test kit for plugin authors is `hermes_core.testing` (fixtures, ScriptedServer, the
+contract suites, hypothesis strategies).
 """
 
 from __future__ import annotations
@@ -18,7 +41,12 @@ if TYPE_CHECKING:
     from ._commands.registry import CommandRegistry
     from ._config.config import Config
     from ._config.file import edit_config, load_config
+    from ._ctx.auxiliary import AuxiliaryTask
     from ._ctx.context import PluginContext
+    from ._ctx.events import EventBus
+    from ._ctx.manifest import PluginManifest
+    from ._ctx.skills import Skill, Skills
+    from ._ctx.state import PluginState
     from ._discovery.discover import discover
     from ._discovery.spec import Discovery, PluginSpec
     from ._errors import (
@@ -51,9 +79,11 @@ if TYPE_CHECKING:
     )
     from ._hooks.calls import LifecycleHooks
     from ._hooks.chains import ToolDecision
-    from ._hooks.runner import HookCall, HookRunner
-    from ._llm.auxiliary import AuxiliaryLlm
+    from ._hooks.runner import HookCall, HookCallback, HookRunner
+    from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
     from ._llm.client import PluginLlm
+    from ._llm.reply import LlmAnswer
+    from ._llm.request_hooks import TurnIdentity, turn_scope
     from ._llm.results import (
         PluginLlmCompleteResult,
         PluginLlmImageInput,
@@ -67,52 +97,78 @@ if TYPE_CHECKING:
     from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
     from ._paths import hermes_home
     from ._redact import redact_secrets
+    from ._runtime.interrupts import leave_sigint_to_the_main_thread
     from ._session.session import AgentSession
     from ._slots.context_engine import ContextEngine
     from ._slots.declarations import SlotDecl
     from ._slots.memory import MemoryProvider
+    from ._slots.recall import RecallStatus
     from ._slots.registry import SlotProvider, SlotRegistry
     from ._sqlite import SqliteFile, fts_phrases
     from ._tools.registry import ToolRegistry
-    from ._tools.tool import Tool, ToolInfo
-    from .hookspecs import hookimpl, hookspec
+    from ._tools.tool import Tool, ToolEntry, ToolInfo
+    from .hookspecs import hookimpl
 
+_ERRORS = (
+    "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError", "ToolSchemaError",
+    "ToolOverrideError", "CommandConflictError", "UnknownCommandError", "CommandFailedError", "SlotError",
+    "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
+    "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
+    "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
+)
+
+# Each public name and the module it lives in (a module named like the name is a public module).
 _EXPORTS = {
-    "PluginManager": "_manager", "PluginRecord": "_loading.record", "LoadFailure": "_loading.record",
-    "DoctorReport": "_loading.doctor",
-    "PluginContext": "_ctx.context",
-    "AgentSession": "_session.session", "MemoryProvider": "_slots.memory", "ContextEngine": "_slots.context_engine",
-    "AuxiliaryLlm": "_llm.auxiliary",
+    # plugin authors
+    "hookimpl": "hookspecs", "PluginContext": "_ctx.context", "Tool": "_tools.tool", "Command": "_commands.command",
+    "ContextEngine": "_slots.context_engine", "MemoryProvider": "_slots.memory", "RecallStatus": "_slots.recall",
+    "providers": "providers", "PluginLlm": "_llm.client",
+    **dict.fromkeys(["PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
+                     "PluginLlmImageInput"], "_llm.results"),
+    "PluginState": "_ctx.state", "PluginManifest": "_ctx.manifest",
     **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
                      "split_for_compression"], "_messages"),
-    "redact_secrets": "_redact",
-    "hermes_home": "_paths", "SqliteFile": "_sqlite", "fts_phrases": "_sqlite",
-    "Tool": "_tools.tool", "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool",
-    "Command": "_commands.command", "CliCommand": "_commands.cli", "CommandRegistry": "_commands.registry",
-    "HookRunner": "_hooks.runner", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains", "LifecycleHooks": "_hooks.calls",
+    "SqliteFile": "_sqlite", "fts_phrases": "_sqlite", "hermes_home": "_paths", "redact_secrets": "_redact",
+    "config_keys": "config_keys",
+    # host authors
+    "PluginManager": "_manager", "PluginRecord": "_loading.record", "LoadFailure": "_loading.record",
+    "DoctorReport": "_loading.doctor", "AgentSession": "_session.session",
+    "LifecycleHooks": "_hooks.calls", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains",
+    "HookRunner": "_hooks.runner", "HookCallback": "_hooks.runner",
+    "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool", "ToolEntry": "_tools.tool",
+    "CommandRegistry": "_commands.registry", "CliCommand": "_commands.cli",
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
-    "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file", "config_keys": "config_keys",
-    "providers": "providers",
-    "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec", "discover": "_discovery.discover",
-    "hookimpl": "hookspecs", "hookspec": "hookspecs",
-    "PluginLlm": "_llm.client",
-    "PluginLlmUsage": "_llm.results", "PluginLlmCompleteResult": "_llm.results",
-    "PluginLlmStructuredResult": "_llm.results", "PluginLlmTextInput": "_llm.results",
-    "PluginLlmImageInput": "_llm.results",
-    **{
-        name: "_errors"
-        for name in (
-            "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError",
-            "ToolSchemaError", "ToolOverrideError", "CommandConflictError", "UnknownCommandError",
-            "CommandFailedError", "SlotError", "UnknownProviderError", "ProviderConflictError", "ProviderCopyError",
-            "PluginLlmError", "PluginLlmTrustError", "PluginLlmInputError", "PluginLlmSchemaError",
-            "LlmConfigError", "LlmProviderError", "MemoryStoreError", "ScaffoldError", "SessionNotFoundError",
-            "UnknownToolError", "HostCapabilityError", "PluginStateError",
-        )
-    },
+    "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
+    "AuxiliaryLlm": "_llm.auxiliary", "AgentLlm": "_llm.auxiliary", "LlmAnswer": "_llm.reply",
+    "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks",
+    "discover": "_discovery.discover", "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec",
+    "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file",
+    "leave_sigint_to_the_main_thread": "_runtime.interrupts",
+    # everyone: the exception hierarchy
+    **dict.fromkeys(_ERRORS, "_errors"),
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__",
+    # plugin authors
+    "hookimpl", "PluginContext", "Tool", "Command", "ContextEngine", "MemoryProvider", "RecallStatus", "providers",
+    "PluginLlm", "PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
+    "PluginLlmImageInput", "PluginState", "PluginManifest", "message_problems", "message_text", "repair_tool_pairing",
+    "estimate_tokens", "split_for_compression", "SqliteFile", "fts_phrases", "hermes_home", "redact_secrets",
+    "config_keys",
+    # host authors
+    "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
+    "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "CommandRegistry",
+    "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
+    "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "discover", "Discovery", "PluginSpec",
+    "Config", "load_config", "edit_config", "leave_sigint_to_the_main_thread",
+    # the exception hierarchy
+    "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError", "ToolSchemaError",
+    "ToolOverrideError", "CommandConflictError", "UnknownCommandError", "CommandFailedError", "SlotError",
+    "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
+    "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
+    "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
+]
 
 
 def __getattr__(name: str) -> Any:

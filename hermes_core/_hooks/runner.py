@@ -4,8 +4,8 @@ Callbacks run in registration order, each isolated (what it raises is logged wit
 id and the next one runs; a failure that repeats is logged once) and under a time limit;
 each receives only the keyword arguments it declares, worked out once when it is added, and
 every call carries `telemetry_schema_version` as Hermes' do. How their results combine is
-the hook's chain (`_hook_chains`), the same for the sync and the async driver. The host calls
-hooks through the typed layer (`LifecycleHooks`), or by name (`fire`, `pre_tool_call`, ...).
+the hook's chain (`chains`), the same for the sync and the async driver. A host calls hooks
+through the typed layer (`LifecycleHooks`), one method per hook.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from .._runtime import workers
 from .._runtime.invoke import Failure, acall, failed, overran, settled
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
-from .chains import Chain, Collect, Context, FirstText, Gate, ToolDecision
+from .chains import Chain
 
-__all__ = ["HookCall", "HookRunner", "ToolDecision"]
+__all__ = ["HookCall", "HookCallback", "HookRunner"]
 
 log = logging.getLogger("hermes_core.hooks")
 Undo = Callable[[], None]
@@ -56,7 +56,10 @@ def _signature(callback: Callable[..., Any]) -> tuple[frozenset[str] | None, tup
 
 
 @attrs.frozen
-class _Callback:
+class HookCallback:
+    """A callback registered for a lifecycle hook: its plugin, and the keyword arguments it takes
+    (`accepts`, None for `**kwargs`), worked out once when it was added."""
+
     hook: str
     fn: Callable[..., Any] = attrs.field(repr=False)
     plugin_id: str | None
@@ -114,7 +117,7 @@ class HookRunner:
     """
 
     def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default) -> None:
-        self._callbacks: dict[str, tuple[_Callback, ...]] = {}  # replaced, never changed: a call reads it unlocked
+        self._callbacks: dict[str, tuple[HookCallback, ...]] = {}  # replaced, never changed: a call reads it unlocked
         self._lock = threading.Lock()
         self._timeout = timeout
         self._reported: set[tuple[int, str, str]] = set()
@@ -144,7 +147,7 @@ class HookRunner:
                 "(it passes: %s); every call of it will fail: give %s a default or take **kwargs",
                 owner(plugin_id), hook, ", ".join(missing), ", ".join(offered), "it" if len(missing) == 1 else "them",
             )
-        entry = _Callback(hook, callback, plugin_id, accepts, workers.is_coroutine_function(callback))
+        entry = HookCallback(hook, callback, plugin_id, accepts, workers.is_coroutine_function(callback))
         with self._lock:
             self._callbacks[hook] = (*self._callbacks.get(hook, ()), entry)
 
@@ -156,7 +159,8 @@ class HookRunner:
 
         return undo
 
-    def callbacks(self, hook: str) -> list[_Callback]:
+    def callbacks(self, hook: str) -> list[HookCallback]:
+        """The callbacks of `hook`, in the order they run."""
         return list(self._callbacks.get(hook, ()))
 
     def has(self, hook: str) -> bool:
@@ -175,41 +179,9 @@ class HookRunner:
             chain.kwargs = {**chain.kwargs, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
         return HookCall(self, hook, chain)
 
-    # -- the hooks by name ------------------------------------------------------------------
-
-    def fire(self, hook: str, **kwargs: Any) -> list[Any]:
-        """Run every callback of `hook`; returns their non-None results in order."""
-        return self.call(hook, Collect(kwargs)).run()
-
-    async def afire(self, hook: str, **kwargs: Any) -> list[Any]:
-        """`fire` for async hosts."""
-        return await self.call(hook, Collect(kwargs)).arun()
-
-    def pre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
-        """Ask the `pre_tool_call` callbacks whether `tool_name` may run, and with what args."""
-        return self.call("pre_tool_call", Gate(tool_name, args, kwargs)).run()
-
-    async def apre_tool_call(self, tool_name: str, args: Mapping[str, Any], **kwargs: Any) -> ToolDecision:
-        """`pre_tool_call` for async hosts."""
-        return await self.call("pre_tool_call", Gate(tool_name, args, kwargs)).arun()
-
-    def pre_llm_call(self, **kwargs: Any) -> str | None:
-        """The text the `pre_llm_call` callbacks add to this call's user message, or None."""
-        return self.call("pre_llm_call", Context(kwargs)).run()
-
-    async def apre_llm_call(self, **kwargs: Any) -> str | None:
-        return await self.call("pre_llm_call", Context(kwargs)).arun()
-
-    def transform(self, hook: str, **kwargs: Any) -> str | None:
-        """The first non-None string a `transform_*` callback returns, or None."""
-        return self.call(hook, FirstText(kwargs)).run()
-
-    async def atransform(self, hook: str, **kwargs: Any) -> str | None:
-        return await self.call(hook, FirstText(kwargs)).arun()
-
     # -- the drivers ---------------------------------------------------------------------------
 
-    def _report(self, cb: _Callback, failure: Failure) -> Failure:
+    def _report(self, cb: HookCallback, failure: Failure) -> Failure:
         """Log what a callback did instead of answering: the first time at ERROR (a callback that
         cannot take what the hook passes names what it does pass), repeats at DEBUG."""
         key = (id(cb), type(failure.error).__name__, str(failure.error))
@@ -225,7 +197,7 @@ class HookRunner:
                 exc_info=None if failure.timed_out else failure.error)
         return failure
 
-    def _each(self, callbacks: Sequence[_Callback], chain: Chain[Any], limit: float | None = None,
+    def _each(self, callbacks: Sequence[HookCallback], chain: Chain[Any], limit: float | None = None,
               watched: tuple[_Progress, threading.Lock] | None = None) -> None:
         """The callbacks in order on this thread: the hot path, so what `_call` does is written
         out here. Callbacks that declare the same keyword names share one filtered dict while
@@ -283,11 +255,11 @@ class HookRunner:
         if limit is None:
             self._each(callbacks, chain)
             return
-        rest: Sequence[_Callback] = callbacks
+        rest: Sequence[HookCallback] = callbacks
         while rest:
             rest = self._watch(rest, chain, limit)
 
-    def _watch(self, callbacks: Sequence[_Callback], chain: Chain[Any], limit: float) -> Sequence[_Callback]:
+    def _watch(self, callbacks: Sequence[HookCallback], chain: Chain[Any], limit: float) -> Sequence[HookCallback]:
         """Run `callbacks` on a worker; returns what is left to run after a timeout ([] when done).
 
         The worker marks each callback's start; `mutex` makes taking a result and giving up on

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .reply import Answer
-from .request_hooks import AuxiliaryCallHooks
+from .reply import LlmAnswer
+from .request_hooks import AgentRequestHooks, AuxiliaryCallHooks, TurnIdentity
 from .results import PluginLlmCompleteResult
 from .structured import check_messages
 
 if TYPE_CHECKING:
     from .._hooks.calls import LifecycleHooks
-    from .host import AttemptObserver, LlmHost
+    from .host import LlmHost
     from .stream import StreamSink
 
 __all__ = ["AgentLlm", "AuxiliaryLlm"]
@@ -46,7 +46,7 @@ class AuxiliaryLlm:
         return Call("host", "auxiliary", check_messages(messages), temperature, max_tokens, timeout,
                     purpose=self.task, task=self.task, observer=observer)
 
-    def _finish(self, answer: Answer) -> PluginLlmCompleteResult:
+    def _finish(self, answer: LlmAnswer) -> PluginLlmCompleteResult:
         return PluginLlmCompleteResult(answer.text, answer.provider, answer.model, answer.agent_id, answer.usage,
                                        {"plugin_id": "host", "purpose": self.task, "profile": None})
 
@@ -69,25 +69,38 @@ class AgentLlm:
     """The host's client for the agent's own conversation: the main model and its fallback
     chain, with tools. Audited as `host`, purpose `agent`.
 
-    >>> answer = manager.agent_llm().complete(messages, tools=session.tool_schemas())
-    >>> answer.text, answer.tool_calls, answer.usage
+    >>> answer = manager.agent_llm().complete(messages, tools=session.tool_schemas(), turn=turn, iteration=1)
+    >>> answer.text, answer.tool_calls, answer.usage, answer.finish_reason
     """
 
-    __slots__ = ("_host",)
+    __slots__ = ("_host", "_hooks")
 
-    def __init__(self, host: LlmHost) -> None:
+    def __init__(self, host: LlmHost, hooks: LifecycleHooks | None = None) -> None:
         self._host = host
+        self._hooks = hooks
 
     def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None, temperature: float | None = None, timeout: float | None = None,
-        observer: AttemptObserver | None = None, stream: StreamSink | None = None,
-    ) -> Answer:
-        """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered.
-        `observer` sees each attempt (the loop's `AgentRequestHooks`); with `stream`, the answer
-        is streamed (from servers whose `stream` is not false) and `stream` sees it arrive."""
+        stream: StreamSink | None = None, turn: TurnIdentity | None = None, iteration: int = 1,
+        user_message: Any = "", conversation_history: list[dict[str, Any]] | None = None, context_length: int = 0,
+    ) -> LlmAnswer:
+        """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered
+        and `finish_reason`. With `stream`, the answer is streamed (from servers whose `stream` is
+        not false) and `stream` sees it arrive. With `turn`, this is the turn's `iteration`th
+        request: every attempt fires the request hooks (`pre_api_request`, `post_api_request` or
+        `api_request_error`, `transform_api_error_classification`) with the turn's ids, its user
+        message, `conversation_history` and the model's `context_length`, and the answer carries
+        the request's `api_request_id`."""
         from .host import Call
 
+        observer = None
+        if turn is not None and self._hooks is not None:
+            observer = AgentRequestHooks(self._hooks, turn, iteration, user_message=user_message,
+                                         conversation_history=conversation_history or [], context_length=context_length)
         call = Call("host", "agent", check_messages(messages), temperature, max_tokens, timeout,
                     purpose="agent", task="agent", tools=tools or None, observer=observer, stream=stream)
-        return self._host.run(call, lambda answer: answer)
+        answer = self._host.run(call, lambda answer: answer)
+        if observer is not None:
+            answer.api_request_id = observer.api_request_id
+        return answer

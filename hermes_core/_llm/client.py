@@ -15,7 +15,7 @@ from typing import Any
 
 from .._errors import PluginLlmInputError
 from .host import Call, LlmHost
-from .reply import Answer
+from .reply import LlmAnswer
 from .results import PluginLlmCompleteResult, PluginLlmStructuredResult
 from .structured import (
     Structured,
@@ -66,7 +66,7 @@ class PluginLlm:
         call = Call(self.plugin_id, "complete", check_messages(messages), kw["temperature"], kw["max_tokens"],
                     kw["timeout"], purpose=kw["purpose"], **overrides)
 
-        def finish(answer: Answer) -> PluginLlmCompleteResult:
+        def finish(answer: LlmAnswer) -> PluginLlmCompleteResult:
             return PluginLlmCompleteResult(answer.text, answer.provider, answer.model, answer.agent_id, answer.usage,
                                            self._audit(call))
 
@@ -85,7 +85,7 @@ class PluginLlm:
         call = Call(self.plugin_id, "structured", messages, kw["temperature"], kw["max_tokens"], kw["timeout"],
                     purpose=kw["purpose"], structured=wish, **overrides)
 
-        def finish(answer: Answer) -> PluginLlmStructuredResult:
+        def finish(answer: LlmAnswer) -> PluginLlmStructuredResult:
             parsed, content_type = parse_reply(answer.text, validator)
             return PluginLlmStructuredResult(answer.text, answer.provider, answer.model, answer.agent_id,
                                              answer.usage, {**self._audit(call), "schema_name": schema_name},

@@ -37,7 +37,8 @@ class HostClients:
                 from .host import LlmHost
 
                 fixed = self._config
-                self._host = LlmHost(self._home, (lambda: fixed) if fixed is not None else ConfigWatcher(self._home).current)
+                read = (lambda: fixed) if fixed is not None else ConfigWatcher(self._home).current
+                self._host = LlmHost(self._home, read)
             return self._host
 
     def auxiliary(self, task: str) -> AuxiliaryLlm:
@@ -47,7 +48,7 @@ class HostClients:
         return AuxiliaryLlm(self.host(), task, self._hooks())
 
     def agent(self) -> AgentLlm:
-        """The client for the agent loop's own requests (main model, fallback, tools)."""
+        """The client for the agent loop's own requests (main model, fallback, tools; the request hooks)."""
         from .auxiliary import AgentLlm
 
-        return AgentLlm(self.host())
+        return AgentLlm(self.host(), self._hooks())

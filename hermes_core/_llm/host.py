@@ -18,7 +18,7 @@ from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
 from .audit import AuditLog
 from .credentials import Pool, pool_for
-from .reply import Answer, answer_of
+from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
@@ -39,7 +39,7 @@ class AttemptObserver(Protocol):
 
     def sending(self, route: Route, request: dict[str, Any], attempt: int, routes: int) -> None: ...
 
-    def answered(self, route: Route, body: bytes, answer: Answer) -> None: ...
+    def answered(self, route: Route, body: bytes, answer: LlmAnswer) -> None: ...
 
     def failed(self, route: Route, error: BaseException, failure: Failure) -> Failure | None: ...
 
@@ -146,7 +146,7 @@ class _Attempts:
         self.mode: str | None = None  # the structured-output mode of the latest attempt
         self.history: list[str] = []
         self.route: Route | None = None
-        self.answer: Answer | None = None
+        self.answer: LlmAnswer | None = None
 
     def __iter__(self) -> _Attempts:
         return self
@@ -315,7 +315,7 @@ class LlmHost:
             raise
         self._done(call, started, attempts, "ok")
 
-    def run(self, call: Call, finish: Callable[[Answer], R]) -> R:
+    def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
         with self._attempts(call) as attempts:
             for attempt in attempts:
@@ -336,7 +336,7 @@ class LlmHost:
             assert attempts.answer is not None
             return finish(attempts.answer)
 
-    async def arun(self, call: Call, finish: Callable[[Answer], R]) -> R:
+    async def arun(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """`run` for async callers: the same attempts on the running loop's client."""
         with self._attempts(call) as attempts:
             for attempt in attempts:

@@ -14,19 +14,23 @@ import attrs
 
 from .results import PluginLlmUsage
 
-__all__ = ["Answer", "answer_of", "usage_of"]
+__all__ = ["LlmAnswer", "answer_of", "usage_of"]
 
 
 @attrs.define
-class Answer:
-    """What came back, as plain data: the reply text and who gave it."""
+class LlmAnswer:
+    """What came back, as plain data: the reply text, the tool calls (OpenAI format, as the model
+    sent them), who gave it, its token usage and why the model stopped (`finish_reason`).
+    `api_request_id` names the agent's request in its hooks (`""` outside a turn)."""
 
     text: str
     provider: str
     model: str
     agent_id: str
     usage: PluginLlmUsage
-    tool_calls: list[dict[str, Any]] = attrs.field(factory=list)  # as the model sent them (OpenAI format)
+    tool_calls: list[dict[str, Any]] = attrs.field(factory=list)
+    finish_reason: str | None = None
+    api_request_id: str = ""
 
 
 def _number(value: Any) -> float | None:
@@ -43,12 +47,13 @@ def _price(pricing: Mapping[str, Any], *models: str) -> Mapping[str, Any] | None
     return None
 
 
-def answer_of(body: bytes, provider: str, model: str, agent_id: str, pricing: Mapping[str, Any]) -> Answer:
+def answer_of(body: bytes, provider: str, model: str, agent_id: str, pricing: Mapping[str, Any]) -> LlmAnswer:
     """The answer in a chat completion's JSON body; `ValueError` when the body is not one
     (a malformed response, which the host treats like a 5xx)."""
     data = json.loads(body)
     choices = data.get("choices") if isinstance(data, dict) else None
-    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
     if not isinstance(message, dict):
         raise ValueError("the response has no choices[0].message")
     text = message.get("content")
@@ -56,8 +61,10 @@ def answer_of(body: bytes, provider: str, model: str, agent_id: str, pricing: Ma
     served = served if isinstance(served, str) and served else model
     calls = message.get("tool_calls")
     calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-    return Answer(text if isinstance(text, str) else "", provider, served, agent_id,
-                  usage_of(data.get("usage"), pricing, served, model), calls)
+    finish_reason = choice.get("finish_reason")
+    return LlmAnswer(text if isinstance(text, str) else "", provider, served, agent_id,
+                     usage_of(data.get("usage"), pricing, served, model), calls,
+                     finish_reason if isinstance(finish_reason, str) else None)
 
 
 def _count(value: Any) -> int:

@@ -34,7 +34,7 @@ from .transport import Failure
 
 if TYPE_CHECKING:
     from .._hooks.calls import LifecycleHooks
-    from .reply import Answer
+    from .reply import LlmAnswer
 
 __all__ = ["AgentRequestHooks", "AuxiliaryCallHooks", "TurnIdentity", "current_turn", "turn_scope"]
 
@@ -238,7 +238,7 @@ class AgentRequestHooks:
             request=sanitized({"method": "POST", "body": request}), **_request_facts(request),
         ).run())
 
-    def answered(self, route: Route, body: bytes, answer: Answer) -> None:
+    def answered(self, route: Route, body: bytes, answer: LlmAnswer) -> None:
         ended = time.time()
         try:
             data, message, finish_reason = _reply(body)
@@ -356,7 +356,7 @@ class AuxiliaryCallHooks:
         self._hooks.post_auxiliary_call(**self._base(route), ended_at=ended,
                                         api_duration=max(0.0, ended - self._clock.started), **outcome).run()
 
-    def answered(self, route: Route, body: bytes, answer: Answer) -> None:
+    def answered(self, route: Route, body: bytes, answer: LlmAnswer) -> None:
         if not self._hooks.has("post_auxiliary_call"):
             return
 

@@ -41,11 +41,11 @@ def whole_answers_from(route: Route, tools: bool) -> None:
 
 
 class StreamSink(Protocol):
-    """Sees one streamed attempt: it began (`start`), each piece of the answer's text as it
+    """Sees one streamed attempt: it began (`start`, with who answers), each piece of the answer's text as it
     arrives (`delta`), how it ended (`end`: finished, or broke off with a reason). A retry or
     a fallback after a broken stream starts again with `start`. It must not raise."""
 
-    def start(self, route: Route) -> None: ...
+    def start(self, provider: str, model: str) -> None: ...
 
     def delta(self, text: str) -> None: ...
 
@@ -130,7 +130,7 @@ def fold(chunks: Iterable[Any], route: Route, sink: StreamSink, reason: Callable
     try:
         for chunk in chunks:
             if not started:
-                sink.start(route)
+                sink.start(route.provider, route.model)
                 started = True
             added = folded.feed(chunk)
             if added:

@@ -4,7 +4,8 @@ It is the demonstration that the framework holds together (`hermes run`, `hermes
 written to be read in one sitting and copied into a host of your own.
 """
 
-from .._errors import SessionNotFoundError
+from hermes_core import SessionNotFoundError
+
 from .display import Display
 from .loop import FIRED_HOOKS, Agent, TurnResult
 from .store import SessionStore

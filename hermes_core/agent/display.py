@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from .._runtime.interrupts import leave_sigint_to_the_main_thread
+from hermes_core import leave_sigint_to_the_main_thread
 
 __all__ = ["Display", "format_cost"]
 

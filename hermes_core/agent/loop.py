@@ -19,13 +19,17 @@ from typing import Any
 
 import attrs
 
-from .. import config_keys as keys
-from .._errors import SessionNotFoundError
-from .._hooks.calls import LifecycleHooks
-from .._llm.reply import Answer
-from .._llm.request_hooks import AgentRequestHooks, TurnIdentity, turn_scope
-from .._manager import PluginManager
-from .._messages import repair_tool_pairing
+from hermes_core import (
+    LifecycleHooks,
+    LlmAnswer,
+    PluginManager,
+    SessionNotFoundError,
+    TurnIdentity,
+    repair_tool_pairing,
+    turn_scope,
+)
+from hermes_core import config_keys as keys
+
 from .display import Display
 from .store import SessionStore
 from .streaming import STREAM_HOOKS, StreamHooks, TurnStream
@@ -207,12 +211,11 @@ class Agent:
             final: str | None = None
             for count in range(1, self.max_iterations + 1):
                 with self.store.step():  # the step's usage, messages and tool results: one transaction
-                    answer, observer, streamed = self._model_request(turn, count, text, [prefetched, context or ""],
-                                                                     tally)
+                    answer, streamed = self._model_request(turn, count, text, [prefetched, context or ""], tally)
                     if not answer.tool_calls:
                         final = self._transformed(hooks, turn, answer.text)
                         self._add({"role": "assistant", "content": final or ""})
-                        exit_reason = f"text_response(finish_reason={observer.finish_reason or 'stop'})"
+                        exit_reason = f"text_response(finish_reason={answer.finish_reason or 'stop'})"
                         ended["completed"] = True
                         break
                     self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
@@ -222,7 +225,7 @@ class Agent:
                                                  text=answer.text.strip(), already_streamed=streamed).run()
                     for call in answer.tool_calls:
                         tally.tool_calls += 1
-                        self._run_tool(call, turn, observer.api_request_id)
+                        self._run_tool(call, turn, answer.api_request_id)
             else:
                 exit_reason = f"max_iterations_reached({self.max_iterations}/{self.max_iterations})"
                 stopped = "max_iterations"
@@ -251,21 +254,21 @@ class Agent:
 
     def _model_request(
         self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
-    ) -> tuple[Answer, AgentRequestHooks, bool]:
+    ) -> tuple[LlmAnswer, bool]:
         """The turn's `count`th model request (the window compressed first when the engine says
         so), with the request hooks around each attempt; its usage accounted and stored. It is
         streamed when someone watches (the display shows the answer on a terminal, or a plugin
         listens to `on_stream_*`); the flag says whether any of its text was streamed."""
         self._compress_if_needed()
         request = self.session.select_context(self._request(extra), self.messages)
-        observer = AgentRequestHooks(self.manager.lifecycle, turn, count, user_message=text,
-                                     conversation_history=self.messages, context_length=self.session.context_length)
         sink = None
         if self.display.streams_answers or self.stream_hooks.wanted:
             sink = TurnStream(self.display, self.stream_hooks, turn, count)
         self.display.working("thinking")
         try:
-            answer = self.llm.complete(request, tools=self.session.tool_schemas(), observer=observer, stream=sink)
+            answer = self.llm.complete(request, tools=self.session.tool_schemas(), stream=sink, turn=turn,
+                                       iteration=count, user_message=text, conversation_history=self.messages,
+                                       context_length=self.session.context_length)
         finally:
             self.display.done()
         usage = answer.usage
@@ -273,7 +276,7 @@ class Agent:
         self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens, usage.output_tokens,
                          usage.cost_usd)
         tally.add(usage.input_tokens, usage.output_tokens, usage.cost_usd)
-        return answer, observer, sink is not None and sink.streamed
+        return answer, sink is not None and sink.streamed
 
     def _transformed(self, hooks: LifecycleHooks, turn: TurnIdentity, text: str) -> str:
         """The final answer as the plugins' `transform_llm_output` makes it (before it is stored)."""

@@ -20,8 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._messages import message_text
-from .._sqlite import SqliteFile, fts_phrases
+from hermes_core import SqliteFile, fts_phrases, message_text
 
 __all__ = ["SessionStore"]
 

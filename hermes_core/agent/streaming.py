@@ -16,12 +16,11 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .._runtime.interrupts import leave_sigint_to_the_main_thread
+from hermes_core import leave_sigint_to_the_main_thread
 
 if TYPE_CHECKING:
-    from .._hooks.calls import LifecycleHooks
-    from .._llm.request_hooks import TurnIdentity
-    from .._llm.routes import Route
+    from hermes_core import LifecycleHooks, TurnIdentity
+
     from .display import Display
 
 __all__ = ["STREAM_HOOKS", "StreamHooks", "TurnStream"]
@@ -108,10 +107,10 @@ class TurnStream:
         self._base: dict[str, Any] = {}
         self.streamed = False  # some text of this request reached the display or the hooks
 
-    def start(self, route: Route) -> None:
+    def start(self, provider: str, model: str) -> None:
         turn = self._turn
         self._base = {"turn_id": turn.turn_id, "iteration": self._iteration, "session_id": turn.session_id,
-                      "model": route.model, "provider": route.provider, "surface": turn.platform}
+                      "model": model, "provider": provider, "surface": turn.platform}
         self._hooks.emit("on_stream_start", dict(self._base))
 
     def delta(self, text: str) -> None:
