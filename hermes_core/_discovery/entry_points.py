@@ -63,11 +63,35 @@ def _entry_point_imports(value: str, dist: Any) -> tuple[str, ...]:
     return tuple(hermes_imports(origin, root, module.partition(".")[0]))
 
 
+def _entry_point_spec(ep: Any, headers: dict[str, list[str]], plugin_id: str, category: str | None,
+                      builtin: bool) -> PluginSpec:
+    """The plugin entry point `ep` declares, from its distribution's `headers`: a built-in one
+    (hermes-core's own) or a third-party one, whose requirements and module-level Hermes imports
+    say whether it needs the Hermes Agent host."""
+    dist_name = headers.get("Name", [""])[0]
+    return PluginSpec(
+        id=plugin_id,
+        name=ep.name,
+        source="builtin" if builtin else "entrypoint",
+        kind=category or "standalone",  # the group says (a guess here would load it on selection alone)
+        kind_source="group" if category else "default",
+        version=headers.get("Version", [""])[0],
+        description=_builtin_description(plugin_id) if builtin else headers.get("Summary", [""])[0],
+        author=(headers.get("Author") or headers.get("Author-email") or [""])[0],
+        entry_point=ep.value,
+        distribution=dist_name or None,
+        category=category,
+        needs_host="" if builtin else requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or "",
+        hermes_imports=() if builtin else _entry_point_imports(ep.value, ep.dist),
+    )
+
+
 def entry_point_specs(
     groups: tuple[tuple[str, str | None], ...],
 ) -> tuple[list[PluginSpec], list[PluginSpec], list[Skipped]]:
     """The built-in and the third-party plugins of the entry-point `groups` (each with the
-    category its plugins belong to), and the entry points skipped, with why."""
+    category its plugins belong to), and the entry points skipped, with why: a name that is no
+    plugin id, or the same plugin id from two distributions (the first stays)."""
     from importlib.metadata import entry_points
 
     builtin: list[PluginSpec] = []
@@ -78,16 +102,15 @@ def entry_point_specs(
     for group, category in groups:
         for ep in every.select(group=group):
             headers = _dist_headers(ep.dist) if ep.dist is not None else {}
-            dist_name = headers.get("Name", [""])[0]
-            label = dist_name or "unknown distribution"
+            label = headers.get("Name", [""])[0] or "unknown distribution"
             origin = f"entry point {ep.name} = {ep.value} ({group}, {label})"
             if not valid_plugin_name(ep.name):
                 reason = f"entry point {ep.name!r} ({group}) from {label}: not a valid plugin id; ignored"
                 skipped.append(Skipped(ep.name, "entrypoint", origin, reason))
                 continue
             plugin_id = f"{category}/{ep.name}" if category else ep.name
-            builtin_dist = _normalise(dist_name) == BUILTIN_DISTRIBUTION
-            key = (builtin_dist, plugin_id)
+            is_builtin = _normalise(headers.get("Name", [""])[0]) == BUILTIN_DISTRIBUTION
+            key = (is_builtin, plugin_id)
             if key in seen:
                 if seen[key] != (label, ep.value):  # the same entry point in two equivalent groups is one
                     reason = (f"entry point {ep.name!r} ({group}) is provided by both {seen[key][0]} and {label}; "
@@ -95,25 +118,5 @@ def entry_point_specs(
                     skipped.append(Skipped(ep.name, "entrypoint", origin, reason))
                 continue
             seen[key] = (label, ep.value)
-            needs_host = ""
-            imports: tuple[str, ...] = ()
-            if not builtin_dist:
-                needs_host = requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or ""
-                imports = _entry_point_imports(ep.value, ep.dist)
-            spec = PluginSpec(
-                id=plugin_id,
-                name=ep.name,
-                source="builtin" if builtin_dist else "entrypoint",
-                kind=category or "standalone",  # the group says (a guess here would load it on selection alone)
-                kind_source="group" if category else "default",
-                version=headers.get("Version", [""])[0],
-                description=_builtin_description(plugin_id) if builtin_dist else headers.get("Summary", [""])[0],
-                author=(headers.get("Author") or headers.get("Author-email") or [""])[0],
-                entry_point=ep.value,
-                distribution=dist_name or None,
-                category=category,
-                needs_host=needs_host,
-                hermes_imports=imports,
-            )
-            (builtin if builtin_dist else external).append(spec)
+            (builtin if is_builtin else external).append(_entry_point_spec(ep, headers, plugin_id, category, is_builtin))
     return builtin, external, skipped

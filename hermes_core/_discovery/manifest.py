@@ -99,6 +99,48 @@ def _load_yaml(path: Path) -> Any:
         raise ManifestError(f"{path}: invalid YAML: {exc}") from None
 
 
+def _kind(data: Mapping[str, Any], path: Path, kinds: frozenset[str]) -> tuple[str, tuple[str, ...]]:
+    """The manifest's `kind` as hermes-core takes it, and a warning when it is unknown: Hermes'
+    own values as `HERMES_KINDS` says, an unknown one as standalone (as Hermes does)."""
+    kind = _text(data, "kind", path)
+    if kind in HERMES_KINDS and kind not in kinds:
+        return HERMES_KINDS[kind], ()
+    if kind and kind not in kinds:
+        return "standalone", (f"{path}: unknown `kind` {kind!r} treated as standalone, as Hermes does "
+                              f"(expected one of: {', '.join(sorted(kinds))})",)
+    return kind, ()
+
+
+def _requires_hermes(data: Mapping[str, Any], path: Path) -> str:
+    """`requires_hermes`, checked to be a PEP 440 version specifier."""
+    requires_hermes = _text(data, "requires_hermes", path)
+    if requires_hermes:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            SpecifierSet(requires_hermes)
+        except InvalidSpecifier:
+            raise ManifestError(
+                f"{path}: `requires_hermes` {requires_hermes!r} is not a version specifier (e.g. '>=0.1,<2')"
+            ) from None
+    return requires_hermes
+
+
+def _provides(data: Mapping[str, Any], path: Path) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """`provides` (`{tools: [...], commands: [...], ...}`), and a warning per unknown key."""
+    provides_raw = data.get("provides") or {}
+    if not isinstance(provides_raw, Mapping):
+        raise ManifestError(f"{path}: `provides` must be a mapping such as {{tools: [name, ...]}}")
+    provides: dict[str, tuple[str, ...]] = {}
+    warnings: list[str] = []
+    for key, value in provides_raw.items():
+        if key not in PROVIDES_KEYS:
+            warnings.append(f"{path}: unknown `provides.{key}` ignored (known: {', '.join(sorted(PROVIDES_KEYS))})")
+            continue
+        provides[key] = _strings(value, f"provides.{key}", path)
+    return provides, tuple(warnings)
+
+
 def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Manifest:
     """Parse and validate the manifest at `path`; `ManifestError` says which field is wrong.
 
@@ -110,7 +152,7 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
         data = {}
     if not isinstance(data, Mapping):
         raise ManifestError(f"{path}: must be a mapping of fields, not a {type(data).__name__}")
-    warnings = tuple(
+    unknown = tuple(
         f"{path}: unknown field `{key}` ignored (known: {', '.join(sorted(KNOWN_FIELDS))})"
         for key in data
         if key not in KNOWN_FIELDS and key not in HERMES_FIELDS
@@ -121,33 +163,9 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
             f"{path}: `name` {name!r} is not a valid plugin name "
             "(use letters, digits, '_', '.', '-', starting with a letter or digit)"
         )
-    kind = _text(data, "kind", path)
-    if kind in HERMES_KINDS and kind not in kinds:
-        kind = HERMES_KINDS[kind]
-    elif kind and kind not in kinds:
-        warnings += (f"{path}: unknown `kind` {kind!r} treated as standalone, as Hermes does "
-                     f"(expected one of: {', '.join(sorted(kinds))})",)
-        kind = "standalone"
-    requires_hermes = _text(data, "requires_hermes", path)
-    if requires_hermes:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            SpecifierSet(requires_hermes)
-        except InvalidSpecifier:
-            raise ManifestError(
-                f"{path}: `requires_hermes` {requires_hermes!r} is not a version specifier (e.g. '>=0.1,<2')"
-            ) from None
-    provides_raw = data.get("provides") or {}
-    if not isinstance(provides_raw, Mapping):
-        raise ManifestError(f"{path}: `provides` must be a mapping such as {{tools: [name, ...]}}")
-    provides: dict[str, tuple[str, ...]] = {}
-    extra: list[str] = []
-    for key, value in provides_raw.items():
-        if key not in PROVIDES_KEYS:
-            extra.append(f"{path}: unknown `provides.{key}` ignored (known: {', '.join(sorted(PROVIDES_KEYS))})")
-            continue
-        provides[key] = _strings(value, f"provides.{key}", path)
+    kind, kind_warning = _kind(data, path, kinds)
+    requires_hermes = _requires_hermes(data, path)
+    provides, provides_warnings = _provides(data, path)
     return Manifest(
         name=name,
         version=_text(data, "version", path),
@@ -157,5 +175,5 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
         requires_env=_strings(data.get("requires_env"), "requires_env", path),
         requires_hermes=requires_hermes,
         provides=types.MappingProxyType(provides),
-        warnings=warnings + tuple(extra),
+        warnings=unknown + kind_warning + provides_warnings,
     )

@@ -64,6 +64,17 @@ class TurnResult:
     stopped: str | None = None  # why the turn ended without an answer ("max_iterations"); None: it answered
 
 
+@attrs.frozen
+class _Outcome:
+    """How a turn's rounds ended: the final text (transformed, as stored), Hermes' exit reason,
+    the rounds it took, and why it stopped without an answer (None: it answered)."""
+
+    final: str
+    exit_reason: str
+    rounds: int
+    stopped: str | None = None
+
+
 @attrs.define
 class _Tally:
     """What one turn has cost so far."""
@@ -183,19 +194,38 @@ class Agent:
             return self._turn(turn, text)
 
     def _turn(self, turn: TurnIdentity, text: str) -> TurnResult:
-        """The turn, with Hermes' hooks in Hermes' order: `pre_llm_call`; per model request
-        `pre_api_request` and `post_api_request` (or `api_request_error`), then
-        `on_interim_message` and each tool's hooks; `transform_llm_output`, `post_llm_call` and
-        `on_session_end` once the answer is known (`agent_loop_stopped` first on Ctrl-C)."""
+        """The turn, with Hermes' hooks in Hermes' order: `pre_llm_call` (`_begin`); per model
+        request `pre_api_request` and `post_api_request` (or `api_request_error`), then
+        `on_interim_message` and each tool's hooks (`_rounds`); `transform_llm_output`,
+        `post_llm_call` and `on_session_end` once the answer is known (`_finish`), or
+        `agent_loop_stopped` and `on_session_end` on Ctrl-C."""
         tally = _Tally()
-        hooks = self.manager.lifecycle
-        model = self.model or ""
+        extra = self._begin(turn, text)
+        try:
+            outcome = self._rounds(turn, text, extra, tally)
+        except KeyboardInterrupt:
+            self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
+            self.manager.lifecycle.agent_loop_stopped(session_key=self.session_id, platform=self.platform,
+                                                      reason="user_stop", invalidation_reason="session_interrupt").run()
+            self.session.on_turn_complete(self.messages, interrupted=True, turn_exit_reason="interrupted")
+            self._end_turn(turn, "interrupted", interrupted=True)
+            raise
+        except Exception as exc:
+            self._end_turn(turn, f"error({type(exc).__name__})", failed=True)
+            raise
+        self._finish(turn, text, outcome)
+        return tally.result(outcome.final, outcome.stopped)
+
+    def _begin(self, turn: TurnIdentity, text: str) -> list[str]:
+        """Store the user's message and start the turn: the engines hear of it, `pre_llm_call`
+        and memory `prefetch` give the extra context for this turn's requests (returned)."""
         is_first_turn = not self.messages
         self._add({"role": "user", "content": text})
         self.turns += 1
+        model = self.model or ""
         self.session.on_turn_start(self.turns, text, model=model, platform=self.platform,
                                    tool_count=len(self.session.tool_schemas()))
-        context = hooks.pre_llm_call(
+        context = self.manager.lifecycle.pre_llm_call(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
             conversation_history=list(self.messages), is_first_turn=is_first_turn, model=model,
             platform=self.platform,
@@ -204,53 +234,46 @@ class Agent:
         recalled = self.session.recall_line()
         if recalled:
             self.display.note(recalled)
-        ended = {"completed": False, "failed": False, "interrupted": False}
-        count = 0
-        stopped: str | None = None
-        try:
-            final: str | None = None
-            for count in range(1, self.max_iterations + 1):
-                with self.store.step():  # the step's usage, messages and tool results: one transaction
-                    answer, streamed = self._model_request(turn, count, text, [prefetched, context or ""], tally)
-                    if not answer.tool_calls:
-                        final = self._transformed(hooks, turn, answer.text)
-                        self._add({"role": "assistant", "content": final or ""})
-                        exit_reason = f"text_response(finish_reason={answer.finish_reason or 'stop'})"
-                        ended["completed"] = True
-                        break
-                    self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
-                    if answer.text.strip():
-                        hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
-                                                 model=answer.model, provider=answer.provider, surface=self.platform,
-                                                 text=answer.text.strip(), already_streamed=streamed).run()
-                    for call in answer.tool_calls:
-                        tally.tool_calls += 1
-                        self._run_tool(call, turn, answer.api_request_id)
-            else:
-                exit_reason = f"max_iterations_reached({self.max_iterations}/{self.max_iterations})"
-                stopped = "max_iterations"
-                note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
-                final = self._transformed(hooks, turn, note)
-                self._add({"role": "assistant", "content": final})
-        except KeyboardInterrupt:
-            self.messages = repair_tool_pairing(self.messages)  # the session stays valid to continue
-            hooks.agent_loop_stopped(session_key=self.session_id, platform=self.platform, reason="user_stop",
-                                     invalidation_reason="session_interrupt").run()
-            self.session.on_turn_complete(self.messages, interrupted=True, turn_exit_reason="interrupted")
-            self._end_turn(turn, "interrupted", {**ended, "interrupted": True})
-            raise
-        except Exception as exc:
-            self._end_turn(turn, f"error({type(exc).__name__})", {**ended, "failed": True})
-            raise
-        if final:
-            hooks.post_llm_call(session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id,
-                                user_message=text, assistant_response=final, conversation_history=list(self.messages),
-                                model=model, platform=self.platform).run()
-        self.session.sync_turn(text, final or "", messages=self.messages)
+        return [prefetched, context or ""]
+
+    def _rounds(self, turn: TurnIdentity, text: str, extra: list[str], tally: _Tally) -> _Outcome:
+        """Model requests until one answers with text, each round's tool calls run in between, at
+        most `max_iterations` rounds; each round is one transaction of the store."""
+        hooks = self.manager.lifecycle
+        for count in range(1, self.max_iterations + 1):
+            with self.store.step():  # the step's usage, messages and tool results: one transaction
+                answer, streamed = self._model_request(turn, count, text, extra, tally)
+                if not answer.tool_calls:
+                    final = self._transformed(hooks, turn, answer.text)
+                    self._add({"role": "assistant", "content": final or ""})
+                    return _Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
+                self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
+                if answer.text.strip():
+                    hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
+                                             model=answer.model, provider=answer.provider, surface=self.platform,
+                                             text=answer.text.strip(), already_streamed=streamed).run()
+                for call in answer.tool_calls:
+                    tally.tool_calls += 1
+                    self._run_tool(call, turn, answer.api_request_id)
+        note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
+        final = self._transformed(hooks, turn, note)
+        self._add({"role": "assistant", "content": final})
+        return _Outcome(final, f"max_iterations_reached({self.max_iterations}/{self.max_iterations})",
+                        self.max_iterations, stopped="max_iterations")
+
+    def _finish(self, turn: TurnIdentity, text: str, outcome: _Outcome) -> None:
+        """The turn's answer is known: `post_llm_call`, memory's `sync_turn` and next prefetch, the
+        engines' turn end, `on_session_end`."""
+        if outcome.final:
+            self.manager.lifecycle.post_llm_call(
+                session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
+                assistant_response=outcome.final, conversation_history=list(self.messages), model=self.model or "",
+                platform=self.platform).run()
+        self.session.sync_turn(text, outcome.final, messages=self.messages)
         self.session.queue_prefetch(text)
-        self.session.on_turn_complete(self.messages, api_call_count=count, turn_exit_reason=exit_reason)
-        self._end_turn(turn, exit_reason, ended)
-        return tally.result(final or "", stopped)
+        self.session.on_turn_complete(self.messages, api_call_count=outcome.rounds,
+                                      turn_exit_reason=outcome.exit_reason)
+        self._end_turn(turn, outcome.exit_reason, completed=outcome.stopped is None)
 
     def _model_request(
         self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
@@ -286,11 +309,12 @@ class Agent:
                                              platform=self.platform, turn_id=turn.turn_id).run()
         return changed if changed is not None else text
 
-    def _end_turn(self, turn: TurnIdentity, reason: str, ended: dict[str, bool]) -> None:
+    def _end_turn(self, turn: TurnIdentity, reason: str, *, completed: bool = False, failed: bool = False,
+                  interrupted: bool = False) -> None:
         """`on_session_end`, which Hermes fires at each turn's end."""
         self.manager.lifecycle.on_session_end(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, turn_exit_reason=reason,
-            model=self.model or "", platform=self.platform, **ended,
+            model=self.model or "", platform=self.platform, completed=completed, failed=failed, interrupted=interrupted,
         ).run()
 
     def _run_tool(self, call: dict[str, Any], turn: TurnIdentity, api_request_id: str) -> None:
