@@ -8,9 +8,9 @@ For plugin authors (a plugin module, its tools, hooks and engines):
     MemoryProvider, RecallStatus, providers (the other slots' base classes), PluginLlm (`ctx.llm`)
     and its results and inputs (PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage,
     PluginLlmTextInput, PluginLlmImageInput), PluginState (`ctx.state`), PluginManifest
-    (`ctx.manifest`); message lists (message_problems, message_text, repair_tool_pairing,
-    split_for_compression, estimate_tokens); SqliteFile and fts_phrases for a store under
-    `$HERMES_HOME`, hermes_home, redact_secrets, config_keys.
+    (`ctx.manifest`); message lists (Message, Messages, message_problems, message_text,
+    repair_tool_pairing, split_for_compression, estimate_tokens); SqliteFile and fts_phrases for a
+    store under `$HERMES_HOME`, hermes_home, redact_secrets, config_keys.
 
 For host authors (an agent that loads plugins; `hermes_core.agent` is the reference loop):
     PluginManager and what it hands out: PluginRecord, LoadFailure, DoctorReport, AgentSession,
@@ -94,7 +94,15 @@ if TYPE_CHECKING:
     from ._loading.doctor import DoctorReport
     from ._loading.record import LoadFailure, PluginRecord
     from ._manager import PluginManager
-    from ._messages import estimate_tokens, message_problems, message_text, repair_tool_pairing, split_for_compression
+    from ._messages import (
+        Message,
+        Messages,
+        estimate_tokens,
+        message_problems,
+        message_text,
+        repair_tool_pairing,
+        split_for_compression,
+    )
     from ._paths import hermes_home
     from ._redact import redact_secrets
     from ._runtime.interrupts import leave_sigint_to_the_main_thread
@@ -126,8 +134,8 @@ _EXPORTS = {
     **dict.fromkeys(["PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
                      "PluginLlmImageInput"], "_llm.results"),
     "PluginState": "_ctx.state", "PluginManifest": "_ctx.manifest",
-    **dict.fromkeys(["message_problems", "message_text", "repair_tool_pairing", "estimate_tokens",
-                     "split_for_compression"], "_messages"),
+    **dict.fromkeys(["Message", "Messages", "message_problems", "message_text", "repair_tool_pairing",
+                     "estimate_tokens", "split_for_compression"], "_messages"),
     "SqliteFile": "_sqlite", "fts_phrases": "_sqlite", "hermes_home": "_paths", "redact_secrets": "_redact",
     "config_keys": "config_keys",
     # host authors
@@ -153,9 +161,9 @@ __all__ = [
     # plugin authors
     "hookimpl", "PluginContext", "Tool", "Command", "ContextEngine", "MemoryProvider", "RecallStatus", "providers",
     "PluginLlm", "PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
-    "PluginLlmImageInput", "PluginState", "PluginManifest", "message_problems", "message_text", "repair_tool_pairing",
-    "estimate_tokens", "split_for_compression", "SqliteFile", "fts_phrases", "hermes_home", "redact_secrets",
-    "config_keys",
+    "PluginLlmImageInput", "PluginState", "PluginManifest", "Message", "Messages", "message_problems", "message_text",
+    "repair_tool_pairing", "estimate_tokens", "split_for_compression", "SqliteFile", "fts_phrases", "hermes_home",
+    "redact_secrets", "config_keys",
     # host authors
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "CommandRegistry",

@@ -11,8 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "ROLES", "message_problems", "repair_tool_pairing", "estimate_tokens", "message_text", "split_for_compression",
+    "ROLES", "Message", "Messages", "estimate_tokens", "message_problems", "message_text", "repair_tool_pairing",
+    "split_for_compression",
 ]
+
+# One OpenAI-format chat message (`{"role": ..., "content": ...}`, and `tool_calls` / `tool_call_id`),
+# and a conversation of them: what every signature that takes or returns messages says.
+Message = dict[str, Any]
+Messages = list[Message]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 STUB_RESULT = '{"error": "this tool result was lost when the conversation was compressed"}'
@@ -60,10 +66,10 @@ def message_problems(messages: Any) -> list[str]:
     return problems
 
 
-def repair_tool_pairing(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def repair_tool_pairing(messages: Sequence[Mapping[str, Any]]) -> Messages:
     """Drop tool results that answer no earlier call (or answer one twice), and add a stub
     result right after the results of an assistant message whose call lost its result."""
-    out: list[dict[str, Any]] = []
+    out: Messages = []
     pending: list[str] = []  # calls of the latest assistant message still unanswered
     called: set[str] = set()
     answered: set[str] = set()

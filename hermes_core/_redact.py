@@ -9,8 +9,10 @@ keeping its head and its tail), as Hermes' `agent.context_engine.sanitize_memory
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import lru_cache
+
+from ._undo import Undo
 
 __all__ = ["MEMORY_CONTEXT_MAX_CHARS", "add_patterns", "redact_secrets", "sanitize_memory_context"]
 
@@ -57,7 +59,7 @@ def sanitize_memory_context(memory_context: str) -> str:
 _extra: list[tuple[re.Pattern[str], str]] = []
 
 
-def add_patterns(patterns: Iterable[str | re.Pattern[str]], owner: str = "") -> Callable[[], None]:
+def add_patterns(patterns: Iterable[str | re.Pattern[str]], owner: str = "") -> Undo:
     """Add regular expressions whose matches `redact_secrets` masks too (a plugin's own secret
     shapes, `ctx.register_redaction_patterns`); returns the function that removes them."""
     compiled: list[tuple[re.Pattern[str], str]] = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._messages import Message, Messages
 from ._hooks import host_specs
 from ._hooks.specs import (
     PROJECT_NAME,
@@ -196,7 +197,7 @@ def on_session_reset(
 
 @declare("lifecycle")
 def pre_llm_call(
-    session_id: str, task_id: str, turn_id: str, user_message: Any, conversation_history: list[dict[str, Any]],
+    session_id: str, task_id: str, turn_id: str, user_message: Any, conversation_history: Messages,
     is_first_turn: bool, model: str, platform: str, parent_session_id: str, sender_id: str,
     telemetry_schema_version: str,
 ) -> Any:
@@ -216,7 +217,7 @@ def pre_llm_call(
 @declare("lifecycle")
 def post_llm_call(
     session_id: str, task_id: str, turn_id: str, user_message: Any, assistant_response: str,
-    conversation_history: list[dict[str, Any]], model: str, platform: str, telemetry_schema_version: str,
+    conversation_history: Messages, model: str, platform: str, telemetry_schema_version: str,
 ) -> None:
     """A turn produced its final answer (after ``transform_llm_output``); not for interrupted turns.
 
@@ -246,8 +247,8 @@ def transform_llm_output(
 @declare("lifecycle")
 def pre_api_request(
     task_id: str, turn_id: str, api_request_id: str, session_id: str, user_message: Any,
-    conversation_history: list[dict[str, Any]], platform: str, model: str, provider: str, base_url: str,
-    api_mode: str, api_call_count: int, request_messages: list[dict[str, Any]], message_count: int,
+    conversation_history: Messages, platform: str, model: str, provider: str, base_url: str,
+    api_mode: str, api_call_count: int, request_messages: Messages, message_count: int,
     tool_count: int, approx_input_tokens: int, request_char_count: int, max_tokens: int | None,
     started_at: float, middleware_trace: list[Any], request: dict[str, Any], telemetry_schema_version: str,
 ) -> None:
@@ -267,7 +268,7 @@ def post_api_request(
     task_id: str, turn_id: str, api_request_id: str, session_id: str, platform: str, model: str, provider: str,
     base_url: str, api_mode: str, api_call_count: int, api_duration: float, started_at: float, ended_at: float,
     finish_reason: str | None, message_count: int, response_model: str | None, response: dict[str, Any],
-    usage: dict[str, Any] | None, assistant_message: dict[str, Any], assistant_content_chars: int,
+    usage: dict[str, Any] | None, assistant_message: Message, assistant_content_chars: int,
     assistant_tool_call_count: int, telemetry_schema_version: str,
 ) -> None:
     """A model request was answered, before its tool calls or final answer are handled.
@@ -501,7 +502,7 @@ def pre_auxiliary_call(
     session_id: str, task_id: str, turn_id: str, platform: str, aux_task: str, task: str,
     middleware_trace: list[Any], api_request_id: str, retry_count: int, api_call_count: int, model: str,
     provider: str, base_url: str, api_mode: str, streaming: bool, started_at: float, message_count: int,
-    request_messages: list[dict[str, Any]], system_prompt: str, tool_count: int, approx_input_tokens: int,
+    request_messages: Messages, system_prompt: str, tool_count: int, approx_input_tokens: int,
     request_char_count: int, max_tokens: int | None, request: dict[str, Any], telemetry_schema_version: str,
 ) -> None:
     """Before each attempt of a host side call to a model (``aux_task`` ``compression``, ...),

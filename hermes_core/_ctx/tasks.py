@@ -11,11 +11,11 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from .._errors import RegistrationError
 from .._runtime.invoke import contained
+from .._undo import Undo
 
 __all__ = ["spawn"]
 
@@ -43,7 +43,7 @@ class _Raised:
         return self.error
 
 
-def spawn(plugin_id: str, coro: Any) -> tuple[Any, Callable[[], None]]:
+def spawn(plugin_id: str, coro: Any) -> tuple[Any, Undo]:
     """Start `coro`; returns its task (or, off any loop, a concurrent future) and the function that cancels it."""
     if not inspect.isawaitable(coro):
         raise RegistrationError(f"ctx.spawn_task of plugin {plugin_id!r} takes a coroutine (call the async "

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .. import hookspecs
+from .._messages import Message, Messages
 from .chains import Chain, Classification, Context, FirstDirective, FirstText, Gate, Notify, ToolDecision
 from .host_calls import HostHookCalls
 from .runner import HookCall, HookRunner
@@ -103,7 +104,7 @@ class LifecycleHooks(HostHookCalls):
 
     def pre_llm_call(
         self, *, session_id: str, task_id: str, turn_id: str, user_message: Any,
-        conversation_history: list[dict[str, Any]], is_first_turn: bool, model: str, platform: str,
+        conversation_history: Messages, is_first_turn: bool, model: str, platform: str,
         parent_session_id: str = "", sender_id: str = "",
     ) -> HookCall[str | None]:
         """Once per turn: the context to add to this turn's user message, or None."""
@@ -111,7 +112,7 @@ class LifecycleHooks(HostHookCalls):
 
     def post_llm_call(
         self, *, session_id: str, task_id: str, turn_id: str, user_message: Any, assistant_response: str,
-        conversation_history: list[dict[str, Any]], model: str, platform: str,
+        conversation_history: Messages, model: str, platform: str,
     ) -> HookCall[None]:
         """The turn's final answer is known."""
         return self._notify(hookspecs.post_llm_call, locals())
@@ -152,8 +153,8 @@ class LifecycleHooks(HostHookCalls):
 
     def pre_api_request(
         self, *, task_id: str, turn_id: str, api_request_id: str, session_id: str, user_message: Any,
-        conversation_history: list[dict[str, Any]], platform: str, model: str, provider: str, base_url: str,
-        api_mode: str, api_call_count: int, request_messages: list[dict[str, Any]], message_count: int,
+        conversation_history: Messages, platform: str, model: str, provider: str, base_url: str,
+        api_mode: str, api_call_count: int, request_messages: Messages, message_count: int,
         tool_count: int, approx_input_tokens: int, request_char_count: int, max_tokens: int | None,
         started_at: float, request: dict[str, Any], middleware_trace: list[Any] | None = None,
     ) -> HookCall[None]:
@@ -164,7 +165,7 @@ class LifecycleHooks(HostHookCalls):
         self, *, task_id: str, turn_id: str, api_request_id: str, session_id: str, platform: str, model: str,
         provider: str, base_url: str, api_mode: str, api_call_count: int, api_duration: float, started_at: float,
         ended_at: float, finish_reason: str | None, message_count: int, response_model: str | None,
-        response: dict[str, Any], usage: dict[str, Any] | None, assistant_message: dict[str, Any],
+        response: dict[str, Any], usage: dict[str, Any] | None, assistant_message: Message,
         assistant_content_chars: int, assistant_tool_call_count: int,
     ) -> HookCall[None]:
         """A model request was answered."""
@@ -192,7 +193,7 @@ class LifecycleHooks(HostHookCalls):
         self, *, session_id: str, task_id: str, turn_id: str, platform: str, aux_task: str, task: str,
         api_request_id: str, retry_count: int, api_call_count: int, model: str, provider: str, base_url: str,
         api_mode: str, streaming: bool, started_at: float, message_count: int,
-        request_messages: list[dict[str, Any]], system_prompt: str, tool_count: int, approx_input_tokens: int,
+        request_messages: Messages, system_prompt: str, tool_count: int, approx_input_tokens: int,
         request_char_count: int, max_tokens: int | None, request: dict[str, Any],
         middleware_trace: list[Any] | None = None,
     ) -> HookCall[None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._messages import Messages
 from .specs import declare
 
 __all__ = [
@@ -293,7 +294,7 @@ def on_kanban_dispatch_tick(
 @declare("lifecycle")
 def pre_response_delivery(
     session_id: str, turn_id: str, user_message: Any, final_response: str,
-    conversation_history: list[dict[str, Any]], platform: str, telemetry_schema_version: str,
+    conversation_history: Messages, platform: str, telemetry_schema_version: str,
 ) -> Any:
     """Before a final answer is delivered (an older Hermes hook): ``{"action": "block",
     "message": text}`` sends the model back to work with that text; the first block wins.

@@ -23,6 +23,7 @@ import attrs
 from .._errors import owner
 from .._runtime import workers
 from .._runtime.invoke import Failure, acall, failed, overran, settled
+from .._undo import Undo
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 from .chains import Chain
@@ -30,7 +31,6 @@ from .chains import Chain
 __all__ = ["HookCall", "HookCallback", "HookRunner"]
 
 log = logging.getLogger("hermes_core.hooks")
-Undo = Callable[[], None]
 R = TypeVar("R")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._messages import Messages
 from .reply import LlmAnswer
 from .request_hooks import AgentRequestHooks, AuxiliaryCallHooks, TurnIdentity
 from .results import PluginLlmCompleteResult
@@ -51,7 +52,7 @@ class AuxiliaryLlm:
                                        {"plugin_id": "host", "purpose": self.task, "profile": None})
 
     def complete(
-        self, messages: list[dict[str, Any]], *, max_tokens: int | None = None, temperature: float | None = None,
+        self, messages: Messages, *, max_tokens: int | None = None, temperature: float | None = None,
         timeout: float | None = None,
     ) -> PluginLlmCompleteResult:
         """One chat completion on `auxiliary.<task>` (else the main model); raises `LlmProviderError`
@@ -59,7 +60,7 @@ class AuxiliaryLlm:
         return self._host.run(self._call(messages, max_tokens, temperature, timeout), self._finish)
 
     async def acomplete(
-        self, messages: list[dict[str, Any]], *, max_tokens: int | None = None, temperature: float | None = None,
+        self, messages: Messages, *, max_tokens: int | None = None, temperature: float | None = None,
         timeout: float | None = None,
     ) -> PluginLlmCompleteResult:
         return await self._host.arun(self._call(messages, max_tokens, temperature, timeout), self._finish)
@@ -80,10 +81,10 @@ class AgentLlm:
         self._hooks = hooks
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
+        self, messages: Messages, *, tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None, temperature: float | None = None, timeout: float | None = None,
         stream: StreamSink | None = None, turn: TurnIdentity | None = None, iteration: int = 1,
-        user_message: Any = "", conversation_history: list[dict[str, Any]] | None = None, context_length: int = 0,
+        user_message: Any = "", conversation_history: Messages | None = None, context_length: int = 0,
     ) -> LlmAnswer:
         """One request; the answer has `text`, `tool_calls` (OpenAI format), `usage`, who answered
         and `finish_reason`. With `stream`, the answer is streamed (from servers whose `stream` is

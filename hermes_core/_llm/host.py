@@ -16,6 +16,7 @@ import attrs
 from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
+from .._messages import Messages
 from .audit import AuditLog
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
@@ -50,7 +51,7 @@ class Call:
 
     plugin_id: str
     kind: str
-    messages: list[dict[str, Any]]
+    messages: Messages
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
@@ -98,11 +99,11 @@ class Call:
         return body
 
 
-def tool_call_content(messages: list[dict[str, Any]], route: Route) -> list[dict[str, Any]]:
+def tool_call_content(messages: Messages, route: Route) -> Messages:
     """`messages` with each assistant message's missing or null content sent as "" (servers such
     as llama.cpp's answer 500 to null), or as null beside tool calls where the route says
     `null_tool_call_content` (a server that wants that)."""
-    out: list[dict[str, Any]] | None = None
+    out: Messages | None = None
     for index, message in enumerate(messages):
         if message.get("role") != "assistant" or message.get("content") not in (None, ""):
             continue

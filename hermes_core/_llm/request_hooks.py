@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._errors import LlmProviderError
-from .._messages import estimate_tokens, message_text
+from .._messages import Messages, estimate_tokens, message_text
 from .credentials import scrub
 from .routes import Route
 from .transport import Failure
@@ -213,7 +213,7 @@ class AgentRequestHooks:
 
     def __init__(
         self, hooks: LifecycleHooks, turn: TurnIdentity, api_call_count: int, *, user_message: Any,
-        conversation_history: list[dict[str, Any]], context_length: int,
+        conversation_history: Messages, context_length: int,
     ) -> None:
         self._hooks, self._turn, self._count = hooks, turn, api_call_count
         self._user_message, self._history, self._context_length = user_message, conversation_history, context_length

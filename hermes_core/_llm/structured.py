@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._errors import PluginLlmInputError, PluginLlmSchemaError
+from .._messages import Messages
 
 if TYPE_CHECKING:
     from .routes import Route
@@ -30,7 +31,7 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _validators: dict[str, Any] = {}
 
 
-def check_messages(messages: Any) -> list[dict[str, Any]]:
+def check_messages(messages: Any) -> Messages:
     """`messages` as a list of OpenAI chat messages, or `PluginLlmInputError` saying what is wrong."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
         raise PluginLlmInputError(
@@ -45,7 +46,7 @@ def check_messages(messages: Any) -> list[dict[str, Any]]:
     return list(messages)
 
 
-def has_images(messages: list[dict[str, Any]]) -> bool:
+def has_images(messages: Messages) -> bool:
     for message in messages:
         content = message.get("content")
         if isinstance(content, list) and any(isinstance(p, Mapping) and p.get("type") == "image_url" for p in content):
@@ -95,7 +96,7 @@ def _part(index: int, block: Any) -> dict[str, Any]:
     raise PluginLlmInputError(f"{where} has type {kind!r}; a block's type is 'text' or 'image'")
 
 
-def build_messages(instructions: Any, input: Any, system_prompt: str | None) -> list[dict[str, Any]]:
+def build_messages(instructions: Any, input: Any, system_prompt: str | None) -> Messages:
     """The chat messages of a structured call: the system prompt, then the instructions and
     the input blocks as one user message (plain text when there is no image)."""
     if not isinstance(instructions, str) or not instructions.strip():
@@ -199,7 +200,7 @@ class Structured:
             return {"type": "json_object", **({"schema": dict(self.schema)} if self.schema is not None else {})}
         return None
 
-    def messages(self, messages: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    def messages(self, messages: Messages, mode: str) -> Messages:
         """`messages`, with the schema (or "JSON only") added to the system prompt below `json_schema`."""
         if mode == "json_schema":
             return messages

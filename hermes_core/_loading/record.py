@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from .._discovery.spec import PluginSpec
 from .._runtime.invoke import failed_call
+from .._undo import Undo
 
 if TYPE_CHECKING:
     from .._ctx.context import PluginContext
 
-__all__ = ["PluginRecord", "LoadFailure", "discovery_failure", "failure_of"]
+__all__ = ["LoadFailure", "PluginRecord", "PluginStatus", "discovery_failure", "failure_of"]
 
 log = logging.getLogger("hermes_core.plugins")
-Undo = Callable[[], None]
+
+# A plugin's status: being loaded, loaded, failed (its import or registration raised, all of it
+# undone), or incompatible (its `requires_hermes` excludes this version; not imported).
+PluginStatus = Literal["pending", "ok", "failed", "incompatible"]
 
 
 NEEDS_HOST = "NeedsHermesHost"  # the `type` of a failure that is the Hermes Agent host missing
@@ -52,12 +55,12 @@ class LoadFailure:
 
 @attrs.define
 class PluginRecord:
-    """What happened to one plugin: its status (`ok`, `failed`, `incompatible`), what it
+    """What happened to one plugin: its status (`ok`, `failed`, `incompatible`; `pending` while it loads), what it
     registered, how long its import took, the failure if any, and the problems its
     registrations ran into (a command or provider name someone else already had)."""
 
     spec: PluginSpec
-    status: str = "pending"
+    status: PluginStatus = "pending"
     failure: LoadFailure | None = None
     registered: dict[str, list[str]] = attrs.field(factory=dict)
     import_ms: float = 0.0

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._messages import Message, Messages
 from .._runtime.invoke import contained, describe_error
 from .._slots.context_engine import ContextEngine, accepted_kwargs, automatic_compaction_status_message
 from .._slots.memory import MemoryProvider
@@ -30,7 +31,6 @@ __all__ = ["EngineCalls", "Guard", "MemoryCalls"]
 
 log = logging.getLogger("hermes_core.session")
 T = TypeVar("T")
-Messages = list[dict[str, Any]]
 
 
 class Guard:
@@ -243,7 +243,7 @@ class MemoryCalls:
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         self._guard.optional(self.provider, "on_session_switch", self._who, None, new_session_id, **kwargs)
 
-    def on_pre_compress(self, messages: Sequence[dict[str, Any]]) -> str:
+    def on_pre_compress(self, messages: Sequence[Message]) -> str:
         return self._guard.optional(self.provider, "on_pre_compress", self._who, "", messages, expect=str)
 
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None) -> None:
@@ -253,7 +253,7 @@ class MemoryCalls:
     def on_delegation(self, task: str, result: str, **kwargs: Any) -> None:
         self._guard.optional(self.provider, "on_delegation", self._who, None, task, result, **kwargs)
 
-    def on_session_end(self, messages: Sequence[dict[str, Any]]) -> None:
+    def on_session_end(self, messages: Sequence[Message]) -> None:
         self._guard.optional(self.provider, "on_session_end", self._who, None, messages)
 
     def shutdown(self) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import config_keys as keys
-from .._messages import estimate_tokens, message_problems, repair_tool_pairing
+from .._messages import Message, Messages, estimate_tokens, message_problems, repair_tool_pairing
 from .._redact import sanitize_memory_context
 from .._slots.context_engine import compress_kwargs
 from .._slots.recall import is_trivial_prompt
@@ -222,7 +222,7 @@ class AgentSession:
         return f"{status.glyph} {status.provider_label} — {detail}"
 
     def sync_turn(self, user_content: str, assistant_content: str, *,
-                  messages: Sequence[dict[str, Any]] | None = None) -> None:
+                  messages: Sequence[Message] | None = None) -> None:
         """Tell the memory provider a turn is complete; `messages` (the conversation as of this
         turn) reach a provider whose `sync_turn` accepts them."""
         if self._memory is not None:
@@ -234,7 +234,7 @@ class AgentSession:
         if self._memory is not None and not is_trivial_prompt(query):
             self._memory.queue_prefetch(query, self.session_id)
 
-    def on_pre_compress(self, messages: Sequence[dict[str, Any]]) -> str:
+    def on_pre_compress(self, messages: Sequence[Message]) -> str:
         """What the memory provider wants kept from messages about to be compressed."""
         return self._memory.on_pre_compress(list(messages)) if self._memory is not None else ""
 
@@ -273,7 +273,7 @@ class AgentSession:
         if self._engine is not None:
             self._engine.update_from_response(usage or {})
 
-    def should_compress(self, messages: Sequence[dict[str, Any]], prompt_tokens: int | None = None) -> bool:
+    def should_compress(self, messages: Sequence[Message], prompt_tokens: int | None = None) -> bool:
         """Whether the engine wants `messages` compressed before the next request: its preflight
         check (unless it defers to the last real token count), or its threshold."""
         if self._engine is None:
@@ -285,8 +285,8 @@ class AgentSession:
         return self._engine.should_compress(prompt_tokens)
 
     def before_request(
-        self, messages: list[dict[str, Any]], prompt_tokens: int | None = None
-    ) -> list[dict[str, Any]]:
+        self, messages: Messages, prompt_tokens: int | None = None
+    ) -> Messages:
         """Before every request: the messages to send. After tool results, the engine may prune
         old ones (`prune_tool_results_only`); then it compresses when it says so. The list is
         returned as it was (the same object) when nothing changed; `last_compaction_note` says
@@ -315,7 +315,7 @@ class AgentSession:
             self.last_compaction_note = note or ""
         return compressed
 
-    def _pruned(self, messages: list[dict[str, Any]], prompt_tokens: int | None) -> list[dict[str, Any]]:
+    def _pruned(self, messages: Messages, prompt_tokens: int | None) -> Messages:
         """The engine's `prune_tool_results_only` of `messages`, when it pruned and kept the list valid."""
         assert self._engine is not None
         current = prompt_tokens if prompt_tokens is not None else estimate_tokens(messages)
@@ -329,14 +329,14 @@ class AgentSession:
             return messages
         return result[0] if result[0] != messages else messages
 
-    def has_content_to_compress(self, messages: Sequence[dict[str, Any]]) -> bool:
+    def has_content_to_compress(self, messages: Sequence[Message]) -> bool:
         """Whether a manual `/compress` has anything to do (False without an engine)."""
         return self._engine is not None and self._engine.has_content_to_compress(list(messages))
 
     def compress(
-        self, messages: list[dict[str, Any]], *, current_tokens: int | None = None, focus_topic: str | None = None,
+        self, messages: Messages, *, current_tokens: int | None = None, focus_topic: str | None = None,
         force: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> Messages:
         """Compress now (a manual `/compress [topic]` with `force=True`, or from `before_request`).
         A manual compression the engine has nothing for (`has_content_to_compress`) returns
         `messages` itself. Always returns a valid list: an engine that raises or returns an
@@ -363,8 +363,8 @@ class AgentSession:
         log.warning("session %s: %s", self.session_id, self.problems[-1])
         return repaired if fixed and repaired is not None else messages
 
-    def select_context(self, request: list[dict[str, Any]],
-                       conversation: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    def select_context(self, request: Messages,
+                       conversation: Sequence[Message] = ()) -> Messages:
         """The messages of this one request, as the engine selects them (`select_context`);
         `request` itself when it selects nothing or something invalid (noted in `problems`).
         `conversation` is the stored window, for the engine's reference."""
@@ -383,7 +383,7 @@ class AgentSession:
             return request
         return selected  # type: ignore[no-any-return]
 
-    def on_turn_complete(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> None:
+    def on_turn_complete(self, messages: Sequence[Message], **kwargs: Any) -> None:
         """A turn ended: the engine's `on_turn_complete(messages, usage, **kwargs)` with a copy of
         the window and the last LLM call's usage. The reference host passes `api_call_count`,
         `interrupted` and `turn_exit_reason`."""
@@ -417,7 +417,7 @@ class AgentSession:
 
     # -- the end --------------------------------------------------------------------------
 
-    def close(self, messages: Sequence[dict[str, Any]] = ()) -> None:
+    def close(self, messages: Sequence[Message] = ()) -> None:
         """End the session: the engines' `on_session_end`, the memory's `shutdown`, and the
         plugins' `on_session_finalize` hook (`reason="shutdown"`). Idempotent."""
         if self._closed:

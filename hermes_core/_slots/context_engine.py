@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._messages import Message, Messages
 
 __all__ = ["ContextEngine", "accepted_kwargs", "automatic_compaction_status_message", "compress_kwargs",
            "resolve_model_threshold"]
@@ -68,9 +71,9 @@ class ContextEngine(ABC):
 
     @abstractmethod
     def compress(
-        self, messages: list[dict[str, Any]], current_tokens: int | None = None, focus_topic: str | None = None,
+        self, messages: Messages, current_tokens: int | None = None, focus_topic: str | None = None,
         force: bool = False, memory_context: str = "",
-    ) -> list[dict[str, Any]]:
+    ) -> Messages:
         """A shorter, valid OpenAI-format message list standing for `messages`.
 
         `focus_topic` (from a manual `/compress <topic>`) says what to keep in most detail;
@@ -80,33 +83,33 @@ class ContextEngine(ABC):
         """
 
     def prune_tool_results_only(
-        self, messages: list[dict[str, Any]], current_tokens: int | None = None
-    ) -> tuple[list[dict[str, Any]], int]:
+        self, messages: Messages, current_tokens: int | None = None
+    ) -> tuple[Messages, int]:
         """Shrink old tool results without an LLM call: `(messages, how many were pruned)`.
         The host calls it after tool results arrive, independent of `should_compress`."""
         return messages, 0
 
     def select_context(
-        self, request_messages: list[dict[str, Any]], *, conversation_messages: list[dict[str, Any]] | None = None,
-        incoming_message: dict[str, Any] | None = None, budget_tokens: int = 0,
-    ) -> list[dict[str, Any]] | None:
+        self, request_messages: Messages, *, conversation_messages: Messages | None = None,
+        incoming_message: Message | None = None, budget_tokens: int = 0,
+    ) -> Messages | None:
         """Replace the messages of this one request (retrieval, topic routing), or None to leave
         them. The stored conversation is not changed; `budget_tokens` is the context length."""
         return None
 
     def on_turn_complete(
-        self, messages: list[dict[str, Any]], usage: Mapping[str, Any] | None = None, **kwargs: Any
+        self, messages: Messages, usage: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """A turn ended (best effort): `messages` is a copy of the window, `usage` the last LLM
         call's (None when none was made); `kwargs` may include `api_call_count`,
         `interrupted`, `turn_exit_reason`."""
         return None
 
-    def should_compress_preflight(self, messages: Sequence[dict[str, Any]]) -> bool:
+    def should_compress_preflight(self, messages: Sequence[Message]) -> bool:
         """A cheap check before a request, from the messages alone (False by default)."""
         return False
 
-    def pending_compression_operation(self, messages: list[dict[str, Any]]) -> str | None:
+    def pending_compression_operation(self, messages: Messages) -> str | None:
         """`"sanitize"` when the next automatic `compress(messages)` is sure to only tidy the
         list; None (any other value) means an ordinary compression."""
         return None
@@ -123,7 +126,7 @@ class ContextEngine(ABC):
         `"compress"`), or None to say nothing. Manual `/compress` is not governed by this."""
         return default_message if self.emit_automatic_compaction_status else None
 
-    def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
+    def has_content_to_compress(self, messages: Messages) -> bool:
         """False when a manual `/compress` has nothing to do (all of it protected): the host
         then says so without calling `compress`."""
         return True
@@ -131,7 +134,7 @@ class ContextEngine(ABC):
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         """A conversation starts; `kwargs` include `hermes_home`, `model`, `context_length`, `platform`."""
 
-    def on_session_end(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+    def on_session_end(self, session_id: str, messages: Sequence[Message]) -> None:
         """The conversation ended (exit, `/reset`, expiry) with these messages."""
 
     def on_session_reset(self) -> None:

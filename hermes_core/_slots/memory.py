@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .._messages import Message, Messages
     from .recall import RecallStatus
 
 __all__ = ["MemoryProvider"]
@@ -86,7 +87,7 @@ class MemoryProvider(ABC):
 
     def sync_turn(
         self, user_content: str, assistant_content: str, *, session_id: str = "",
-        messages: list[dict[str, Any]] | None = None,
+        messages: Messages | None = None,
     ) -> None:
         """Called after each completed turn, to store what should be kept. `messages` is the
         conversation as of that turn (tool calls and results included). Keep it quick."""
@@ -103,7 +104,7 @@ class MemoryProvider(ABC):
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """A turn starts with the user's `message`; `kwargs` may include `model`, `platform`, `tool_count`."""
 
-    def on_session_end(self, messages: Sequence[dict[str, Any]]) -> None:
+    def on_session_end(self, messages: Sequence[Message]) -> None:
         """The session is over; `messages` is its final message list."""
 
     def on_session_switch(
@@ -114,7 +115,7 @@ class MemoryProvider(ABC):
         a branch, a `/reset` (`reset=True`: a new conversation; flush per-conversation buffers),
         or the same id with a shortened transcript (`rewound=True`)."""
 
-    def on_pre_compress(self, messages: Sequence[dict[str, Any]]) -> str:
+    def on_pre_compress(self, messages: Sequence[Message]) -> str:
         """The context is about to be compressed; return text worth keeping from `messages`."""
         return ""
 

@@ -22,6 +22,8 @@ import attrs
 from hermes_core import (
     LifecycleHooks,
     LlmAnswer,
+    Message,
+    Messages,
     PluginManager,
     SessionNotFoundError,
     TurnIdentity,
@@ -117,14 +119,14 @@ class Agent:
         self.prompt = config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
         self.model = config.read(keys.MODEL_MODEL)
         self.session_id = session_id or new_session_id()
-        window: list[dict[str, Any]] = []
+        window: Messages = []
         if resume:
             found = self.store.window(self.session_id)
             if found is None:
                 known = ", ".join(s["id"] for s in self.store.sessions(5)) or "none yet"
                 raise SessionNotFoundError(f"no session {self.session_id!r} (latest: {known}); see `hermes sessions list`")
             window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
-        self.messages: list[dict[str, Any]] = window
+        self.messages: Messages = window
         self.store.start(self.session_id, self.model)
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
@@ -147,11 +149,11 @@ class Agent:
 
     # -- one turn ---------------------------------------------------------------------------
 
-    def _add(self, message: dict[str, Any]) -> None:
+    def _add(self, message: Message) -> None:
         self.messages.append(message)
         self.store.append(self.session_id, message)
 
-    def _system(self) -> dict[str, Any]:
+    def _system(self) -> Message:
         """The system prompt: ours, the plugins' sections before and after the memory block, and at the end."""
         sections = self.sections
         parts = [self.prompt, *sections["before_memory"], self.session.system_prompt_block(),
@@ -161,7 +163,7 @@ class Agent:
     def _compress_if_needed(self) -> None:
         self._replace_window(self.session.before_request(self.messages), self.session.last_compaction_note)
 
-    def _replace_window(self, after: list[dict[str, Any]], note: str | None = None) -> None:
+    def _replace_window(self, after: Messages, note: str | None = None) -> None:
         """Adopt what the context engine made of the window, storing the event (before → after);
         `note` is what to show for it (None: the usual line, "": nothing)."""
         before = self.messages
@@ -173,7 +175,7 @@ class Agent:
                 self.display.note(shown)
             self.messages = list(after)
 
-    def _request(self, extra: list[str]) -> list[dict[str, Any]]:
+    def _request(self, extra: list[str]) -> Messages:
         """The messages of one request: the system prompt, the window, and this turn's extra
         context added to the copy of the last user message (never stored, never in the system prompt)."""
         request = [self._system(), *self.messages]

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core import SqliteFile, fts_phrases, message_text
+from hermes_core import Message, Messages, SqliteFile, fts_phrases, message_text
 
 __all__ = ["SessionStore"]
 
@@ -118,7 +118,7 @@ class SessionStore(SqliteFile):
             "INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
             (session_id, model, now, now)))
 
-    def append(self, session_id: str, message: dict[str, Any]) -> int:
+    def append(self, session_id: str, message: Message) -> int:
         """Store one message (now, or at the end of the open `step()`); returns its sequence
         number in the session."""
         now = time.time()
@@ -160,8 +160,8 @@ class SessionStore(SqliteFile):
         row = (session_id, provider, model, input_tokens, output_tokens, cost, time.time())
         self._write(lambda db: db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)", row))
 
-    def compression(self, session_id: str, engine: str, replaced: Sequence[dict[str, Any]],
-                    window: Sequence[dict[str, Any]]) -> None:
+    def compression(self, session_id: str, engine: str, replaced: Sequence[Message],
+                    window: Sequence[Message]) -> None:
         """A compression event: the window before (`replaced`) and after."""
         row = [session_id, 0, engine, json.dumps(list(replaced), default=str), json.dumps(list(window), default=str),
                time.time()]
@@ -175,7 +175,7 @@ class SessionStore(SqliteFile):
 
     # -- reading ------------------------------------------------------------------------
 
-    def window(self, session_id: str) -> list[dict[str, Any]] | None:
+    def window(self, session_id: str) -> Messages | None:
         """The conversation to resume: the window after the last compression and the messages
         written since (None when there is no such session)."""
         with self._reading() as db:

@@ -12,14 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-try:
-    import hypothesis
-except ImportError as exc:  # pragma: no cover - the `testing` extra installs it
-    raise ImportError(
-        "hermes_core.testing's contract suites and strategies need hypothesis: "
-        "pip install 'hermes-core[testing]'"
-    ) from exc
+from ._hypothesis import hypothesis  # first: a clear error when hypothesis is missing
 
+# isort: split
 import hypothesis.errors
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st

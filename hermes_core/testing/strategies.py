@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import _contract_common  # noqa: F401 - first: a clear error when hypothesis is missing
+from . import _hypothesis  # noqa: F401 - first: a clear error when hypothesis is missing
 
 # isort: split
 from hypothesis import strategies as st
