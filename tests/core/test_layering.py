@@ -1,0 +1,157 @@
+"""The package's layering, as a test: which stage (a folder of `hermes_core`) may import which,
+and no import circle between modules, whether the import runs at start, inside a function or
+only for the type checker. Read from the source (AST); nothing here imports a private module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "hermes_core"
+
+# The modules at the root that every stage may use: they import nothing of hermes-core but each other.
+LEAVES = {"_errors", "_files", "_messages", "_paths", "_quote", "_redact", "_sqlite", "_undo", "_version"}
+PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
+
+# Each stage and the stages it may import (besides itself and the leaves), from the bottom up.
+BELOW_LOADING = {"config_keys", "_runtime", "_config", "providers", "_hermes", "_hooks", "hookspecs", "_commands",
+                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session"}
+MAY_IMPORT: dict[str, set[str]] = {
+    "leaf": set(),
+    "config_keys": set(),
+    "_runtime": set(),
+    "_config": {"config_keys"},
+    "providers": set(),
+    "_hermes": {"config_keys", "_config", "providers"},
+    "_hooks": {"config_keys", "_runtime", "hookspecs"},
+    "hookspecs": {"_hooks", "_ctx"},  # _ctx: the type of the registration hooks' `ctx`
+    "_commands": {"config_keys", "_runtime", "_hooks"},
+    "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
+    "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},
+    "_llm": {"config_keys", "_runtime", "_config", "_hooks"},
+    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm"},
+    "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
+    "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
+    "_loading": BELOW_LOADING,
+    "_manager": BELOW_LOADING | {"_loading"},
+    "testing": BELOW_LOADING | {"_loading", "_manager"},
+    "cli": BELOW_LOADING | {"_loading", "_manager", "agent"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = ("hermes_core", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def stage(module: str) -> str:
+    """The stage a module belongs to: its folder, a public module, `leaf`, or `hermes_core`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "hermes_core"
+    return "leaf" if parts[1] in LEAVES else parts[1]
+
+
+def imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Every hermes_core module `path` imports (line, module), wherever the import statement is.
+    `from pkg import name` names the module `pkg.name` when that is a module, else `pkg`."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] == "hermes_core")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "hermes_core":
+                continue
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                is_module = (PACKAGE.parent / candidate.replace(".", "/")).with_suffix(".py").exists() or \
+                    (PACKAGE.parent / candidate.replace(".", "/") / "__init__.py").exists()
+                yield node.lineno, candidate if is_module else target
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_stage_of_the_package_has_a_rule() -> None:
+    stages = {stage(module) for module in MODULES} - {"hermes_core", "agent"}
+    assert stages == set(MAY_IMPORT), "a new folder needs its line in MAY_IMPORT (and README's layout)"
+
+
+@pytest.mark.parametrize("name", sorted(MAY_IMPORT))
+def test_a_stage_imports_only_the_stages_below_it(name: str) -> None:
+    allowed = MAY_IMPORT[name] | {name, "leaf"}
+    wrong = [f"{module}:{line}: {target}" for module, path in MODULES.items() if stage(module) == name
+             for line, target in imports(path) if stage(target) not in allowed]
+    assert wrong == [], f"{name} may import only {sorted(allowed)}"
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    wrong = [f"{module}:{line}" for module, path in MODULES.items() if stage(module) != "cli"
+             for line, target in imports(path) if stage(target) == "cli"]
+    assert wrong == []
+
+
+def test_the_reference_agent_imports_only_public_names() -> None:
+    """The agent is the loop host authors copy: it uses what any host can import, by its public name."""
+    agent = {module: path for module, path in MODULES.items() if stage(module) == "agent"}
+    assert len(agent) >= 4
+    wrong = [f"{module}:{line}: {target}" for module, path in agent.items() for line, target in imports(path)
+             if target != "hermes_core" and target.split(".")[1] not in PUBLIC_MODULES | {"agent"}]
+    wrong += [f"{module}:{node.lineno}: a relative import of hermes_core" for module, path in agent.items()
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.ImportFrom) and node.level > 1]
+    assert wrong == []
+
+
+def test_no_module_is_part_of_an_import_circle() -> None:
+    """Tarjan's strongly connected components over every import, at start, in functions and for types."""
+    graph = {module: {target for _, target in imports(path) if target in MODULES and target != module}
+             for module, path in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    assert circles == []
+
+
+def test_the_rules_are_read_from_real_imports() -> None:
+    """The checks above see imports of every kind: a module-level one, one inside a function and a
+    type-only one (a walk that missed them would find nothing wrong, proving nothing)."""
+    manager = dict(imports(PACKAGE / "_manager.py"))
+    assert "hermes_core._loading.loader" in manager.values()  # at start
+    assert "hermes_core._session.session" in manager.values()  # inside a method
+    tools_call = {target for _, target in imports(PACKAGE / "_tools" / "call.py")}
+    assert "hermes_core._hooks.calls" in tools_call  # for the type checker only
