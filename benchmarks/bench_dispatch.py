@@ -24,7 +24,7 @@ from typing import Any
 
 import pluggy
 
-from hermes_core import HookRunner, PluginManager
+from hermes_core import HookRunner, LifecycleHooks, PluginManager
 
 CALLBACKS = 10
 
@@ -113,11 +113,11 @@ def main() -> None:
     kwargs = {"session_id": "s", "model": "m", "platform": "cli"}
     hook = bare_pluggy()
     print(f"lifecycle hook, {CALLBACKS} callbacks (bare pluggy -> hermes-core)")
-    unlimited, limited = runner(0), runner(30)
+    unlimited, limited = LifecycleHooks(runner(0)), LifecycleHooks(runner(30))  # the typed calls a host makes
     compare("no time limit (plugins.hook_callback_timeout: 0): inline", lambda: hook.on_session_start(**kwargs),
-            lambda: unlimited.fire("on_session_start", **kwargs), 2000)
+            lambda: unlimited.on_session_start(**kwargs).run(), 2000)
     with_floor("30 s limit per callback (the default): one worker hand-off",
-               lambda: hook.on_session_start(**kwargs), lambda: limited.fire("on_session_start", **kwargs), 1000)
+               lambda: hook.on_session_start(**kwargs), lambda: limited.on_session_start(**kwargs).run(), 1000)
 
     def add(a: int, b: int) -> str:
         return json.dumps({"sum": a + b})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import HookRunner, PluginManager
+from hermes_core import HookRunner, LifecycleHooks, PluginManager
 from tests.helpers import make_folder_plugin, write_config
 
 
@@ -20,13 +20,33 @@ def runner() -> HookRunner:
     return HookRunner(lambda: 1.0)
 
 
+def session_start(runner: HookRunner, session_id: str = "s") -> None:
+    LifecycleHooks(runner).on_session_start(session_id=session_id, model="m", platform="cli").run()
+
+
+def session_end(runner: HookRunner) -> None:
+    LifecycleHooks(runner).on_session_end(session_id="s", task_id="t", turn_id="s:t:1", completed=True, failed=False,
+                                          interrupted=False, turn_exit_reason="text_response", model="m",
+                                          platform="cli").run()
+
+
+def session_reset(runner: HookRunner) -> None:
+    LifecycleHooks(runner).on_session_reset(session_id="r", platform="cli", reason="new_session").run()
+
+
+def pre_llm_call(runner: HookRunner) -> str | None:
+    return LifecycleHooks(runner).pre_llm_call(session_id="s", task_id="t", turn_id="s:t:1", user_message="hi",
+                                               conversation_history=[], is_first_turn=True, model="m",
+                                               platform="cli").run()
+
+
 def test_callbacks_run_in_registration_order_with_only_their_arguments(runner) -> None:
     seen = []
     runner.add("on_session_start", lambda session_id: seen.append(("a", session_id)), "p1")
     runner.add("on_session_start", lambda model, session_id: seen.append(("b", model, session_id)), "p2")
     runner.add("on_session_start", lambda **kw: seen.append(("c", sorted(kw))), "p3")
     runner.add("on_session_start", lambda: seen.append(("d",)), "p4")
-    runner.fire("on_session_start", session_id="s", model="m", platform="cli")
+    session_start(runner)
     assert seen == [("a", "s"), ("b", "m", "s"),
                     ("c", ["model", "platform", "session_id", "telemetry_schema_version"]), ("d",)]
 
@@ -36,7 +56,7 @@ def test_an_exception_is_logged_with_the_plugin_id_and_the_next_callback_runs(ru
     runner.add("on_session_end", lambda: 1 / 0, "faulty")
     runner.add("on_session_end", lambda session_id: seen.append(session_id), "fine")
     with caplog.at_level(logging.ERROR):
-        runner.fire("on_session_end", session_id="s", messages=[])
+        session_end(runner)
     assert seen == ["s"]
     assert any("plugin 'faulty'" in r.getMessage() and "ZeroDivisionError" in r.getMessage() for r in caplog.records)
 
@@ -53,7 +73,7 @@ def test_slow_sync_and_async_callbacks_are_cut_off_at_the_time_limit() -> None:
     runner.add("on_session_reset", slow_async, "slow-async")
     runner.add("on_session_reset", lambda session_id: seen.append(session_id), "fast")
     started = time.monotonic()
-    runner.fire("on_session_reset", session_id="r")
+    session_reset(runner)
     assert time.monotonic() - started < 10
     assert seen == ["r"]
     release.set()
@@ -63,7 +83,7 @@ def test_zero_timeout_means_no_limit_and_runs_inline() -> None:
     runner = HookRunner(lambda: 0)
     threads = []
     runner.add("on_session_reset", lambda: threads.append(threading.current_thread()), "p")
-    runner.fire("on_session_reset", session_id="r")
+    session_reset(runner)
     assert threads == [threading.current_thread()]
 
 
@@ -76,12 +96,12 @@ def test_async_callbacks_are_awaited_from_sync_and_async_callers(runner) -> None
         return session_id.upper()
 
     runner.add("on_session_start", cb, "p")
-    assert runner.fire("on_session_start", session_id="sync") == ["SYNC"]
-    assert asyncio.run(runner.afire("on_session_start", session_id="async")) == ["ASYNC"]
+    session_start(runner, "sync")
+    asyncio.run(LifecycleHooks(runner).on_session_start(session_id="async", model="m", platform="cli").arun())
     assert seen == ["sync", "async"]
 
 
-def test_afire_isolates_and_times_out_too() -> None:
+def test_the_async_driver_isolates_and_times_out_too() -> None:
     runner = HookRunner(lambda: 0.2)
     seen = []
 
@@ -91,7 +111,9 @@ def test_afire_isolates_and_times_out_too() -> None:
     runner.add("on_session_end", hang, "hang")
     runner.add("on_session_end", lambda: 1 / 0, "boom")
     runner.add("on_session_end", lambda session_id: seen.append(session_id), "ok")
-    asyncio.run(runner.afire("on_session_end", session_id="s", messages=[]))
+    asyncio.run(LifecycleHooks(runner).on_session_end(
+        session_id="s", task_id="t", turn_id="s:t:1", completed=True, failed=False, interrupted=False,
+        turn_exit_reason="text_response", model="m", platform="cli").arun())
     assert seen == ["s"]
 
 
@@ -99,11 +121,17 @@ def test_unknown_hook_name_is_a_warning_and_kept(runner, caplog) -> None:
     with caplog.at_level(logging.WARNING):
         runner.add("on_future_event", lambda: "kept", "p")
     assert "unknown hook 'on_future_event'" in caplog.text
-    assert runner.fire("on_future_event") == ["kept"]
+    assert [cb.plugin_id for cb in runner.callbacks("on_future_event")] == ["p"]  # for a version that fires it
+    assert runner.has("on_future_event") and "on_future_event" in runner.hooks()
+
+
+def gate(args=None):
+    return {"tool_name": "terminal", "args": args or {"command": "ls"}, "task_id": "t", "session_id": "s",
+            "tool_call_id": "c", "turn_id": "s:t:1", "api_request_id": "s:t:1:api:1"}
 
 
 def decide(runner, args=None):
-    return runner.pre_tool_call("terminal", args or {"command": "ls"}, session_id="s", tool_call_id="c")
+    return LifecycleHooks(runner).pre_tool_call(**gate(args)).run()
 
 
 def test_pre_tool_call_allows_modifies_and_blocks(runner) -> None:
@@ -144,7 +172,7 @@ def test_async_pre_tool_call(runner) -> None:
 
     runner.add("pre_tool_call", guard, "g")
     assert decide(runner).message == "async says no"
-    decision = asyncio.run(runner.apre_tool_call("terminal", {}, session_id="s", tool_call_id="c"))
+    decision = asyncio.run(LifecycleHooks(runner).pre_tool_call(**gate({})).arun())
     assert decision.blocked and decision.message == "async says no"
 
 
@@ -152,13 +180,17 @@ def test_pre_llm_call_context_and_transforms(runner) -> None:
     runner.add("pre_llm_call", lambda: "It is noon.", "clock")
     runner.add("pre_llm_call", lambda: {"context": "User likes tea."}, "memory")
     runner.add("pre_llm_call", lambda: None, "quiet")
-    assert runner.pre_llm_call(session_id="s", user_message="hi", model="m") == "It is noon.\n\nUser likes tea."
+    assert pre_llm_call(runner) == "It is noon.\n\nUser likes tea."
     runner.add("transform_llm_output", lambda: None, "a")
     runner.add("transform_llm_output", lambda response_text: response_text.upper(), "b")
     runner.add("transform_llm_output", lambda response_text: "never", "c")
-    assert runner.transform("transform_llm_output", response_text="hi", session_id="s", model="m") == "HI"
-    assert asyncio.run(runner.atransform("transform_llm_output", response_text="hi", session_id="s")) == "HI"
-    assert runner.transform("transform_tool_result", result="r") is None
+    hooks = LifecycleHooks(runner)
+    output = {"response_text": "hi", "session_id": "s", "model": "m", "platform": "cli", "turn_id": "s:t:1"}
+    assert hooks.transform_llm_output(**output).run() == "HI"
+    assert asyncio.run(hooks.transform_llm_output(**output).arun()) == "HI"
+    assert hooks.transform_tool_result(tool_name="t", args={}, result="r", task_id="t", session_id="s",
+                                       tool_call_id="c", turn_id="s:t:1", api_request_id="a", duration_ms=1,
+                                       status="ok", error_type=None, error_message=None).run() is None
 
 
 def test_manager_dispatch_runs_hooks_around_the_tool(home: Path) -> None:
@@ -201,7 +233,7 @@ def register(ctx):
 """)
     write_config(home, "plugins:\n  enabled: [both]\n  hook_callback_timeout: 5\n")
     manager = PluginManager()
-    manager.hooks.fire("on_session_start", session_id="x", model="m", platform="p")
+    manager.lifecycle.on_session_start(session_id="x", model="m", platform="p").run()
     assert manager.record("both").module.SEEN == ["x"]
 
 
@@ -249,7 +281,7 @@ def test_what_a_callback_declares_is_read_once_at_registration(runner) -> None:
     runner.add("on_session_start", narrow, "n")
     runner.add("on_session_start", wide, "w")
     wide.__signature__ = inspect.signature(lambda model: None)  # a later change is not looked at again
-    runner.fire("on_session_start", session_id="s", model="m", platform="cli")
+    session_start(runner)
     assert seen == [("narrow", "-", "m", "cli"), ("wide", ["model", "platform", "session_id",
                                                            "telemetry_schema_version"])]
 
@@ -262,7 +294,7 @@ def test_a_callback_that_requires_what_the_hook_never_passes_is_named_once(runne
     caplog.clear()
     with caplog.at_level(logging.ERROR):
         for _ in range(3):
-            runner.pre_llm_call(session_id="s", user_message="hi", conversation_history=[])
+            pre_llm_call(runner)
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "plugin 'old-style'" in errors[0].getMessage()
     assert "the pre_llm_call hook passes: session_id, task_id" in errors[0].getMessage()
@@ -288,8 +320,6 @@ def test_transform_llm_output_passes_over_an_empty_string(home: Path) -> None:
 
 
 def test_an_error_classification_every_callback_runs_and_the_first_valid_reason_wins(runner, caplog) -> None:
-    from hermes_core import LifecycleHooks
-
     ran = []
     runner.add("transform_api_error_classification", lambda: ran.append("a") or {"reason": "nonsense"}, "a")
     runner.add("transform_api_error_classification", lambda status_code: ran.append("b") or {

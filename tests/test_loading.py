@@ -69,7 +69,7 @@ def on_session_start(session_id):
     assert manager.dispatch_tool("b2", {}) == "2"
     assert manager.run_command("/beta-cmd", "x") == "beta:x"
     assert manager.commands.get("beta-cmd").plugin_id == "beta"
-    manager.hooks.fire("on_session_start", session_id="s-1", model="m", platform="cli")
+    manager.lifecycle.on_session_start(session_id="s-1", model="m", platform="cli").run()
     import builtins
 
     assert builtins.BETA_STARTED == "s-1"  # type: ignore[attr-defined]
@@ -284,7 +284,7 @@ def register(ctx):
     ctx.register_hook("on_session_reset", lambda session_id: setattr(builtins, "HOOKY", session_id))
 """)
     enable(home, "hooky")
-    PluginManager().hooks.fire("on_session_reset", session_id="r1")
+    PluginManager().lifecycle.on_session_reset(session_id="r1", platform="cli", reason="new_session").run()
     import builtins
 
     assert builtins.HOOKY == "r1"  # type: ignore[attr-defined]
