@@ -18,9 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN = [
-    ("compressor (built-in engine)", ROOT, "tests/test_engine_contract.py::TestCompressorPassesTheContract"),
-    ("lcm (built-in engine)", ROOT, "tests/test_engine_contract.py::TestLcmPassesTheContract"),
-    ("builtin (built-in memory provider)", ROOT, "tests/test_memory_contract.py::TestBuiltinProviderPassesTheContract"),
+    ("compressor (built-in engine)", ROOT, "tests/kit/test_engine_contract.py::TestCompressorPassesTheContract"),
+    ("lcm (built-in engine)", ROOT, "tests/kit/test_engine_contract.py::TestLcmPassesTheContract"),
+    ("builtin (built-in memory provider)", ROOT, "tests/kit/test_memory_contract.py::TestBuiltinProviderPassesTheContract"),
 ]
 
 

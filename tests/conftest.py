@@ -1,5 +1,12 @@
 """Shared fixtures: an isolated HERMES_HOME and a site directory for installed distributions;
-the `slow` marker and the `quick` hypothesis profile of `python3 dev.py test --quick`."""
+the `slow` marker and the `quick` hypothesis profile of `python3 dev.py test --quick`; the
+`fires` marker, which a test that fires lifecycle hooks carries and which is checked.
+
+`@pytest.mark.fires("pre_tool_call", ...)`: the test fires these hooks in this process, to a
+callback a plugin registered. While it runs, every hook call the host makes is observed (at
+`HookRunner.call`, the one way every hook call goes); a named hook that was not fired to a
+callback fails the test. `tests/core/test_hookspecs.py` checks that every lifecycle hook is
+named by some test's marker."""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -33,6 +41,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SLOW_MODULES or "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fires(*hooks): the test fires these lifecycle hooks in-process (checked)")
+
+
+@pytest.fixture(autouse=True)
+def _hooks_fired(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """For a test marked `fires(...)`: the hooks it names were fired, each to at least one callback."""
+    named = {hook for mark in request.node.iter_markers("fires") for hook in mark.args}
+    if not named:
+        yield
+        return
+    from hermes_core import HookRunner
+
+    fired: set[str] = set()
+    call = HookRunner.call
+
+    def observed(self: HookRunner, hook: str, chain: Any) -> Any:
+        if self.has(hook):
+            fired.add(hook)
+        return call(self, hook, chain)
+
+    monkeypatch.setattr(HookRunner, "call", observed)
+    yield
+    missing = sorted(named - fired)
+    if missing:
+        pytest.fail(f"marked fires({', '.join(sorted(named))}) but never fired to a callback: {', '.join(missing)}")
 
 
 @pytest.fixture

@@ -1,0 +1,214 @@
+"""Interoperability: the agent and `ctx.llm` against llama.cpp's OpenAI-compatible server
+(llama-cpp-python), not a server of ours. Marked `interop`: the main run leaves them out;
+`.ci/interop` installs the `interop` extra (reusing a cached llama-cpp-python wheel) and
+runs them with `-m interop`. No network: the model is a tiny GGUF the test writes itself.
+
+The model's weights are made, not trained, so what it does is known: one attention head
+attends evenly to every token and counts `<|im_start|>` against the one BOS token, so the
+model picks a tool call while the conversation has at most three messages and a message
+after the tool's result; every other choice it makes under a grammar is fixed by its
+output layer (`"` first, then `<` and `}`), so tool arguments and JSON are short and valid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core import PluginManager
+from hermes_core.agent import Agent
+from tests.helpers import hermes, llm_config, plugin_ctx
+
+pytestmark = pytest.mark.interop
+
+IM_START = "<|im_start|>"
+
+
+def write_model(path: Path) -> Path:
+    """A llama-architecture GGUF: a byte vocabulary plus `<|im_start|>`, one layer, 8 dimensions."""
+    gguf = pytest.importorskip("gguf", reason="the interop extra is not installed (pip install -e '.[interop]')")
+    import numpy as np
+
+    tokens = ["<unk>", "<s>", "</s>", *[f"<0x{b:02X}>" for b in range(256)], IM_START]
+    types = [2, 3, 3, *[6] * 256, 3]  # unknown, control, byte
+    byte = {b: 3 + b for b in range(256)}
+    vocab, embd, ff = len(tokens), 8, 16
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_context_length(8192)
+    writer.add_embedding_length(embd)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(ff)
+    writer.add_head_count(1)
+    writer.add_head_count_kv(1)
+    writer.add_rope_dimension_count(embd)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([0.0] * vocab)
+    writer.add_token_types(types)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_unk_token_id(0)
+    writer.add_add_bos_token(True)
+    writer.add_add_eos_token(False)
+    f32 = np.float32
+    token_embd = np.zeros((vocab, embd), f32)
+    token_embd[:, 2] = 1.0  # every token: a constant
+    token_embd[len(tokens) - 1, 0] = 1.0  # <|im_start|>
+    token_embd[1, 1] = 1.0  # BOS
+    value = np.zeros((embd, embd), f32)
+    value[0, 0] = value[1, 1] = 1.0
+    out = np.zeros((embd, embd), f32)
+    out[3, 0] = out[4, 1] = 1.0  # the head's averages land in dimensions 3 (im_start) and 4 (BOS)
+    output = np.zeros((vocab, embd), f32)
+    output[byte[ord("m")], 3], output[byte[ord("m")], 4] = 1000.0, -4000.0  # 'm' when im_starts > 4 x BOS
+    output[byte[ord('"')], 2] = 10.0
+    output[byte[ord("<")], 2] = 5.0
+    output[byte[ord("}")], 2] = 3.0
+    tensors = {
+        "token_embd.weight": token_embd, "output_norm.weight": np.ones(embd, f32), "output.weight": output,
+        "blk.0.attn_norm.weight": np.ones(embd, f32), "blk.0.ffn_norm.weight": np.ones(embd, f32),
+        "blk.0.attn_q.weight": np.zeros((embd, embd), f32), "blk.0.attn_k.weight": np.zeros((embd, embd), f32),
+        "blk.0.attn_v.weight": value, "blk.0.attn_output.weight": out,
+        "blk.0.ffn_gate.weight": np.zeros((ff, embd), f32), "blk.0.ffn_up.weight": np.zeros((ff, embd), f32),
+        "blk.0.ffn_down.weight": np.zeros((embd, ff), f32),
+    }
+    for name, array in tensors.items():
+        writer.add_tensor(name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's server on 127.0.0.1 with the tiny model; yields its base URL."""
+    pytest.importorskip("llama_cpp.server", reason="the interop extra is not installed (pip install -e '.[interop]')")
+    folder = tmp_path_factory.mktemp("llama")
+    model = write_model(folder / "tiny.gguf")
+    port = free_port()
+    log = (folder / "server.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "tiny",
+         "--chat_format", "chatml-function-calling", "--n_ctx", "8192", "--n_threads", "1",
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=2).read()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"llama.cpp's server did not start: {(folder / 'server.log').read_text()[-2000:]}")
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+CONFIG = "plugins:\n  disabled: [memory/builtin]\n"
+
+
+def test_the_server_refuses_null_content_beside_tool_calls(llama_server: str) -> None:
+    """What the agent used to send: llama.cpp's server answers it with 500."""
+    import openai
+
+    client = openai.OpenAI(base_url=llama_server, api_key="none", max_retries=0)
+    messages = [{"role": "user", "content": "time?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "current_time", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "{}"}]
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="tiny", messages=messages)  # type: ignore[arg-type]
+
+
+def test_the_agent_calls_a_tool_and_completes_the_turn_after_its_result(home: Path, llama_server: str) -> None:
+    llm_config(home, llama_server, CONFIG, model="tiny")
+    with Agent(PluginManager(), max_iterations=4) as agent:
+        result = agent.ask("What time is it?")
+        messages = agent.messages
+    assert result.tool_calls == 1 and result.stopped is None
+    call, answer = messages[1], messages[2]
+    assert call["role"] == "assistant" and call["content"] == ""
+    assert call["tool_calls"][0]["function"]["name"] == "current_time"
+    assert answer["role"] == "tool" and answer["tool_call_id"] == call["tool_calls"][0]["id"]
+    assert messages[-1]["role"] == "assistant" and "tool_calls" not in messages[-1]
+
+
+def test_hermes_run_against_llama_cpp_exits_zero(home: Path, llama_server: str) -> None:
+    llm_config(home, llama_server, CONFIG, model="tiny")
+    result = hermes("run", "What", "time", "is", "it?")
+    assert "→ current_time" in result.stderr
+
+
+def test_complete_structured_returns_a_validated_object(home: Path, llama_server: str) -> None:
+    llm_config(home, llama_server, model="tiny")
+    schema = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"],
+              "additionalProperties": False}
+    llm = plugin_ctx(home).llm
+    first = llm.complete_structured(instructions="Is the task done?", input=[{"type": "text", "text": "It is."}],
+                                    json_schema=schema, max_tokens=64)
+    assert first.content_type == "json" and isinstance(first.parsed, dict) and isinstance(first.parsed["done"], bool)
+    log = (home / "logs" / "agent.log").read_text(encoding="utf-8").splitlines()
+    assert "format=json_object attempts=2 outcome=ok" in log[-1]  # json_schema refused, then remembered
+    again = llm.complete_structured(instructions="And now?", input=[{"type": "text", "text": "Still."}],
+                                    json_schema=schema, max_tokens=64)
+    assert isinstance(again.parsed["done"], bool)
+    assert "format=json_object attempts=1 outcome=ok" in (home / "logs" / "agent.log").read_text().splitlines()[-1]
+    assert json.dumps(again.parsed)
+
+
+def test_llama_cpp_streams_no_tool_call_and_the_agent_asks_it_for_whole_answers(home: Path,
+                                                                                 llama_server: str) -> None:
+    """A plugin listens to the stream hooks, so the agent streams. llama-cpp-python's server ends
+    the stream of a request with tools empty (it cannot stream tool choice) and drops the
+    connection: the agent asks again for the whole answer, remembers it, and the turn completes."""
+    from tests.helpers.streams import heard, stream_recorder
+
+    stream_recorder(home)
+    llm_config(home, llama_server, CONFIG + "  enabled: [streams]\n", model="tiny")
+    result = hermes("run", "What", "time", "is", "it?")
+    assert "→ current_time" in result.stderr and "✗" not in result.stderr
+    assert not [name for name, _ in heard(home) if name.startswith("on_stream_")]
+    log = (home / "logs" / "agent.log").read_text(encoding="utf-8").splitlines()
+    assert "attempts=2" in log[0] or "attempts=3" in log[0]  # the empty stream, then whole
+    assert "attempts=1 outcome=ok" in log[-1]  # remembered for the rest of the run
+
+
+def test_llama_cpp_streams_an_answer_without_tools(home: Path, llama_server: str) -> None:
+    from tests.helpers.streams import heard, stream_recorder
+
+    stream_recorder(home)
+    llm_config(home, llama_server, "plugins:\n  disabled: [memory/builtin, clock]\n  enabled: [streams]\n",
+               model="tiny")
+    result = hermes("run", "Say", "hello.")
+    events = heard(home)
+    names = [name for name, _ in events]
+    assert names[0] == "on_stream_start" and names[-1] == "on_stream_end" and "on_stream_delta" in names
+    end = events[-1][1]
+    assert end["finished"] is True and end["error"] is None
+    assert end["final_text"] == "".join(kwargs["delta"] for name, kwargs in events if name == "on_stream_delta")
+    assert result.stdout == end["final_text"] + "\n"
