@@ -43,7 +43,8 @@ def leaks(*roots: Any) -> list[str]:
         found += [f"{path}: {secret}" for secret in SECRETS for text in texts if secret in text]
         if not isinstance(obj, (str, bytes, int, float, bool)):
             stack.extend((child, f"{path}>{type(child).__name__}") for child in referents(obj))
-    assert len(seen) > 200, f"the walk saw only {len(seen)} objects; it is not walking"
+    # a ctx alone leads to some 70 objects (more, the more loggers the process has): fewer is no walk
+    assert len(seen) > 50, f"the walk saw only {len(seen)} objects; it is not walking"
     return found
 
 
