@@ -110,3 +110,88 @@ def test_every_registration_and_cli_hook_is_called_with_the_plugins_own_ctx() ->
     assert manager.extend_cli(group) == [] and "extra" in group.commands
     assert sorted(plugin.called) == sorted((hook, "every-hook") for hook in implemented)
     assert record.registered == {"commands": ["plain", "shout"], "tools": ["echo"]}
+
+
+# Hermes' keyword arguments per hook (../shared/hermes/HOOK-ARGS.md), the contract the specs keep.
+HERMES = {
+    "pre_llm_call": "session_id task_id turn_id user_message conversation_history is_first_turn model platform "
+                    "parent_session_id sender_id",
+    "post_llm_call": "session_id task_id turn_id user_message assistant_response conversation_history model platform",
+    "transform_llm_output": "response_text session_id model platform turn_id",
+    "pre_tool_call": "tool_name args task_id session_id tool_call_id turn_id api_request_id middleware_trace",
+    "post_tool_call": "tool_name args result task_id session_id tool_call_id turn_id api_request_id duration_ms "
+                      "status error_type error_message middleware_trace",
+    "transform_tool_result": "tool_name args result task_id session_id tool_call_id turn_id api_request_id "
+                             "duration_ms status error_type error_message",
+    "on_session_start": "session_id model platform",
+    "on_session_end": "session_id task_id turn_id completed failed interrupted turn_exit_reason model platform",
+    "on_session_finalize": "session_id platform reason old_session_id new_session_id",
+    "on_session_reset": "session_id platform reason old_session_id new_session_id",
+    "pre_api_request": "task_id turn_id api_request_id session_id user_message conversation_history platform model "
+                       "provider base_url api_mode api_call_count request_messages message_count tool_count "
+                       "approx_input_tokens request_char_count max_tokens started_at middleware_trace request",
+    "post_api_request": "task_id turn_id api_request_id session_id platform model provider base_url api_mode "
+                        "api_call_count api_duration started_at ended_at finish_reason message_count response_model "
+                        "response usage assistant_message assistant_content_chars assistant_tool_call_count",
+    "api_request_error": "task_id turn_id api_request_id session_id platform model provider base_url api_mode "
+                         "api_call_count api_duration started_at ended_at first_chunk_at first_delta_at status_code "
+                         "retry_count max_retries retryable reason error request",
+    "pre_command": "surface command alias_used args_raw session_key platform",
+    "agent_loop_stopped": "session_key platform reason invalidation_reason",
+    "on_interim_message": "turn_id iteration session_id model provider surface text already_streamed",
+    "transform_terminal_output": "command output returncode task_id env_type tool_call_id",
+    "gateway_platform_event": "platform event_type payload",
+}
+# Hermes' VALID_HOOKS (mid and late sets) and the hooks its docs add (REFERENCE.md §3.6).
+REFERENCE = set("""
+    pre_tool_call post_tool_call transform_terminal_output transform_tool_result transform_llm_output pre_llm_call
+    post_llm_call pre_api_request post_api_request api_request_error on_session_start on_session_end
+    on_session_finalize on_session_reset subagent_start subagent_stop pre_gateway_dispatch pre_approval_request
+    post_approval_response pre_response_delivery on_stream_start on_stream_delta on_stream_end on_interim_message
+    pre_verify transform_api_error_classification on_skill_lifecycle agent_loop_stopped on_room_member_activity
+    pre_transcription kanban_task_claimed kanban_task_completed kanban_task_blocked on_kanban_worker_spawned
+    on_kanban_worker_exited on_kanban_worker_stale_claim on_kanban_task_updated on_kanban_dispatch_tick
+    gateway_platform_event pre_command pre_auxiliary_call post_auxiliary_call pre_tts_synthesis
+""".split())
+
+
+def test_every_hermes_hook_name_is_a_lifecycle_hook_and_no_other() -> None:
+    assert set(hookspecs.LIFECYCLE_HOOKS) == REFERENCE and len(REFERENCE) == 43
+
+
+@pytest.mark.parametrize("name", sorted(HERMES))
+def test_a_hook_takes_hermes_keyword_arguments_and_the_telemetry_version(name: str) -> None:
+    expected = HERMES[name].split() + ([] if name == "gateway_platform_event" else ["telemetry_schema_version"])
+    assert list(inspect.signature(SPECS[name]).parameters) == expected
+    assert hookspecs.hook_arguments(name) == tuple(expected)
+
+
+@pytest.mark.parametrize("name", hookspecs.LIFECYCLE_HOOKS)
+def test_every_lifecycle_hook_has_a_typed_call_with_the_specs_arguments(name: str) -> None:
+    from hermes_core import LifecycleHooks
+
+    method = getattr(LifecycleHooks, name, None)
+    assert method is not None, f"LifecycleHooks has no method for the {name} hook"
+    spec_args = [a for a in inspect.signature(SPECS[name]).parameters if a != "telemetry_schema_version"]
+    typed = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+    assert sorted(p.name for p in typed) == sorted(spec_args)  # the runner adds telemetry_schema_version
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in typed)
+
+
+def test_the_typed_calls_reach_the_callbacks_with_their_arguments_and_the_telemetry_version() -> None:
+    from hermes_core import HookRunner, LifecycleHooks
+
+    runner = HookRunner(lambda: 0)
+    seen = []
+    for name in hookspecs.LIFECYCLE_HOOKS:
+        runner.add(name, lambda name=name, **kwargs: seen.append((name, kwargs)), "p")
+    hooks = LifecycleHooks(runner)
+    for name in hookspecs.LIFECYCLE_HOOKS:
+        method = getattr(hooks, name)
+        arguments = {arg: {} if arg in ("args", "payload") else "x" for arg in inspect.signature(method).parameters}
+        method(**arguments).run()
+    assert [name for name, _ in seen] == list(hookspecs.LIFECYCLE_HOOKS)
+    for name, kwargs in seen:
+        assert sorted(kwargs) == sorted(inspect.signature(SPECS[name]).parameters)
+        assert kwargs.get("telemetry_schema_version") == (None if name == "gateway_platform_event"
+                                                          else "hermes.observer.v1")

@@ -66,3 +66,16 @@ def test_no_test_module_imports_another_and_shared_fixtures_live_in_helpers_or_c
               if isinstance(node, ast.ImportFrom) and node.level and path.name.startswith("test_")
               and (node.module or "").startswith("test_")]
     assert wrong == []
+
+
+def test_the_provider_base_classes_are_a_public_module() -> None:
+    from hermes_core import providers
+
+    assert "providers" in hermes_core.__all__ and hermes_core.providers is providers
+    assert {"WebSearchProvider", "SecretSource", "FetchResult", "ErrorKind"} <= set(providers.__all__)
+    assert all(isinstance(getattr(providers, name), type) for name in providers.__all__)
+
+
+def test_the_structured_input_blocks_are_exported_with_the_results() -> None:
+    assert {"PluginLlmTextInput", "PluginLlmImageInput", "PluginLlmStructuredResult"} <= set(hermes_core.__all__)
+    assert hermes_core.PluginLlmImageInput().mime_type == "image/png"
