@@ -14,7 +14,7 @@ The lifecycle hooks are Hermes Agent's, by name and keyword arguments (Hermes pa
 ``telemetry_schema_version`` on every call but ``gateway_platform_event``, and so does
 hermes-core). Those the agent loop has a moment for are here; those only a gateway, an
 approval prompt, kanban, voice or subagent machinery has a moment for are declared in
-``_hookspecs_hosts`` and re-exported here, so that any host can fire them.
+``_hooks.host_specs`` and re-exported here, so that any host can fire them.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ needs, never a traceback. Three signals:
 - an import of a Hermes module that nothing answers (`ModuleNotFoundError` for a name in
   `HERMES_TOP_LEVEL`, or `cannot import name` from a served module): `needed_module(exc)`;
 - a distribution that requires `hermes-agent` while none is installed: `requirement_line`;
-- before any import, a module-level import the plugin's source shows (`_plugin_source`).
+- before any import, a module-level import the plugin's source shows (`_discovery.source_scan`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ and in the type checker, not a hook that silently stops firing (tox 4's typed ca
 the model). Each method hands its own keyword arguments on as the payload (`locals()`), so
 the payload is exactly the signature, which a meta-test holds to the spec;
 `telemetry_schema_version` is added by the runner. The hooks only a gateway, approval prompt,
-kanban, voice or subagent machinery fires are in `_hook_calls_host`.
+kanban, voice or subagent machinery fires are in `host_calls`.
 
 >>> hooks = manager.lifecycle
 >>> hooks.on_session_start(session_id="s1", model="gpt-4o", platform="cli").run()

@@ -1,5 +1,5 @@
 """The typed calls of the hooks only a gateway, an approval prompt, kanban, voice or subagent
-machinery has a moment for (`_hookspecs_hosts`): a mixin of `LifecycleHooks`, so a host that
+machinery has a moment for (`host_specs`): a mixin of `LifecycleHooks`, so a host that
 has such a moment fires the hook as `manager.lifecycle.<hook>(...)`, typed like the rest."""
 
 from __future__ import annotations

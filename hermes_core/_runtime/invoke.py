@@ -73,7 +73,7 @@ def describe_error(exc: BaseException) -> str:
 
 def contained(exc: BaseException) -> Failure:
     """`exc`, which left plugin code, as that plugin's `Failure`; raised on when it is the
-    user's Ctrl-C or the host cancelling the call (see `_interrupts`). Every place that calls
+    user's Ctrl-C or the host cancelling the call (see `interrupts`). Every place that calls
     plugin code without `call()` handles what it raises with this:
 
         try:

@@ -4,7 +4,7 @@ The arguments are parsed and the tool looked up once; then `pre_tool_call` (bloc
 availability and JSON Schema validation of the final arguments, the handler (timed),
 `post_tool_call` and `transform_tool_result` with Hermes' arguments (`status` ok/error/blocked,
 `duration_ms`, the turn's ids): the same path for a plugin's tool and an active engine's.
-Written once as a policy (`_invoke`), run by `dispatch` from sync code and `adispatch` from a
+Written once as a policy (`_runtime.invoke`), run by `dispatch` from sync code and `adispatch` from a
 coroutine. A call never raises: every failure becomes `{"error": ...}`.
 """
 

@@ -15,7 +15,7 @@ discovery sees of the enabled plugins and of everything else the rendering depen
 terminal's width, the language, hermes-core's and click's code). With no such text, click
 renders it (and keeps it for the next time).
 
-Once the listing is written and flushed the process ends at once (`os._exit`, as `_leftovers`
+Once the listing is written and flushed the process ends at once (`os._exit`, as `_runtime.leftovers`
 does): it ran no plugin code and registered nothing to run at exit, and tearing the interpreter
 down would cost more than a tenth of the listing.
 """
