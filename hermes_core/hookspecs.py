@@ -22,18 +22,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._messages import Message, Messages
 from ._hooks import host_specs
 from ._hooks.specs import (
-    PROJECT_NAME,
-    TELEMETRY_SCHEMA_VERSION,
-    UNVERSIONED_HOOKS,
-    HookFamily,
-    declare,
-    declared,
-    hookimpl,
-    hookspec,
+    PROJECT_NAME, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, HookFamily, declare, declared, hookimpl, hookspec,
 )
+from ._messages import Message, Messages
 
 if TYPE_CHECKING:
     import click
@@ -537,25 +530,10 @@ def post_auxiliary_call(
 
 # The hooks only a gateway, an approval prompt, kanban, voice or subagent machinery has a moment for.
 from ._hooks.host_specs import (  # noqa: E402
-    gateway_platform_event,
-    kanban_task_blocked,
-    kanban_task_claimed,
-    kanban_task_completed,
-    on_kanban_dispatch_tick,
-    on_kanban_task_updated,
-    on_kanban_worker_exited,
-    on_kanban_worker_spawned,
-    on_kanban_worker_stale_claim,
-    on_room_member_activity,
-    on_skill_lifecycle,
-    post_approval_response,
-    pre_approval_request,
-    pre_gateway_dispatch,
-    pre_response_delivery,
-    pre_transcription,
-    pre_tts_synthesis,
-    subagent_start,
-    subagent_stop,
+    gateway_platform_event, kanban_task_blocked, kanban_task_claimed, kanban_task_completed, on_kanban_dispatch_tick,
+    on_kanban_task_updated, on_kanban_worker_exited, on_kanban_worker_spawned, on_kanban_worker_stale_claim,
+    on_room_member_activity, on_skill_lifecycle, post_approval_response, pre_approval_request, pre_gateway_dispatch,
+    pre_response_delivery, pre_transcription, pre_tts_synthesis, subagent_start, subagent_stop,
 )
 
 # Every hook by name, with its family: the specs above in their order, then the host hooks in theirs.

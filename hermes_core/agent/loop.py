@@ -20,15 +20,8 @@ from typing import Any
 import attrs
 
 from hermes_core import (
-    LifecycleHooks,
-    LlmAnswer,
-    Message,
-    Messages,
-    PluginManager,
-    SessionNotFoundError,
-    TurnIdentity,
-    repair_tool_pairing,
-    turn_scope,
+    LifecycleHooks, LlmAnswer, Message, Messages, PluginManager, SessionNotFoundError, TurnIdentity,
+    repair_tool_pairing, turn_scope,
 )
 from hermes_core import config_keys as keys
 

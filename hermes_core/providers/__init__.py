@@ -22,12 +22,7 @@ from __future__ import annotations
 
 from ._base import CatalogProviderBase, ProviderBase
 from ._media import (
-    BrowserProvider,
-    ImageGenProvider,
-    TranscriptionProvider,
-    TTSProvider,
-    VideoGenProvider,
-    WebSearchProvider,
+    BrowserProvider, ImageGenProvider, TranscriptionProvider, TTSProvider, VideoGenProvider, WebSearchProvider,
 )
 from ._secrets import ErrorKind, FetchResult, SecretSource
 from ._terminal import TerminalEnvironmentProvider
