@@ -1,12 +1,13 @@
 """Shared fixtures: an isolated HERMES_HOME and a site directory for installed distributions;
 the `slow` marker and the `quick` hypothesis profile of `python3 dev.py test --quick`; the
-`fires` marker, which a test that fires lifecycle hooks carries and which is checked.
+`fires` marker, which a test that fires hooks carries and which is checked.
 
-`@pytest.mark.fires("pre_tool_call", ...)`: the test fires these hooks in this process, to a
-callback a plugin registered. While it runs, every hook call the host makes is observed (at
-`HookRunner.call`, the one way every hook call goes); a named hook that was not fired to a
-callback fails the test. `tests/core/test_hookspecs.py` checks that every lifecycle hook is
-named by some test's marker."""
+`@pytest.mark.fires("pre_tool_call", ...)`: the test fires these hooks in this process. While it
+runs, every lifecycle hook call the host makes is observed (at `HookRunner.call`, where every
+hook call starts) and counts when it runs to a callback; a registration or CLI hook counts when
+the test's plugin notes that its implementation was called (`fired_hooks.note(...)`). A named
+hook that was not fired fails the test (tests/helpers/fires.py). `tests/core/test_hookspecs.py`
+checks that every hook spec is named by some test's marker."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from tests.helpers.fires import FiredHooks
 
 pytest_plugins = ["pytester"]
 
@@ -44,31 +48,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "fires(*hooks): the test fires these lifecycle hooks in-process (checked)")
+    config.addinivalue_line("markers", "fires(*hooks): the test fires these hooks in this process (checked)")
+
+
+@pytest.fixture
+def fired_hooks() -> FiredHooks:
+    """The hooks fired during this test; a test's plugin notes its registration hooks' calls here."""
+    from tests.helpers.fires import FiredHooks
+
+    return FiredHooks()
 
 
 @pytest.fixture(autouse=True)
 def _hooks_fired(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """For a test marked `fires(...)`: the hooks it names were fired, each to at least one callback."""
+    """For a test marked `fires(...)`: the hooks it names were fired."""
     named = {hook for mark in request.node.iter_markers("fires") for hook in mark.args}
     if not named:
         yield
         return
-    from hermes_core import HookRunner
-
-    fired: set[str] = set()
-    call = HookRunner.call
-
-    def observed(self: HookRunner, hook: str, chain: Any) -> Any:
-        if self.has(hook):
-            fired.add(hook)
-        return call(self, hook, chain)
-
-    monkeypatch.setattr(HookRunner, "call", observed)
+    fired: FiredHooks = request.getfixturevalue("fired_hooks")
+    fired.observe(monkeypatch)
     yield
-    missing = sorted(named - fired)
+    missing = fired.missing(named)
     if missing:
-        pytest.fail(f"marked fires({', '.join(sorted(named))}) but never fired to a callback: {', '.join(missing)}")
+        pytest.fail(f"marked fires({', '.join(sorted(named))}) but never fired: {', '.join(missing)}")
 
 
 @pytest.fixture

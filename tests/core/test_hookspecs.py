@@ -1,31 +1,34 @@
-"""Meta-tests: every hook spec is documented with an example and fired by a test: a lifecycle
-hook by a test whose `fires` marker names it (the marker is checked while the test runs:
-`tests/conftest.py`), a registration or CLI hook by loading a plugin that implements them all."""
+"""Meta-tests: every hook spec is documented with an example and fired by a test: each hook is
+named by the `fires` marker of some test, and that marker is checked while the test runs
+(tests/conftest.py, tests/helpers/fires.py): a lifecycle hook's call ran to a callback, a
+registration or CLI hook's implementation was called."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
 
-from hermes_core import Command, PluginManager, Tool, hookimpl, hookspecs
+from hermes_core import Command, HookRunner, LifecycleHooks, PluginManager, Tool, hookimpl, hookspecs
+from tests.helpers.fires import FiredHooks
 
 SPECS = {
     name: fn for name, fn in vars(hookspecs).items()
     if inspect.isfunction(fn) and hasattr(fn, f"{hookspecs.PROJECT_NAME}_spec")
 }
+EVERY_HOOK = (*hookspecs.REGISTRATION_HOOKS, *hookspecs.LIFECYCLE_HOOKS, *hookspecs.CLI_HOOKS)
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_the_hook_lists_match_the_specs() -> None:
-    listed = {*hookspecs.REGISTRATION_HOOKS, *hookspecs.LIFECYCLE_HOOKS, "register_cli_commands"}
-    assert listed == set(SPECS)
+    assert sorted(EVERY_HOOK) == sorted(SPECS)
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -35,72 +38,122 @@ def test_every_hook_spec_has_a_docstring_with_an_example(name: str) -> None:
     assert "Example::" in doc, f"{name} has no example"
 
 
-def functions_of_tests(module: Any) -> Iterator[tuple[str, Any]]:
-    """A test module's test functions and test methods, by name."""
+def marks(owner: Any) -> list[Any]:
+    found = getattr(owner, "pytestmark", [])
+    return found if isinstance(found, list) else [found]
+
+
+def marked_tests(module: Any) -> Iterator[tuple[str, list[Any]]]:
+    """A test module's test functions and test methods, by name, each with its marks and those of
+    its class and module (as pytest collects them)."""
     for name, value in vars(module).items():
         if name.startswith("test_") and inspect.isfunction(value):
-            yield name, value
+            yield name, marks(value) + marks(module)
         elif name.startswith("Test") and inspect.isclass(value):
-            yield from ((f"{name}.{n}", v) for n, v in vars(value).items() if n.startswith("test_"))
+            yield from ((f"{name}.{n}", marks(v) + marks(value) + marks(module)) for n, v in vars(value).items()
+                        if n.startswith("test_") and inspect.isfunction(v))
 
 
 def fired_by_tests() -> dict[str, list[str]]:
-    """Each hook and the tests whose `fires` marker names it, read from the marks of every test
-    module's functions (as pytest collects them)."""
+    """Each hook and the tests whose `fires` marker names it, from the marks of every test module's
+    tests."""
     found: dict[str, list[str]] = defaultdict(list)
     for path in sorted(TESTS.rglob("test_*.py")):
         module = importlib.import_module(".".join(("tests", *path.relative_to(TESTS).with_suffix("").parts)))
-        for name, function in functions_of_tests(module):
-            for mark in getattr(function, "pytestmark", []):
+        for name, test_marks in marked_tests(module):
+            for mark in test_marks:
                 if mark.name == "fires":
                     for hook in mark.args:
                         found[hook].append(f"{path.relative_to(TESTS)}::{name}")
     return found
 
 
-def test_every_lifecycle_hook_is_fired_by_a_test() -> None:
+def test_every_hook_is_fired_by_a_test() -> None:
     fired = fired_by_tests()
-    assert "pre_tool_call" in fired and "agent_loop_stopped" in fired  # the markers are read
-    assert [hook for hook in hookspecs.LIFECYCLE_HOOKS if hook not in fired] == []
-    assert sorted(set(fired) - set(hookspecs.LIFECYCLE_HOOKS)) == []  # a marker names only real hooks
+    assert "pre_tool_call" in fired and "register_tool" in fired  # the markers are read
+    assert [hook for hook in EVERY_HOOK if hook not in fired] == []
+    assert sorted(set(fired) - set(EVERY_HOOK)) == []  # a marker names only real hooks
+
+
+def test_the_fires_check_counts_a_lifecycle_hook_only_when_its_call_runs_to_a_callback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fired = FiredHooks()
+    fired.observe(monkeypatch)
+    runner = HookRunner(lambda: 0)
+    hooks = LifecycleHooks(runner)
+    heard: list[str] = []
+    runner.add("on_session_start", lambda session_id: heard.append(session_id), "p")
+    built = hooks.on_session_start(session_id="s1", model="m", platform="cli")
+    hooks.on_session_end(session_id="s1", task_id="t", turn_id="1", completed=True, failed=False, interrupted=False,
+                         turn_exit_reason="done", model="m", platform="cli").run()
+    assert fired.missing(["on_session_start", "on_session_end"]) == ["on_session_end", "on_session_start"]
+    built.run()  # built, then run: now it reaches its callback
+    assert heard == ["s1"] and fired.missing(["on_session_start", "on_session_end"]) == ["on_session_end"]
+    runner.add("on_session_end", lambda **kwargs: None, "p")
+    asyncio.run(hooks.on_session_end(session_id="s1", task_id="t", turn_id="1", completed=True, failed=False,
+                                     interrupted=False, turn_exit_reason="done", model="m", platform="cli").arun())
+    assert fired.missing(["on_session_start", "on_session_end"]) == []
+
+
+def test_the_fires_check_takes_a_registration_hook_from_the_plugin_and_a_lifecycle_hook_only_from_the_runner() -> None:
+    fired = FiredHooks()
+    fired.note("register_tool")
+    assert fired.missing(["register_tool", "register_command"]) == ["register_command"]
+    with pytest.raises(ValueError, match="'pre_tool_call' is no registration or CLI hook"):
+        fired.note("pre_tool_call")
+
+
+@pytest.mark.fires("on_session_start")
+def test_a_test_marked_fires_runs_with_its_hook_calls_observed(fired_hooks: FiredHooks) -> None:
+    runner = HookRunner(lambda: 0)
+    runner.add("on_session_start", lambda **kwargs: None, "p")
+    assert fired_hooks.missing(["on_session_start"]) == ["on_session_start"]
+    LifecycleHooks(runner).on_session_start(session_id="s1", model="m", platform="cli").run()
+    assert fired_hooks.missing(["on_session_start"]) == []  # seen by the check conftest installed for the marker
 
 
 class EveryRegistrationHook:
     """A plugin implementing every registration hook and the CLI hook, each noting its call."""
 
-    def __init__(self) -> None:
+    def __init__(self, note: Callable[[str], None]) -> None:
         self.called: list[tuple[str, str]] = []
+        self.note = note
+
+    def heard(self, hook: str, ctx: Any) -> None:
+        self.called.append((hook, ctx.plugin_id))
+        self.note(hook)
 
     def register(self, ctx: Any) -> None:
-        self.called.append(("register", ctx.plugin_id))
+        self.heard("register", ctx)
         ctx.register_command("plain", lambda raw: "plain")
 
     @hookimpl
     def register_tool(self, ctx: Any) -> Tool:
-        self.called.append(("register_tool", ctx.plugin_id))
+        self.heard("register_tool", ctx)
         return Tool("echo", "t", {"name": "echo"}, lambda args, **kw: "{}")
 
     @hookimpl
     def register_command(self, ctx: Any) -> Command:
-        self.called.append(("register_command", ctx.plugin_id))
+        self.heard("register_command", ctx)
         return Command("shout", lambda raw: raw.upper())
 
     @hookimpl
     def register_context_engine(self, ctx: Any) -> None:
-        self.called.append(("register_context_engine", ctx.plugin_id))
+        self.heard("register_context_engine", ctx)
 
     @hookimpl
     def register_memory_provider(self, ctx: Any) -> None:
-        self.called.append(("register_memory_provider", ctx.plugin_id))
+        self.heard("register_memory_provider", ctx)
 
     @hookimpl
     def register_cli_commands(self, cli: click.Group, ctx: Any) -> None:
-        self.called.append(("register_cli_commands", ctx.plugin_id))
+        self.heard("register_cli_commands", ctx)
         cli.add_command(click.Command("extra"))
 
 
-def test_every_registration_and_cli_hook_is_called_with_the_plugins_own_ctx() -> None:
-    plugin = EveryRegistrationHook()
+@pytest.mark.fires(*hookspecs.REGISTRATION_HOOKS, *hookspecs.CLI_HOOKS)
+def test_every_registration_and_cli_hook_is_called_with_the_plugins_own_ctx(fired_hooks: FiredHooks) -> None:
+    plugin = EveryRegistrationHook(fired_hooks.note)
     implemented = {name for name in vars(EveryRegistrationHook) if name.startswith("register")}
     assert implemented == {*hookspecs.REGISTRATION_HOOKS, *hookspecs.CLI_HOOKS}
     manager = PluginManager(discover_plugins=False)
