@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["pytester"]
 
-# What `python3 dev.py test --quick` leaves out (`-m "not slow"`); the full run and CI keep them.
+# What `python3 dev.py test --quick` leaves out (`-m "not slow"`), with the tests that run a pytest of
+# their own and the few marked `slow` one by one (test_cli_operator's pip installs); the full run and CI
+# keep them.
 SLOW_MODULES = {
     "test_packaging.py": "builds and pip-installs real distributions into a new venv",
     "test_template.py": "renders, installs and tests a plugin project per kind",
