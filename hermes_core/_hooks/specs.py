@@ -7,6 +7,7 @@ catalogue then lists every hook, in its own order, from what was declared.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any, NamedTuple, TypeVar
 
 import pluggy
@@ -53,7 +54,4 @@ def declare(family: str, returns: str | None = None) -> Callable[[F], F]:
 
 def declared(value: Any) -> HookFamily | None:
     """The family `value` was declared with, or None when it is no hook spec."""
-    try:
-        return _declared.get(value)
-    except TypeError:  # not hashable: no function
-        return None
+    return _declared.get(value) if isinstance(value, FunctionType) else None

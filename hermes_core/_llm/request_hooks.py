@@ -219,7 +219,6 @@ class AgentRequestHooks:
         self._user_message, self._history, self._context_length = user_message, conversation_history, context_length
         self._clock = _AttemptClock()
         self.api_request_id = f"{turn.turn_id}:api:{api_call_count}"
-        self.finish_reason: str | None = None  # of the answered attempt
 
     def _base(self, route: Route) -> dict[str, Any]:
         turn = self._turn
@@ -240,12 +239,11 @@ class AgentRequestHooks:
 
     def answered(self, route: Route, body: bytes, answer: LlmAnswer) -> None:
         ended = time.time()
+        if not self._hooks.has("post_api_request"):
+            return
         try:
             data, message, finish_reason = _reply(body)
         except (ValueError, LookupError, TypeError, AttributeError):  # read by `answer_of` already: not expected
-            return
-        self.finish_reason = finish_reason
-        if not self._hooks.has("post_api_request"):
             return
 
         def fire() -> None:
