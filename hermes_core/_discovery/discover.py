@@ -17,7 +17,12 @@ from .._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from .manifest import find_manifest, read_manifest, valid_plugin_name
 from .spec import ENTRY_POINT_GROUPS, PROJECT_PLUGINS_FLAG, SOURCES, Discovery, PluginSpec, Skipped, bare_module_name
 
-__all__ = ["discover"]
+__all__ = ["MODEL_PROVIDERS", "discover"]
+
+# Category folders that are no slot: Hermes' `plugins/model-providers/<name>/` (its providers
+# loader imports each; the kind they get).
+MODEL_PROVIDERS = "model-providers"
+CATEGORY_KINDS = {MODEL_PROVIDERS: "model-provider"}
 
 def _folder_imports(folder: Path, plugin_id: str) -> tuple[str, ...]:
     """The unserved Hermes modules a folder plugin's package imports at module level."""
@@ -35,21 +40,25 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
     def spec(**fields: Any) -> PluginSpec:
         return PluginSpec(source=source, path=folder, category=category, **fields)
 
+    category_kind = CATEGORY_KINDS.get(category or "", category)
     if manifest_path is None:
-        return spec(id=plugin_id, name=default_name, kind=category or "standalone", kind_source="category",
+        if category == MODEL_PROVIDERS and (folder / "__init__.py").is_file():  # Hermes imports these as they are
+            return spec(id=plugin_id, name=default_name, kind=category_kind, kind_source="category",
+                        hermes_imports=_folder_imports(folder, plugin_id))
+        return spec(id=plugin_id, name=default_name, kind=category_kind or "standalone", kind_source="category",
                     error=f"{folder}: no plugin.yaml; a folder plugin needs a manifest")
     try:
         manifest = read_manifest(manifest_path, default_name=default_name, kinds=kinds)
-        if category and manifest.kind not in ("", "standalone", category):
+        if category and manifest.kind not in ("", "standalone", category_kind):
             raise ManifestError(
                 f"{manifest_path}: `kind` is {manifest.kind!r} but the plugin is in the {category!r} category folder"
             )
     except ManifestError as exc:
-        return spec(id=plugin_id, name=default_name, kind=category or "standalone",
+        return spec(id=plugin_id, name=default_name, kind=category_kind or "standalone",
                     kind_source="category" if category else "default", error=str(exc))
     init = folder / "__init__.py"
     error = None if init.is_file() else f"{folder}: no __init__.py; a folder plugin is a Python package"
-    kind, kind_source = _kind(category, manifest.kind, init if error is None else None)
+    kind, kind_source = _kind(category_kind, manifest.kind, init if error is None else None)
     plugin_id = plugin_id if category else manifest.name
     return spec(
         id=plugin_id,
@@ -89,6 +98,7 @@ def _manifestless_spec(folder: Path, source: str, slots: frozenset[str]) -> Plug
 
     init = folder / "__init__.py"
     kind = kind_from_source(init) if init.is_file() else None
+    kind = kind if kind in slots else None  # Hermes takes a manifest-less folder only as a memory provider or engine
     if kind is not None and valid_plugin_name(folder.name):
         return PluginSpec(
             id=folder.name, name=folder.name, source=source, kind=kind, kind_source="source", path=folder,
@@ -97,7 +107,7 @@ def _manifestless_spec(folder: Path, source: str, slots: frozenset[str]) -> Plug
     if kind is not None:
         why = "its name is not a valid plugin id (rename the folder: letters, digits, '_', '.', '-')"
     else:
-        why = (f"{folder.name!r} is not a category (categories: {', '.join(sorted(slots))}), and its "
+        why = (f"{folder.name!r} is not a category (categories: {', '.join(sorted({*slots, *CATEGORY_KINDS}))}), and its "
                "__init__.py does not register a memory provider or a context engine")
     return Skipped(folder.name, source, str(folder), f"{folder}: ignored: no plugin.yaml, and {why}")
 
@@ -115,13 +125,13 @@ def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[Plu
         return [], []
     except OSError as exc:
         return [], [Skipped(root.name, source, str(root), f"{root}: cannot be read: {exc}")]
-    kinds = frozenset({"standalone"}) | slots
+    kinds = frozenset({"standalone", *CATEGORY_KINDS.values()}) | slots
     specs: list[PluginSpec] = []
     skipped: list[Skipped] = []
     for child in children:
         if find_manifest(child) is not None:
             specs.append(_folder_spec(child, source, kinds, None))
-        elif child.name in slots:
+        elif child.name in slots or child.name in CATEGORY_KINDS:
             try:
                 subs = _children(child)
             except OSError as exc:

@@ -3,20 +3,23 @@
 Nothing is imported: the distribution's METADATA headers give the version, summary, author and
 `Requires-Dist`, and the module an entry point names is read from disk (`source_scan`) for
 its module-level Hermes imports. The kind is the group's: a plugin in `hermes_agent.plugins` is
-standalone (opt-in) whatever its source mentions.
+standalone (opt-in) whatever slot its source mentions; one whose source builds a Hermes
+`ProviderProfile` is listed as a `model-provider` (opt-in too).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from .._hermes.host import requirement_line
 from .manifest import valid_plugin_name
-from .source_scan import hermes_imports, module_origin
+from .source_scan import hermes_imports, kind_from_source, module_origin
 from .spec import BUILTIN_DISTRIBUTION, PluginSpec, Skipped
 
 __all__ = ["entry_point_specs"]
+
+MODEL_PROVIDER = "model-provider"
 
 
 _HEADER = re.compile(r"^(Name|Version|Summary|Author|Author-email|Requires-Dist):[ \t]*(.*)$")
@@ -46,9 +49,9 @@ def _normalise(dist_name: str) -> str:
     return re.sub(r"[-_.]+", "-", dist_name).lower()
 
 
-def _entry_point_imports(value: str, dist: Any) -> tuple[str, ...]:
-    """The unserved Hermes modules that the module an entry point names imports at module level
-    (read from disk, where its distribution is installed, not imported)."""
+def _entry_point_source(value: str, dist: Any) -> tuple[Path | None, tuple[str, ...]]:
+    """The source file of the module an entry point names, and the unserved Hermes modules it
+    imports at module level (read from disk, where its distribution is installed, not imported)."""
     module = value.partition(":")[0].strip()
     near = None
     if dist is not None:
@@ -58,31 +61,34 @@ def _entry_point_imports(value: str, dist: Any) -> tuple[str, ...]:
             near = None
     found = module_origin(module, near)
     if found is None:
-        return ()
+        return None, ()
     origin, root = found
-    return tuple(hermes_imports(origin, root, module.partition(".")[0]))
+    return origin, tuple(hermes_imports(origin, root, module.partition(".")[0]))
 
 
 def _entry_point_spec(ep: Any, headers: dict[str, list[str]], plugin_id: str, category: str | None,
                       builtin: bool) -> PluginSpec:
     """The plugin entry point `ep` declares, from its distribution's `headers`: a built-in one
-    (hermes-core's own) or a third-party one, whose requirements and module-level Hermes imports
-    say whether it needs the Hermes Agent host."""
+    (hermes-core's own) or a third-party one, whose module-level Hermes imports say whether it
+    needs the Hermes Agent host. A requirement on the `hermes-agent` distribution says nothing of
+    the kind: hermes-core is the plugin API such a plugin asks for."""
     dist_name = headers.get("Name", [""])[0]
+    origin, imports = (None, ()) if builtin else _entry_point_source(ep.value, ep.dist)
+    # A model provider says so in its source (a ProviderProfile); any other kind the group says.
+    provider = not category and kind_from_source(origin) == MODEL_PROVIDER
     return PluginSpec(
         id=plugin_id,
         name=ep.name,
         source="builtin" if builtin else "entrypoint",
-        kind=category or "standalone",  # the group says (a guess here would load it on selection alone)
-        kind_source="group" if category else "default",
+        kind=MODEL_PROVIDER if provider else category or "standalone",  # a slot kind guessed here would
+        kind_source="source" if provider else "group" if category else "default",  # load it on selection alone
         version=headers.get("Version", [""])[0],
         description=_builtin_description(plugin_id) if builtin else headers.get("Summary", [""])[0],
         author=(headers.get("Author") or headers.get("Author-email") or [""])[0],
         entry_point=ep.value,
         distribution=dist_name or None,
         category=category,
-        needs_host="" if builtin else requirement_line(headers.get("Requires-Dist", []), dist_name or ep.name) or "",
-        hermes_imports=() if builtin else _entry_point_imports(ep.value, ep.dist),
+        hermes_imports=imports,
     )
 
 

@@ -25,7 +25,7 @@ HERMES_FIELDS = frozenset({
 })
 # Hermes' own `kind` values, as hermes-core takes them: `exclusive` (a single-select provider such
 # as a memory provider) is read from the source like a missing kind; the others run as standalone.
-HERMES_KINDS = {"exclusive": "", "backend": "standalone", "model-provider": "standalone"}
+HERMES_KINDS = {"exclusive": "", "backend": "standalone", "model-provider": "model-provider"}
 PROVIDES_KEYS = frozenset({"tools", "commands", "hooks", "engines", "providers"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 

@@ -36,6 +36,7 @@ __all__ = ["SOURCE_KINDS", "hermes_imports", "kind_from_source", "module_origin"
 SOURCE_KINDS = (
     ("memory", ("register_memory_provider", "MemoryProvider")),
     ("context_engine", ("register_context_engine", "ContextEngine")),
+    ("model-provider", ("ProviderProfile",)),  # Hermes' `providers.base.ProviderProfile`
 )
 _HEAD = 8192
 _MAX_FILES = 64

@@ -56,8 +56,7 @@ class PluginSpec(NamedTuple):
     """A discovered plugin: what it is and where it comes from, known without importing it.
 
     `error` is set when the plugin cannot be loaded as found (a broken manifest, a folder
-    without `__init__.py`); `needs_host` when it needs the Hermes Agent host before anything is
-    imported (its distribution requires `hermes-agent`); `hermes_imports` are the Hermes modules
+    without `__init__.py`); `hermes_imports` are the Hermes modules
     hermes-core does not serve that its module-level code imports (what its import will fail on).
     `kind_source` says where `kind` comes from (`KIND_SOURCES`). `shadows` names the
     lower-precedence plugins with the same id that this one hides.
@@ -81,7 +80,6 @@ class PluginSpec(NamedTuple):
     error: str | None = None
     shadows: tuple[str, ...] = ()
     kind_source: str = "default"
-    needs_host: str = ""
     hermes_imports: tuple[str, ...] = ()
 
     @property
@@ -100,8 +98,6 @@ class PluginSpec(NamedTuple):
     @property
     def host_problem(self) -> str:
         """"needs the Hermes Agent host (...)" when that is known before the plugin is imported."""
-        if self.needs_host:
-            return self.needs_host
         if self.hermes_imports:
             from .._hermes.host import host_line
 

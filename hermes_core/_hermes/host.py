@@ -2,14 +2,14 @@
 
 A plugin written for Hermes can reach past the plugin surface into the host: its gateway
 (`gateway.config`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
-`hermes_cli.plugins`), or a dependency on the `hermes-agent` distribution. hermes-core serves
+`hermes_cli.plugins`). hermes-core serves
 the Hermes names a plugin imports for a base class or a helper (`names.SERVED`); for
 the rest there is nothing to serve, and the honest answer is one line naming what the plugin
-needs, never a traceback. Three signals:
+needs, never a traceback. Two signals (a distribution's requirement on `hermes-agent` is none:
+hermes-core is the plugin API it asks for; what the plugin imports decides):
 
 - an import of a Hermes module that nothing answers (`ModuleNotFoundError` for a name in
   `HERMES_TOP_LEVEL`, or `cannot import name` from a served module): `needed_module(exc)`;
-- a distribution that requires `hermes-agent` while none is installed: `requirement_line`;
 - before any import, a module-level import the plugin's source shows (`_discovery.source_scan`).
 """
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 
 __all__ = ["HERMES_ENVIRONMENT", "HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "describe", "host_line", "needed_module",
-           "needs_hermes", "requirement_line", "undeclared_package"]
+           "needs_hermes", "undeclared_package"]
 
 HOST_DISTRIBUTION = "hermes-agent"
 # Hermes Agent's own top-level packages and modules (what its distribution installs): importing one
@@ -144,29 +144,3 @@ def describe(exc: BaseException) -> str:
     if needed:
         return host_line(f"imports {needed}")
     return undeclared_package(exc) or f"{type(exc).__name__}: {exc}"
-
-
-def requirement_line(requires: Iterable[str], distribution: str) -> str | None:
-    """The line for a distribution whose `Requires-Dist` names `hermes-agent` (unconditionally)
-    while no `hermes-agent` is installed; None otherwise."""
-    for text in requires:
-        if not re.match(r"\s*hermes[-_.]agent\b", text, re.IGNORECASE):
-            continue
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if re.sub(r"[-_.]+", "-", requirement.name).lower() != HOST_DISTRIBUTION:
-            continue
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-            continue
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import distribution as find
-
-        try:
-            find(HOST_DISTRIBUTION)
-        except PackageNotFoundError:
-            return host_line(f"{distribution} requires {requirement}, which is not installed")
-    return None

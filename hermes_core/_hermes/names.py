@@ -83,6 +83,9 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "tools": (),
     "tools.registry": (("hermes_core._hermes.tool_registry", ("registry", "tool_error", "tool_result", "ToolEntry")),),
     "hermes_constants": (("hermes_core._hermes.constants", ALL),),
+    "providers": (("hermes_core._hermes.model_providers", ("register_provider", "get_provider_profile",
+                                                            "list_providers", "ProviderProfile")),),
+    "providers.base": (("hermes_core._hermes.model_providers", ("ProviderProfile", "OMIT_TEMPERATURE")),),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
 }

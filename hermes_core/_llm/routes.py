@@ -2,7 +2,7 @@
 the time limit. The host decides all of it; a plugin sees only the answer.
 
     model:
-      provider: openrouter          # openrouter | openai | anthropic | custom
+      provider: openrouter          # openrouter | openai | anthropic | custom | a model-provider plugin's
       model: anthropic/claude-3-5-haiku
       base_url: ...                 # required for custom; replaces the provider's URL otherwise
       api_key_env: MY_KEY           # the variable holding the key (default: the provider's own)
@@ -34,6 +34,7 @@ import attrs
 from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
+from .._hermes import model_providers
 
 __all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for"]
 
@@ -68,8 +69,9 @@ class Route:
 
     @property
     def needs_key(self) -> bool:
-        """A `custom` server may need no key at all; the hosted providers always do."""
-        return self.provider != "custom"
+        """A `custom` server may need no key at all, nor a model-provider plugin's profile that names
+        no key variable; the hosted providers always do."""
+        return self.provider != "custom" and bool(self.key_env)
 
 
 @attrs.frozen
@@ -91,13 +93,18 @@ def _route(entry: Mapping[str, Any], where: str, *, provider: str | None = None,
             f"{where}.provider is not set; set it in config.yaml to one of: {', '.join(PROVIDERS)}"
         )
     provider = provider.strip().lower()
-    if provider not in PROVIDERS:
+    profile = model_providers.route_for(provider) if provider not in PROVIDERS else None
+    if provider not in PROVIDERS and profile is None:
+        known = [*PROVIDERS, *(p.name for p in model_providers.list_providers())]
         raise LlmConfigError(
-            f"{where}.provider is {provider!r}, which is not a known provider (known: {', '.join(PROVIDERS)})"
+            f"{where}.provider is {provider!r}, which is not a known provider (known: {', '.join(known)}); "
+            "a model-provider plugin's provider is known once the plugin is enabled in plugins.enabled"
         )
     if not isinstance(model, str) or not model.strip():
         raise LlmConfigError(f"{where}.model is not set; set it in config.yaml to the model {provider} should run")
-    default_url, default_env = PROVIDERS[provider]
+    if profile is not None:
+        provider = profile.name
+    default_url, default_env = PROVIDERS[provider] if profile is None else (profile.base_url, profile.key_env)
     # base_url, api_key_env and supports_vision describe the configured provider and model,
     # not one a plugin chose instead.
     own = str(entry.get("provider") or "").strip().lower() == provider

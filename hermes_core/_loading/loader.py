@@ -35,6 +35,7 @@ from .._ctx.skills import Skills
 from .._ctx.state import PluginState
 from .._discovery.spec import Discovery, PluginSpec
 from .._errors import PluginNotFoundError, RegistrationError, owner
+from .._hermes import model_providers
 from .._hermes import names as hermes_names
 from .._hooks.runner import HookRunner
 from .._runtime import interrupts, leftovers
@@ -54,6 +55,14 @@ if TYPE_CHECKING:
 __all__ = ["Loader"]
 
 log = logging.getLogger("hermes_core.plugins")
+
+
+def _takes_ctx(function: Callable[..., Any]) -> bool:
+    """Whether `function` has a parameter `ctx` that pluggy leaves out (one with a default)."""
+    try:
+        return "ctx" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class _Pluggy(pluggy.PluginManager):
@@ -128,6 +137,7 @@ class Loader:
         def load() -> None:
             started = time.perf_counter()
             loading = hermes_names.Loading(record.id, lambda: self._context(record), self.tools)
+            record.undos.append(lambda: model_providers.forget(record.id))
             with hermes_names.recording(loading) as used:
                 try:
                     obj, module_name = import_plugin(spec)
@@ -245,23 +255,32 @@ class Loader:
         registrar = self._registrars[record.id]
         for hook in hookspecs.REGISTRATION_HOOKS:
             for impl in self.impls(hook, obj):
-                args = [{"ctx": ctx}[name] for name in impl.argnames]
-                result = tagged(f"{hook}(ctx)", functools.partial(impl.function, *args))
+                call = functools.partial(impl.function, *[{"ctx": ctx}[name] for name in impl.argnames])
+                if "ctx" not in impl.argnames and _takes_ctx(impl.function):
+                    call = functools.partial(impl.function, ctx=ctx)  # `register(ctx=None)`: Hermes passes ctx
+                result = tagged(f"{hook}(ctx)", call)
                 self._take_returned(record, registrar, hook, result)
         for hook in hookspecs.LIFECYCLE_HOOKS:
             for impl in self.impls(hook, obj):
                 registrar.add_hook(hook, impl.function)
-        if record.spec.kind != "standalone" and not record.registered.get("providers") \
+        if self._slot_of(record) and not record.registered.get("providers") \
                 and not (record.spec.kind_guessed and record.registered):  # a guessed kind promises nothing
             members = [v for v in vars(obj).values() if inspect.isclass(v)] if isinstance(obj, types.ModuleType) else []
             own = [c for c in members if c.__module__ == obj.__name__ or c.__module__.startswith(obj.__name__ + ".")]
             self._register_slot_classes(record, own)
+        profiles = model_providers.owned_by(record.id)  # `providers.register_provider(...)`, Hermes' way
+        if profiles:
+            record.registered["model_providers"] = profiles
         if not record.registered:
             record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
 
+    def _slot_of(self, record: PluginRecord) -> str | None:
+        """The slot `record`'s kind names, if its kind is a slot."""
+        return record.spec.kind if any(d.name == record.spec.kind for d in self.slots.declared) else None
+
     def _register_slot_classes(self, record: PluginRecord, classes: list[type]) -> None:
         """A category plugin without `register`: the classes it defines that are its slot's providers."""
-        slot = record.spec.kind if record.spec.kind != "standalone" else None
+        slot = self._slot_of(record)
         bases = [(d, d.base_class()) for d in self.slots.declared if d.base is not None
                  and (slot is None or d.name == slot)]
         found = False

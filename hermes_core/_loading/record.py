@@ -106,9 +106,7 @@ def failure_of(exc: BaseException, phase: str) -> LoadFailure:
 
 def discovery_failure(spec: PluginSpec) -> LoadFailure | None:
     """Why `spec` is not imported at all, when discovery already knows: a broken manifest or
-    folder, or a distribution that needs the Hermes Agent host."""
+    folder."""
     if spec.error:
         return LoadFailure("ManifestError", spec.error, "discovery")
-    if spec.needs_host:
-        return LoadFailure(NEEDS_HOST, spec.needs_host, "discovery")
     return None

@@ -70,7 +70,7 @@ def row(spec: PluginSpec, config: Config, active: dict[str, str] | None = None) 
         "active": (active or {}).get(spec.id),
         "description": spec.description,
         "reason": reason,
-        "error": spec.error or spec.needs_host or None,
+        "error": spec.error or None,
         "needs_host": spec.host_problem or None,
         "skipped": False,
     }

@@ -109,7 +109,7 @@ def test_unknown_kind_is_a_warning_and_standalone_as_hermes_does(home: Path) -> 
     assert any("unknown `kind` 'quantum'" in w and "treated as standalone" in w for w in spec.warnings)
 
 
-@pytest.mark.parametrize(("kind", "expected"), [("backend", "standalone"), ("model-provider", "standalone"),
+@pytest.mark.parametrize(("kind", "expected"), [("backend", "standalone"), ("model-provider", "model-provider"),
                                                 ("exclusive", "memory")])
 def test_hermes_kinds_are_accepted(home: Path, kind: str, expected: str) -> None:
     make_folder_plugin(home / "plugins", "hk", "# register_memory_provider\n" + CODE, f"kind: {kind}\n")

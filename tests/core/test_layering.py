@@ -32,7 +32,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_commands": {"config_keys", "_runtime", "_hooks"},
     "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},
-    "_llm": {"config_keys", "_runtime", "_config", "_hooks"},
+    "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},

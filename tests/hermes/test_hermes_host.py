@@ -40,7 +40,7 @@ def register(ctx):
 @pytest.mark.parametrize(("statement", "needed"), [
     ("import model_tools", "model_tools"),
     ("from hermes_state import SessionDB", "hermes_state"),
-    ("import providers.base", "providers.base"),
+    ("import providers.routing", "providers.routing"),
     ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
     ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins"),
     ("from agent.usage_pricing import estimate", "agent.usage_pricing"),
@@ -80,14 +80,14 @@ def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(
     (folder / "util.py").write_text("import hermes_state\n")
     install_dist(site, "hermes-tokens", {"tokens": "hermes_tokens"}, {
         "hermes_tokens.__init__": "from hermes_tokens.profile import PROFILE\n",
-        "hermes_tokens.profile": "from providers.base import ProviderProfile\nPROFILE = 1\n",
+        "hermes_tokens.profile": "from providers.routing import resolve_route\nPROFILE = 1\n",
     })
     write_config(home, "plugins:\n  enabled: [relay, tokens]\n")
     listed, doctor = rows(), rows("doctor")
     assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.platforms.base)"
     assert doctor["relay"]["error"] == "needs the Hermes Agent host (imports hermes_state)"  # the first one met
     assert listed["tokens"]["needs_host"] == doctor["tokens"]["error"] == \
-        "needs the Hermes Agent host (imports providers.base)"
+        "needs the Hermes Agent host (imports providers.routing)"
 
 
 def test_a_guarded_or_lazy_hermes_import_is_not_reported_before_loading(home: Path) -> None:
@@ -123,22 +123,33 @@ def register(ctx):
     assert "Traceback" not in result.stderr
 
 
-def test_a_distribution_that_requires_hermes_agent_is_refused_before_import(home: Path, site: Path,
-                                                                            tmp_path: Path) -> None:
-    marker = tmp_path / "imported"
+def test_a_requirement_on_hermes_agent_alone_refuses_nothing(home: Path, site: Path) -> None:
+    install_dist(site, "hermes-react", {"react": "hermes_react"}, {"hermes_react": """
+from tools.registry import tool_result
+
+def register(ctx):
+    ctx.register_tool("react", "chat", {"name": "react", "description": "React",
+                      "parameters": {"type": "object", "properties": {}}}, lambda args, **kw: tool_result(ok=True))
+"""}, requires=("hermes-agent>=0.18.2,<0.19",))
+    write_config(home, "plugins:\n  enabled: [react]\n")
+    assert (rows()["react"]["needs_host"], rows()["react"]["error"]) == (None, None)
+    assert rows("doctor")["react"]["status"] == "ok"
+    assert json.loads(hermes("tools", "call", "react", "{}").stdout) == {"ok": True}
+
+
+def test_a_distribution_that_requires_hermes_agent_and_imports_its_gateway_is_refused_before_import(
+        home: Path, site: Path) -> None:
     install_dist(site, "hermes-vk", {"vk": "hermes_vk"},
-                 {"hermes_vk": f"open({str(marker)!r}, 'w').close()\ndef register(ctx):\n    pass\n"},
+                 {"hermes_vk": "from gateway.config import Platform\ndef register(ctx):\n    pass\n"},
                  requires=("aiohttp>=3", "hermes-agent>=0", "pytest; extra == 'dev'"))
     write_config(home, "plugins:\n  enabled: [vk]\n")
-    line = "needs the Hermes Agent host (hermes-vk requires hermes-agent>=0, which is not installed)"
     listed = rows()["vk"]
-    assert (listed["needs_host"], listed["error"]) == (line, line)
-    assert line in hermes("plugins", "list").stdout
+    assert listed["needs_host"] == GATEWAY
+    assert GATEWAY in hermes("plugins", "list").stdout
     text = hermes("plugins", "doctor", check=1)
-    assert line in text.stdout and "Traceback" not in text.stdout + text.stderr
+    assert GATEWAY in text.stdout and "Traceback" not in text.stdout + text.stderr
     doctor = rows("doctor")["vk"]
-    assert (doctor["status"], doctor["error"], doctor["registered"]) == ("failed", line, {})
-    assert not marker.exists()
+    assert (doctor["status"], doctor["error"], doctor["registered"]) == ("failed", GATEWAY, {})
 
 
 def test_hermes_agent_as_an_extra_only_is_no_requirement(home: Path, site: Path) -> None:

@@ -1,0 +1,187 @@
+"""Hermes' `providers` package: model-provider plugins describe an OpenAI-compatible endpoint.
+
+A model-provider plugin builds a `ProviderProfile` (its name and aliases, base URL, the
+environment variables holding its key and, optionally, a base-URL override, its models) and
+calls `register_provider(profile)`, at import or from its `register(ctx)`. Under hermes-core the
+profile is an LLM route: `model.provider: <name or alias>` (and `auxiliary.<task>.provider`,
+`model.fallback[].provider`, a `ctx.llm` override) selects it, with the key read from the first
+of its `env_vars` that is not a `*_BASE_URL` (as for every provider). A profile registered while a plugin loads belongs to that plugin: it goes
+when the plugin unloads or its load fails, and `hermes plugins doctor` lists it.
+
+>>> register_provider(ProviderProfile(name="acme", base_url="https://api.acme.test/v1",
+...                                   env_vars=("ACME_API_KEY",)))
+>>> get_provider_profile("acme").base_url
+'https://api.acme.test/v1'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from .._errors import RegistrationError
+from . import names as hermes_names
+
+__all__ = ["OMIT_TEMPERATURE", "ProviderProfile", "ProviderRoute", "forget", "get_provider_profile",
+           "list_providers", "owned_by", "register_provider", "route_for"]
+
+log = logging.getLogger("hermes_core.hermes_names")
+
+OMIT_TEMPERATURE = object()  # a profile's `fixed_temperature` that means: send no temperature
+
+
+@dataclass
+class ProviderProfile:
+    """An inference provider as Hermes describes it (its fields and defaults); hermes-core uses
+    `name`, `aliases`, `base_url`, `env_vars`, `default_headers` and `display_name`."""
+
+    name: str
+    api_mode: str = "chat_completions"
+    aliases: tuple[str, ...] = ()
+    display_name: str = ""
+    description: str = ""
+    signup_url: str = ""
+    env_vars: tuple[str, ...] = ()
+    base_url: str = ""
+    models_url: str = ""
+    auth_type: str = "api_key"
+    supports_health_check: bool = True
+    supports_vision: bool = False
+    supports_vision_tool_messages: bool = True
+    supports_vision_user_messages: bool = False
+    supports_prompt_cache_key: bool = False
+    fallback_models: tuple[str, ...] = ()
+    hostname: str = ""
+    default_headers: dict[str, str] = field(default_factory=dict)
+    fixed_temperature: Any = None
+    default_max_tokens: int | None = None
+    default_aux_model: str = ""
+
+    def get_hostname(self) -> str:
+        if self.hostname or not self.base_url:
+            return self.hostname
+        from urllib.parse import urlparse
+
+        return urlparse(self.base_url).hostname or ""
+
+    def prepare_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return messages
+
+    def build_extra_body(self, *, session_id: str | None = None, **context: Any) -> dict[str, Any]:
+        return {}
+
+    def build_api_kwargs_extras(self, *, reasoning_config: dict[str, Any] | None = None,
+                                **context: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {}, {}
+
+    def default_vision_model(self) -> str | None:
+        return None
+
+    def get_max_tokens(self, model: str | None) -> int | None:
+        return self.default_max_tokens
+
+    def fetch_models(self, *, api_key: str | None = None, base_url: str | None = None,
+                     timeout: float = 8.0) -> list[str] | None:
+        """The model ids `models_url` (else `<base_url>/models`) lists, or None when that fails."""
+        url = self.models_url.strip() or ((base_url or self.base_url).rstrip("/") + "/models"
+                                          if (base_url or self.base_url) else "")
+        if not url:
+            return None
+        request = urllib.request.Request(url, headers={"Accept": "application/json", **self.default_headers})
+        if api_key:
+            request.add_header("Authorization", f"Bearer {api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (the profile's own URL)
+                data = json.loads(response.read().decode())
+        except Exception as exc:  # noqa: BLE001 (Hermes answers None on any failure)
+            log.debug("fetch_models(%s): %s", self.name, exc)
+            return None
+        items = data if isinstance(data, list) else data.get("data", []) if isinstance(data, dict) else []
+        return [item["id"] for item in items if isinstance(item, dict) and "id" in item]
+
+
+class ProviderRoute(NamedTuple):
+    """What a route needs from a profile: where requests go, which variable holds the key."""
+
+    name: str
+    base_url: str
+    key_env: str
+    headers: dict[str, str]
+
+
+_lock = threading.Lock()
+_profiles: dict[str, tuple[Any, str | None]] = {}  # canonical name -> (profile, owning plugin id)
+_aliases: dict[str, str] = {}
+
+
+def _check(profile: Any) -> str:
+    name = getattr(profile, "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise RegistrationError(f"register_provider() takes a ProviderProfile with a name, not {profile!r}")
+    base_url = getattr(profile, "base_url", "")
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise RegistrationError(f"register_provider({name!r}): the profile has no base_url; set the "
+                                "OpenAI-compatible endpoint it serves (e.g. https://api.example.com/v1)")
+    return name.strip().lower()
+
+
+def register_provider(profile: Any) -> None:
+    """Register `profile` by name and aliases; a later registration of a name replaces it (as in
+    Hermes). While a plugin loads, the profile is that plugin's."""
+    name = _check(profile)
+    plugin = hermes_names.loading()
+    owner = plugin.plugin_id if plugin is not None else None
+    with _lock:
+        _profiles[name] = (profile, owner)
+        for alias in getattr(profile, "aliases", ()) or ():
+            _aliases[str(alias).strip().lower()] = name
+
+
+def get_provider_profile(name: str) -> Any | None:
+    """The profile registered under `name` or one of its aliases, or None."""
+    key = str(name or "").strip().lower()
+    with _lock:
+        found = _profiles.get(_aliases.get(key, key))
+    return found[0] if found is not None else None
+
+
+def list_providers() -> list[Any]:
+    """Every registered profile, once each."""
+    with _lock:
+        return [profile for profile, _ in _profiles.values()]
+
+
+def owned_by(plugin_id: str) -> list[str]:
+    """The names of the profiles `plugin_id` registered."""
+    with _lock:
+        return sorted(name for name, (_, owner) in _profiles.items() if owner == plugin_id)
+
+
+def forget(plugin_id: str) -> None:
+    """Drop the profiles `plugin_id` registered (it unloaded, or its load failed)."""
+    with _lock:
+        for name in [n for n, (_, owner) in _profiles.items() if owner == plugin_id]:
+            del _profiles[name]
+        for alias in [a for a, name in _aliases.items() if name not in _profiles]:
+            del _aliases[alias]
+
+
+def route_for(name: str) -> ProviderRoute | None:
+    """The endpoint of the profile `name` names: its base URL (the `*_BASE_URL` among its
+    `env_vars`, when set in the environment, replaces it, as in Hermes) and its key's variable."""
+    import os
+
+    profile = get_provider_profile(name)
+    if profile is None:
+        return None
+    env_vars = [str(v) for v in getattr(profile, "env_vars", ()) or ()]
+    url_vars = [v for v in env_vars if v.upper().endswith("_BASE_URL")]
+    key_vars = [v for v in env_vars if v not in url_vars]
+    base_url = next((os.environ[v] for v in url_vars if os.environ.get(v, "").strip()), profile.base_url)
+    headers = getattr(profile, "default_headers", None) or {}
+    return ProviderRoute(str(profile.name).strip().lower(), str(base_url).strip().rstrip("/"),
+                         key_vars[0] if key_vars else "", dict(headers))
