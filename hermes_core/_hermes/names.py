@@ -81,7 +81,10 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "agent.redact": (("hermes_core._hermes.redact", ("redact_sensitive_text",)),),
     "agent.secret_scope": (("hermes_core._hermes.secret_scope", ALL),),
     "tools": (),
-    "tools.registry": (("hermes_core._hermes.tool_registry", ("registry", "tool_error", "tool_result", "ToolEntry")),),
+    "tools.registry": (
+        ("hermes_core._hermes.tool_registry", ("ToolRegistry", "ToolEntry", "tool_error", "tool_result")),
+        ("hermes_core._hermes.served_registry", ("registry",)),
+    ),
     "hermes_constants": (("hermes_core._hermes.constants", ALL),),
     "providers": (("hermes_core._hermes.model_providers", ("register_provider", "get_provider_profile",
                                                             "list_providers", "ProviderProfile")),),
@@ -96,12 +99,14 @@ _recorders = threading.local()  # .names: the names recorded; .loading: the plug
 
 
 class Loading(NamedTuple):
-    """The plugin a loader is loading in this thread: its id, its `ctx` (made on first use), and
-    the tool registry it registers into; what `tools.registry.registry` answers during the load."""
+    """The plugin a loader is loading in this thread: its id, its `ctx` (made on first use), the
+    tool registry it registers into (what `tools.registry.registry` answers during the load), and
+    `keep(undo)`, which keeps an undo with the plugin's registrations (run when it unloads)."""
 
     plugin_id: str
     ctx: Callable[[], Any]
     tools: Any
+    keep: Callable[[Callable[[], None]], None]
 
 
 _last_tools: weakref.ref[Any] | None = None  # the tool registry of the latest load, while it lives

@@ -101,6 +101,28 @@ class ToolRegistry:
                 plugin_id=tool.plugin_id,
             )
 
+    def remove(self, name: str, plugin_id: str | None) -> Undo | None:
+        """Take tool `name` away for plugin `plugin_id` (Hermes' `registry.deregister`): its own
+        tool, or any with the operator's grant to override; the undo puts it back (unless another
+        tool has that name by then). None when there is no such tool."""
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None:
+                return None
+            if entry.tool.plugin_id != plugin_id and not self._grants(plugin_id):
+                raise ToolOverrideError(
+                    f"{owner(plugin_id)} may not remove tool {name!r} of {owner(entry.tool.plugin_id)}; the operator "
+                    f"can allow it with plugins.entries.{plugin_id}.allow_tool_override: true",
+                    plugin_id=plugin_id,
+                )
+            del self._entries[name]
+
+        def undo() -> None:
+            with self._lock:
+                self._entries.setdefault(name, entry)
+
+        return undo
+
     def attach(
         self, source: Any, plugin_id: str | None, toolset: str, *, taken: Callable[[str], bool] = lambda name: False
     ) -> list[str]:

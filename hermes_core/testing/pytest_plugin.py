@@ -1,7 +1,8 @@
 """The pytest plugin of hermes-core's test kit (entry point `pytest11`).
 
 Loaded by every pytest run once hermes-core is installed, so it imports nothing heavy until
-a fixture is used. Fixtures:
+a fixture is used; it serves Hermes' module names (`agent.*`, `tools.registry`, ...) to the
+test modules, as hermes-core serves them to plugins. Fixtures:
 
 - `hermes_home`: an empty, isolated `$HERMES_HOME` (the environment variable points at it);
 - `hermes_config`: call it with a mapping to merge into `$HERMES_HOME/config.yaml`;
@@ -29,8 +30,13 @@ if TYPE_CHECKING:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """`--hypothesis-profile=hermes-contract-thorough` names a profile the contract suites
-    register: register it before hypothesis loads it (nothing is imported otherwise)."""
+    """Hermes' module names are served from the start of the run (where no Hermes Agent is
+    installed), so a test module can import `agent.memory_provider` or `tools.registry` at its
+    top, as the plugin under test does. `--hypothesis-profile=hermes-contract-thorough` names a
+    profile the contract suites register: register it before hypothesis loads it."""
+    from .._hermes import names
+
+    names.install()
     profile = config.getoption("hypothesis_profile", None)
     if isinstance(profile, str) and profile.startswith("hermes-contract"):
         from ._contract_common import register_profiles

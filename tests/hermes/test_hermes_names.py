@@ -254,11 +254,12 @@ def test_a_registry_name_hermes_core_does_not_serve_says_what_it_serves(home: Pa
         from tools.registry import registry
 
         def register(ctx):
-            registry.deregister("current_time")
+            registry.register_plugin_override_policy("hermes_plugins.remover", True)
     ''')
     write_config(home, "plugins:\n  enabled: [remover]\n")
     error = doctor_row(hermes_json("plugins", "doctor", check=1), "remover")["error"]
-    assert "AttributeError" in error and "registry.deregister is not served" in error and "get_entry" in error
+    assert "AttributeError" in error and "registry.register_plugin_override_policy is not served" in error
+    assert "get_entry" in error
 
 
 PATHS_AND_CONFIG = '''
