@@ -21,7 +21,7 @@ HERMES_FIELDS = frozenset({
     "provides_tools", "provides_hooks", "hooks", "label", "optional_env", "platforms", "external_dependencies",
     "pip_dependencies", "provides_browser_providers", "provides_web_providers", "manifest_version", "api_version",
     "requires_plugins", "python_dependencies", "config_schema", "license", "homepage", "tags", "capabilities",
-    "emits", "listens", "hermes", "depends", "key", "min_hermes_version",
+    "emits", "listens", "hermes", "depends", "key", "min_hermes_version", "update_url", "python_runtime", "extra",
 })
 # Hermes' own `kind` values, as hermes-core takes them: `exclusive` (a single-select provider such
 # as a memory provider) is read from the source like a missing kind; the others run as standalone.
@@ -79,6 +79,23 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ManifestError(f"{path}: `{key}` must be a list of non-empty strings")
     return tuple(v.strip() for v in value)
+
+
+def _env_names(value: Any, path: Path) -> tuple[str, ...]:
+    """`requires_env`: names, or Hermes' mappings `{name, description, url, secret}` (their names)."""
+    if not isinstance(value, list):
+        return _strings(value, "requires_env", path)
+    names = []
+    for item in value:
+        if isinstance(item, Mapping):
+            name = item.get("name")
+            if not isinstance(name, str) or not name.strip():
+                raise ManifestError(f"{path}: a `requires_env` entry written as a mapping needs a `name` "
+                                    f"(the variable), e.g. {{name: MY_API_KEY, secret: true}}; got {dict(item)!r}")
+            names.append(name)
+        else:
+            names.append(item)
+    return _strings(names, "requires_env", path)
 
 
 def _load_yaml(path: Path) -> Any:
@@ -172,7 +189,7 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
         description=_text(data, "description", path),
         author=_text(data, "author", path),
         kind=kind,
-        requires_env=_strings(data.get("requires_env"), "requires_env", path),
+        requires_env=_env_names(data.get("requires_env"), path),
         requires_hermes=requires_hermes,
         provides=types.MappingProxyType(provides),
         warnings=unknown + kind_warning + provides_warnings,

@@ -77,7 +77,9 @@ def build_report(
     fired_hooks: frozenset[str] | None = None,
 ) -> DoctorReport:
     """The report on loaded `records`; a slot whose configured name is unknown is a problem.
-    With the hooks the host fires, each plugin's row names those it registered that never fire."""
+    With the hooks the host fires, each plugin's row names those it registered that never fire,
+    and a warning says so. `warnings` is every warning the text output prints, so `--json`
+    carries them too."""
     problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
     warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
@@ -108,4 +110,6 @@ def build_report(
         }
         for r in records
     ]
+    warnings += [f"plugin {row['id']!r} registered hooks this host never fires: {', '.join(row['unfired_hooks'])}"
+                 for row in plugins if row["unfired_hooks"]]
     return DoctorReport(plugins, active, problems, warnings)

@@ -164,7 +164,8 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     loaded.declare_fired_hooks(*FIRED_HOOKS)  # `hermes` is the reference host: hooks are judged by what it fires
     report = loaded.doctor()
     if as_json:
-        echo_json({"plugins": report.plugins, "slots": report.slots, "problems": report.problems})
+        echo_json({"plugins": report.plugins, "slots": report.slots, "problems": report.problems,
+                   "warnings": report.warnings})
     else:
         if report.plugins:
             echo_table(
@@ -180,10 +181,6 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"slots: {active or 'none active'}")
         for warning in report.warnings:
             click.echo(f"warning: {warning}")
-        for row in report.plugins:
-            if row["unfired_hooks"]:
-                click.echo(f"note: plugin {row['id']!r} registered hooks this host never fires: "
-                           f"{', '.join(row['unfired_hooks'])}")
         for problem in report.problems:
             click.echo(f"problem: {problem}")
         click.echo(report.verdict())

@@ -280,8 +280,9 @@ def test_doctor_names_the_hooks_a_plugin_registered_that_this_host_never_fires(h
                                                                      "transform_terminal_output"]}
     assert row["unfired_hooks"] == ["transform_terminal_output"]
     assert all(p["unfired_hooks"] == [] for p in report["plugins"] if p["id"] != "noisegate")
-    text = hermes("plugins", "doctor").stdout
-    assert "note: plugin 'noisegate' registered hooks this host never fires: transform_terminal_output" in text
+    line = "plugin 'noisegate' registered hooks this host never fires: transform_terminal_output"
+    assert line in report["warnings"]  # --json carries what the text prints
+    assert f"warning: {line}" in hermes("plugins", "doctor").stdout
 
 
 def test_slash_commands_and_reset_fire_pre_command_and_the_session_boundary(home: Path, llm_server) -> None:
