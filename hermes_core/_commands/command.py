@@ -40,4 +40,4 @@ class Command:
         return None
 
 
-ARGUMENT_MODES = ("raw", "none", "required")
+ARGUMENT_MODES = ("raw", "none", "required", "text", "options", "mixed")  # Hermes' three: the raw text

@@ -159,14 +159,15 @@ class PluginContext:
 
     def register_command(
         self, name: str, handler: Callable[..., Any], description: str = "", args_hint: str = "",
-        argument_mode: str = "raw",
+        argument_mode: str | None = None,
     ) -> None:
         """Register a slash command; a clash with another command is a warning and this one is dropped.
-        `argument_mode`: "raw" (the handler gets the text after the command), "none" (the
-        command takes no arguments) or "required" (it needs some)."""
+        `argument_mode`: "raw" (the default: the handler gets the text after the command), "none"
+        (the command takes no arguments) or "required" (it needs some); Hermes' "text", "options"
+        and "mixed" hand the handler that text too."""
         call = f"ctx.register_command({name!r})"
         command = Command(name, handler, description, args_hint, plugin_id=self.plugin_id,
-                          argument_mode=argument_mode)
+                          argument_mode=argument_mode or "raw")
         tagged(call, lambda: self._host(call).add_command(command))
 
     def register_cli_command(
@@ -304,9 +305,9 @@ class PluginContext:
         section = PromptSection(self.plugin_id, id, content, position, max_chars)
         tagged(call, lambda: self._host(call).add_section(section))
 
-    def register_skill(self, name: str, path: Path, description: str = "",
+    def register_skill(self, name: str, path: Path | str, description: str = "",
                        frontmatter: Mapping[str, Any] | None = None) -> None:
-        """Offer the skill document at `path` (a `pathlib.Path`) as `<plugin id>:<name>`, read-only."""
+        """Offer the skill document at `path` (a `pathlib.Path` or a `str`) as `<plugin id>:<name>`, read-only."""
         call = f"ctx.register_skill({name!r})"
         tagged(call, lambda: self._host(call).add_skill(name, path, description))
 

@@ -36,9 +36,11 @@ class Skills:
         if not isinstance(name, str) or not _SKILL_NAME.fullmatch(name):
             raise RegistrationError(f"{where}: a skill name is letters, digits, '_' or '-' (no ':')",
                                     plugin_id=plugin_id)
+        if isinstance(path, str) and path.strip():
+            path = Path(path).expanduser()  # Hermes takes a `str` path as well as a `Path`
         if not isinstance(path, Path):
-            raise RegistrationError(f"{where}: path must be a pathlib.Path, not {type(path).__name__} "
-                                    "(as in Hermes)", plugin_id=plugin_id)
+            raise RegistrationError(f"{where}: path must be a pathlib.Path or a str, not {type(path).__name__}",
+                                    plugin_id=plugin_id)
         if not path.is_file():
             raise RegistrationError(f"{where}: {path} is not a file", plugin_id=plugin_id)
         skill = Skill(f"{plugin_id}:{name}", path, description, plugin_id)

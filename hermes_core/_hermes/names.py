@@ -37,7 +37,8 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "agent": (),
     "agent.memory_provider": (
         ("hermes_core._slots.memory", ("MemoryProvider",)),
-        ("hermes_core._slots.recall", ("RecallStatus", "is_trivial_prompt", "INDICATOR_GLYPH")),
+        ("hermes_core._slots.recall", ("RecallStatus", "is_trivial_prompt", "INDICATOR_GLYPH", "TRIVIAL_PROMPT_RE",
+                                       "PRE_COMPRESS_CHECKPOINT_API_VERSION")),
     ),
     "agent.context_engine": (
         ("hermes_core._slots.context_engine", ("ContextEngine",)),

@@ -28,6 +28,9 @@ class Callback(Protocol):
     """What a chain knows of the callback whose result it takes: how to name it."""
 
     @property
+    def name(self) -> str: ...
+
+    @property
     def label(self) -> str: ...
 
 
@@ -138,28 +141,39 @@ class ToolDecision:
 
 class Gate(Chain[ToolDecision]):
     """`pre_tool_call`: each callback sees the arguments as modified so far; a block ends the
-    chain. Fails closed: a callback that raises, times out or answers nonsense blocks."""
+    chain, and wins over an earlier request for approval (block > approve > none, whatever the
+    order, as in Hermes). Fails closed: a callback that raises (with Hermes' message), times out
+    or answers nonsense blocks."""
 
-    __slots__ = ("_tool_name", "_decision")
+    __slots__ = ("_tool_name", "_decision", "_approval")
 
     def __init__(self, tool_name: str, args: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
         super().__init__(kwargs)
         self._tool_name = tool_name
         self._decision = ToolDecision(False, dict(args))
+        self._approval: ToolDecision | None = None  # an `approve` seen: refused at the end unless a block comes
 
     def arguments(self) -> Mapping[str, Any]:
         return {"tool_name": self._tool_name, "args": dict(self._decision.args), **self.kwargs}
 
     def take(self, cb: Callback, result: Any) -> bool:
-        self._decision = self._decide(cb, dict(self._decision.args), result)
+        args = dict(self._decision.args)
+        if isinstance(result, Mapping) and result.get("action") == "approve":
+            self._approval = self._approval or self._decide(cb, args, result)
+            return True
+        self._decision = self._decide(cb, args, result)
         return not self._decision.blocked
 
     @property
     def result(self) -> ToolDecision:
-        return self._decision
+        return self._decision if self._decision.blocked or self._approval is None else self._approval
 
     def _decide(self, cb: Callback, args: dict[str, Any], result: Any) -> ToolDecision:
         name = self._tool_name
+        if isinstance(result, Failure) and not result.timed_out:
+            error = result.error
+            return ToolDecision(True, args, f"pre_tool_call plugin callback {cb.name} raised "
+                                            f"{type(error).__name__}: {str(error)[:200]}")
         if isinstance(result, Failure):
             return ToolDecision(True, args, f"Tool call {name!r} blocked: the {cb.label} {result.describe()} "
                                             "(hooks fail closed)")

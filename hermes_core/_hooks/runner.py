@@ -72,8 +72,13 @@ class HookCallback:
         return {k: kwargs[k] for k in self.accepts if k in kwargs}
 
     @property
+    def name(self) -> str:
+        """The callback's qualified name (`Guard.check`), as Hermes names it in messages."""
+        return str(getattr(self.fn, "__qualname__", self.fn))
+
+    @property
     def label(self) -> str:
-        return f"{self.hook} callback {getattr(self.fn, '__qualname__', self.fn)!s} of {owner(self.plugin_id)}"
+        return f"{self.hook} callback {self.name} of {owner(self.plugin_id)}"
 
 
 class _Progress:

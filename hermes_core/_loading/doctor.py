@@ -110,6 +110,6 @@ def build_report(
         }
         for r in records
     ]
-    warnings += [f"plugin {row['id']!r} registered hooks this host never fires: {', '.join(row['unfired_hooks'])}"
-                 for row in plugins if row["unfired_hooks"]]
+    warnings += [f"plugin {r.id!r} registered hooks this host never fires: {', '.join(unfired)}"
+                 for r in records for unfired in [_unfired(r, fired_hooks)] if unfired]
     return DoctorReport(plugins, active, problems, warnings)

@@ -135,8 +135,22 @@ class EngineCalls:
                                     expect=bool) is not False
 
     def compress(self, messages: Messages, kwargs: Mapping[str, Any]) -> Any:
-        """What the engine made of `messages` (unchecked: the session validates it), or None."""
-        return self._guard(f"{self._who}.compress()", lambda: self.engine.compress(messages, **kwargs), None)
+        """What the engine made of `messages` (unchecked: the session validates it), or None.
+
+        An engine that offers Hermes' optional `prepare_compression_operation(messages, *,
+        session_id=None, attempt_generation=None)` is asked first; when it answers
+        `("sanitize", claim)`, `compress` gets `operation_claim=claim` and its `(messages, claim)`
+        answer is taken for its messages (None, or anything else, is no claim)."""
+        claimed = self._guard.optional(self.engine, "prepare_compression_operation", self._who, None, messages,
+                                       session_id=self._guard.session_id, attempt_generation=None)
+        if not (isinstance(claimed, tuple) and len(claimed) == 2 and claimed[0] == "sanitize"):
+            return self._guard(f"{self._who}.compress()", lambda: self.engine.compress(messages, **kwargs), None)
+        claim = claimed[1]
+        result = self._guard(f"{self._who}.compress()",
+                             lambda: self.engine.compress(messages, **kwargs, operation_claim=claim), None)
+        if isinstance(result, tuple) and len(result) == 2:
+            return result[0]
+        return result
 
     def prune_tool_results_only(self, messages: Messages, current_tokens: int | None) -> Any:
         """`(messages, count)` as the engine returned it (unchecked), or None."""

@@ -9,8 +9,10 @@ recall at all.
 from __future__ import annotations
 
 import dataclasses
+import re
 
-__all__ = ["INDICATOR_GLYPH", "RecallStatus", "TRIVIAL_PROMPTS", "is_trivial_prompt"]
+__all__ = ["INDICATOR_GLYPH", "PRE_COMPRESS_CHECKPOINT_API_VERSION", "RecallStatus", "TRIVIAL_PROMPTS",
+           "TRIVIAL_PROMPT_RE", "is_trivial_prompt"]
 
 INDICATOR_GLYPH = "🧠"
 
@@ -22,6 +24,14 @@ TRIVIAL_PROMPTS = frozenset({
     "great", "done", "next", "lgtm", "k",
 })
 _TRAILING = " \t\r\n!?.:;,\"'~‘’“”—–…()[]{}<>*&^%$#@+=`\u00a0"
+# The same test as one anchored pattern, as Hermes offers it to providers' own classifiers.
+TRIVIAL_PROMPT_RE = re.compile(
+    "^(" + "|".join(re.escape(p) for p in sorted(TRIVIAL_PROMPTS, key=len, reverse=True)) + ")"
+    "[" + re.escape(_TRAILING) + "]*$",
+    re.IGNORECASE,
+)
+# The version of `on_pre_compress`'s checkpoint contract Hermes' host speaks (2: fail-closed).
+PRE_COMPRESS_CHECKPOINT_API_VERSION = 2
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""What changed in Hermes' plugin surface late in 2026 (LATE-2026.md), as plugins written
+against it use it: skills at a `str` path, Hermes' command argument modes, the constants of
+`agent.memory_provider`, the optional compression claim of context engines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hermes_core import PluginManager
+from tests.helpers import make_folder_plugin, write_config
+
+
+def test_a_skill_at_a_str_path_and_a_command_in_hermes_argument_modes(home: Path) -> None:
+    folder = make_folder_plugin(home / "plugins", "late", '''
+import os
+
+def register(ctx):
+    here = os.path.dirname(__file__)
+    ctx.register_skill("howto", os.path.join(here, "SKILL.md"), description="How to")
+    ctx.register_command("opts", lambda raw: f"got {raw!r}", args_hint="--flag VALUE", argument_mode="options")
+    ctx.register_command("mix", lambda raw: f"mixed {raw!r}", argument_mode="mixed")
+''', "name: late\n")
+    (folder / "SKILL.md").write_text("# How to\n", encoding="utf-8")
+    write_config(home, "plugins:\n  enabled: [late]\n")
+    manager = PluginManager(home=home).load()
+    try:
+        record = manager.record("late")
+        assert record.status == "ok", record.failure
+        skill = manager.skills.get("late:howto")
+        assert skill is not None and skill.path == folder / "SKILL.md"
+        assert manager.run_command("opts", "--flag 3") == "got '--flag 3'"
+        assert manager.run_command("mix", "a --b") == "mixed 'a --b'"
+        assert record.warnings == []  # Hermes' modes are known modes, not "unknown argument_mode"
+    finally:
+        manager.close()
+
+
+def test_agent_memory_provider_has_hermes_module_constants(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "consts", '''
+from agent.memory_provider import (INDICATOR_GLYPH, PRE_COMPRESS_CHECKPOINT_API_VERSION, TRIVIAL_PROMPT_RE,
+                                   is_trivial_prompt)
+
+def register(ctx):
+    ctx.register_command("consts", lambda raw: repr((PRE_COMPRESS_CHECKPOINT_API_VERSION, INDICATOR_GLYPH,
+        [bool(TRIVIAL_PROMPT_RE.match(t)) == is_trivial_prompt(t) for t in ("ok!", "thanks :)", "k8s", "Lgtm.")],
+        [bool(TRIVIAL_PROMPT_RE.match(t)) for t in ("ok!", "k8s")])))
+''', "name: consts\n")
+    write_config(home, "plugins:\n  enabled: [consts]\n")
+    manager = PluginManager(home=home).load()
+    try:
+        assert manager.run_command("consts") == repr((2, "🧠", [True] * 4, [True, False]))
+    finally:
+        manager.close()
+
+
+def conversation(turns: int) -> list[dict]:
+    messages = [{"role": "system", "content": "be brief"}]
+    for n in range(turns):
+        messages += [{"role": "user", "content": f"question {n}"}, {"role": "assistant", "content": f"answer {n}"}]
+    return messages
+
+
+CLAIMING = '''
+from agent.context_engine import ContextEngine
+
+
+class Claiming(ContextEngine):
+    name = "claiming"
+    calls = []
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, prompt_tokens=None):
+        return True
+
+    def prepare_compression_operation(self, messages, *, session_id=None, attempt_generation=None):
+        self.calls.append(("prepare", len(messages), bool(session_id)))
+        return ("sanitize", {"claim": len(messages)})
+
+    def compress(self, messages, current_tokens=None, focus_topic=None, operation_claim=None):
+        self.calls.append(("compress", operation_claim))
+        return messages[:1] + messages[-2:], operation_claim
+
+
+def register(ctx):
+    ctx.register_context_engine(Claiming())
+'''
+
+
+def test_an_engines_compression_claim_is_offered_and_its_pair_taken(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "claiming", CLAIMING, "name: claiming\nkind: context_engine\n")
+    write_config(home, "context:\n  engine: claiming\n")
+    manager = PluginManager(home=home).load()
+    try:
+        assert manager.record("claiming").status == "ok", manager.record("claiming").failure
+        messages = conversation(5)
+        with manager.open_session() as session:
+            result = session.compress(messages)
+            assert result == messages[:1] + messages[-2:]  # the messages of the (messages, claim) pair
+            assert session.problems == []
+
+        calls = sys.modules["hermes_plugins.claiming"].Claiming.calls
+        assert calls == [("prepare", 11, True), ("compress", {"claim": 11})]
+    finally:
+        manager.close()
