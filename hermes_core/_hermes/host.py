@@ -2,8 +2,7 @@
 
 A plugin written for Hermes can reach past the plugin surface into the host: its gateway
 (`gateway.config`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
-`hermes_cli.plugins`). hermes-core serves
-the Hermes names a plugin imports for a base class or a helper (`names.SERVED`); for
+Hermes' plugin manager `hermes_cli.plugins.get_plugin_manager`). hermes-core serves the Hermes names a plugin imports for a base class or a helper (`names.SERVED`); for
 the rest there is nothing to serve, and the honest answer is one line naming what the plugin
 needs, never a traceback. Two signals (a distribution's requirement on `hermes-agent` is none:
 hermes-core is the plugin API it asks for; what the plugin imports decides):
@@ -27,7 +26,7 @@ HOST_DISTRIBUTION = "hermes-agent"
 # needs the Hermes Agent host itself.
 HERMES_TOP_LEVEL = frozenset({
     "acp_adapter", "agent", "cron", "gateway", "hermes_cli", "hermes_wisdom", "honcho_integration", "plugins",
-    "pm", "providers", "tools", "tui_gateway",
+    "plugin_runtime", "pm", "providers", "tools", "tui_gateway",
     "batch_runner", "cli", "hermes_bootstrap", "hermes_constants", "hermes_logging", "hermes_state", "hermes_time",
     "hermes_yaml", "mcp_serve", "model_tools", "registration_lifecycle", "rl_cli", "run_agent", "toolset_distributions",
     "toolsets", "trajectory_compressor", "utils",

@@ -90,6 +90,18 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "providers": (("hermes_core._hermes.model_providers", ("register_provider", "get_provider_profile",
                                                             "list_providers", "ProviderProfile")),),
     "providers.base": (("hermes_core._hermes.model_providers", ("ProviderProfile", "OMIT_TEMPERATURE")),),
+    # The late-2026 plugin runtime (`plugin_runtime.*`) and `hermes_cli.plugins`, its facade: the
+    # names plugins import from them for a type hint or a check.
+    "plugin_runtime": (),
+    "plugin_runtime.context": (("hermes_core._ctx.context", ("PluginContext",)),),
+    "plugin_runtime.manifest": (("hermes_core._ctx.manifest", ("PluginManifest",)),),
+    "plugin_runtime.dispatch": (("hermes_core._hooks.valid", ("VALID_HOOKS",)),),
+    "plugin_runtime.api": (("hermes_core._ctx.manifest", ("PluginManifest",)),),
+    "hermes_cli.plugins": (
+        ("hermes_core._ctx.context", ("PluginContext",)),
+        ("hermes_core._ctx.manifest", ("PluginManifest",)),
+        ("hermes_core._hooks.valid", ("VALID_HOOKS",)),
+    ),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
 }

@@ -42,7 +42,7 @@ def register(ctx):
     ("from hermes_state import SessionDB", "hermes_state"),
     ("import providers.routing", "providers.routing"),
     ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
-    ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins"),
+    ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins.get_plugin_manager"),
     ("from agent.usage_pricing import estimate", "agent.usage_pricing"),
     ("from gateway.platforms.base import (\n    BasePlatformAdapter,\n)", "gateway.platforms.base"),
     ("import importlib\nimportlib.import_module('gateway.status')", "gateway.status"),

@@ -105,3 +105,30 @@ def test_an_engines_compression_claim_is_offered_and_its_pair_taken(home: Path) 
         assert calls == [("prepare", 11, True), ("compress", {"claim": 11})]
     finally:
         manager.close()
+
+
+def test_the_plugin_runtime_names_and_their_facade(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "typed", '''
+from hermes_cli.plugins import VALID_HOOKS, PluginContext, PluginManifest
+from plugin_runtime.context import PluginContext as RuntimeContext
+from plugin_runtime.dispatch import VALID_HOOKS as RUNTIME_HOOKS
+from plugin_runtime.manifest import PluginManifest as RuntimeManifest
+
+
+def register(ctx: PluginContext) -> None:
+    assert isinstance(ctx, PluginContext) and RuntimeContext is PluginContext
+    assert isinstance(ctx.manifest, PluginManifest) and RuntimeManifest is PluginManifest
+    for hook in ("pre_tool_call", "pre_gateway_dispatch", "no_such_hook"):
+        if hook in VALID_HOOKS and hook in RUNTIME_HOOKS:
+            ctx.register_hook(hook, lambda **kw: None)
+''', "name: typed\n")
+    write_config(home, "plugins:\n  enabled: [typed]\n")
+    manager = PluginManager(home=home).load()
+    try:
+        record = manager.record("typed")
+        assert record.status == "ok", record.failure
+        assert record.registered == {"hooks": ["pre_tool_call", "pre_gateway_dispatch"]}
+        assert {"hermes_cli.plugins", "plugin_runtime.context", "plugin_runtime.dispatch",
+                "plugin_runtime.manifest"} <= set(record.hermes_names)
+    finally:
+        manager.close()
