@@ -1,9 +1,14 @@
 """Hermes' `hermes_cli.config`, read-only: the operator's `config.yaml` and `.env` as plain data.
 
-`load_config()` is the file as the operator wrote it, `${VAR}` references expanded, as a fresh
-`dict` (hermes-core merges no Hermes defaults in: a missing section is missing). Like Hermes',
-the readers never raise on a broken file: they log it and answer `{}`. Writing is not served:
-a plugin keeps its own settings with `ctx.set_config`, and config.yaml is the operator's.
+`read_raw_config()` is the file as the operator wrote it, in Hermes' shape where hermes-core
+has an equivalent key: `model.default` is hermes-core's `model.model` (a plugin checking which
+model the operator configured finds it), and a `model:` written as a bare name is Hermes'
+`model: {default: <name>}`. `load_config()` is that with `${VAR}` references expanded and the
+sections Hermes' defaults always have present (`model` with `default`, `provider`, `base_url`;
+`context`; `memory`; `auxiliary`; `plugins`), as a fresh `dict`. What the file says itself
+always wins. Like Hermes', the readers never raise on a broken file: they log it and answer
+`{}`. Writing is not served: a plugin keeps its own settings with `ctx.set_config`, and
+config.yaml is the operator's.
 """
 
 from __future__ import annotations
@@ -82,10 +87,21 @@ def read_user_config_raw(config_path: str | Path | None = None) -> dict[str, Any
     return _read(Path(config_path) if config_path is not None else None)
 
 
+def _hermes_shape(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with Hermes' names for the keys hermes-core has under its own (see the module)."""
+    model = data.get("model")
+    if isinstance(model, str):
+        data["model"] = {"default": model}
+    elif isinstance(model, dict) and "default" not in model and isinstance(model.get("model"), str):
+        data["model"] = {**model, "default": model["model"]}
+    return data
+
+
 def read_raw_config() -> dict[str, Any]:
-    """The user file as written, or `{}` when it is missing or cannot be read."""
+    """The user file as written (in Hermes' shape, see the module), or `{}` when it is missing
+    or cannot be read."""
     try:
-        return _read()
+        return _hermes_shape(_read())
     except HermesError as exc:
         log.warning("hermes_cli.config: %s", exc)
         return {}
@@ -94,9 +110,22 @@ def read_raw_config() -> dict[str, Any]:
 read_raw_config_readonly = read_raw_config
 
 
+_SECTIONS: dict[str, dict[str, Any]] = {
+    "model": {"default": "", "provider": "", "base_url": ""},
+    "context": {}, "memory": {}, "auxiliary": {}, "plugins": {},
+}
+
+
 def load_config() -> dict[str, Any]:
-    """The operator's config with `${VAR}` references expanded: a fresh dict, safe to change."""
+    """The operator's config with `${VAR}` references expanded and Hermes' sections present: a
+    fresh dict, safe to change."""
     result: dict[str, Any] = _expand(read_raw_config())
+    for section, defaults in _SECTIONS.items():
+        present = result.get(section)
+        if present is None:
+            result[section] = dict(defaults)
+        elif isinstance(present, dict):
+            result[section] = {**defaults, **present}
     return result
 
 

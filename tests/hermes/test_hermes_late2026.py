@@ -4,6 +4,7 @@ against it use it: skills at a `str` path, Hermes' command argument modes, the c
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -130,5 +131,39 @@ def register(ctx: PluginContext) -> None:
         assert record.registered == {"hooks": ["pre_tool_call", "pre_gateway_dispatch"]}
         assert {"hermes_cli.plugins", "plugin_runtime.context", "plugin_runtime.dispatch",
                 "plugin_runtime.manifest"} <= set(record.hermes_names)
+    finally:
+        manager.close()
+
+
+def test_hermes_config_has_hermes_shape_for_the_keys_hermes_core_has(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "shape", '''
+import json
+
+from hermes_cli.config import load_config, read_raw_config
+
+
+def register(ctx):
+    def report(raw):
+        config = load_config()
+        model = config["model"]
+        if not model["default"]:
+            raise RuntimeError("no model configured")  # what a plugin written for Hermes does
+        return json.dumps({"default": model["default"], "provider": model["provider"], "memory": config["memory"],
+                           "raw": read_raw_config()["model"], "own": config.get("voice")})
+    ctx.register_command("shape", report)
+''', "name: shape\n")
+    write_config(home, "plugins:\n  enabled: [shape]\nmodel:\n  provider: openrouter\n  model: acme/large\n"
+                       "voice: {speaker: 3}\n")
+    manager = PluginManager(home=home).load()
+    try:
+        assert json.loads(manager.run_command("shape")) == {
+            "default": "acme/large", "provider": "openrouter", "memory": {}, "own": {"speaker": 3},
+            "raw": {"provider": "openrouter", "model": "acme/large", "default": "acme/large"}}
+    finally:
+        manager.close()
+    write_config(home, "plugins:\n  enabled: [shape]\nmodel: just-a-name\n")  # Hermes' short form
+    manager = PluginManager(home=home).load()
+    try:
+        assert json.loads(manager.run_command("shape"))["default"] == "just-a-name"
     finally:
         manager.close()
