@@ -6,11 +6,18 @@ runs, `sys.stdout` is a router: writes made by the CLI's own output (click, herm
 the real stdout; anyone else's (a plugin's `print`, a logging handler on `sys.stdout`) go to
 stderr, where the user still sees them. A plugin's own CLI command
 (`ctx.register_cli_command`) owns stdout while its handler runs: its output is the command's.
-Writes to the file descriptor itself (a subprocess, C code) are not routed.
+
+When stdout is not a terminal (a pipe, a file: output something reads), file descriptor 1
+itself points at stderr while the command runs, so that what a plugin's subprocess, daemon or C
+code writes there lands on stderr too (children inherit it); the command's own output goes to
+the real stdout through a descriptor of its own, and descriptor 1 is restored afterwards. On a
+terminal descriptor 1 is left alone (a person reads both; `input()` keeps its line editing).
 """
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,9 +31,10 @@ _OURS = ("click", "hermes_core")
 class _Router:
     """`sys.stdout` during a command: the real stdout for the CLI's own writes, stderr for the rest."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, saved_fd: int | None = None) -> None:
         self.out, self.err = out, err
         self.plugin_owns = False
+        self.saved_fd = saved_fd  # the real stdout's descriptor while descriptor 1 points at stderr
 
     def write(self, text: Any) -> int:
         caller = sys._getframe(1).f_globals.get("__name__", "")
@@ -48,20 +56,43 @@ class _Router:
         return getattr(self.out, name)
 
 
+def _point_fd1_at_stderr(real: TextIO) -> tuple[TextIO, int] | None:
+    """Descriptor 1 made a copy of descriptor 2; returns a text stream on the real stdout (a
+    descriptor of its own) and that descriptor. None when stdout is a terminal or not fd 1."""
+    try:
+        if real.fileno() != 1 or os.isatty(1):
+            return None
+        real.flush()
+        saved = os.dup(1)
+        sys.stderr.flush()
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+    out = io.TextIOWrapper(io.FileIO(saved, "w", closefd=False), encoding=real.encoding, errors=real.errors,
+                           line_buffering=bool(getattr(real, "line_buffering", False)), write_through=True)
+    return out, saved
+
+
 @contextmanager
 def routed() -> Iterator[None]:
-    """Route `sys.stdout` for the duration of a command (restored afterwards)."""
+    """Route `sys.stdout` (and, when it is not a terminal, descriptor 1) for the duration of a
+    command (restored afterwards)."""
     real = sys.stdout
     if real is None or isinstance(real, _Router):
         yield
         return
-    sys.stdout = _Router(real, sys.stderr)
+    moved = _point_fd1_at_stderr(real)
+    sys.stdout = _Router(moved[0] if moved else real, sys.stderr, moved[1] if moved else None)
     try:
         yield
     finally:
         if isinstance(sys.stdout, _Router):
             sys.stdout.flush()
         sys.stdout = real
+        if moved is not None:
+            moved[0].flush()
+            os.dup2(moved[1], 1)
+            os.close(moved[1])
 
 
 @contextmanager
@@ -72,7 +103,13 @@ def plugin_owns_stdout() -> Iterator[None]:
         yield
         return
     router.plugin_owns = True
+    if router.saved_fd is not None:  # its subprocesses' output is the command's too
+        router.flush()
+        os.dup2(router.saved_fd, 1)
     try:
         yield
     finally:
         router.plugin_owns = False
+        if router.saved_fd is not None:
+            router.flush()
+            os.dup2(2, 1)
