@@ -45,6 +45,7 @@ from .._slots.registry import SlotRegistry
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import Tool
 from .._version import __version__
+from .collector import MemoryCollector
 from .importer import forget_module, import_plugin, module_label
 from .record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from .registrar import Registrar
@@ -254,6 +255,8 @@ class Loader:
             if not caller.has_spec():
                 record.warnings.append(f"plugin {record.id!r} implements unknown hook {caller.name!r}; it is never called")
         registrar = self._registrars[record.id]
+        if self._slot_of(record) == "memory":  # registered as Hermes' memory loader lets it (see collector)
+            ctx = MemoryCollector(ctx, record.id, record.warnings)  # type: ignore[assignment]
         for hook in hookspecs.REGISTRATION_HOOKS:
             for impl in self.impls(hook, obj):
                 call = functools.partial(impl.function, *[{"ctx": ctx}[name] for name in impl.argnames])

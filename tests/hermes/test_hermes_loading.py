@@ -95,3 +95,56 @@ def test_an_entry_point_naming_a_function_loads_that_function_as_register(home: 
     write_config(home, "plugins:\n  enabled: [epfunc]\n")
     row = next(p for p in hermes_json("plugins", "doctor")["plugins"] if p["id"] == "epfunc")
     assert (row["status"], row["registered"]) == ("ok", {"commands": ["epfunc"]})
+
+
+# A memory provider written against Hermes' memory loader, whose collector takes any register_*
+# call: a tool registered with Hermes' older three-argument shape, a command that fits.
+LOOSE_MEMORY = '''
+from agent.memory_provider import MemoryProvider
+
+
+class Loose(MemoryProvider):
+    name = "loose"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return []
+
+
+def recall_tool(args, **kwargs):
+    return "{}"
+
+
+def register(ctx):
+    ctx.register_tool("loose_recall", {"name": "loose_recall", "parameters": {"type": "object"}}, recall_tool)
+    ctx.register_command("loose", lambda raw: "loose memory")
+    ctx.register_memory_provider(Loose())
+'''
+
+
+def test_a_memory_provider_folder_registers_as_hermes_memory_loader_lets_it(home: Path) -> None:
+    folder = home / "plugins" / "memory" / "loose"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(LOOSE_MEMORY, encoding="utf-8")
+    (folder / "plugin.yaml").write_text("name: loose\nversion: 0.3.1\n", encoding="utf-8")
+    write_config(home, "memory:\n  provider: loose\n")
+    report = hermes_json("plugins", "doctor")
+    row = next(p for p in report["plugins"] if p["id"] == "memory/loose")
+    assert row["status"] == "ok", row
+    assert row["registered"] == {"commands": ["loose"], "providers": ["memory:loose"]}
+    assert report["slots"]["memory"] == "loose"
+    assert any("ctx.register_tool(...) called while registering its memory provider was left out" in w
+               and "memory/loose" in w for w in report["warnings"]), report["warnings"]
+
+
+def test_outside_a_memory_provider_a_call_that_does_not_fit_still_fails_the_load(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "strict", "def register(ctx):\n"
+                       "    ctx.register_tool('x', {'name': 'x'}, lambda args: '{}')\n", "name: strict\n")
+    write_config(home, "plugins:\n  enabled: [strict]\n")
+    row = next(p for p in hermes_json("plugins", "doctor", check=1)["plugins"] if p["id"] == "strict")
+    assert row["status"] == "failed" and "TypeError" in row["error"]
