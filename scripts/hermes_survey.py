@@ -17,7 +17,10 @@ root, their dependencies in deps/): a rerun installs from there with --no-index.
 Output: one line per package, then
     pypi hermes plugins: discovered D/N, loaded L/N, registered-something R/N, works-in-a-session W/N
 (works: three turns of `hermes chat` against a loopback model, the plugin enabled and its memory
-provider / context engine selected: exit 0, three replies, no traceback, no error naming it)
+provider / context engine selected — a model provider's own route carrying the requests when its
+profile has a base-URL variable: exit 0, three replies, no traceback, no error naming it — and the
+plugin registered something this host uses: a plugin that registered nothing, or only hooks this
+host never fires, does not work, and its line says so)
 Details (every command's output) go to $WORK/results.json (WORK default
 $TMPDIR/hermes-survey/pypi-compat).
 """
@@ -258,8 +261,19 @@ def test_package(pkg: dict, baseline_ids: set[str]) -> dict:
             registered.setdefault(k, []).extend(v)
     res["registered_what"] = registered
     res["registered"] = any(registered.values())
+    # what this host uses: anything but hooks, and the hooks it fires (doctor's unfired_hooks)
+    unfired = {h for d in rows for h in (d.get("unfired_hooks") or [])}
+    used = {k: v for k, v in registered.items() if v and k != "hooks"}
+    if any(h not in unfired for h in registered.get("hooks", [])):
+        used["hooks"] = [h for h in registered["hooks"] if h not in unfired]
+    res["registered_used"] = used
     if res["loaded"]:
-        res["works"], res["session"] = drive(home, env, ids)
+        provider = model_provider(env, registered.get("model_providers") or [])
+        res["works"], res["session"] = drive(home, env, ids, provider)
+        if res["works"] and not used:
+            res["works"] = False
+            res["session"] += (", registered nothing this host uses" if not res["registered"] else
+                               f", registered only hooks this host never fires ({', '.join(sorted(unfired))})")
     else:
         res["works"], res["session"] = False, "not loaded"
     errors = [f"{d['id']}: {d['error']}" for d in rows if d.get("error")]
@@ -328,17 +342,40 @@ class LoopbackModel:
         self.httpd.shutdown()
 
 
-def drive(home: Path, env: dict, ids: set[str]) -> tuple[bool, str]:
+def model_provider(env: dict, names: list[str]) -> tuple[str, list[str]] | None:
+    """The first model provider a plugin registered, with its profile's environment variables
+    (read by loading the plugins in the survey's venv), or None."""
+    if not names:
+        return None
+    code = ("import json, sys\nfrom hermes_core import PluginManager\nmanager = PluginManager().load()\n"
+            "import providers\nprofile = providers.get_provider_profile(sys.argv[1])\n"
+            "print(json.dumps(list(profile.env_vars) if profile else []))\n")
+    p = subprocess.run([str(PY), "-c", code, names[0]], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        return names[0], json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
+def drive(home: Path, env: dict, ids: set[str], provider: tuple[str, list[str]] | None = None) -> tuple[bool, str]:
     """Three turns of `hermes chat` against a loopback model, the plugin enabled and its memory
     provider / context engine selected. Works = exit 0, three replies, no traceback, and no
     error line naming the plugin (a plugin that reports it needs its own credentials or
-    service counts as not working here: say so in the notes)."""
+    service counts as not working here: say so in the notes). A model-provider plugin whose
+    profile has a `*_BASE_URL` variable is the session's provider, that variable pointing at
+    the loopback model (its key variable set to a local key): the requests take its route."""
     model = LoopbackModel()
     try:
         cfg = home / "config.yaml"
         text = cfg.read_text() if cfg.exists() else ""
-        cfg.write_text(text + f"\nmodel:\n  provider: custom\n  model: local-model\n  base_url: {model.url}\n")
         e = dict(env, OPENAI_API_KEY="sk-local")
+        url_vars = [v for v in (provider[1] if provider else []) if v.upper().endswith("_BASE_URL")]
+        if provider and url_vars:
+            e[url_vars[0]] = model.url
+            e.update({v: "sk-local" for v in provider[1] if v not in url_vars})
+            cfg.write_text(text + f"\nmodel:\n  provider: {provider[0]}\n  model: local-model\n")
+        else:
+            cfg.write_text(text + f"\nmodel:\n  provider: custom\n  model: local-model\n  base_url: {model.url}\n")
         try:
             p = subprocess.run([str(HERMES), "chat"], env=e, cwd=str(home), capture_output=True, text=True, timeout=240,
                                input="remember that my cat is called Io\nwhat is my cat called?\nthanks\n/exit\n")
@@ -353,7 +390,8 @@ def drive(home: Path, env: dict, ids: set[str]) -> tuple[bool, str]:
         # an engine or memory provider that says it cannot run here (its own service or key missing)
         # works as the host promises, but the session ran without it: say so
         absent = [l.split(": warning: ", 1)[-1] for l in err.splitlines() if "is not available here" in l]
-        return ok, f"rc {rc}, {replies} replies" + (f", {bad[0][:200]}" if bad else "") + \
+        routed = f", through provider {provider[0]}" if provider and url_vars else ""
+        return ok, f"rc {rc}, {replies} replies{routed}" + (f", {bad[0][:200]}" if bad else "") + \
             ("" if rc == 0 else f", {last_line(err)[:200]}") + (f", {absent[0][:300]}" if absent else "")
     finally:
         model.close()
