@@ -130,6 +130,8 @@ class ContextCompressor(ThresholdEngine):
         self.auxiliary = auxiliary  # anything with complete(messages, max_tokens=) -> result with .text
         self.last_summary_failure: str | None = None
         self._previous_summary: str | None = None
+        # Hermes' context-length probe flags, kept for subclasses that read them (no probe runs here)
+        self._context_probed = self._context_probe_persistable = False
         self._memory_context = ""
         self._last_compress_aborted = False
         self.tail_token_budget = self.max_summary_tokens = 0
@@ -183,7 +185,7 @@ class ContextCompressor(ThresholdEngine):
     def on_session_reset(self) -> None:
         super().on_session_reset()
         self._previous_summary = self.last_summary_failure = None
-        self._last_compress_aborted = False
+        self._last_compress_aborted = self._context_probed = self._context_probe_persistable = False
 
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
         """Whether anything lies between the protected head and tail."""

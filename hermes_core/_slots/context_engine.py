@@ -170,6 +170,12 @@ class ContextEngine(ABC):
 
         return json.dumps({"error": f"context engine {self.name!r} has no tool {name!r}"})
 
+    def cache_plan(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kwargs: Any) -> Any:
+        """Hermes' optional prompt-cache plan: where an engine wants the request's cache
+        breakpoints. The default, None, leaves the placement to the host; hermes-core places
+        no cache breakpoints and does not call it."""
+        return None
+
     def get_status(self) -> dict[str, Any]:
         """Token counts and the threshold, for display; `usage_percent` is within 0..100."""
         last_prompt = max(self.last_prompt_tokens, 0)  # -1 means "compressed, no usage seen yet"
