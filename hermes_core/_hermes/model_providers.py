@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -91,6 +90,8 @@ class ProviderProfile:
                                           if (base_url or self.base_url) else "")
         if not url:
             return None
+        import urllib.request  # only a plugin asking for its catalog pays for it
+
         request = urllib.request.Request(url, headers={"Accept": "application/json", **self.default_headers})
         if api_key:
             request.add_header("Authorization", f"Bearer {api_key}")
