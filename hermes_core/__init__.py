@@ -58,6 +58,8 @@ if TYPE_CHECKING:
         LlmConfigError,
         LlmProviderError,
         ManifestError,
+        McpAllowlistError,
+        McpError,
         MemoryStoreError,
         PluginLlmError,
         PluginLlmInputError,
@@ -123,6 +125,7 @@ _ERRORS = (
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
+    "McpError", "McpAllowlistError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -176,6 +179,7 @@ __all__ = [
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
+    "McpError", "McpAllowlistError",
 ]
 
 

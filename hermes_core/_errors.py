@@ -20,6 +20,8 @@ __all__ = [
     "UnknownCommandError",
     "CommandFailedError",
     "UnknownToolError",
+    "McpError",
+    "McpAllowlistError",
     "SlotError",
     "UnknownProviderError",
     "ProviderConflictError",
@@ -39,7 +41,10 @@ __all__ = [
 
 
 def owner(plugin_id: str | None) -> str:
-    """How messages name where something came from: `plugin 'x'`, or `the host`."""
+    """How messages name where something came from: `plugin 'x'`, `MCP server 'x'` (whose tools
+    are registered under the id `mcp:x`), or `the host`."""
+    if plugin_id and plugin_id.startswith("mcp:"):
+        return f"MCP server {quoted(plugin_id[4:])}"
     return f"plugin {quoted(plugin_id)}" if plugin_id else "the host"
 
 
@@ -103,6 +108,15 @@ class CommandFailedError(HermesError):
 class HostCapabilityError(HermesError):
     """A plugin used a `ctx` member that only a host serving a capability this host lacks can
     serve (a messaging gateway, an approval UI, ...)."""
+
+
+class McpError(HermesError):
+    """MCP cannot do what was asked: the optional extra `hermes-core[mcp]` is not installed, or
+    `hermes mcp serve` was asked for something unsafe or impossible (an open address without a token)."""
+
+
+class McpAllowlistError(McpError, PermissionError):
+    """A plugin's `ctx.call_mcp` named a server missing from its `plugins.entries.<id>.mcp_allowlist`."""
 
 
 class PluginStateError(HermesError, ValueError):

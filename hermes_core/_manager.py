@@ -25,11 +25,13 @@ from ._llm.clients import HostClients
 from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
+from ._mcp.servers import McpServers
 from ._paths import hermes_home
 from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from ._slots.registry import SlotProvider, SlotRegistry
 from ._tools.registry import ToolRegistry
+from ._tools.call import ToolOutcome
 from ._tools.routing import ToolRouter
 from ._tools.tool import ToolInfo
 
@@ -76,6 +78,8 @@ class PluginManager:
             hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
         )
         self._lifecycle = LifecycleHooks(self._loader.hooks)
+        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config)  # mcp_servers: in config.yaml
+        self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []
         self._default = DefaultSession(self._open_default)
@@ -90,7 +94,9 @@ class PluginManager:
 
     @property
     def tools(self) -> ToolRegistry:
+        """Every tool: the plugins' and, once each has answered or failed once, the MCP servers'."""
         self._ensure_loaded()
+        self.mcp.settle()
         return self._loader.tools
 
     @property
@@ -119,10 +125,9 @@ class PluginManager:
             self.load()
 
     def declare_fired_hooks(self, *hooks: str) -> None:
-        """Say that this host fires the lifecycle hooks `hooks` (more calls add to the set), so
-        that `doctor()` can name each plugin's registered hooks this host never fires. The
-        reference agent declares its own (`hermes_core.agent.FIRED_HOOKS`). A name that is no
-        lifecycle hook is a `ValueError`: a typo here would hide a real problem."""
+        """Say that this host fires the lifecycle hooks `hooks` (more calls add to the set), so that
+        `doctor()` can name the registered hooks it never fires (the reference agent declares
+        `hermes_core.agent.FIRED_HOOKS`). A name that is no lifecycle hook is a `ValueError`."""
         self._fired = (self._fired or frozenset()) | lifecycle_hooks(hooks)
 
     @property
@@ -147,8 +152,7 @@ class PluginManager:
             return self
 
     def reload(self) -> PluginManager:
-        """Re-read config and plugins: retry failed ones, load newly enabled ones, unload
-        the ones now disabled or gone."""
+        """Re-read config and plugins: retry failed ones, load new ones, unload those now disabled or gone."""
         self.close()
         with self._lock:
             self._loaded = True
@@ -156,40 +160,36 @@ class PluginManager:
             return self
 
     def _sync(self, *, retry: bool) -> None:
-        """Read config (a bad value of a key the manager uses is a clear error now, not when a
-        hook first fires), discover, and load what the config enables."""
+        """Read config (a bad value of a key the manager uses is an error now), discover, load."""
         config = self._fixed_config or load_config(self.home)
         self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
         config.read(keys.TOOLS_TIMEOUT), config.read(keys.COMMANDS_TIMEOUT), config.read(keys.PLUGIN_ENTRIES)
         self.config = config
+        self.mcp.configure(config)
         self._discovery = self.discover()
         self.problems = self._loader.sync_discovery(self._discovery, config, retry=retry)
 
     def add_plugin(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:
-        """Load an object you already hold (a module, a namespace, or a `register(ctx)` function)
-        as plugin `plugin_id`, transactionally, as if it had been discovered."""
+        """Load an object you hold (a module, a namespace, a `register(ctx)`) as plugin `plugin_id`."""
         with self._lock:
             self._ensure_loaded()
             return self._loader.add(plugin, plugin_id, builtin=builtin)
 
     def remove_plugin(self, plugin_id: str) -> None:
-        """Unload plugin `plugin_id`: everything it registered goes, its `ctx.on_unload`
-        callbacks run and its background tasks are cancelled. `PluginNotFoundError` if unknown."""
+        """Unload plugin `plugin_id` (its registrations, `ctx.on_unload` callbacks, tasks); `PluginNotFoundError`."""
         with self._lock:
-            record = self.record(plugin_id)
-            self._loader.unload(record)
+            self._loader.unload(self.record(plugin_id))
 
     # -- what plugins add besides tools and engines ---------------------------------------
 
     def serve(self, capability: str, implementation: Any) -> None:
         """Declare that this host serves `capability` ("gateway", "approval", "dashboard", "conversation",
-        "mcp", "subagents", "middleware", "context_references"): the ctx members that need it call
-        `implementation.<member>(plugin_id, *args, **kwargs)`, not raise `HostCapabilityError`. Serve before loading."""
+        "subagents", ...; "mcp" is served by `mcp`, the servers of `mcp_servers:`, unless the host serves its
+        own): the ctx members that need it call `implementation.<member>(plugin_id, *args, **kwargs)`."""
         self._loader.capabilities.serve(capability, implementation)
 
     def prompt_sections(self) -> dict[str, list[str]]:
-        """The plugins' system-prompt sections, rendered now, by position ("before_memory",
-        "after_memory", "end"); a host renders them once per session."""
+        """The plugins' system-prompt sections, rendered now, by position (once per session)."""
         self._ensure_loaded()
         return self._loader.sections.render()
 
@@ -239,19 +239,17 @@ class PluginManager:
 
     def open_session(self, session_id: str | None = None, *, model: str | None = None,
                      context_length: int | None = None, **kwargs: Any) -> AgentSession:
-        """A new agent session: fresh instances of the selected context engine and memory
-        provider, their tools next to the plugins', the calls a loop makes around each turn.
-        `model` and `context_length` default to `model.model` and `model.context_length`
-        (128,000). Raises `UnknownProviderError` when the config names an engine nothing
-        provides. `kwargs` go to the engines' `on_session_start` / `initialize`."""
+        """A new agent session: fresh instances of the selected context engine and memory provider,
+        their tools next to the plugins'. `model` and `context_length` default to `model.model` and
+        `model.context_length`; `kwargs` go to the engines' `on_session_start` / `initialize`.
+        `UnknownProviderError` when the config names an engine nothing provides."""
         from ._session.session import AgentSession
 
         return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
 
     def default_session(self) -> AgentSession:
-        """The session for tool calls made outside any agent session (`hermes tools call`, a
-        plugin's `ctx.dispatch_tool` from a command): opened on first use, closed by `close()`
-        and `reload()`. It is not a conversation: the plugins' session hooks do not fire for it."""
+        """The session for tool calls outside any agent session (`hermes tools call`): opened on first
+        use, closed by `close()` and `reload()`; no session hooks fire for it."""
         return self._default.get()
 
     def _open_default(self) -> AgentSession:
@@ -284,6 +282,10 @@ class PluginManager:
         return await self._router.adispatch(name, args, session_id=session_id, tool_call_id=tool_call_id,
                                             kwargs=kwargs)
 
+    async def arun_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "") -> ToolOutcome:
+        """`adispatch_tool` that also says whether a `pre_tool_call` hook blocked the call."""
+        return await self._router.arun(name, args, session_id=session_id, tool_call_id=tool_call_id, kwargs={})
+
     def run_command(self, name: str, raw_args: str = "", *, session_key: str = "", platform: str = "cli") -> str | None:
         """Run a slash command after the plugins' `pre_command` hook; `UnknownCommandError`, `CommandFailedError`."""
         return self.commands.run(name, raw_args, hooks=self.lifecycle, session_key=session_key, platform=platform)
@@ -303,15 +305,13 @@ class PluginManager:
         return self.slots.create(slot, self.config)
 
     def extend_cli(self, cli: Any) -> list[str]:
-        """Let loaded plugins add click commands to the click group `cli` (`register_cli_commands`);
-        returns warnings. A plugin whose hook raises keeps none of the commands it added."""
+        """Let plugins add click commands to the click group `cli` (`register_cli_commands`); returns warnings."""
         self._ensure_loaded()
         return self._loader.extend_cli(cli)
 
     @property
     def cli_commands(self) -> list[CliCommand]:
-        """The argparse-style commands plugins registered (`ctx.register_cli_command`), for a host's
-        command line to serve (`hermes` serves each as `hermes <name> ...`)."""
+        """The argparse-style commands plugins registered (`ctx.register_cli_command`): `hermes <name> ...`."""
         self._ensure_loaded()
         return self._loader.cli_commands.all()
 

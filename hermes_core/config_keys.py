@@ -158,6 +158,8 @@ PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
 PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, _flag, False,
                                  "the plugin may replace a tool another plugin registered (override=True)")
+PLUGIN_MCP_ALLOWLIST = Key("plugins.entries.*.mcp_allowlist", NAMES, _names, [],
+                           "MCP servers the plugin's ctx.call_mcp may call (deny by default; no wildcard)")
 PLUGIN_LLM = Key("plugins.entries.*.llm", MAPPING, _mapping, _EMPTY, "what the plugin's ctx.llm may override")
 LLM_ALLOW_PROVIDER_OVERRIDE = Key("plugins.entries.*.llm.allow_provider_override", FLAG, _flag, False,
                                   "ctx.llm may choose its provider")
@@ -219,6 +221,34 @@ AGENT_FALLBACK: Key[list[Mapping[str, Any]]] = Key("agents.*.model.fallback", EN
                                                    "that agent's fallback chain")
 AGENT_PRICING = Key("agents.*.model.pricing", MAPPING, _mapping, _EMPTY, "that agent's prices", free=True)
 
+# -- MCP servers whose tools the agent gets (Hermes' keys) -----------------------------------
+
+
+def _transport(value: Any) -> str:
+    if value not in ("stdio", "http", "streamable_http", "sse"):
+        raise ValueError
+    return str(value)
+
+
+MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY, "MCP servers by name; their tools are mcp__<server>__<tool>")
+MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
+MCP_COMMAND = Key("mcp_servers.*.command", TEXT, _text, "", "the program that runs the server over stdio")
+MCP_ARGS = Key("mcp_servers.*.args", NAMES, _names, [], "its arguments (${VAR} and ${env:VAR} are replaced)")
+MCP_ENV = Key("mcp_servers.*.env", MAPPING, _mapping, _EMPTY,
+              "variables its environment gets besides PATH, HOME and the like (never the others)", free=True)
+MCP_CWD = Key("mcp_servers.*.cwd", TEXT, _text, "", "the folder it runs in")
+MCP_URL = Key("mcp_servers.*.url", TEXT, _text, "", "the server's Streamable HTTP (or SSE) endpoint")
+MCP_HEADERS = Key("mcp_servers.*.headers", MAPPING, _mapping, _EMPTY, "HTTP headers sent with every request", free=True)
+MCP_TRANSPORT = Key("mcp_servers.*.transport", "stdio, http, streamable_http or sse", _transport, "",
+                    "how to reach it (unset: stdio with a command, Streamable HTTP with a url)")
+MCP_ENABLED = Key("mcp_servers.*.enabled", FLAG, _flag, True, "false: not started, its tools not offered")
+MCP_TIMEOUT = Key("mcp_servers.*.timeout", SECONDS, _seconds, 300.0, "seconds one of its tool calls may take")
+MCP_CONNECT_TIMEOUT = Key("mcp_servers.*.connect_timeout", SECONDS, _seconds, 60.0,
+                          "seconds it may take to start and list its tools before it counts as failed")
+MCP_TOOLS = Key("mcp_servers.*.tools", MAPPING, _mapping, _EMPTY, "which of its tools the agent gets")
+MCP_INCLUDE = Key("mcp_servers.*.tools.include", NAMES, _names, [], "only tools matching these globs (wins)")
+MCP_EXCLUDE = Key("mcp_servers.*.tools.exclude", NAMES, _names, [], "not the tools matching these globs")
+
 # -- the reference agent and the built-in engines ----------------------------------------------
 
 AGENT_MAX_ITERATIONS = Key("agent.max_iterations", POSITIVE, _positive, 20,
@@ -253,6 +283,8 @@ KEYS: tuple[Key[Any], ...] = (
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
+    PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
+    MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
 )
 
 

@@ -19,11 +19,20 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["finish", "lingering", "noting"]
+__all__ = ["closing", "finish", "lingering", "noting"]
 
 _started: weakref.WeakKeyDictionary[threading.Thread, str] = weakref.WeakKeyDictionary()
 _modules: dict[str, str] = {}  # a plugin's module name → its id
 _lock = threading.Lock()
+_closers: list[Callable[[], Any]] = []
+
+
+def closing(callback: Callable[[], Any]) -> None:
+    """Run `callback()` when the CLI finishes, before what is still running is named: the host's own
+    background work (its MCP connections) is closed, not reported as a plugin's."""
+    with _lock:
+        if callback not in _closers:
+            _closers.append(callback)
 
 
 @contextlib.contextmanager
@@ -115,6 +124,9 @@ def finish(run: Callable[[], Any], warn: Callable[[str], None]) -> Any:
     try:
         return run()
     except SystemExit as done:
+        for callback in list(_closers):
+            with contextlib.suppress(Exception):
+                callback()
         left = lingering()
         if not left:
             raise

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from .._hooks.calls import LifecycleHooks
 
 __all__ = [
-    "MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "Tools", "adispatch", "dispatch", "error_result", "parse_arguments",
+    "MAX_ERROR_CHARS", "NO_IDS", "ToolCallIds", "ToolOutcome", "Tools", "adispatch", "arun", "dispatch", "error_result",
+    "parse_arguments",
 ]
 
 log = logging.getLogger("hermes_core.tools")
@@ -54,6 +55,24 @@ class ToolCallIds:
 
 
 NO_IDS = ToolCallIds()
+
+
+@attrs.frozen
+class ToolOutcome:
+    """A finished tool call: the string the model gets, and whether a `pre_tool_call` hook blocked it."""
+
+    result: str
+    blocked: bool = False
+
+    @property
+    def status(self) -> str:
+        """Hermes' status of the call: `blocked`, `error` (a JSON object with an `error` key) or `ok`."""
+        return _status(self.result, self.blocked)[0]
+
+    @property
+    def message(self) -> str:
+        """The error's or the block's message (the result itself when it is neither)."""
+        return _status(self.result, self.blocked)[2] or self.result
 
 
 class Tools(Protocol):
@@ -160,13 +179,13 @@ def _status(result: str, blocked: bool) -> tuple[str, str | None, str | None]:
 def _call(
     registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, ids: ToolCallIds,
     kwargs: Mapping[str, Any],
-) -> Policy[str]:
+) -> Policy[ToolOutcome]:
     entry = registry.entry(name)
     if entry is None:
-        return error_result(f"Unknown tool: {clip(name)}")
+        return ToolOutcome(error_result(f"Unknown tool: {clip(name)}"))
     parsed, problem = parse_arguments(args)
     if parsed is None:
-        return error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}")
+        return ToolOutcome(error_result(f"Invalid arguments for tool {quoted(name)}: {clip(problem)}"))
     blocked: str | None = None
     if hooks is not None and hooks.has("pre_tool_call"):  # none: the arguments go on as they are
         decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **ids.arguments())
@@ -179,18 +198,18 @@ def _call(
         try:
             limit = registry.limit(name)
         except ConfigError as exc:  # tools.timeouts.<name> is no number: the operator's to fix
-            return error_result(str(exc))
+            return ToolOutcome(error_result(str(exc)))
         result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async,
                                               limit=limit)))
     duration_ms = 0 if blocked else int((time.monotonic() - started) * 1000)
     if hooks is None or not (hooks.has("post_tool_call") or hooks.has("transform_tool_result")):
-        return result
+        return ToolOutcome(result, blocked is not None)
     status, error_type, error_message = _status(result, blocked is not None)
     done: dict[str, Any] = {"result": result, "duration_ms": duration_ms, "status": status, "error_type": error_type,
                              "error_message": error_message, **ids.arguments()}
     yield hooks.post_tool_call(tool_name=name, args=dict(parsed), **done)
     changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), **done)
-    return changed if changed is not None else result
+    return ToolOutcome(changed if changed is not None else result, blocked is not None)
 
 
 def dispatch(
@@ -198,7 +217,7 @@ def dispatch(
     kwargs: Mapping[str, Any],
 ) -> str:
     """Run tool `name` of `registry` from synchronous code, with `hooks` around it (None: none)."""
-    return drive(_call(registry, hooks, name, args, ids, kwargs))
+    return drive(_call(registry, hooks, name, args, ids, kwargs)).result
 
 
 async def adispatch(
@@ -206,4 +225,12 @@ async def adispatch(
     kwargs: Mapping[str, Any],
 ) -> str:
     """`dispatch` from a coroutine: async handlers are awaited, sync ones run on a worker thread."""
+    return (await adrive(_call(registry, hooks, name, args, ids, kwargs))).result
+
+
+async def arun(
+    registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    kwargs: Mapping[str, Any],
+) -> ToolOutcome:
+    """`adispatch`, telling a blocked call from one that ran (what `hermes mcp serve` needs)."""
     return await adrive(_call(registry, hooks, name, args, ids, kwargs))

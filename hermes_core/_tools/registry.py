@@ -51,6 +51,11 @@ def time_limits(config: Config | Callable[[], Config]) -> Callable[[str], float 
     return limit
 
 
+def _for_model(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool's schema as the model is sent it: without the MCP hints (`annotations`)."""
+    return schema if "annotations" not in schema else {k: v for k, v in schema.items() if k != "annotations"}
+
+
 class ToolRegistry:
     """Every tool the host can offer the model, with its provenance.
 
@@ -180,7 +185,7 @@ class ToolRegistry:
 
     def schemas(self) -> list[dict[str, Any]]:
         """The OpenAI `tools` list of every available tool: `[{"type": "function", "function": ...}]`."""
-        return [{"type": "function", "function": info.schema} for info in self.infos() if info.available]
+        return [{"type": "function", "function": _for_model(info.schema)} for info in self.infos() if info.available]
 
     # -- calls ------------------------------------------------------------------------------
 

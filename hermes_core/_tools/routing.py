@@ -65,3 +65,9 @@ class ToolRouter:
         """`dispatch` from a coroutine."""
         registry, ids = self._route(name, session_id, tool_call_id)
         return await call.adispatch(registry, self._hooks(), name, args, ids=ids, kwargs=kwargs)
+
+    async def arun(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "",
+                   kwargs: Mapping[str, Any]) -> call.ToolOutcome:
+        """`adispatch`, telling a blocked call from one that ran."""
+        registry, ids = self._route(name, session_id, tool_call_id)
+        return await call.arun(registry, self._hooks(), name, args, ids=ids, kwargs=kwargs)

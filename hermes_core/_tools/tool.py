@@ -66,7 +66,7 @@ class Tool:
             log.warning("check_fn of tool %r (%s) raised %s: %s", self.name, owner(self.plugin_id),
                         type(exc).__name__, exc)
             return False, f"check_fn raised {type(exc).__name__}: {exc}"
-        return (True, "") if ok else (False, "check_fn returned false")
+        return (True, "") if ok else (False, getattr(ok, "reason", None) or "check_fn returned false")
 
 
 @attrs.frozen
@@ -97,7 +97,8 @@ class ToolEntry:
 def checked_schema(tool: Tool) -> dict[str, Any]:
     """`tool`'s schema as a call uses it (name and description filled in), or `ToolSchemaError`
     saying what is wrong: it must be an OpenAI function object whose `parameters` is a valid
-    JSON Schema describing an object."""
+    JSON Schema describing an object. An `annotations` mapping beside them holds MCP's tool hints
+    (`readOnlyHint`, `destructiveHint`, ...) for `hermes mcp serve`; the model is not sent it."""
     who = f"tool {tool.name!r} of {owner(tool.plugin_id)}"
     if not isinstance(tool.name, str) or not tool.name.strip():
         raise ToolSchemaError(f"{owner(tool.plugin_id)} registered a tool without a name", plugin_id=tool.plugin_id)
@@ -120,6 +121,10 @@ def checked_schema(tool: Tool) -> dict[str, Any]:
         )
     if not schema.get("description") and tool.description:
         schema["description"] = tool.description
+    annotations = schema.get("annotations")
+    if annotations is not None and not isinstance(annotations, Mapping):
+        raise ToolSchemaError(f"{who}: schema annotations must be a mapping of MCP tool hints such as "
+                              "{'readOnlyHint': true}", plugin_id=tool.plugin_id)
     parameters = schema.setdefault("parameters", {"type": "object", "properties": {}})
     if not isinstance(parameters, Mapping):
         raise ToolSchemaError(f"{who}: schema parameters must be a JSON Schema object (a dict)", plugin_id=tool.plugin_id)

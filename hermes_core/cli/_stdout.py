@@ -21,9 +21,9 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
-__all__ = ["routed", "plugin_owns_stdout"]
+__all__ = ["routed", "plugin_owns_stdout", "protocol_streams"]
 
 _OURS = ("click", "hermes_core")
 
@@ -113,3 +113,33 @@ def plugin_owns_stdout() -> Iterator[None]:
         if router.saved_fd is not None:
             router.flush()
             os.dup2(2, 1)
+
+
+@contextmanager
+def protocol_streams() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """stdin and stdout become a protocol's own (`hermes mcp serve` over stdio): the command reads
+    and writes them through descriptors of its own, while descriptor 0 reads nothing, descriptor 1
+    points at stderr and `sys.stdout` is stderr, so that nothing else (a plugin's print, a child
+    process, C code, the CLI itself) can write into the protocol or read from it. Restored afterwards."""
+    router = sys.stdout
+    moved = isinstance(router, _Router) and router.saved_fd is not None
+    if isinstance(router, _Router):
+        router.flush()
+    out_fd = os.dup(router.saved_fd if moved else 1)  # type: ignore[union-attr]
+    in_fd = os.dup(0)
+    saved_fd1 = None if moved else os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield os.fdopen(in_fd, "rb", closefd=False), os.fdopen(out_fd, "wb", closefd=False)
+    finally:
+        sys.stdout = router
+        os.dup2(in_fd, 0)
+        if saved_fd1 is not None:
+            os.dup2(saved_fd1, 1)
+            os.close(saved_fd1)
+        os.close(in_fd)
+        os.close(out_fd)

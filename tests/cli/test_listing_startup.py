@@ -70,7 +70,8 @@ def plugins(home: Path, site: Path) -> Path:
                  {"hermes_gw_module": "from gateway.config import X\n"}, summary="needs the host")
     install_dist(site, "hermes-notes", {"notes": "hermes_notes_module"},
                  {"hermes_notes_module": ""}, summary="shadows the folder plugin")
-    write_config(home, "plugins:\n  enabled: [notes, ep, gw]\n  disabled: [clock]\nmemory:\n  provider: vec\n")
+    write_config(home, "plugins:\n  enabled: [notes, ep, gw]\n  disabled: [clock]\nmemory:\n  provider: vec\n"
+                       "mcp_servers:\n  echo:\n    command: python3\n")
     return home
 
 
@@ -86,11 +87,11 @@ def test_every_option_combination_prints_what_the_click_command_prints(plugins: 
     assert "ep " in out and "BROKEN" in out and "bad name!" in err  # the rows and the warnings compared above
 
 
-def test_the_listing_imports_no_click_no_plugin_and_no_openai(plugins: Path) -> None:
-    for args in option_lines():
+def test_the_listing_imports_no_click_no_plugin_no_openai_and_no_mcp(plugins: Path) -> None:
+    for args in option_lines():  # the config names an MCP server: listing plugins starts none
         modules = imported("plugins", "list", *args)
         assert "hermes_core._discovery.discover" in modules  # the probe sees the listing's imports...
-        assert not {m for m in modules if m.split(".")[0] in {"click", "openai", "jsonschema", "pluggy"}}, args
+        assert not {m for m in modules if m.split(".")[0] in {"click", "openai", "jsonschema", "pluggy", "mcp"}}, args
         assert not {"hermes_ep_module", "hermes_gw_module", "hermes_notes_module"} & modules  # ...and no plugin
 
 

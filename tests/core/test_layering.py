@@ -36,10 +36,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
+    "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools"},
     "_loading": BELOW_LOADING,
-    "_manager": BELOW_LOADING | {"_loading"},
+    "_manager": BELOW_LOADING | {"_loading", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "cli": BELOW_LOADING | {"_loading", "_manager", "agent"},
+    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent"},
 }
 
 

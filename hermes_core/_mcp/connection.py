@@ -1,0 +1,286 @@
+"""One long-lived connection to an MCP server, on the background loop hermes-core already runs.
+
+A connection starts the server (or reaches its URL), lists its tools, and stays open; calls from
+any thread or loop share it. When it cannot start within `connect_timeout`, or breaks later (the
+server died, the stream closed), it says why and tries again with backoff (1 s, 2 s, 4 s ... 60 s)
+for as long as the host runs. Nothing here blocks a caller but a call that waits for its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .._quote import clip
+from .._runtime import workers
+from .config import ServerConfig
+
+__all__ = ["Connection", "Unavailable", "why"]
+
+log = logging.getLogger("hermes_core.mcp")
+_MAX_PAGES = 100
+_MAX_DELAY = 60.0
+_PING_EVERY = 30.0
+
+
+class Unavailable:
+    """A falsy answer of a tool's `check_fn` that carries why (a listing shows `reason`)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def why(exc: BaseException) -> str:
+    """One line for what stopped a connection or a call (the first leaf of an exception group)."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 300)
+
+
+def _closed(exc: BaseException) -> bool:
+    """Whether a call failed because the connection itself is gone (not the tool)."""
+    import anyio
+
+    if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, EOFError,
+                        ConnectionError)):
+        return True
+    return "connection closed" in str(exc).lower()
+
+
+class Connection:
+    """Server `server`, connected on the portal loop once `start()` is called; `on_tools(connection,
+    tools)` hears each listing of its tools (the SDK's `Tool` objects), on the loop's thread."""
+
+    def __init__(self, server: ServerConfig, on_tools: Callable[[Connection, list[Any]], None]) -> None:
+        self.server = server
+        self.state = "starting"  # starting, ready, failed, closed
+        self.reason = ""
+        self.tools: list[Any] = []
+        self.connected_at: float | None = None
+        self.retry_at: float | None = None
+        self._on_tools = on_tools
+        self._client: Any = None
+        self._settled = threading.Event()  # the first attempt ended, either way
+        self._up: asyncio.Event | None = None
+        self._broken: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._scope: Any = None  # anyio's cancel scope of what _run does now
+        self._future: Any = None
+
+    # -- what the host asks ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect in the background (idempotent)."""
+        if self._future is None:
+            self._future = asyncio.run_coroutine_threadsafe(self._run(), workers.portal())
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until the first attempt to connect has ended (at most `timeout` s); whether it has."""
+        return self._settled.wait(timeout)
+
+    def describe(self) -> str:
+        """The state in a few words: `ready (3 tools)`, `failed: <why>; retrying in 4 s`."""
+        if self.state == "ready":
+            return f"ready ({len(self.tools)} tool{'s' if len(self.tools) != 1 else ''})"
+        if self.state == "failed":
+            wait = (self.retry_at or 0) - time.time()
+            return f"failed: {self.reason}; " + (f"retrying in {wait:.0f} s" if wait >= 1 else "retrying now")
+        return self.state
+
+    def available(self) -> bool | Unavailable:
+        """What a tool of this server answers as its `check_fn`: it can run while the server is ready
+        or still starting (a call waits for it), not while it is down."""
+        if self.state in ("ready", "starting"):
+            return True
+        return Unavailable(f"MCP server {self.server.name!r} is {self.describe()}")
+
+    async def acall(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """Call tool `tool` of the server from any event loop: its `CallToolResult`. Raises
+        `ConnectionError` when the server is down or does not come up in `connect_timeout`; the
+        SDK's errors for the call itself (its `timeout`, a protocol error) pass through."""
+        loop = workers.portal()
+        if _running_loop() is loop:
+            return await self._call(tool, arguments, timeout)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(tool, arguments, timeout), loop))
+
+    def stop(self) -> concurrent.futures.Future[None] | None:
+        """Stop connecting and close the connection (a stdio server is asked to exit, then stopped);
+        returns at once, with the future of that work on the loop (None when nothing runs)."""
+        self.state = "closed"
+        future, self._future = self._future, None
+        loop = workers.running_portal()
+        if future is None or loop is None:
+            return None
+        if _running_loop() is loop:
+            future.cancel()
+            return None
+        return asyncio.run_coroutine_threadsafe(self._stop(), loop)
+
+    # -- on the portal loop ------------------------------------------------------------------
+
+    async def _call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        client = self._client
+        if client is None and self.state == "starting" and self._up is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._up.wait(), self.server.connect_timeout)
+            client = self._client
+        if client is None:
+            raise ConnectionError(f"MCP server {self.server.name!r} is {self.describe()}")
+        try:
+            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except Exception as exc:
+            if _closed(exc) and self._client is client:
+                self._break(f"the connection closed during a call of {tool!r} ({why(exc)})")
+            raise
+
+    def _break(self, reason: str) -> None:
+        self.reason = reason
+        if self._broken is not None:
+            self._broken.set()
+
+    async def _stop(self) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+
+    async def _run(self) -> None:
+        """Connect; when that fails or the connection breaks, say why and try again after 1, 2, 4 ... s.
+        Stopped through `_scope` (anyio's cancellation, which lets the SDK stop a stdio server)."""
+        import anyio
+
+        self._task = asyncio.current_task()
+        self._up = asyncio.Event()
+        delay = 1.0
+        while self.state != "closed":
+            reason = ""
+            with anyio.CancelScope() as self._scope:
+                try:
+                    await self._attempt()
+                    reason = self.reason or "the connection closed"
+                except Exception as exc:  # noqa: BLE001 - it could not start or broke: say why, try again
+                    reason = why(exc)
+            if self.state == "closed":
+                break
+            if self.connected_at is not None and time.time() - self.connected_at > _MAX_DELAY:
+                delay = 1.0  # it had been up for a while: a fresh failure starts the backoff again
+            self._fail(reason)
+            self._settled.set()
+            self.retry_at = time.time() + delay
+            with anyio.CancelScope() as self._scope:
+                await anyio.sleep(delay)
+            delay = min(delay * 2, _MAX_DELAY)
+
+    def _fail(self, reason: str) -> None:
+        """The server is down for `reason`: said once (again only when the reason changes)."""
+        if self.state == "closed":
+            return
+        said = self.state == "failed" and self.reason == reason
+        self.state, self.reason, self._client = "failed", reason, None
+        if self._up is not None:
+            self._up.clear()
+        (log.debug if said else log.warning)(
+            "MCP server %r: %s; its tools are unavailable until it is back (retried with backoff)", self.server.name,
+            reason)
+
+    async def _attempt(self) -> None:
+        """Connect and list the tools within `connect_timeout`, then hold the connection until it breaks."""
+        import anyio
+
+        self._broken = asyncio.Event()
+        late = (f"it did not start and list its tools within {self.server.connect_timeout:g} s "
+                f"(mcp_servers.{self.server.name}.connect_timeout)")
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + self.server.connect_timeout)
+        # said the moment the time is up, not once the SDK has stopped the server (seconds later)
+        timer = asyncio.get_running_loop().call_later(self.server.connect_timeout, self._late, late)
+        try:
+            with deadline:
+                async with contextlib.AsyncExitStack() as stack:
+                    client = await stack.enter_async_context(await self._client_for(stack))
+                    tools = await _list_tools(client)
+                    deadline.deadline = math.inf
+                    timer.cancel()
+                    self._client, self.tools, self.reason = client, tools, ""
+                    self.state, self.connected_at = "ready", time.time()
+                    self._on_tools(self, tools)
+                    self._settled.set()
+                    assert self._up is not None
+                    self._up.set()
+                    await self._watch(client)
+        finally:
+            timer.cancel()
+            self._client = None
+        if deadline.cancelled_caught:
+            raise TimeoutError(late)
+
+    def _late(self, reason: str) -> None:
+        self._fail(reason)
+        self._settled.set()
+
+    async def _watch(self, client: Any) -> None:
+        """Hold the connection until a call finds it broken, or a ping every 30 s idle goes unanswered
+        (a server that died between calls)."""
+        import anyio
+
+        assert self._broken is not None
+        while True:
+            with anyio.move_on_after(_PING_EVERY):
+                await self._broken.wait()
+                return
+            try:
+                with anyio.fail_after(_PING_EVERY):
+                    await client.send_ping()
+            except Exception as exc:  # noqa: BLE001 - any failure of a ping: the server is gone
+                self.reason = f"it stopped answering ({why(exc)})"
+                return
+
+    async def _client_for(self, stack: contextlib.AsyncExitStack) -> Any:
+        from mcp import Client, StdioServerParameters
+
+        server = self.server
+        if server.transport == "stdio":
+            return Client(StdioServerParameters(command=server.command, args=list(server.args),
+                                                env=dict(server.env) if server.env is not None else None,
+                                                cwd=server.cwd or None))
+        if server.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return Client(sse_client(server.url, headers=dict(server.headers) or None))
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None))
+        return Client(streamable_http_client(server.url, http_client=http))
+
+
+async def _list_tools(client: Any) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,126 @@
+"""`hermes mcp serve` (the plugins' tools to any MCP client) and `hermes mcp list` (the servers of
+`mcp_servers:`). Imported only when `hermes mcp` is asked for; the SDK only inside the commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .._errors import McpError
+from ._common import echo_json, echo_table, manager
+
+TOKEN_VARIABLE = "HERMES_MCP_TOKEN"
+
+
+@click.group()
+def mcp() -> None:
+    """MCP both ways: serve the plugins' tools, and see the MCP servers of config.yaml."""
+
+
+def _bind(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    try:
+        number = int(port)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not [HOST:]PORT (a port number, optionally after a host)") from None
+    if not 0 <= number <= 65535:
+        raise click.BadParameter(f"port {number} is not between 0 and 65535")
+    return host or "127.0.0.1", number
+
+
+def _token(token_file: str | None) -> str | None:
+    if token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise McpError(f"hermes mcp serve: cannot read the token file {token_file}: {exc.strerror or exc}") from None
+        if not token:
+            raise McpError(f"hermes mcp serve: the token file {token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_VARIABLE, "").strip() or None
+
+
+@mcp.command()
+@click.option("--http", "bind", metavar="[HOST:]PORT", help="Serve Streamable HTTP at http://HOST:PORT/mcp "
+              "(host 127.0.0.1 unless given; port 0: any free one) instead of stdio.")
+@click.option("--tools", "tools", multiple=True, metavar="GLOB", help="Serve the tools whose name matches (repeatable).")
+@click.option("--plugin", "plugins", multiple=True, metavar="ID", help="Serve the tools of these plugins (repeatable, globs).")
+@click.option("--prompts", is_flag=True, help="Offer plugin slash commands that take one text argument as prompts.")
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback HOST (needs a bearer token).")
+@click.option("--token-file", type=click.Path(dir_okay=False), help=f"The bearer token HTTP clients must send "
+              f"(else ${TOKEN_VARIABLE}; required off loopback).")
+@click.pass_context
+def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins: tuple[str, ...], prompts: bool,
+          allow_remote: bool, token_file: str | None) -> None:
+    """Serve the enabled plugins' and active engines' tools over MCP (stdio unless --http).
+
+    Every call takes the agent's path: argument validation, pre_tool_call, the time limit,
+    post_tool_call and transform_tool_result. Logs go to stderr.
+    """
+    from .._mcp import sdk
+    from .._mcp.serve import Selection, build_server, is_loopback
+
+    sdk.require("hermes mcp serve")
+    address = _bind(bind) if bind is not None else None
+    token = _token(token_file) if address is not None else None
+    if address is not None and not is_loopback(address[0]):
+        if not allow_remote:
+            raise McpError(f"hermes mcp serve: {address[0]} is not a loopback address; pass --allow-remote "
+                           f"(and a bearer token in ${TOKEN_VARIABLE} or --token-file) to serve other machines")
+        if not token:
+            raise McpError(f"hermes mcp serve: serving {address[0]} needs a bearer token: set ${TOKEN_VARIABLE} "
+                           "or pass --token-file")
+    host = manager(ctx)
+    selection = Selection(tools, plugins, prompts)
+    served = [info.name for info in host.tool_infos() if info.available and selection.wants(info)]
+    if not served:
+        click.echo("hermes: warning: no tool matches what was asked to be served; clients will see none", err=True)
+    from .._version import __version__
+
+    server = build_server(host, selection, version=__version__)
+    if address is None:
+        _serve_stdio(server)
+    else:
+        _serve_http(server, address, token, len(served))
+
+
+def _serve_stdio(server: object) -> None:
+    import anyio
+
+    from .._mcp.serve import serve_stdio
+    from ._stdout import protocol_streams
+
+    with protocol_streams() as (stdin, stdout):
+        anyio.run(serve_stdio, server, stdin, stdout)
+
+
+def _serve_http(server: object, address: tuple[str, int], token: str | None, count: int) -> None:
+    import anyio
+
+    from .._mcp.serve import serve_http
+
+    def ready(url: str) -> None:
+        auth = ", bearer token required" if token else ""
+        click.echo(f"hermes: serving {count} tool{'s' if count != 1 else ''} over MCP at {url}{auth}", err=True)
+
+    anyio.run(serve_http, server, address[0], address[1], token, ready)
+
+
+@mcp.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """The MCP servers of config.yaml (mcp_servers:): their state and the tools they give the agent."""
+    host = manager(ctx)
+    rows = host.mcp.status()
+    for problem in host.mcp.problems:
+        click.echo(f"hermes: warning: {problem}", err=True)
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        click.echo("no MCP servers are configured (mcp_servers: in config.yaml)")
+    else:
+        echo_table(["name", "transport", "state", "tools"],
+                   [[r["name"], r["transport"], r["detail"], ", ".join(r["tools"]) or "-"] for r in rows])

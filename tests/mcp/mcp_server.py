@@ -1,0 +1,82 @@
+"""A small MCP server written with the official SDK's low-level `Server`, run as a subprocess by
+the tests (`python mcp_server.py [--hang | --fail] [--marker PATH]`): tools echo, add, structured,
+big, slow, crash and env; `--hang` never answers, `--fail` exits at once; `--marker PATH` appends
+a line to PATH each time the server starts (to count restarts)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TOOLS = [
+    types.Tool(name="echo", description="Say the text back.", annotations=types.ToolAnnotations(read_only_hint=True),
+               input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    types.Tool(name="add", description="Add two numbers.",
+               input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+    types.Tool(name="structured", description="Structured content.", input_schema={"type": "object"}),
+    types.Tool(name="big", description="70,000 characters.", input_schema={"type": "object"}),
+    types.Tool(name="slow", description="Sleep.", input_schema={"type": "object",
+                                                                 "properties": {"seconds": {"type": "number"}}}),
+    types.Tool(name="crash", description="The server dies.", input_schema={"type": "object"}),
+    types.Tool(name="fails", description="An error result.", input_schema={"type": "object"}),
+    types.Tool(name="env", description="An environment variable.", input_schema={"type": "object",
+                                                                                  "properties": {"name": {"type": "string"}}}),
+]
+
+
+def text(value: str, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=error)
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(ctx, params):
+    args = params.arguments or {}
+    if params.name == "echo":
+        return text(f"echo: {args['text']}")
+    if params.name == "add":
+        return text(str(args.get("a", 0) + args.get("b", 0)))
+    if params.name == "structured":
+        return types.CallToolResult(content=[types.TextContent(type="text", text="two fields")],
+                                    structured_content={"x": 1, "y": [2, 3]})
+    if params.name == "big":
+        return text("z" * 70_000)
+    if params.name == "slow":
+        await anyio.sleep(float(args.get("seconds", 1)))
+        return text("slept")
+    if params.name == "crash":
+        os._exit(3)
+    if params.name == "fails":
+        return text("the tool could not do it", error=True)
+    if params.name == "env":
+        return text(os.environ.get(args.get("name", ""), "<unset>"))
+    return text(f"no tool {params.name}", error=True)
+
+
+def main() -> None:
+    if "--marker" in sys.argv:
+        with open(sys.argv[sys.argv.index("--marker") + 1], "a") as marker:
+            marker.write("started\n")
+    if "--fail" in sys.argv:
+        sys.exit("this server cannot start")
+    if "--hang" in sys.argv:
+        time.sleep(3600)
+    server = Server("test-server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""`hermes mcp serve` as MCP clients meet it: a real `hermes` subprocess driven by the official SDK's
+client, over stdio and over Streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.helpers import HERMES, hermes, make_folder_plugin, write_config
+
+DEMO = '''
+import json, os, threading, time
+
+BARRIER = threading.Barrier(4, timeout=30)
+
+def shout(args, **kwargs):
+    print("a plugin printing while the server runs")       # sys.stdout
+    os.write(1, b"a plugin writing to descriptor 1\\n")      # and the descriptor itself
+    return json.dumps({"text": args["text"].upper()})
+
+def together(args, **kwargs):
+    BARRIER.wait()  # returns only when four calls run at the same time
+    return "met"
+
+def register(ctx):
+    ctx.register_tool("shout", "demo", {
+        "name": "shout", "description": "Upper-case the text.", "annotations": {"readOnlyHint": True},
+        "parameters": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 20}},
+                       "required": ["text"], "additionalProperties": False}}, shout)
+    ctx.register_tool("boom", "demo", {"name": "boom", "description": "Raises.",
+                                       "parameters": {"type": "object"}}, lambda args, **kw: 1 / 0)
+    ctx.register_tool("sleepy", "demo", {"name": "sleepy", "parameters": {"type": "object"}},
+                      lambda args, **kw: time.sleep(30))
+    ctx.register_tool("together", "demo", {"name": "together", "parameters": {"type": "object"}}, together)
+    ctx.register_command("greet", lambda raw: f"hello {raw}", description="Greet someone")
+    ctx.register_command("pick", lambda raw: raw, description="Options", argument_mode="options")
+
+    def gate(tool_name, args, **kwargs):
+        if tool_name == "shout" and args.get("text") == "forbidden":
+            return {"action": "block", "message": "shouting that is not allowed"}
+
+    def shown(tool_name, result, **kwargs):
+        return result.replace("HI", "HI!") if tool_name == "shout" else None
+
+    ctx.register_hook("pre_tool_call", gate)
+    ctx.register_hook("transform_tool_result", shown)
+'''
+
+
+@pytest.fixture
+def served(home: Path) -> Path:
+    make_folder_plugin(home / "plugins", "demo", DEMO, "name: demo\nversion: '1.0'\n")
+    write_config(home, "plugins:\n  enabled: [demo]\ntools:\n  timeouts:\n    sleepy: 1\n")
+    return home
+
+
+def stdio(*args: str) -> Client:
+    return Client(StdioServerParameters(command=str(HERMES), args=["mcp", "serve", *args], env=dict(os.environ)))
+
+
+def texts(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_each_tool_is_served_with_its_exact_schema_description_and_hints(served: Path) -> None:
+    async def session() -> dict[str, Any]:
+        async with stdio() as client:
+            return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    tools = asyncio.run(session())
+    assert {"shout", "boom", "sleepy", "together", "current_time"} <= set(tools)
+    shout = tools["shout"]
+    assert shout.description == "Upper-case the text."
+    assert shout.input_schema == {"type": "object", "properties": {"text": {"type": "string", "maxLength": 20}},
+                                  "required": ["text"], "additionalProperties": False}
+    assert shout.annotations is not None and shout.annotations.read_only_hint is True
+    assert tools["boom"].annotations is None
+
+
+def test_a_call_takes_the_agents_path_and_a_failure_is_an_error_result(served: Path) -> None:
+    async def session() -> list[Any]:
+        async with stdio() as client:
+            return [await client.call_tool("shout", {"text": "hi"}),           # transform_tool_result ran
+                    await client.call_tool("shout", {"text": "forbidden"}),    # pre_tool_call blocked it
+                    await client.call_tool("shout", {"text": "x" * 21}),       # validated against the schema
+                    await client.call_tool("boom", {}),                        # the handler raised
+                    await client.call_tool("sleepy", {}),                      # past its time limit
+                    await client.call_tool("nope", {}),
+                    await client.call_tool("shout", {"text": "again"})]        # and the server goes on
+
+    ok, blocked, invalid, raised, slow, unknown, again = asyncio.run(session())
+    assert (ok.is_error, texts(ok)) == (False, '{"text": "HI!"}')
+    assert (blocked.is_error, texts(blocked)) == (True, "shouting that is not allowed")
+    assert invalid.is_error and "field 'text'" in texts(invalid) and "too long" in texts(invalid)
+    assert (raised.is_error, texts(raised)) == (True, "Tool execution failed: ZeroDivisionError: division by zero")
+    assert slow.is_error and "tools.timeouts.sleepy" in texts(slow)
+    assert unknown.is_error and "Unknown tool: nope" in texts(unknown)
+    assert (again.is_error, texts(again)) == (False, '{"text": "AGAIN"}')
+
+
+def test_calls_at_the_same_time_are_served_at_the_same_time(served: Path) -> None:
+    async def session() -> list[Any]:
+        async with stdio() as client:
+            return list(await asyncio.gather(*(client.call_tool("together", {}) for _ in range(4))))
+
+    results = asyncio.run(session())  # four calls meet at a barrier: run one after another, each would fail
+    assert [(r.is_error, texts(r)) for r in results] == [(False, "met")] * 4
+
+
+def test_tools_and_plugin_choose_what_is_served(served: Path) -> None:
+    async def names(*args: str) -> set[str]:
+        async with stdio(*args) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert asyncio.run(names("--tools", "sh*", "--tools", "boo?")) == {"shout", "boom"}
+    assert asyncio.run(names("--plugin", "clock")) == {"current_time"}
+
+    async def hidden() -> Any:
+        async with stdio("--plugin", "clock") as client:
+            return await client.call_tool("shout", {"text": "hi"})
+
+    assert asyncio.run(hidden()).is_error  # a tool not served cannot be called either
+
+
+def test_commands_taking_one_text_argument_are_offered_as_prompts(served: Path) -> None:
+    async def session() -> tuple[Any, Any]:
+        async with stdio("--prompts") as client:
+            return await client.list_prompts(), await client.get_prompt("greet", {"text": "Ada"})
+
+    prompts, answer = asyncio.run(session())
+    assert [p.name for p in prompts.prompts] == ["greet"]  # "pick" takes options, not one text
+    assert [p.name for p in prompts.prompts[0].arguments] == ["text"]
+    assert answer.messages[0].content.text == "hello Ada"
+
+
+@pytest.fixture
+def http_server(served: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    env = dict(os.environ, HERMES_MCP_TOKEN="s3cret")
+    process = subprocess.Popen([str(HERMES), "mcp", "serve", "--http", "127.0.0.1:0"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"at (http://127\.0\.0\.1:\d+/mcp), bearer token required", line)
+    assert found, line
+    try:
+        yield found.group(1), process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
+
+
+def test_streamable_http_serves_the_same_tools_to_a_client_with_the_token(http_server: tuple[str, Any]) -> None:
+    url, _ = http_server
+
+    async def session() -> tuple[set[str], Any]:
+        async with create_mcp_http_client(headers={"Authorization": "Bearer s3cret"}) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                return names, await client.call_tool("shout", {"text": "hi"})
+
+    names, result = asyncio.run(session())
+    assert {"shout", "boom", "current_time"} <= names
+    assert texts(result) == '{"text": "HI!"}'
+    refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=10)
+    assert refused.status_code == 401
+
+
+def test_sigterm_and_sigint_end_a_server_cleanly(http_server: tuple[str, Any], served: Path) -> None:
+    _, process = http_server
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in err, err
+    stdio_server = subprocess.Popen([str(HERMES), "mcp", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+    assert stdio_server.stdin is not None
+    stdio_server.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+    stdio_server.stdin.flush()
+    assert stdio_server.stdout is not None and '"id":1' in stdio_server.stdout.readline().replace(" ", "")
+    stdio_server.send_signal(signal.SIGINT)
+    out, err = stdio_server.communicate(timeout=30)
+    assert stdio_server.returncode == 0 and "Traceback" not in err, err
+
+
+def test_an_open_address_needs_the_flag_and_a_token(served: Path, tmp_path: Path) -> None:
+    no_flag = hermes("mcp", "serve", "--http", "0.0.0.0:0", check=1)
+    assert "--allow-remote" in no_flag.stderr and len(no_flag.stderr.strip().splitlines()) == 1
+    no_token = hermes("mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote", check=1)
+    assert "bearer token" in no_token.stderr and "HERMES_MCP_TOKEN" in no_token.stderr
+    empty = tmp_path / "token"
+    empty.write_text("\n")
+    assert "is empty" in hermes("mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote", "--token-file", str(empty),
+                                check=1).stderr
+    assert "not [HOST:]PORT" in hermes("mcp", "serve", "--http", "localhost:http", check=2).stderr
