@@ -158,7 +158,7 @@ PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
 PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, _flag, False,
                                  "the plugin may replace a tool another plugin registered (override=True)")
-PLUGIN_MCP_ALLOWLIST = Key("plugins.entries.*.mcp_allowlist", NAMES, _names, [],
+PLUGIN_MCP_ALLOWLIST: Key[list[str]] = Key("plugins.entries.*.mcp_allowlist", NAMES, _names, [],
                            "MCP servers the plugin's ctx.call_mcp may call (deny by default; no wildcard)")
 PLUGIN_LLM = Key("plugins.entries.*.llm", MAPPING, _mapping, _EMPTY, "what the plugin's ctx.llm may override")
 LLM_ALLOW_PROVIDER_OVERRIDE = Key("plugins.entries.*.llm.allow_provider_override", FLAG, _flag, False,
@@ -233,7 +233,8 @@ def _transport(value: Any) -> str:
 MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY, "MCP servers by name; their tools are mcp__<server>__<tool>")
 MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
 MCP_COMMAND = Key("mcp_servers.*.command", TEXT, _text, "", "the program that runs the server over stdio")
-MCP_ARGS = Key("mcp_servers.*.args", NAMES, _names, [], "its arguments (${VAR} and ${env:VAR} are replaced)")
+MCP_ARGS: Key[list[str]] = Key("mcp_servers.*.args", NAMES, _names, [],
+                               "its arguments (${VAR} and ${env:VAR} are replaced)")
 MCP_ENV = Key("mcp_servers.*.env", MAPPING, _mapping, _EMPTY,
               "variables its environment gets besides PATH, HOME and the like (never the others)", free=True)
 MCP_CWD = Key("mcp_servers.*.cwd", TEXT, _text, "", "the folder it runs in")
@@ -246,8 +247,10 @@ MCP_TIMEOUT = Key("mcp_servers.*.timeout", SECONDS, _seconds, 300.0, "seconds on
 MCP_CONNECT_TIMEOUT = Key("mcp_servers.*.connect_timeout", SECONDS, _seconds, 60.0,
                           "seconds it may take to start and list its tools before it counts as failed")
 MCP_TOOLS = Key("mcp_servers.*.tools", MAPPING, _mapping, _EMPTY, "which of its tools the agent gets")
-MCP_INCLUDE = Key("mcp_servers.*.tools.include", NAMES, _names, [], "only tools matching these globs (wins)")
-MCP_EXCLUDE = Key("mcp_servers.*.tools.exclude", NAMES, _names, [], "not the tools matching these globs")
+MCP_INCLUDE: Key[list[str]] = Key("mcp_servers.*.tools.include", NAMES, _names, [],
+                                  "only tools matching these globs (wins)")
+MCP_EXCLUDE: Key[list[str]] = Key("mcp_servers.*.tools.exclude", NAMES, _names, [],
+                                  "not the tools matching these globs")
 
 # -- the reference agent and the built-in engines ----------------------------------------------
 

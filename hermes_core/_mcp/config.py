@@ -80,13 +80,15 @@ def _server(config: Config, name: str) -> ServerConfig | None:
     if transport != "stdio" and not url:
         raise ConfigError(f"config.yaml: {where} uses transport {transport} but has no url")
     env = config.read(keys.MCP_ENV, name)
+    include: list[str] = config.read(keys.MCP_INCLUDE, name)
+    exclude: list[str] = config.read(keys.MCP_EXCLUDE, name)
     return ServerConfig(
         name, transport, _interpolated(command, f"{where}.command"),
         tuple(_interpolated(arg, f"{where}.args") for arg in config.read(keys.MCP_ARGS, name)),
         _strings(env, f"{where}.env") if env else None, config.read(keys.MCP_CWD, name),
         _interpolated(url, f"{where}.url"), _strings(config.read(keys.MCP_HEADERS, name), f"{where}.headers"),
         config.read(keys.MCP_TIMEOUT, name) or 300.0, config.read(keys.MCP_CONNECT_TIMEOUT, name) or 60.0,
-        tuple(config.read(keys.MCP_INCLUDE, name)), tuple(config.read(keys.MCP_EXCLUDE, name)),
+        tuple(include), tuple(exclude),
     )
 
 

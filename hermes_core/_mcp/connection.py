@@ -142,14 +142,14 @@ class Connection:
         try:
             return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:
-            if _closed(exc) and self._client is client:
-                self._break(f"the connection closed during a call of {tool!r} ({why(exc)})")
-            raise
-
-    def _break(self, reason: str) -> None:
-        self.reason = reason
-        if self._broken is not None:
-            self._broken.set()
+            if not _closed(exc):
+                raise
+            reason = f"the connection closed during a call of {tool!r} ({why(exc)})"
+            if self._client is client:  # down from now on; reconnected with backoff
+                self._fail(reason)
+                if self._broken is not None:
+                    self._broken.set()
+            raise ConnectionError(reason) from None
 
     async def _stop(self) -> None:
         if self._scope is not None:

@@ -125,8 +125,10 @@ def build_server(host: Host, selection: Selection, *, name: str = "hermes-core",
         return types.GetPromptResult(description=commands()[params.name].description or None, messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer or ""))])
 
-    extra = {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt} if selection.prompts else {}
-    return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool, **extra)
+    if selection.prompts:
+        return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool,
+                      on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 async def _until_signal(stop: Callable[[], None], *, task_status: Any) -> None:

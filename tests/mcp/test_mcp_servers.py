@@ -1,0 +1,174 @@
+"""MCP servers in the host: `mcp_servers:` of config.yaml with Hermes' keys, their tools named as Hermes
+names them and called like any tool, one failing server blocking nothing, and `ctx.call_mcp`. The
+servers are real subprocesses written with the official SDK (`mcp_server.py` beside this file)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import McpAllowlistError, PluginManager
+from tests.helpers import hermes, hermes_json, write_config
+
+SERVER = Path(__file__).with_name("mcp_server.py")
+
+
+def server(name: str, *flags: str, extra: str = "") -> str:
+    """A `mcp_servers:` entry running the test server over stdio."""
+    args = json.dumps([str(SERVER), *flags])
+    return f"  {name}:\n    command: {sys.executable}\n    args: {args}\n" + "".join(f"    {line}\n" for line in extra.splitlines())
+
+
+def configure(home: Path, *entries: str, more: str = "") -> None:
+    write_config(home, "mcp_servers:\n" + "".join(entries) + more)
+
+
+def test_tools_are_named_as_hermes_names_them(home: Path) -> None:
+    long = "a-very.long-server-name-that-goes-on-and-on-and-on-xx"
+    configure(home, server("git-hub.x", extra="tools:\n  include: [echo]"),
+              server(long, extra="tools:\n  include: [structured]"))
+    rows = {row["name"]: row for row in hermes_json("tools", "list") if row["plugin"].startswith("mcp:")}
+    full = "mcp__" + long.replace("-", "_").replace(".", "_") + "__structured"  # 69 characters: clamped
+    clamped = full[:55] + "_" + hashlib.sha256(full.encode()).hexdigest()[:8]
+    assert set(rows) == {"mcp__git_hub_x__echo", clamped} and len(clamped) == 64
+    assert rows[clamped]["toolset"] == f"mcp-{long}" and rows["mcp__git_hub_x__echo"]["toolset"] == "mcp-git-hub.x"
+
+
+def test_a_servers_tools_are_listed_and_called_like_any_tool(home: Path) -> None:
+    configure(home, server("echo"), server("only", extra="tools:\n  include: [ec*]\n  exclude: [echo]"),
+              server("less", extra="tools:\n  exclude: ['[a-e]*', big, slow, crash, fails]"))
+    rows = {row["name"]: row for row in hermes_json("tools", "list")}
+    echo = rows["mcp__echo__echo"]
+    assert (echo["toolset"], echo["plugin"], echo["available"]) == ("mcp-echo", "mcp:echo", True)
+    assert echo["description"] == "Say the text back."
+    assert {name for name in rows if name.startswith("mcp__only__")} == {"mcp__only__echo"}  # include wins
+    assert {name for name in rows if name.startswith("mcp__less__")} == {"mcp__less__structured"}
+    assert hermes("tools", "call", "mcp__echo__echo", '{"text": "hi"}').stdout.strip() == "echo: hi"
+    assert hermes("tools", "call", "mcp__echo__add", '{"a": 2, "b": 3}').stdout.strip() == "5"
+    failed = json.loads(hermes("tools", "call", "mcp__echo__fails", "{}", check=1).stdout)
+    assert failed == {"error": "MCP server 'echo': the tool could not do it"}
+    invalid = json.loads(hermes("tools", "call", "mcp__echo__echo", "{}", check=1).stdout)  # the server's schema, checked here
+    assert "field 'text'" in invalid["error"]
+
+
+def test_variables_are_interpolated_and_the_server_gets_no_other_secret(home: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("GIVEN_TOKEN", "t0k")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-servers")
+    configure(home, server("echo", extra="env:\n  TOKEN: ${GIVEN_TOKEN}\n  OTHER: x-${env:GIVEN_TOKEN}"),
+              server("bad", extra="env:\n  TOKEN: ${NOT_SET_ANYWHERE}"))
+    assert hermes("tools", "call", "mcp__echo__env", '{"name": "TOKEN"}').stdout.strip() == "t0k"
+    assert hermes("tools", "call", "mcp__echo__env", '{"name": "OTHER"}').stdout.strip() == "x-t0k"
+    assert hermes("tools", "call", "mcp__echo__env", '{"name": "OPENAI_API_KEY"}').stdout.strip() == "<unset>"
+    listed = hermes("mcp", "list")
+    assert "mcp_servers.bad.env.TOKEN uses ${NOT_SET_ANYWHERE}, which is not set" in listed.stderr
+    assert "echo" in listed.stdout and "bad" not in listed.stdout
+
+
+def test_one_failing_server_blocks_nothing_and_says_why(home: Path) -> None:
+    configure(home, server("echo"), server("broken", "--fail"), server("hangs", "--hang", extra="connect_timeout: 2"),
+              "  missing:\n    command: /no/such/program\n")
+    listed = hermes("tools", "list", "--json")
+    names = {row["name"] for row in json.loads(listed.stdout)}
+    assert "mcp__echo__echo" in names and not {n for n in names if "broken" in n or "hangs" in n}
+    warnings = [line for line in listed.stderr.splitlines() if "MCP server" in line]
+    assert len(warnings) == 3, listed.stderr  # one line for each server that is down
+    assert any("'hangs': it did not start and list its tools within 2 s" in line for line in warnings)
+    assert any("'missing': FileNotFoundError" in line for line in warnings)
+    states = {row["name"]: row for row in hermes_json("mcp", "list")}
+    assert states["echo"]["state"] == "ready" and "mcp__echo__echo" in states["echo"]["tools"]
+    assert {states[name]["state"] for name in ("broken", "hangs", "missing")} == {"failed"}
+    assert "retrying" in states["missing"]["detail"]
+
+
+def wait_for(check: Any, seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def test_a_server_that_dies_mid_session_is_restarted_and_its_tools_come_back(home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "starts"
+    configure(home, server("echo", "--marker", str(marker)))
+    manager = PluginManager(home=home).load()
+    try:
+        assert manager.dispatch_tool("mcp__echo__echo", {"text": "one"}) == "echo: one"
+        died = json.loads(manager.dispatch_tool("mcp__echo__crash", {}))
+        assert died["error"].startswith("MCP server 'echo': ")
+        down = json.loads(manager.dispatch_tool("mcp__echo__echo", {"text": "two"}))
+        assert "not available" in down["error"] and "MCP server 'echo' is failed" in down["error"]
+        back = wait_for(lambda: manager.dispatch_tool("mcp__echo__echo", {"text": "three"}) == "echo: three")
+        assert back and marker.read_text().count("started") == 2
+    finally:
+        manager.mcp.close()
+
+
+PROBE: list[Any] = []
+
+
+def probe(ctx: Any) -> None:
+    PROBE.append(ctx)
+    ctx.register_hook("pre_tool_call", lambda tool_name, args, **kw: PROBE.append(("pre", tool_name, dict(args))))
+    ctx.register_hook("post_tool_call", lambda tool_name, result, status, **kw: PROBE.append(("post", tool_name, status)))
+
+
+@pytest.mark.fires("pre_tool_call", "post_tool_call")
+def test_an_mcp_tool_call_takes_the_hooks_and_ctx_call_mcp_has_hermes_envelope(home: Path) -> None:
+    configure(home, server("echo"), more="plugins:\n  entries:\n    probe:\n      mcp_allowlist: [echo, ghost]\n"
+                                         "    other: {}\n")
+    PROBE.clear()
+    manager = PluginManager(home=home).load()
+    try:
+        manager.add_plugin(probe, "probe")
+        ctx = PROBE.pop(0)
+        assert manager.dispatch_tool("mcp__echo__echo", {"text": "hooked"}) == "echo: hooked"
+        assert PROBE == [("pre", "mcp__echo__echo", {"text": "hooked"}), ("post", "mcp__echo__echo", "ok")]
+
+        assert ctx.call_mcp("echo", "echo", {"text": "hi"}) == {"ok": True, "result": "echo: hi"}
+        assert ctx.call_mcp("echo", "structured") == {"ok": True, "result": "two fields",
+                                                      "structuredContent": {"x": 1, "y": [2, 3]}}
+        big = ctx.call_mcp("echo", "big", timeout=5)
+        assert big["ok"] and big["truncated"] is True and len(big["result"]) == 65_536
+        assert ctx.call_mcp("echo", "fails") == {"ok": False, "error": "the tool could not do it"}
+        slow = ctx.call_mcp("echo", "slow", {"seconds": 5}, timeout=0.1)  # clamped to one second, then an error
+        assert slow["ok"] is False and slow["error"]
+        ghost = ctx.call_mcp("ghost", "echo", {"text": "x"})
+        assert ghost["ok"] is False and "no MCP server 'ghost'" in ghost["error"]
+        with pytest.raises(McpAllowlistError, match=r"plugins.entries.probe.mcp_allowlist") as refused:
+            ctx.call_mcp("other-server", "echo", {})
+        assert isinstance(refused.value, PermissionError)
+    finally:
+        manager.mcp.close()
+
+
+def test_a_plugin_not_on_the_allowlist_is_refused(home: Path) -> None:
+    configure(home, server("echo"))
+    manager = PluginManager(home=home).load()
+    try:
+        PROBE.clear()
+        manager.add_plugin(probe, "probe")
+        with pytest.raises(PermissionError, match="may not call MCP server 'echo'"):
+            PROBE[0].call_mcp("echo", "echo", {"text": "x"})  # deny by default
+    finally:
+        manager.mcp.close()
+
+
+def test_without_the_extra_each_mcp_path_says_which_extra_to_install(home: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    blocked = tmp_path / "no-mcp"
+    blocked.mkdir()
+    (blocked / "sitecustomize.py").write_text("import sys\nsys.modules['mcp'] = None  # as if not installed\n")
+    monkeypatch.setenv("PYTHONPATH", f"{blocked}:{__import__('os').environ.get('PYTHONPATH', '')}")
+    configure(home, server("echo"))
+    serve = hermes("mcp", "serve", check=1)
+    assert serve.stderr.count("\n") == 1 and "pip install 'hermes-core[mcp]'" in serve.stderr
+    listed = hermes("tools", "list", "--json")
+    assert "mcp_servers in config.yaml needs the MCP extra" in listed.stderr
+    assert not [row for row in json.loads(listed.stdout) if row["name"].startswith("mcp__")]
