@@ -193,8 +193,8 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
         seen["handle"] = ctx.register_platform("vk", "VK", object, lambda: True, required_env=["VK_TOKEN"])
         seen["actions"] = ctx.platform_actions
         seen["has"] = (ctx.has_capability("gateway"), ctx.has_capability("approval"))
-        with pytest.raises(HostCapabilityError, match="ctx.call_mcp of plugin 'vk' needs a host with MCP"):
-            ctx.call_mcp("srv", "tool")
+        with pytest.raises(HostCapabilityError, match="ctx.register_middleware of plugin 'vk' needs a host with"):
+            ctx.register_middleware("tool_execution", lambda call: call())
 
     record = manager.load().add_plugin(register, "vk")
     assert record.status == "ok", record.failure
