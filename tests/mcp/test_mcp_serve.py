@@ -4,6 +4,7 @@ client, over stdio and over Streamable HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -204,3 +205,40 @@ def test_an_open_address_needs_the_flag_and_a_token(served: Path, tmp_path: Path
     assert "is empty" in hermes("mcp", "serve", "--http", "0.0.0.0:0", "--allow-remote", "--token-file", str(empty),
                                 check=1).stderr
     assert "not [HOST:]PORT" in hermes("mcp", "serve", "--http", "localhost:http", check=2).stderr
+
+
+def test_a_client_gone_mid_call_leaves_no_process_behind(served: Path) -> None:
+    server = subprocess.Popen([str(HERMES), "mcp", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sleepy", "arguments": {}}}):
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+    assert '"id":1' in server.stdout.readline().replace(" ", "")  # initialised; the call is running now
+    server.stdin.close()  # the client goes away mid-call
+    try:
+        assert server.wait(timeout=30) == 0
+    finally:
+        server.kill()
+        assert server.stderr is not None
+        err = server.stderr.read()
+        server.stdout.close()
+        server.stderr.close()
+    assert "Traceback" not in err, err
+
+
+def test_a_served_host_is_an_mcp_server_another_host_can_use(http_server: tuple[str, Any], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    url, _ = http_server
+    other = tmp_path / "other-home"
+    other.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(other))
+    monkeypatch.setenv("REMOTE_TOKEN", "s3cret")
+    write_config(other, f"mcp_servers:\n  remote:\n    url: {url}\n    headers:\n"
+                        "      Authorization: Bearer ${REMOTE_TOKEN}\n    tools:\n      include: [shout]\n")
+    names = [row["name"] for row in json.loads(hermes("tools", "list", "--json").stdout)]
+    assert "mcp__remote__shout" in names
+    assert hermes("tools", "call", "mcp__remote__shout", '{"text": "hi"}').stdout.strip() == '{"text": "HI!"}'

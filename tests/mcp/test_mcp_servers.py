@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from hermes_core import McpAllowlistError, PluginManager
-from tests.helpers import hermes, hermes_json, write_config
+from hermes_core.testing import tool_call
+from tests.helpers import hermes, hermes_json, llm_config, write_config
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -172,3 +173,15 @@ def test_without_the_extra_each_mcp_path_says_which_extra_to_install(home: Path,
     listed = hermes("tools", "list", "--json")
     assert "mcp_servers in config.yaml needs the MCP extra" in listed.stderr
     assert not [row for row in json.loads(listed.stdout) if row["name"].startswith("mcp__")]
+
+
+def test_the_reference_agent_offers_and_calls_an_mcp_servers_tools(home: Path, llm_server: Any) -> None:
+    llm_config(home, llm_server.url, "mcp_servers:\n" + server("echo", extra="tools:\n  include: [echo]"))
+    llm_server.reply(None, tool_calls=[tool_call("mcp__echo__echo", {"text": "from the model"}, call_id="m1")])
+    llm_server.reply("done")
+    assert hermes("run", "use the echo tool").stdout.strip() == "done"
+    first, second = (request.body for request in llm_server.requests)
+    (offered,) = [t["function"] for t in first["tools"] if t["function"]["name"].startswith("mcp__")]
+    assert offered == {"name": "mcp__echo__echo", "description": "Say the text back.", "parameters": {
+        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}  # no MCP hints sent
+    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "m1", "content": "echo: from the model"}
