@@ -230,7 +230,8 @@ def _transport(value: Any) -> str:
     return str(value)
 
 
-MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY, "MCP servers by name; their tools are mcp__<server>__<tool>")
+MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY,
+                  "MCP servers by name; their tools are mcp__<server>__<tool>")
 MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
 MCP_COMMAND = Key("mcp_servers.*.command", TEXT, _text, "", "the program that runs the server over stdio")
 MCP_ARGS: Key[list[str]] = Key("mcp_servers.*.args", NAMES, _names, [],

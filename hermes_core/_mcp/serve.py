@@ -82,7 +82,8 @@ def _prompt(command: Command) -> Any:
     import mcp.types as types
 
     arguments = [] if command.argument_mode == "none" else [types.PromptArgument(
-        name="text", description=command.args_hint or "the command's text", required=command.argument_mode == "required")]
+        name="text", description=command.args_hint or "the command's text",
+        required=command.argument_mode == "required")]
     return types.Prompt(name=command.name, description=command.description or None, arguments=arguments)
 
 

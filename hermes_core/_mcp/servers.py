@@ -182,7 +182,8 @@ class McpServers:
         if connection is None:
             known = ", ".join(sorted(self._connections)) or "none"
             problem = next((p for p in self.problems if "MCP extra" in p), "")
-            return {"ok": False, "error": problem or f"no MCP server {server!r} is running (configured and enabled: {known})"}
+            return {"ok": False,
+                    "error": problem or f"no MCP server {server!r} is running (configured and enabled: {known})"}
         if workers.running_portal() is _running_loop():
             return {"ok": False, "error": "ctx.call_mcp waits for its answer: from async code, run it in a thread "
                                           "(await asyncio.to_thread(ctx.call_mcp, ...))"}

@@ -35,7 +35,8 @@ def _token(token_file: str | None) -> str | None:
         try:
             token = Path(token_file).read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise McpError(f"hermes mcp serve: cannot read the token file {token_file}: {exc.strerror or exc}") from None
+            raise McpError(f"hermes mcp serve: cannot read the token file {token_file}: "
+                           f"{exc.strerror or exc}") from None
         if not token:
             raise McpError(f"hermes mcp serve: the token file {token_file} is empty")
         return token
@@ -45,8 +46,10 @@ def _token(token_file: str | None) -> str | None:
 @mcp.command()
 @click.option("--http", "bind", metavar="[HOST:]PORT", help="Serve Streamable HTTP at http://HOST:PORT/mcp "
               "(host 127.0.0.1 unless given; port 0: any free one) instead of stdio.")
-@click.option("--tools", "tools", multiple=True, metavar="GLOB", help="Serve the tools whose name matches (repeatable).")
-@click.option("--plugin", "plugins", multiple=True, metavar="ID", help="Serve the tools of these plugins (repeatable, globs).")
+@click.option("--tools", "tools", multiple=True, metavar="GLOB",
+              help="Serve the tools whose name matches (repeatable).")
+@click.option("--plugin", "plugins", multiple=True, metavar="ID",
+              help="Serve the tools of these plugins (repeatable, globs).")
 @click.option("--prompts", is_flag=True, help="Offer plugin slash commands that take one text argument as prompts.")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback HOST (needs a bearer token).")
 @click.option("--token-file", type=click.Path(dir_okay=False), help=f"The bearer token HTTP clients must send "
