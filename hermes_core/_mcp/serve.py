@@ -9,6 +9,7 @@ argument may be offered as prompts.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import hmac
 import ipaddress
@@ -92,8 +93,13 @@ def build_server(host: Host, selection: Selection, *, name: str = "hermes-core",
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
+    names: set[str] = set()  # what was served at the last listing: a call of one of these skips listing again
+
     def served() -> dict[str, ToolInfo]:
-        return {info.name: info for info in host.tool_infos() if info.available and selection.wants(info)}
+        tools = {info.name: info for info in host.tool_infos() if info.available and selection.wants(info)}
+        names.clear()
+        names.update(tools)
+        return tools
 
     def text(value: str, *, error: bool = False) -> Any:
         return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=error)
@@ -102,7 +108,7 @@ def build_server(host: Host, selection: Selection, *, name: str = "hermes-core",
         return types.ListToolsResult(tools=[_tool(info) for info in served().values()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        if params.name not in served():
+        if params.name not in names and params.name not in served():  # the call checks availability itself
             return text(f"Unknown tool: {params.name}", error=True)
         outcome = await host.arun_tool(params.name, dict(params.arguments or {}),
                                        tool_call_id=f"mcp-{getattr(ctx, 'request_id', '')}")
@@ -143,16 +149,72 @@ async def _until_signal(stop: Callable[[], None], *, task_status: Any) -> None:
             return
 
 
-async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Serve `server` over the protocol's own `stdin` / `stdout` until the client closes them or
-    SIGINT/SIGTERM arrives."""
+class _Lines:
+    """The protocol's stdin as the SDK's stdio transport reads it (`async for line in ...`), on an
+    asyncio pipe: no worker thread per line, as a file wrapped for anyio would take."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _Out:
+    """The protocol's stdout as the SDK's stdio transport writes it (`await write(text)`, `await flush()`)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    """Whether `stream` is a pipe or a socket (safe to make non-blocking: no terminal, no file)."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Any, Any]:
+    """The protocol's streams: asyncio pipes when both are pipes (what a client that starts the server
+    gives it), else files wrapped for anyio (a terminal, a regular file)."""
+    if _is_pipe(stdin) and _is_pipe(stdout):
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+        return _Lines(reader), _Out(asyncio.StreamWriter(transport, protocol, None, loop))
     import io
 
     import anyio
+
+    return (anyio.wrap_file(io.TextIOWrapper(stdin, encoding="utf-8", errors="replace")),
+            anyio.wrap_file(io.TextIOWrapper(stdout, encoding="utf-8")))
+
+
+async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Serve `server` over the protocol's own `stdin` / `stdout` until the client closes them or
+    SIGINT/SIGTERM arrives."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
-    reader = anyio.wrap_file(io.TextIOWrapper(stdin, encoding="utf-8", errors="replace"))
-    writer = anyio.wrap_file(io.TextIOWrapper(stdout, encoding="utf-8"))
+    reader, writer = await _streams(stdin, stdout)
     async with anyio.create_task_group() as group:
         await group.start(_until_signal, group.cancel_scope.cancel)
         async with stdio_server(stdin=reader, stdout=writer) as (read_stream, write_stream):

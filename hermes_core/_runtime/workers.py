@@ -136,7 +136,11 @@ class _Worker:
 
 _idle: list[_Worker] = []
 _idle_lock = threading.Lock()
-_MAX_IDLE = 8
+# Idle workers kept for the next calls. Starting a thread waits until it runs (about a millisecond
+# on a loaded machine), on the caller's thread: an async host that takes a burst of sync tool calls
+# (`hermes mcp serve` answering 100 at once) would start them one by one on its event loop. An idle
+# thread costs its stack's address space, not memory in use.
+_MAX_IDLE = 128
 
 
 def _release(worker: _Worker) -> bool:
