@@ -14,9 +14,11 @@ as subprocesses over stdio and driven by the same SDK `Client`, in one process, 
    sleeps 100 ms: for hermes a plugin's sync `nap` (`time.sleep(0.1)` on a worker thread),
    for the SDK an async tool (`await anyio.sleep(0.1)`), as the reference. Each repeat times
    one batch on each server, alternately; reported as the batch's wall time / 0.1 s (median,
-   and the best repeat). Target for hermes: at most 1.5x. Beside it, for reading that figure:
-   `--batch` echo calls at once (an instant tool), the transport's own throughput floor: a
-   batch of 100 ms calls cannot end before the server has taken in the last request.
+   and the best repeat). Target for hermes: at most 1.5x. hermes also serves the same tool
+   written async (`await asyncio.sleep(0.1)`, no worker thread), timed right after its sync
+   one. Beside them, for reading those figures: `--batch` echo calls at once (an instant
+   tool), the transport's own throughput floor: a batch of 100 ms calls cannot end before the
+   server has taken in the last request.
 
 The last line is the figures as JSON.
 """
@@ -54,15 +56,21 @@ def register(ctx):
 '''
 
 NAP_PLUGIN = '''
-import time
+import asyncio, time
 
 def nap(args, **kwargs):
     time.sleep(0.1)
     return "rested"
 
+async def anap(args, **kwargs):
+    await asyncio.sleep(0.1)
+    return "rested"
+
 def register(ctx):
     ctx.register_tool("nap", "bench", {
         "name": "nap", "description": "Sleep 100 ms.", "parameters": {"type": "object", "properties": {}}}, nap)
+    ctx.register_tool("anap", "bench", {
+        "name": "anap", "description": "Sleep 100 ms, async.", "parameters": {"type": "object", "properties": {}}}, anap)
 '''
 
 SDK_SERVER = '''
@@ -142,7 +150,7 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
                        "sdk": await stack.enter_async_context(Client(sdk_params))}
             for label, client in clients.items():
                 names = {tool.name for tool in (await client.list_tools()).tools}
-                assert {"echo", "nap"} <= names, f"{label} serves {sorted(names)}"
+                assert {"echo", "nap"} <= names, f"{label} serves {sorted(names)}"  # and hermes anap
                 answer = await client.call_tool("echo", {"text": TEXT})
                 assert not answer.is_error and text_of(answer) == TEXT, f"{label} echo answered {answer!r}"
                 await sequential(client, options.warmup)
@@ -178,16 +186,21 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
                   "alternately (wall time / 0.1 s)")
             for label in order:  # one untimed batch each: threads, first-use imports
                 await batch(clients[label], options.batch)
-            walls: dict[str, list[float]] = {"hermes": [], "sdk": []}
-            bursts: dict[str, list[float]] = {"hermes": [], "sdk": []}
+            await batch(clients["hermes"], options.batch, "anap")
+            walls: dict[str, list[float]] = {"hermes": [], "hermes_async": [], "sdk": []}
+            bursts: dict[str, list[float]] = {"hermes": [], "hermes_async": [], "sdk": []}
             for _ in range(options.repeats):
                 for label in order:
                     walls[label].append(await batch(clients[label], options.batch))
                     bursts[label].append(await batch(clients[label], options.batch, "echo"))
+                    if label == "hermes":  # the same tool written async: no worker thread per call
+                        walls["hermes_async"].append(await batch(clients[label], options.batch, "anap"))
+                        bursts["hermes_async"].append(bursts["hermes"][-1])
                 order.reverse()
             concurrent = {}
             for label, title in (("sdk", "SDK MCPServer, async @tool (anyio.sleep)"),
-                                 ("hermes", "hermes mcp serve, sync plugin tool (time.sleep)")):
+                                 ("hermes", "hermes mcp serve, sync plugin tool (time.sleep)"),
+                                 ("hermes_async", "hermes mcp serve, async plugin tool (asyncio.sleep)")):
                 med, best = statistics.median(walls[label]), min(walls[label])
                 burst = statistics.median(bursts[label])
                 concurrent[label] = {"median_x": round(med / NAP, 3), "best_x": round(best / NAP, 3),
