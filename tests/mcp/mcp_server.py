@@ -1,7 +1,9 @@
 """A small MCP server written with the official SDK's low-level `Server`, run as a subprocess by
-the tests (`python mcp_server.py [--hang | --fail] [--marker PATH]`): tools echo, add, structured,
-big, slow, crash and env; `--hang` never answers, `--fail` exits at once; `--marker PATH` appends
-a line to PATH each time the server starts (to count restarts)."""
+the tests (`python mcp_server.py [--hang | --fail] [--marker PATH] [--sse URLFILE]`): tools echo,
+add, structured, big, slow, crash, fails and env; `--hang` never answers, `--fail` exits at once;
+`--marker PATH` appends a line to PATH each time the server starts (to count restarts); `--sse
+URLFILE` serves the older SSE transport on 127.0.0.1 (a free port) instead of stdio and writes its
+URL to URLFILE."""
 
 from __future__ import annotations
 
@@ -70,12 +72,45 @@ def main() -> None:
     if "--hang" in sys.argv:
         time.sleep(3600)
     server = Server("test-server", on_list_tools=list_tools, on_call_tool=call_tool)
+    if "--sse" in sys.argv:
+        serve_sse(server, sys.argv[sys.argv.index("--sse") + 1])
+        return
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(run)
+
+
+def serve_sse(server: Server, url_file: str) -> None:
+    import socket
+
+    import uvicorn
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle_sse(request: Request) -> Response:
+        if request.headers.get("x-test") != "from-config":  # the headers of mcp_servers: reach the server
+            return PlainTextResponse("missing header", status_code=403)
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    app = Starlette(routes=[Route("/sse", endpoint=handle_sse, methods=["GET"]),
+                            Mount("/messages/", app=sse.handle_post_message)])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    with open(url_file + ".tmp", "w") as out:
+        out.write(f"http://127.0.0.1:{sock.getsockname()[1]}/sse")
+    os.replace(url_file + ".tmp", url_file)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 if __name__ == "__main__":

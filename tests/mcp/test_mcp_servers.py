@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -185,3 +186,17 @@ def test_the_reference_agent_offers_and_calls_an_mcp_servers_tools(home: Path, l
     assert offered == {"name": "mcp__echo__echo", "description": "Say the text back.", "parameters": {
         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}  # no MCP hints sent
     assert second["messages"][-1] == {"role": "tool", "tool_call_id": "m1", "content": "echo: from the model"}
+
+
+def test_a_server_over_sse_with_headers_from_the_environment(home: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    url_file = tmp_path / "url"
+    process = subprocess.Popen([sys.executable, str(SERVER), "--sse", str(url_file)], stderr=subprocess.PIPE)
+    try:
+        assert wait_for(url_file.exists, 30), "the SSE server did not start"
+        monkeypatch.setenv("TEST_HEADER", "from-config")
+        write_config(home, f"mcp_servers:\n  old:\n    url: {url_file.read_text()}\n    transport: sse\n"
+                           "    headers: {X-Test: '${TEST_HEADER}'}\n")
+        assert hermes("tools", "call", "mcp__old__echo", '{"text": "over sse"}').stdout.strip() == "echo: over sse"
+    finally:
+        process.kill()
+        process.communicate(timeout=30)
