@@ -215,8 +215,11 @@ class Structured:
 
 
 def _json(text: str) -> tuple[bool, Any]:
+    """`text` parsed as JSON. Raw control characters inside strings are accepted (`strict=False`):
+    some servers' JSON grammars let them through (llama.cpp's lets a literal newline into a string);
+    nothing else is loosened, and the schema is checked as ever."""
     try:
-        return True, json.loads(text)
+        return True, json.loads(text, strict=False)
     except ValueError:
         return False, None
 

@@ -126,6 +126,16 @@ def test_fenced_json_is_reparsed_and_plain_text_falls_back(home: Path, llm_serve
     assert (text.content_type, text.parsed, text.text) == ("text", None, "Sorry, I cannot do JSON today.")
 
 
+def test_raw_control_characters_inside_strings_are_accepted_and_nothing_else(home: Path,
+                                                                             llm_server: ScriptedServer) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.reply('{"tasks": [{"action": "ship it\n today\tnow"}]}')  # a literal newline and tab, as llama.cpp sends
+    llm_server.reply("{'tasks': []}")  # not JSON: single quotes stay refused
+    result = structured(home, json_schema=TASKS)
+    assert (result.content_type, result.parsed) == ("json", {"tasks": [{"action": "ship it\n today\tnow"}]})
+    assert structured(home, json_schema=TASKS).content_type == "text"
+
+
 def test_json_failing_the_schema_is_a_value_error_naming_the_path(home: Path, llm_server: ScriptedServer) -> None:
     llm_config(home, llm_server.url)
     llm_server.reply_json({"tasks": [{"action": "ok"}, {"owner": "Ana"}]})
