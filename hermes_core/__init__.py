@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         McpAllowlistError,
         McpError,
         MemoryStoreError,
+        PluginLlmBudgetError,
         PluginLlmError,
         PluginLlmInputError,
         PluginLlmSchemaError,
@@ -125,7 +126,7 @@ _ERRORS = (
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -179,7 +180,7 @@ __all__ = [
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError",
 ]
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "CommandFailedError",
     "UnknownToolError",
     "McpError",
+    "PluginLlmBudgetError",
     "McpAllowlistError",
     "SlotError",
     "UnknownProviderError",
@@ -186,6 +187,16 @@ class PluginLlmTrustError(PluginLlmError, PermissionError):
         super().__init__(message)
         self.plugin_id = plugin_id
         self.key = key
+
+
+class PluginLlmBudgetError(PluginLlmError):
+    """A `ctx.llm` call would take the plugin past an LLM budget; refused before any request was
+    sent. `budget` is the budget's key (`cost_per_day`, ...), `used` and `limit` its figures for
+    the period, `resets` when the period ends (an ISO 8601 time)."""
+
+    def __init__(self, message: str, *, plugin_id: str, budget: str, used: float, limit: float, resets: str) -> None:
+        super().__init__(message)
+        self.plugin_id, self.budget, self.used, self.limit, self.resets = plugin_id, budget, used, limit, resets
 
 
 class PluginLlmInputError(PluginLlmError, ValueError):

@@ -174,6 +174,44 @@ LLM_ALLOW_AGENT_ID_OVERRIDE = Key("plugins.entries.*.llm.allow_agent_id_override
 LLM_ALLOW_PROFILE_OVERRIDE = Key("plugins.entries.*.llm.allow_profile_override", FLAG, _flag, False,
                                  "ctx.llm may use another credential profile of auth.json (profile=)")
 
+# -- LLM budgets: what ctx.llm may spend, per plugin (or every plugin by default) -----------------
+
+
+def _money(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError
+    return float(value)
+
+
+def _zone(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError
+    from zoneinfo import ZoneInfo
+
+    try:
+        ZoneInfo(value.strip())
+    except (KeyError, ValueError):
+        raise ValueError from None
+    return value.strip()
+
+
+USD, ZONE = "a number of US dollars, 0 or more", "an IANA time zone such as UTC or Europe/Paris"
+
+
+def _budget(prefix: str, whose: str) -> tuple[Key[Any], ...]:
+    """The keys of one budget section."""
+    return (
+        Key(prefix, MAPPING, _mapping, _EMPTY, f"{whose} LLM budget: tokens and cost per day and month"),
+        Key(f"{prefix}.tokens_per_day", COUNT, _count, None, f"{whose}: tokens (prompt and answer) per calendar day"),
+        Key(f"{prefix}.cost_per_day", USD, _money, None, f"{whose}: USD per calendar day (from model.pricing)"),
+        Key(f"{prefix}.cost_per_month", USD, _money, None, f"{whose}: USD per calendar month"),
+        Key(f"{prefix}.timezone", ZONE, _zone, None, f"{whose}: the time zone of its days and months (UTC)"),
+    )
+
+
+PLUGIN_LLM_BUDGET = _budget("plugins.entries.*.llm_budget", "the plugin's")
+PLUGINS_LLM_BUDGET = _budget("plugins.llm_budget", "every plugin's, unless its own says otherwise")
+
 # -- the model, and the host's own side tasks --------------------------------------------------
 
 
@@ -287,6 +325,7 @@ KEYS: tuple[Key[Any], ...] = (
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
+    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
 )

@@ -15,9 +15,10 @@ import attrs
 
 from .. import config_keys as keys
 from .._config.config import Config
-from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmTrustError
+from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
 from .audit import AuditLog
+from .budget import Ledger, budget_for, worst_case
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
@@ -250,7 +251,7 @@ class LlmHost:
     """Runs `Call`s for every plugin of one manager. Holds a way to read the config and the
     audit log, and nothing secret."""
 
-    __slots__ = ("_audit", "_plans", "_plans_config", "_read_config", "home")
+    __slots__ = ("_audit", "_plans", "_plans_config", "_read_config", "_spend", "home")
 
     def __init__(self, home: Path, read_config: Callable[[], Config]) -> None:
         self.home = home
@@ -258,6 +259,7 @@ class LlmHost:
         self._audit = AuditLog(home)
         self._plans: dict[tuple[Any, ...], Plan] = {}
         self._plans_config: Config | None = None
+        self._spend: Ledger | None = None
 
     def __repr__(self) -> str:
         return f"<LlmHost home={str(self.home)!r}>"
@@ -306,15 +308,42 @@ class LlmHost:
 
     @contextlib.contextmanager
     def _attempts(self, call: Call) -> Iterator[_Attempts]:
-        """The attempts of one call, audited once whichever way the call ends."""
-        started, attempts = time.perf_counter(), None
+        """The attempts of one call, audited once whichever way the call ends; a plugin's call is
+        held to its LLM budget (reserved before any request, settled to what it used)."""
+        started, attempts, reservation = time.perf_counter(), None, None
         try:
-            attempts = _Attempts(self.home, self._plan(call), call)
+            plan = self._plan(call)
+            attempts = _Attempts(self.home, plan, call)
+            reservation = self._reserve(call, plan)
             yield attempts
         except BaseException as exc:
+            if reservation is not None:
+                self._ledger().release(reservation)
             self._done(call, started, attempts, _outcome(exc))
             raise
+        if reservation is not None and attempts.answer is not None:
+            usage = attempts.answer.usage
+            self._ledger().settle(reservation, usage.total_tokens, usage.cost_usd or 0.0)
         self._done(call, started, attempts, "ok")
+
+    def _ledger(self) -> Ledger:
+        if self._spend is None:
+            self._spend = Ledger(self.home)
+        return self._spend
+
+    def _reserve(self, call: Call, plan: Plan) -> int | None:
+        """Reserve a plugin call's worst case against its budget (`PluginLlmBudgetError` when it does
+        not fit); None when the call is the host's own or the plugin has no budget."""
+        if call.task is not None:
+            return None
+        try:
+            budget = budget_for(self._read_config(), call.plugin_id)
+        except ConfigError as exc:
+            raise LlmConfigError(str(exc)) from None
+        if budget is None:
+            return None
+        tokens, cost = worst_case(call.messages, call.max_tokens, plan.pricing, plan.routes[0].model)
+        return self._ledger().reserve(budget, tokens, cost, plan.timeout * len(plan.routes))
 
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
@@ -364,6 +393,8 @@ def _broke_off(exc: BaseException, timeout: float) -> str:
 def _outcome(exc: BaseException) -> str:
     if isinstance(exc, PluginLlmTrustError):
         return "denied"
+    if isinstance(exc, PluginLlmBudgetError):
+        return f"refused:{exc.budget}"
     if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
         return "cancelled"
     return f"error:{type(exc).__name__}"

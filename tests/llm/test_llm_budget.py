@@ -1,0 +1,106 @@
+"""LLM budgets through the public API against the scripted server: a call that would pass a
+plugin's budget is refused before any request leaves, a call's reservation settles to what it
+used, periods end at the budget's midnight (a clock the test sets: `HERMES_LLM_BUDGET_NOW`), and
+100 concurrent calls never take more than the budget holds."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import PluginLlmBudgetError, PluginLlmError
+from hermes_core.testing import Reply, ScriptedServer
+from tests.helpers import llm_config, plugin_ctx
+
+HI = [{"role": "user", "content": "hi"}]  # 9 estimated prompt tokens (35 characters of JSON, 4 a token)
+
+
+def at(when: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget's clock reads `when` (ISO 8601, with its offset)."""
+    monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", str(dt.datetime.fromisoformat(when).timestamp()))
+
+
+def budget(home: Path, url: str, section: str, extra: str = "") -> None:
+    llm_config(home, url, f"  pricing:\n    scripted-model: {{input: 1000, output: 1000}}\nplugins:\n{section}" + extra)
+
+
+def used(tokens: int) -> Reply:
+    return Reply("ok", usage={"prompt_tokens": tokens // 2, "completion_tokens": tokens - tokens // 2,
+                              "total_tokens": tokens})
+
+
+def test_a_call_past_the_token_budget_is_refused_before_any_request(home: Path, llm_server: ScriptedServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
+    llm_server.push(used(400)).push(used(400))
+    llm = plugin_ctx(home).llm
+    assert llm.complete(HI, max_tokens=91).text == "ok"  # reserves 100, settles to the 400 it used
+    assert llm.complete(HI, max_tokens=91).text == "ok"  # 800 used
+    with pytest.raises(PluginLlmBudgetError) as refused:
+        llm.complete(HI, max_tokens=291)  # would need up to 300: 200 are left
+    assert len(llm_server.requests) == 2  # nothing left for the refused call
+    error = refused.value
+    assert isinstance(error, PluginLlmError)
+    assert (error.plugin_id, error.budget, error.used, error.limit) == ("probe", "tokens_per_day", 800, 1000)
+    assert error.resets == "2026-11-26T00:00:00+00:00"
+    assert str(error) == ("plugin 'probe' is at its LLM budget tokens_per_day (plugins.entries.probe.llm_budget."
+                          "tokens_per_day): used 800 tokens of 1,000 tokens today, 200 tokens left, and this call "
+                          "may take up to 300 tokens; it resets at 2026-11-26T00:00:00+00:00")
+    llm_server.push(used(150))
+    assert llm.complete(HI, max_tokens=91).text == "ok"  # a smaller call still fits
+    audit = (home / "logs" / "agent.log").read_text(encoding="utf-8")
+    assert "plugin=probe" in audit and "outcome=refused:tokens_per_day" in audit
+
+
+def test_cost_budgets_per_day_and_month_and_the_default_for_every_plugin(home: Path, llm_server: ScriptedServer,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # $0.001 a token: a budget of $1 a day holds 1,000 tokens, $1.5 a month 1,500
+    budget(home, llm_server.url, "  llm_budget: {cost_per_day: 1.0, cost_per_month: 1.5, timezone: Europe/Paris}\n")
+    llm = plugin_ctx(home).llm
+    at("2026-11-30T23:30:00+01:00", monkeypatch)
+    with pytest.raises(PluginLlmBudgetError, match=r"cost_per_day \(plugins.llm_budget.cost_per_day\)"):
+        llm.complete(HI, max_tokens=1000)  # up to $1.009: more than the day holds, even unspent
+    llm_server.push(used(900))
+    llm.complete(HI, max_tokens=891)  # $0.90 today
+    with pytest.raises(PluginLlmBudgetError, match="resets at 2026-12-01T00:00:00"):
+        llm.complete(HI, max_tokens=191)
+    at("2026-12-01T00:30:00+01:00", monkeypatch)  # Paris' next day, and month: both reset
+    llm_server.push(used(900))
+    llm.complete(HI, max_tokens=891)
+    at("2026-12-02T09:00:00+01:00", monkeypatch)  # a new day, but $0.90 of December's $1.5 is spent
+    with pytest.raises(PluginLlmBudgetError, match=r"cost_per_month.*\$0\.6000 left.*2027-01-01T00:00:00\+01:00"):
+        llm.complete(HI, max_tokens=891)
+    assert len(llm_server.requests) == 2
+
+
+def test_a_failed_call_releases_what_it_reserved(home: Path, llm_server: ScriptedServer,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
+    llm_server.fail(400, "bad request")
+    llm = plugin_ctx(home).llm
+    with pytest.raises(PluginLlmError):
+        llm.complete(HI, max_tokens=791)
+    llm_server.push(used(790))
+    assert llm.complete(HI, max_tokens=791).text == "ok"  # the failed call's 800 came back
+
+
+def test_concurrent_calls_never_take_more_than_the_budget_holds(home: Path, llm_server: ScriptedServer,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 10000}\n")
+    llm_server.always(used(1000))
+    llm = plugin_ctx(home).llm
+
+    async def burst() -> list[Any]:
+        return await asyncio.gather(*(llm.acomplete(HI, max_tokens=991) for _ in range(100)), return_exceptions=True)
+
+    results = asyncio.run(burst())  # each reserves 1,000: exactly ten fit
+    refused = [r for r in results if isinstance(r, PluginLlmBudgetError)]
+    assert len(refused) == 90 and len(llm_server.requests) == 10
+    assert all(not isinstance(r, BaseException) and r.text == "ok" for r in results if r not in refused)
