@@ -104,3 +104,39 @@ def test_concurrent_calls_never_take_more_than_the_budget_holds(home: Path, llm_
     refused = [r for r in results if isinstance(r, PluginLlmBudgetError)]
     assert len(refused) == 90 and len(llm_server.requests) == 10
     assert all(not isinstance(r, BaseException) and r.text == "ok" for r in results if r not in refused)
+
+
+KILLED = """
+import os, sys
+from hermes_core import PluginManager
+manager = PluginManager(discover_plugins=False).load()
+ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
+ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=691)
+"""
+
+
+def test_a_killed_process_leaves_a_reservation_that_expires(home: Path, llm_server: ScriptedServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+    import time
+
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n",
+           "auxiliary:\n  plugin_llm: {timeout: 30}\n")
+    llm_server.push(Reply("late", delay=60))
+    process = subprocess.Popen([sys.executable, "-c", KILLED])  # reserves 700, then waits for its answer
+    try:
+        deadline = time.monotonic() + 30
+        while not llm_server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert llm_server.requests, "the call was never sent"
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    llm = plugin_ctx(home).llm
+    with pytest.raises(PluginLlmBudgetError, match="used 700 tokens"):
+        llm.complete(HI, max_tokens=491)  # the dead call's 700 are still held
+    at("2026-11-25T10:01:31+00:00", monkeypatch)  # its time limit (30 s) and a minute later
+    llm_server.push(used(500))
+    assert llm.complete(HI, max_tokens=491).text == "ok"
