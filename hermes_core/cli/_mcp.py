@@ -65,7 +65,6 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     from .._mcp import sdk
     from .._mcp.serve import Selection, build_server, is_loopback
 
-    sdk.require("hermes mcp serve")
     address = _bind(bind) if bind is not None else None
     token = _token(token_file) if address is not None else None
     if address is not None and not is_loopback(address[0]):
@@ -75,6 +74,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
         if not token:
             raise McpError(f"hermes mcp serve: serving {address[0]} needs a bearer token: set ${TOKEN_VARIABLE} "
                            "or pass --token-file")
+    sdk.require("hermes mcp serve")
     host = manager(ctx)
     selection = Selection(tools, plugins, prompts)
     served = [info.name for info in host.tool_infos() if info.available and selection.wants(info)]

@@ -52,11 +52,15 @@ def test_a_servers_tools_are_listed_and_called_like_any_tool(home: Path) -> None
     assert {name for name in rows if name.startswith("mcp__only__")} == {"mcp__only__echo"}  # include wins
     assert {name for name in rows if name.startswith("mcp__less__")} == {"mcp__less__structured"}
     assert hermes("tools", "call", "mcp__echo__echo", '{"text": "hi"}').stdout.strip() == "echo: hi"
-    assert hermes("tools", "call", "mcp__echo__add", '{"a": 2, "b": 3}').stdout.strip() == "5"
-    failed = json.loads(hermes("tools", "call", "mcp__echo__fails", "{}", check=1).stdout)
-    assert failed == {"error": "MCP server 'echo': the tool could not do it"}
-    invalid = json.loads(hermes("tools", "call", "mcp__echo__echo", "{}", check=1).stdout)  # the server's schema, checked here
-    assert "field 'text'" in invalid["error"]
+    manager = PluginManager(home=home).load()  # the other calls in one process: each `hermes` starts the servers
+    try:
+        assert manager.dispatch_tool("mcp__echo__add", {"a": 2, "b": 3}) == "5"
+        failed = json.loads(manager.dispatch_tool("mcp__echo__fails", {}))
+        assert failed == {"error": "MCP server 'echo': the tool could not do it"}
+        invalid = json.loads(manager.dispatch_tool("mcp__echo__echo", {}))  # the server's schema, checked here
+        assert "field 'text'" in invalid["error"]
+    finally:
+        manager.mcp.close()
 
 
 def test_variables_are_interpolated_and_the_server_gets_no_other_secret(home: Path, monkeypatch: Any) -> None:
@@ -64,23 +68,27 @@ def test_variables_are_interpolated_and_the_server_gets_no_other_secret(home: Pa
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-servers")
     configure(home, server("echo", extra="env:\n  TOKEN: ${GIVEN_TOKEN}\n  OTHER: x-${env:GIVEN_TOKEN}"),
               server("bad", extra="env:\n  TOKEN: ${NOT_SET_ANYWHERE}"))
-    assert hermes("tools", "call", "mcp__echo__env", '{"name": "TOKEN"}').stdout.strip() == "t0k"
-    assert hermes("tools", "call", "mcp__echo__env", '{"name": "OTHER"}').stdout.strip() == "x-t0k"
-    assert hermes("tools", "call", "mcp__echo__env", '{"name": "OPENAI_API_KEY"}').stdout.strip() == "<unset>"
+    manager = PluginManager(home=home).load()
+    try:
+        assert manager.dispatch_tool("mcp__echo__env", {"name": "TOKEN"}) == "t0k"
+        assert manager.dispatch_tool("mcp__echo__env", {"name": "OTHER"}) == "x-t0k"
+        assert manager.dispatch_tool("mcp__echo__env", {"name": "OPENAI_API_KEY"}) == "<unset>"
+    finally:
+        manager.mcp.close()
     listed = hermes("mcp", "list")
     assert "mcp_servers.bad.env.TOKEN uses ${NOT_SET_ANYWHERE}, which is not set" in listed.stderr
     assert "echo" in listed.stdout and "bad" not in listed.stdout
 
 
 def test_one_failing_server_blocks_nothing_and_says_why(home: Path) -> None:
-    configure(home, server("echo"), server("broken", "--fail"), server("hangs", "--hang", extra="connect_timeout: 2"),
+    configure(home, server("echo"), server("broken", "--fail"), server("hangs", "--hang", extra="connect_timeout: 1"),
               "  missing:\n    command: /no/such/program\n")
     listed = hermes("tools", "list", "--json")
     names = {row["name"] for row in json.loads(listed.stdout)}
     assert "mcp__echo__echo" in names and not {n for n in names if "broken" in n or "hangs" in n}
     warnings = [line for line in listed.stderr.splitlines() if "MCP server" in line]
     assert len(warnings) == 3, listed.stderr  # one line for each server that is down
-    assert any("'hangs': it did not start and list its tools within 2 s" in line for line in warnings)
+    assert any("'hangs': it did not start and list its tools within 1 s" in line for line in warnings)
     assert any("'missing': FileNotFoundError" in line for line in warnings)
     states = {row["name"]: row for row in hermes_json("mcp", "list")}
     assert states["echo"]["state"] == "ready" and "mcp__echo__echo" in states["echo"]["tools"]
