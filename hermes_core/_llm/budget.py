@@ -133,6 +133,24 @@ class Ledger(SqliteFile):
                                    (who, moment, month)).fetchone()
         return {"tokens_per_day": float(tokens), "cost_per_day": float(day_cost), "cost_per_month": float(month_cost)}
 
+    def spent(self, who: str, zone: str, period: str) -> dict[str, float]:
+        """What `who` used in the current `period` ("day" or "month") of time zone `zone`: tokens, cost
+        and requests, counting the live reservations of calls still running."""
+        day, month, _, _ = _periods(now(), zone)
+        column, value = ("day", day) if period == "day" else ("month", month)
+        with self._reading() as db:
+            if db is None:
+                return {"tokens": 0, "cost": 0.0, "requests": 0}
+            tokens, cost, requests = db.execute(
+                f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0), COUNT(*) FROM spend WHERE who = ? AND "
+                f"{column} = ? AND (expires IS NULL OR expires > ?)", (who, value, now())).fetchone()
+        return {"tokens": int(tokens), "cost": float(cost), "requests": int(requests)}
+
+    def plugins(self) -> list[str]:
+        """Every plugin the ledger has a call of."""
+        with self._reading() as db:
+            return [] if db is None else [row[0] for row in db.execute("SELECT DISTINCT who FROM spend ORDER BY who")]
+
     def settle(self, reservation: int, tokens: int, cost: float) -> None:
         """The call's real usage replaces its reservation (kept for good)."""
         with self._writing() as db:

@@ -1,4 +1,4 @@
-"""`hermes plugins list|info|enable|disable|doctor|new`."""
+"""`hermes plugins list|info|enable|disable|doctor|new|install|remove|usage`."""
 
 from __future__ import annotations
 
@@ -299,3 +299,12 @@ def remove(packages: tuple[str, ...]) -> None:
         click.echo(f"removed {name} {versions[name]}")
         for spec in _provided(found, name):
             click.echo(f"disabled {spec.id}" if _forget(spec.id) else f"{spec.id} was not enabled")
+
+
+def _add_usage() -> None:
+    from ._usage import usage
+
+    plugins.add_command(usage)
+
+
+_add_usage()

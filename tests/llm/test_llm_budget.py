@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +141,28 @@ def test_a_killed_process_leaves_a_reservation_that_expires(home: Path, llm_serv
     at("2026-11-25T10:01:31+00:00", monkeypatch)  # its time limit (30 s) and a minute later
     llm_server.push(used(500))
     assert llm.complete(HI, max_tokens=491).text == "ok"
+
+
+def test_the_usage_command_shows_each_plugin_against_its_budget(home: Path, llm_server: ScriptedServer,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers import hermes
+
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  llm_budget: {cost_per_month: 10}\n  entries:\n    probe:\n"
+                                 "      llm_budget: {tokens_per_day: 1000, cost_per_day: 2}\n    idle:\n"
+                                 "      llm_budget: {tokens_per_day: 50}\n")
+    llm_server.push(used(400)).push(used(200))
+    llm = plugin_ctx(home).llm
+    llm.complete(HI, max_tokens=91)
+    llm.complete(HI, max_tokens=91)
+    rows = {row["plugin"]: row for row in json.loads(hermes("plugins", "usage", "--json").stdout)}
+    assert set(rows) == {"probe", "idle"}
+    probe = rows["probe"]
+    assert (probe["tokens"], probe["cost_usd"], probe["requests"]) == (600, 0.6, 2)
+    assert probe["budgets"] == {"tokens_per_day": {"limit": 1000, "used": 600, "left": 400},
+                                "cost_per_day": {"limit": 2.0, "used": 0.6, "left": 1.4}}
+    assert rows["idle"]["requests"] == 0 and rows["idle"]["budgets"]["tokens_per_day"]["left"] == 50
+    month = json.loads(hermes("plugins", "usage", "probe", "--period", "month", "--json").stdout)
+    assert [row["budgets"] for row in month] == [{"cost_per_month": {"limit": 10.0, "used": 0.6, "left": 9.4}}]
+    text = hermes("plugins", "usage").stdout
+    assert "tokens_per_day 600 tokens of 1,000 tokens (60%)" in text and "cost_per_day $0.6000 of $2.0000 (30%)" in text
