@@ -191,11 +191,15 @@ QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick", "-n", "
 
 
 def tests(extra: list[str]) -> int:
-    """pytest with `extra`; `--quick` leaves out the slow groups (venvs, packaging, mypy, the fault
-    suite), runs each property test on 10 examples and spreads the tests over every core
-    (pytest-xdist): for a first look or a small change, never instead of the full run."""
+    """pytest with `extra`. The whole suite (no tests named) is spread over every core
+    (pytest-xdist: most of a test's time is a `hermes` subprocess starting, which workers overlap);
+    named tests run in one process unless `-n` says otherwise. `--quick` leaves out the slow groups
+    (venvs, packaging, mypy, the fault suite), runs each property test on 10 examples and spreads
+    the tests too: for a first look or a small change, never instead of the full run."""
     if "--quick" in extra:
         extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
+    elif not any(not arg.startswith("-") or arg.startswith(("-n", "--numprocesses")) for arg in extra):
+        extra = ["-n", "auto", *extra]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
 
 
