@@ -5,8 +5,9 @@ schema, ~1 µs a call against ~15 µs for jsonschema); arguments it accepts go s
 handler. Only when it rejects them does jsonschema validate again, to word the error exactly
 as before. The compiled check may be stricter than jsonschema (then jsonschema decides), never
 looser: it is used only for schemas made of keywords that mean the same in draft 7
-(fastjsonschema) and 2020-12 (what jsonschema applies to a schema without `$schema`); any
-other schema is checked by jsonschema alone.
+(fastjsonschema) and 2020-12 (what jsonschema applies to a schema without `$schema`), and
+that cannot turn a stricter part into a looser whole (`not`, `oneOf`); any other schema is
+checked by jsonschema alone.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ _ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "depr
                 "format"}  # format: compiled with use_formats=False, an annotation as in jsonschema's default
 _VALUES = {"type", "required", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
            "minLength", "maxLength", "pattern", "minItems", "maxItems", "minProperties", "maxProperties"}
-_ONE = {"additionalProperties", "items", "not"}  # a subschema
+# Not `not` nor `oneOf`: the compiled check may be stricter than jsonschema inside them (Python's `$`
+# matches before a final newline for jsonschema, not for the compiled `pattern`), and under them a
+# stricter part makes the whole looser. A schema using them is checked by jsonschema alone.
+_ONE = {"additionalProperties", "items"}  # a subschema
 _MAP = {"properties", "patternProperties"}  # name -> subschema
-_LIST = {"anyOf", "oneOf", "allOf"}  # subschemas
+_LIST = {"anyOf", "allOf"}  # subschemas
 _CACHE_SIZE = 512
 _compiled: dict[str, Callable[[Any], Any] | None] = {}
 _lock = threading.Lock()

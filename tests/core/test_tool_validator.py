@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import Tool, ToolRegistry
@@ -56,6 +56,7 @@ def registry(schema: dict[str, Any]) -> ToolRegistry:
 
 @settings(max_examples=400, deadline=None)
 @given(SCHEMAS, INSTANCES)
+@example({"oneOf": [{"type": "array", "items": {"pattern": "b$"}}, {"patternProperties": {}}]}, ["ab\n"])
 def test_a_call_reports_what_jsonschema_alone_reports(schema: dict[str, Any], instance: Any) -> None:
     tools = registry(schema)
     slow = tools.dispatch_without_hooks("slow", {"x": instance})
