@@ -111,9 +111,9 @@ class Connection:
         """Call tool `tool` of the server from any event loop: its `CallToolResult`. Raises
         `ConnectionError` when the server is down or does not come up in `connect_timeout`; the
         SDK's errors for the call itself (its `timeout`, a protocol error) pass through."""
-        loop = workers.portal()
-        if _running_loop() is loop:
+        if workers.on_portal():
             return await self._call(tool, arguments, timeout)
+        loop = workers.portal()
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(tool, arguments, timeout), loop))
 
     def stop(self) -> concurrent.futures.Future[None] | None:
@@ -124,7 +124,7 @@ class Connection:
         loop = workers.running_portal()
         if future is None or loop is None:
             return None
-        if _running_loop() is loop:
+        if workers.on_portal():
             future.cancel()
             return None
         return asyncio.run_coroutine_threadsafe(self._stop(), loop)
@@ -277,10 +277,3 @@ async def _list_tools(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

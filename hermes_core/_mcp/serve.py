@@ -10,6 +10,7 @@ argument may be offered as prompts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import hmac
 import ipaddress
@@ -263,7 +264,7 @@ async def serve_http(server: Any, host: str, port: int, token: str | None,
         raise McpError(f"hermes mcp serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.listen(128)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    web.capture_signals = _no_signals  # type: ignore[method-assign]
+    web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # _until_signal ends it
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     async with anyio.create_task_group() as group:
@@ -273,9 +274,3 @@ async def serve_http(server: Any, host: str, port: int, token: str | None,
             await result
         await web.serve(sockets=[sock])
         group.cancel_scope.cancel()
-
-
-def _no_signals() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext()

@@ -108,7 +108,7 @@ class McpServers:
         """Start, then wait for each server's first attempt to end (its `connect_timeout` at most, all at
         once), so that the first tool list has the tools of every server that answers."""
         self.start()
-        if workers.running_portal() is _running_loop():  # on the loop the connections run on: never wait
+        if workers.on_portal():  # on the loop the connections run on: never wait
             return
         for connection in list(self._connections.values()):
             connection.settle(connection.server.connect_timeout + 1)
@@ -184,7 +184,7 @@ class McpServers:
             problem = next((p for p in self.problems if "MCP extra" in p), "")
             return {"ok": False,
                     "error": problem or f"no MCP server {server!r} is running (configured and enabled: {known})"}
-        if workers.running_portal() is _running_loop():
+        if workers.on_portal():
             return {"ok": False, "error": "ctx.call_mcp waits for its answer: from async code, run it in a thread "
                                           "(await asyncio.to_thread(ctx.call_mcp, ...))"}
         try:
@@ -215,12 +215,3 @@ def _handler(connection: Connection, tool: str) -> Callable[..., Any]:
 
     call.__qualname__ = f"mcp:{connection.server.name}:{tool}"
     return call
-
-
-def _running_loop() -> Any:
-    import asyncio
-
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -22,8 +22,8 @@ from .interrupts import leave_sigint_to_the_main_thread
 T = TypeVar("T")
 
 __all__ = [
-    "Job", "Overrun", "is_awaitable", "is_coroutine_function", "portal", "running_portal", "run_coroutine", "start",
-    "submit",
+    "Job", "Overrun", "is_awaitable", "is_coroutine_function", "on_portal", "portal", "running_portal",
+    "run_coroutine", "start", "submit",
 ]
 
 
@@ -57,17 +57,25 @@ def _portal_run(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_forever()
 
 
+def on_portal() -> bool:
+    """Whether the caller runs on the background loop itself (where waiting synchronously for it
+    would deadlock)."""
+    loop = _portal_loop
+    if loop is None:
+        return False
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 def run_coroutine(awaitable: Awaitable[T], timeout: float | None = None) -> T:
     """Run `awaitable` to completion from synchronous code and return its result.
 
     Raises `Overrun` (a `TimeoutError`, after cancelling it) when it takes longer than `timeout` seconds.
     """
     loop = portal()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
+    if on_portal():
         raise RuntimeError("a coroutine cannot be waited for synchronously from the hermes portal loop; use the async API")
 
     async def _wrap() -> tuple[T | None, BaseException | None]:
