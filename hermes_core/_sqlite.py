@@ -145,9 +145,11 @@ class SqliteFile:
                 )
             if version < self.schema_version:
                 db.execute("BEGIN IMMEDIATE")
-                for statement in _statements(self.schema):
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {self.schema_version}")
+                # another process may have created the schema while this one waited for the lock
+                if db.execute("PRAGMA user_version").fetchone()[0] < self.schema_version:
+                    for statement in _statements(self.schema):
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {self.schema_version}")
                 db.execute("COMMIT")
         except BaseException:
             db.close()
