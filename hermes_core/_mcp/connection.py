@@ -42,6 +42,10 @@ class Unavailable:
         return False
 
 
+class _Late(TimeoutError):
+    """A server did not start and list its tools within its `connect_timeout`."""
+
+
 def why(exc: BaseException) -> str:
     """One line for what stopped a connection or a call (the first leaf of an exception group)."""
     while getattr(exc, "exceptions", None):
@@ -172,6 +176,8 @@ class Connection:
                 try:
                     await self._attempt()
                     reason = self.reason or "the connection closed"
+                except _Late as exc:  # already said, in these words, the moment the time was up
+                    reason = str(exc)
                 except Exception as exc:  # noqa: BLE001 - it could not start or broke: say why, try again
                     reason = why(exc)
             if self.state == "closed":
@@ -225,7 +231,7 @@ class Connection:
             timer.cancel()
             self._client = None
         if deadline.cancelled_caught:
-            raise TimeoutError(late)
+            raise _Late(late)
 
     def _late(self, reason: str) -> None:
         self._fail(reason)
