@@ -8,6 +8,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -113,6 +114,13 @@ def pip_install(python: Path, *targets: str | Path) -> None:
 
 
 _MANAGERS: list[Any] = []  # a ctx works while its manager does: the helpers' managers live for the run
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def plugin_ctx(home: Path, plugin_id: str = "probe") -> Any:

@@ -13,12 +13,6 @@ output layer (`"` first, then `<` and `}`), so tool arguments and JSON are short
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +21,7 @@ import pytest
 from hermes_core import PluginManager
 from hermes_core.agent import Agent
 from tests.helpers import hermes, llm_config, plugin_ctx
+from tests.helpers.llama import running_llama_server
 
 pytestmark = pytest.mark.interop
 
@@ -91,42 +86,14 @@ def write_model(path: Path) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's server on 127.0.0.1 with the tiny model; yields its base URL."""
     pytest.importorskip("llama_cpp.server", reason="the interop extra is not installed (pip install -e '.[interop]')")
     folder = tmp_path_factory.mktemp("llama")
     model = write_model(folder / "tiny.gguf")
-    port = free_port()
-    log = (folder / "server.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "tiny",
-         "--chat_format", "chatml-function-calling", "--n_ctx", "8192", "--n_threads", "1",
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/models", timeout=2).read()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"llama.cpp's server did not start: {(folder / 'server.log').read_text()[-2000:]}")
-                time.sleep(0.2)
+    with running_llama_server(folder, model, "tiny", "chatml-function-calling", 8192) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 CONFIG = "plugins:\n  disabled: [memory/builtin]\n"
