@@ -317,4 +317,4 @@ class PluginManager:
 
     def doctor(self) -> DoctorReport:
         """Load everything enabled and report on it, as `hermes plugins doctor` does."""
-        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired)
+        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired, self.home)

@@ -196,21 +196,37 @@ def _zone(value: Any) -> str:
 
 
 USD, ZONE = "a number of US dollars, 0 or more", "an IANA time zone such as UTC or Europe/Paris"
+ON_LIMIT = ("wait", "refuse")
+
+
+def _on_limit(value: Any) -> str:
+    if value not in ON_LIMIT:
+        raise ValueError
+    return str(value)
 
 
 def _budget(prefix: str, whose: str) -> tuple[Key[Any], ...]:
     """The keys of one budget section."""
     return (
-        Key(prefix, MAPPING, _mapping, _EMPTY, f"{whose} LLM budget: tokens and cost per day and month"),
+        Key(prefix, MAPPING, _mapping, _EMPTY, f"{whose} LLM budget: tokens and cost per day and month, rate, "
+                                               "concurrency"),
         Key(f"{prefix}.tokens_per_day", COUNT, _count, None, f"{whose}: tokens (prompt and answer) per calendar day"),
         Key(f"{prefix}.cost_per_day", USD, _money, None, f"{whose}: USD per calendar day (from model.pricing)"),
         Key(f"{prefix}.cost_per_month", USD, _money, None, f"{whose}: USD per calendar month"),
         Key(f"{prefix}.timezone", ZONE, _zone, None, f"{whose}: the time zone of its days and months (UTC)"),
+        Key(f"{prefix}.requests_per_minute", COUNT, _count, None, f"{whose}: requests started in any 60 seconds"),
+        Key(f"{prefix}.max_concurrent", POSITIVE, _positive, None, f"{whose}: requests running at once"),
+        Key(f"{prefix}.on_limit", "wait or refuse", _on_limit, None,
+            f"{whose}: past requests_per_minute or max_concurrent, wait for room (within the call's time limit) "
+            "or refuse at once (wait)"),
     )
 
 
+BUDGET_NAMES = ("tokens_per_day", "cost_per_day", "cost_per_month", "timezone", "requests_per_minute",
+                "max_concurrent", "on_limit")  # the keys of a budget section after its first, in order
 PLUGIN_LLM_BUDGET = _budget("plugins.entries.*.llm_budget", "the plugin's")
 PLUGINS_LLM_BUDGET = _budget("plugins.llm_budget", "every plugin's, unless its own says otherwise")
+MODEL_BUDGET = _budget("model.budget", "the host's own calls (the agent, its side tasks)")
 
 # -- the model, and the host's own side tasks --------------------------------------------------
 
@@ -325,7 +341,7 @@ KEYS: tuple[Key[Any], ...] = (
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
-    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET,
+    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
 )

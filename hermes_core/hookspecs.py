@@ -14,7 +14,8 @@ The lifecycle hooks are Hermes Agent's, by name and keyword arguments (Hermes pa
 ``telemetry_schema_version`` on every call but ``gateway_platform_event``, and so does
 hermes-core). Those the agent loop has a moment for are here; those only a gateway, an
 approval prompt, kanban, voice or subagent machinery has a moment for are declared in
-``_hooks.host_specs`` and re-exported here, so that any host can fire them.
+``_hooks.host_specs`` and re-exported here, so that any host can fire them. One lifecycle hook
+is hermes-core's own (``HERMES_CORE_HOOKS``): ``on_budget_check``, around ``ctx.llm``'s budgets.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROJECT_NAME", "hookspec", "hookimpl", "HookFamily", "HOOKS", "REGISTRATION_HOOKS", "LIFECYCLE_HOOKS",
-    "CLI_HOOKS", "TELEMETRY_SCHEMA_VERSION", "UNVERSIONED_HOOKS", "hook_arguments",
+    "CLI_HOOKS", "HERMES_CORE_HOOKS", "TELEMETRY_SCHEMA_VERSION", "UNVERSIONED_HOOKS", "hook_arguments",
 ]
 
 
@@ -528,6 +529,31 @@ def post_auxiliary_call(
     """
 
 
+# hermes-core's own lifecycle hooks: no Hermes version defines these (HERMES_CORE_HOOKS).
+
+
+@declare("lifecycle")
+def on_budget_check(
+    plugin_id: str, budget: dict[str, Any], used: dict[str, float], requested: dict[str, float],
+    telemetry_schema_version: str,
+) -> Any:
+    """hermes-core's own (not Hermes'): before a plugin's ``ctx.llm`` call is sent, with the
+    plugin's LLM budget (``budget``: its limits, ``{}`` of them when it has none), what it has
+    ``used`` of each kind (``tokens_per_day``, ``cost_per_day``, ``cost_per_month``,
+    ``requests_per_minute``, ``max_concurrent``) and what the call may take at most
+    (``requested``: ``tokens``, ``cost``). Return ``{"action": "block", "message": text}`` to
+    refuse a call the numbers would allow; anything else lets the numbers decide (they always
+    win over an allow). A plugin that implements it is not asked about its own calls.
+
+    Example::
+
+        @hookimpl
+        def on_budget_check(plugin_id, used, requested):
+            if plugin_id.startswith("experimental-") and used["cost_per_day"] + requested["cost"] > 0.10:
+                return {"action": "block", "message": "experimental plugins get 10 cents a day"}
+    """
+
+
 # The hooks only a gateway, an approval prompt, kanban, voice or subagent machinery has a moment for.
 from ._hooks.host_specs import (  # noqa: E402
     gateway_platform_event, kanban_task_blocked, kanban_task_claimed, kanban_task_completed, on_kanban_dispatch_tick,
@@ -562,3 +588,4 @@ def _family(family: str) -> tuple[str, ...]:
 REGISTRATION_HOOKS = _family("registration")
 CLI_HOOKS = _family("cli")
 LIFECYCLE_HOOKS = _family("lifecycle")
+HERMES_CORE_HOOKS = ("on_budget_check",)  # lifecycle hooks of hermes-core's own, not Hermes Agent's

@@ -46,11 +46,16 @@ def _continues(result: Mapping[str, Any]) -> bool:
     return verdict in ("continue", "block") and isinstance(text, str) and bool(text.strip())
 
 
+def _blocks(result: Mapping[str, Any]) -> bool:
+    """`on_budget_check`: `{"action": "block", "message": text}`."""
+    return result.get("action") == "block"
+
+
 class LifecycleHooks(HostHookCalls):
     """Every lifecycle hook a host calls, typed: see `hookspecs` (and docs/hooks.md) for when
     each one fires and what its arguments mean."""
 
-    __slots__ = ("_runner",)
+    __slots__ = ("_runner", "__weakref__")
 
     def __init__(self, runner: HookRunner) -> None:
         self._runner = runner
@@ -210,6 +215,16 @@ class LifecycleHooks(HostHookCalls):
     ) -> HookCall[None]:
         """After an attempt of a host side call."""
         return self._notify(hookspecs.post_auxiliary_call, locals())
+
+    def on_budget_check(
+        self, *, plugin_id: str, budget: dict[str, Any], used: dict[str, float], requested: dict[str, float],
+    ) -> HookCall[dict[str, Any] | None]:
+        """Before a plugin's `ctx.llm` call: a `{"action": "block", "message": text}` refusal, or None."""
+        return self._directive(hookspecs.on_budget_check, locals(), _blocks)
+
+    def implementers(self, hook: str) -> frozenset[str]:
+        """The plugin ids with a callback for `hook`."""
+        return frozenset(cb.plugin_id for cb in self._runner.callbacks(hook) if cb.plugin_id is not None)
 
     # -- streaming (queued off the token path: `agent.streaming`) -----------------------------
 

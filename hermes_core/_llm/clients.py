@@ -34,11 +34,13 @@ class HostClients:
         with self._lock:
             if self._host is None:
                 from .._config.file import ConfigWatcher
+                from .gate import attach_hooks
                 from .host import LlmHost
 
                 fixed = self._config
                 read = (lambda: fixed) if fixed is not None else ConfigWatcher(self._home).current
                 self._host = LlmHost(self._home, read)
+                attach_hooks(self._host, self._hooks())
             return self._host
 
     def auxiliary(self, task: str) -> AuxiliaryLlm:

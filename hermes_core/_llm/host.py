@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +19,9 @@ from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
 from .audit import AuditLog
-from .budget import Ledger, budget_for, worst_case
+from .budget import HOST, Budgets
+from .gate import Admission, admission, admitted, admitted_async, hooks_of
+from .ledger import Ledger, LedgerThread, Reservation
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
@@ -149,6 +152,8 @@ class _Attempts:
         self.history: list[str] = []
         self.route: Route | None = None
         self.answer: LlmAnswer | None = None
+        self.admission: Callable[[], Admission] | None = None  # the call's way past its budget, to drive
+        self.reservation: Reservation | None = None  # what the call reserved of its budget, once admitted
 
     def __iter__(self) -> _Attempts:
         return self
@@ -251,15 +256,18 @@ class LlmHost:
     """Runs `Call`s for every plugin of one manager. Holds a way to read the config and the
     audit log, and nothing secret."""
 
-    __slots__ = ("_audit", "_plans", "_plans_config", "_read_config", "_spend", "home")
+    __slots__ = ("_audit", "_budgets", "_plans", "_plans_config", "_read_config", "_spend", "_writer", "home",
+                 "__weakref__")
 
     def __init__(self, home: Path, read_config: Callable[[], Config]) -> None:
         self.home = home
         self._read_config = read_config
+        self._budgets = Budgets()
         self._audit = AuditLog(home)
         self._plans: dict[tuple[Any, ...], Plan] = {}
         self._plans_config: Config | None = None
         self._spend: Ledger | None = None
+        self._writer: LedgerThread | None = None
 
     def __repr__(self) -> str:
         return f"<LlmHost home={str(self.home)!r}>"
@@ -308,22 +316,20 @@ class LlmHost:
 
     @contextlib.contextmanager
     def _attempts(self, call: Call) -> Iterator[_Attempts]:
-        """The attempts of one call, audited once whichever way the call ends; a plugin's call is
-        held to its LLM budget (reserved before any request, settled to what it used)."""
-        started, attempts, reservation = time.perf_counter(), None, None
+        """The attempts of one call, audited once whichever way the call ends. The caller first
+        drives `admission` when there is one (the call's budget: its hook, its reservation, waiting
+        for room), then the attempts, and settles the reservation (`_settled`) either way."""
+        started, attempts = time.perf_counter(), None
         try:
             plan = self._plan(call)
             attempts = _Attempts(self.home, plan, call)
-            reservation = self._reserve(call, plan)
+            attempts.admission = admission(self._ledger, self._budgets, self._read_config(), HOST if call.task
+                                           is not None else call.plugin_id, (call.messages, call.tools,
+                                           call.max_tokens), plan, hooks_of(self))
             yield attempts
         except BaseException as exc:
-            if reservation is not None:
-                self._ledger().release(reservation)
             self._done(call, started, attempts, _outcome(exc))
             raise
-        if reservation is not None and attempts.answer is not None:
-            usage = attempts.answer.usage
-            self._ledger().settle(reservation, usage.total_tokens, usage.cost_usd or 0.0)
         self._done(call, started, attempts, "ok")
 
     def _ledger(self) -> Ledger:
@@ -331,56 +337,76 @@ class LlmHost:
             self._spend = Ledger(self.home)
         return self._spend
 
-    def _reserve(self, call: Call, plan: Plan) -> int | None:
-        """Reserve a plugin call's worst case against its budget (`PluginLlmBudgetError` when it does
-        not fit); None when the call is the host's own or the plugin has no budget."""
-        if call.task is not None:
+    def _ledger_thread(self) -> LedgerThread:
+        """The ledger's writer for async calls (off the event loop, batched)."""
+        if self._writer is None:
+            self._writer = LedgerThread(self._ledger())
+        return self._writer
+
+    def _settled(self, attempts: _Attempts) -> Callable[[sqlite3.Connection], None] | None:
+        """What the call reserved becomes what it used (an answer that then failed, such as JSON
+        that does not match the schema, was still paid for), or is given back when none came."""
+        if attempts.reservation is None:
             return None
-        try:
-            budget = budget_for(self._read_config(), call.plugin_id)
-        except ConfigError as exc:
-            raise LlmConfigError(str(exc)) from None
-        if budget is None:
-            return None
-        tokens, cost = worst_case(call.messages, call.max_tokens, plan.pricing, plan.routes[0].model)
-        return self._ledger().reserve(budget, tokens, cost, plan.timeout * len(plan.routes))
+        usage = attempts.answer.usage if attempts.answer is not None else _NO_USAGE
+        return Ledger.settling(attempts.reservation, usage.total_tokens, usage.cost_usd or 0.0)
 
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
         with self._attempts(call) as attempts:
-            for attempt in attempts:
-                if attempt.delay:
-                    time.sleep(attempt.delay)
-                client = sync_client(attempt.route.base_url, attempt.key)
-                try:
-                    request = attempts.send(attempt)
-                    if call.stream is not None and call.streams(attempt.route):
-                        body = fold(post_stream(client, request, attempts.timeout), attempt.route, call.stream,
-                                    lambda exc: _broke_off(exc, attempts.timeout))
-                    else:
-                        body = post(client, request, attempts.timeout)
-                except Exception as exc:  # noqa: BLE001 - classified; raised later without it
-                    attempts.failed(exc)
+            if attempts.admission is not None:
+                attempts.reservation = admitted(attempts.admission(), self._ledger())
+            try:
+                return self._run(call, attempts, finish)
+            finally:
+                settling = self._settled(attempts)
+                if settling is not None:
+                    self._ledger().write(settling)
+
+    def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
+        for attempt in attempts:
+            if attempt.delay:
+                time.sleep(attempt.delay)
+            client = sync_client(attempt.route.base_url, attempt.key)
+            try:
+                request = attempts.send(attempt)
+                if call.stream is not None and call.streams(attempt.route):
+                    body = fold(post_stream(client, request, attempts.timeout), attempt.route, call.stream,
+                                lambda exc: _broke_off(exc, attempts.timeout))
                 else:
-                    attempts.answered(body)
-            assert attempts.answer is not None
-            return finish(attempts.answer)
+                    body = post(client, request, attempts.timeout)
+            except Exception as exc:  # noqa: BLE001 - classified; raised later without it
+                attempts.failed(exc)
+            else:
+                attempts.answered(body)
+        assert attempts.answer is not None
+        return finish(attempts.answer)
 
     async def arun(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """`run` for async callers: the same attempts on the running loop's client."""
         with self._attempts(call) as attempts:
-            for attempt in attempts:
-                if attempt.delay:
-                    await asyncio.sleep(attempt.delay)
-                client = await async_client(attempt.route.base_url, attempt.key)
-                try:
-                    body = await apost(client, attempts.send(attempt), attempts.timeout)
-                except Exception as exc:  # noqa: BLE001 - classified; raised later without it
-                    attempts.failed(exc)
-                else:
-                    attempts.answered(body)
-            assert attempts.answer is not None
-            return finish(attempts.answer)
+            if attempts.admission is not None:
+                attempts.reservation = await admitted_async(attempts.admission(), self._ledger_thread())
+            try:
+                return await self._arun(call, attempts, finish)
+            finally:
+                settling = self._settled(attempts)
+                if settling is not None:
+                    await self._ledger_thread().write(settling)
+
+    async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
+        for attempt in attempts:
+            if attempt.delay:
+                await asyncio.sleep(attempt.delay)
+            client = await async_client(attempt.route.base_url, attempt.key)
+            try:
+                body = await apost(client, attempts.send(attempt), attempts.timeout)
+            except Exception as exc:  # noqa: BLE001 - classified; raised later without it
+                attempts.failed(exc)
+            else:
+                attempts.answered(body)
+        assert attempts.answer is not None
+        return finish(attempts.answer)
 
 
 def _broke_off(exc: BaseException, timeout: float) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from .._config.config import Config
+from .._errors import HermesError
 from .._slots.registry import SlotRegistry
 from .record import PluginRecord
 
@@ -74,12 +76,13 @@ def _unfired(record: PluginRecord, fired: frozenset[str] | None) -> list[str] | 
 
 def build_report(
     records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str],
-    fired_hooks: frozenset[str] | None = None,
+    fired_hooks: frozenset[str] | None = None, home: Path | None = None,
 ) -> DoctorReport:
     """The report on loaded `records`; a slot whose configured name is unknown is a problem.
     With the hooks the host fires, each plugin's row names those it registered that never fire,
-    and a warning says so. `warnings` is every warning the text output prints, so `--json`
-    carries them too."""
+    and a warning says so; with the host's `home`, a plugin (or the host) past 80 % of an LLM
+    budget is a warning. `warnings` is every warning the text output prints, so `--json` carries
+    them too."""
     problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
     warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
@@ -112,4 +115,12 @@ def build_report(
     ]
     warnings += [f"plugin {r.id!r} registered hooks this host never fires: {', '.join(unfired)}"
                  for r in records for unfired in [_unfired(r, fired_hooks)] if unfired]
+    if home is not None:
+        from .._llm.budget import HOST
+        from .._llm.ledger import nearly_spent
+
+        try:
+            warnings += nearly_spent(config, home, [*(r.id for r in records), HOST])
+        except HermesError as exc:  # a config value of the wrong type, an unreadable ledger: said, not raised
+            warnings.append(f"LLM budgets: {exc}")
     return DoctorReport(plugins, active, problems, warnings)

@@ -39,6 +39,7 @@ FIRED_HOOKS = frozenset({*STREAM_HOOKS,
     "post_llm_call", "transform_llm_output", "pre_api_request", "post_api_request", "api_request_error",
     "transform_api_error_classification", "on_interim_message", "pre_tool_call", "post_tool_call",
     "transform_tool_result", "pre_command", "agent_loop_stopped", "pre_auxiliary_call", "post_auxiliary_call",
+    "on_budget_check",  # fired by ctx.llm, whichever host runs it
 })
 BUILTIN_COMMANDS = ("compress", "reset")
 

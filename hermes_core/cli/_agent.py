@@ -30,13 +30,13 @@ def _agent(ctx: click.Context, session_id: str | None, resume: bool, max_iterati
 
 def _turn(agent: Any, text: str) -> None:
     """One turn: the answer on stdout (streamed on a terminal), then its tokens and cost. A
-    provider failure, a missing model or no answer within the iteration limit is one line (an
-    error), the session is kept."""
-    from .._errors import LlmProviderError
+    provider failure, a missing model, the host's LLM budget (`model.budget`) or no answer within
+    the iteration limit is one line (an error), the session is kept."""
+    from .._errors import LlmProviderError, PluginLlmBudgetError
 
     try:
         result = agent.ask(text)
-    except LlmConfigError as exc:
+    except (LlmConfigError, PluginLlmBudgetError) as exc:
         raise click.ClickException(f"{exc} (session {agent.session_id} kept)") from None
     except LlmProviderError as exc:
         raise click.ClickException(f"every provider failed: {str(exc).splitlines()[0]} "

@@ -1,4 +1,5 @@
-"""`hermes plugins usage`: what each plugin's `ctx.llm` spent in the period, against its LLM budget."""
+"""`hermes plugins usage`: what each plugin's `ctx.llm` (and the host's own calls) spent in the
+period, against its LLM budget."""
 
 from __future__ import annotations
 
@@ -15,37 +16,50 @@ def _shown(name: str, value: float) -> str:
     return f"${value:.4f}" if name.startswith("cost") else f"{value:,.0f} tokens"
 
 
-@click.command()
-@click.argument("plugin_id", required=False)
-@click.option("--period", type=click.Choice(["day", "month"]), default="day", show_default=True,
-              help="Today or this month, in each plugin's budget time zone (UTC when it has none).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def usage(plugin_id: str | None, period: str, as_json: bool) -> None:
-    """What each plugin's ctx.llm used (tokens, cost, requests), against its LLM budget."""
+def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> list[dict[str, Any]]:
+    """A row per plugin (and `host`): the period's tokens, cost and requests against its budgets,
+    with its rate limits. `who` None: everyone with a call in the ledger or a budget in config."""
     from .. import config_keys as keys
-    from .._config.file import load_config
-    from .._llm.budget import Ledger, budget_for
-    from .._paths import hermes_home
+    from .._llm.budget import HOST, budget_for
+    from .._llm.ledger import Ledger
 
-    config = load_config()
-    ledger = Ledger(hermes_home())
-    if plugin_id:
-        ids = [plugin_id]
-    else:
-        entries = config.read(keys.PLUGIN_ENTRIES)
-        budgeted = [str(pid) for pid in entries if budget_for(config, str(pid)) is not None]
-        ids = sorted({*ledger.plugins(), *budgeted})
+    ledger = Ledger(home)
+    if who is None:
+        budgeted = [str(pid) for pid in config.read(keys.PLUGIN_ENTRIES) if budget_for(config, str(pid)) is not None]
+        who = sorted({*ledger.who(), *budgeted, *([HOST] if budget_for(config, HOST) else [])})
     rows: list[dict[str, Any]] = []
-    for pid in ids:
+    for pid in who:
         budget = budget_for(config, pid)
         spent = ledger.spent(pid, budget.timezone if budget else "UTC", period)
-        limits = {}
+        limits: dict[str, Any] = {}
+        rates: dict[str, Any] = {}
+        now_used = ledger.used(budget) if budget is not None and any(
+            getattr(budget, name) is not None for name in ("requests_per_minute", "max_concurrent")) else {}
         for name, limit in budget.limits() if budget else []:
             if name in _LIMITS[period]:
                 used = spent["tokens"] if name.startswith("tokens") else spent["cost"]
                 limits[name] = {"limit": limit, "used": round(used, 6), "left": round(max(limit - used, 0), 6)}
+            elif name in ("requests_per_minute", "max_concurrent"):
+                rates[name] = {"limit": int(limit), "used": int(now_used[name])}
+        if budget is not None and rates:
+            rates["on_limit"] = budget.on_limit
         rows.append({"plugin": pid, "period": period, "tokens": spent["tokens"], "cost_usd": round(spent["cost"], 6),
-                     "requests": spent["requests"], "budgets": limits})
+                     "requests": spent["requests"], "budgets": limits, "rates": rates})
+    return rows
+
+
+@click.command()
+@click.argument("plugin_id", required=False)
+@click.option("--period", type=click.Choice(["day", "month"]), default="day", show_default=True,
+              help="Today or this month, in each budget's time zone (UTC when it has none).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def usage(plugin_id: str | None, period: str, as_json: bool) -> None:
+    """What each plugin's ctx.llm used (tokens, cost, requests), against its LLM budget; `host` is
+    the agent's own calls (model.budget)."""
+    from .._config.file import load_config
+    from .._paths import hermes_home
+
+    rows = usage_rows(load_config(), hermes_home(), [plugin_id] if plugin_id else None, period)
     if as_json:
         echo_json(rows)
     elif not rows:
@@ -53,6 +67,9 @@ def usage(plugin_id: str | None, period: str, as_json: bool) -> None:
     else:
         echo_table(["plugin", "tokens", "cost", "requests", "budget"],
                    [[r["plugin"], f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", str(r["requests"]),
-                     "; ".join(f"{name} {_shown(name, b['used'])} of {_shown(name, b['limit'])} "
-                               f"({b['used'] / b['limit'] * 100 if b['limit'] else 100:.0f}%)"
-                               for name, b in r["budgets"].items()) or "-"] for r in rows])
+                     "; ".join([*(f"{name} {_shown(name, b['used'])} of {_shown(name, b['limit'])} "
+                                  f"({b['used'] / b['limit'] * 100 if b['limit'] else 100:.0f}%)"
+                                  for name, b in r["budgets"].items()),
+                                *(f"{name} {b['used']} of {b['limit']} now" for name, b in r["rates"].items()
+                                  if name != "on_limit")])
+                     or "-"] for r in rows])

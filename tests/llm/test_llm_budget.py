@@ -17,7 +17,7 @@ from hermes_core import PluginLlmBudgetError, PluginLlmError
 from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # 9 estimated prompt tokens (35 characters of JSON, 4 a token)
+HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
 
 
 def at(when: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,10 +40,10 @@ def test_a_call_past_the_token_budget_is_refused_before_any_request(home: Path, 
     budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
     llm_server.push(used(400)).push(used(400))
     llm = plugin_ctx(home).llm
-    assert llm.complete(HI, max_tokens=91).text == "ok"  # reserves 100, settles to the 400 it used
-    assert llm.complete(HI, max_tokens=91).text == "ok"  # 800 used
+    assert llm.complete(HI, max_tokens=65).text == "ok"  # reserves 100, settles to the 400 it used
+    assert llm.complete(HI, max_tokens=65).text == "ok"  # 800 used
     with pytest.raises(PluginLlmBudgetError) as refused:
-        llm.complete(HI, max_tokens=291)  # would need up to 300: 200 are left
+        llm.complete(HI, max_tokens=265)  # would need up to 300: 200 are left
     assert len(llm_server.requests) == 2  # nothing left for the refused call
     error = refused.value
     assert isinstance(error, PluginLlmError)
@@ -53,7 +53,7 @@ def test_a_call_past_the_token_budget_is_refused_before_any_request(home: Path, 
                           "tokens_per_day): used 800 tokens of 1,000 tokens today, 200 tokens left, and this call "
                           "may take up to 300 tokens; it resets at 2026-11-26T00:00:00+00:00")
     llm_server.push(used(150))
-    assert llm.complete(HI, max_tokens=91).text == "ok"  # a smaller call still fits
+    assert llm.complete(HI, max_tokens=65).text == "ok"  # a smaller call still fits
     audit = (home / "logs" / "agent.log").read_text(encoding="utf-8")
     assert "plugin=probe" in audit and "outcome=refused:tokens_per_day" in audit
 
@@ -65,17 +65,17 @@ def test_cost_budgets_per_day_and_month_and_the_default_for_every_plugin(home: P
     llm = plugin_ctx(home).llm
     at("2026-11-30T23:30:00+01:00", monkeypatch)
     with pytest.raises(PluginLlmBudgetError, match=r"cost_per_day \(plugins.llm_budget.cost_per_day\)"):
-        llm.complete(HI, max_tokens=1000)  # up to $1.009: more than the day holds, even unspent
+        llm.complete(HI, max_tokens=1000)  # up to $1.035: more than the day holds, even unspent
     llm_server.push(used(900))
-    llm.complete(HI, max_tokens=891)  # $0.90 today
+    llm.complete(HI, max_tokens=865)  # $0.90 today
     with pytest.raises(PluginLlmBudgetError, match="resets at 2026-12-01T00:00:00"):
-        llm.complete(HI, max_tokens=191)
+        llm.complete(HI, max_tokens=165)
     at("2026-12-01T00:30:00+01:00", monkeypatch)  # Paris' next day, and month: both reset
     llm_server.push(used(900))
-    llm.complete(HI, max_tokens=891)
+    llm.complete(HI, max_tokens=865)
     at("2026-12-02T09:00:00+01:00", monkeypatch)  # a new day, but $0.90 of December's $1.5 is spent
     with pytest.raises(PluginLlmBudgetError, match=r"cost_per_month.*\$0\.6000 left.*2027-01-01T00:00:00\+01:00"):
-        llm.complete(HI, max_tokens=891)
+        llm.complete(HI, max_tokens=865)
     assert len(llm_server.requests) == 2
 
 
@@ -86,9 +86,9 @@ def test_a_failed_call_releases_what_it_reserved(home: Path, llm_server: Scripte
     llm_server.fail(400, "bad request")
     llm = plugin_ctx(home).llm
     with pytest.raises(PluginLlmError):
-        llm.complete(HI, max_tokens=791)
+        llm.complete(HI, max_tokens=765)
     llm_server.push(used(790))
-    assert llm.complete(HI, max_tokens=791).text == "ok"  # the failed call's 800 came back
+    assert llm.complete(HI, max_tokens=765).text == "ok"  # the failed call's 800 came back
 
 
 def test_concurrent_calls_never_take_more_than_the_budget_holds(home: Path, llm_server: ScriptedServer,
@@ -99,7 +99,7 @@ def test_concurrent_calls_never_take_more_than_the_budget_holds(home: Path, llm_
     llm = plugin_ctx(home).llm
 
     async def burst() -> list[Any]:
-        return await asyncio.gather(*(llm.acomplete(HI, max_tokens=991) for _ in range(100)), return_exceptions=True)
+        return await asyncio.gather(*(llm.acomplete(HI, max_tokens=965) for _ in range(100)), return_exceptions=True)
 
     results = asyncio.run(burst())  # each reserves 1,000: exactly ten fit
     refused = [r for r in results if isinstance(r, PluginLlmBudgetError)]
@@ -112,7 +112,7 @@ import os, sys
 from hermes_core import PluginManager
 manager = PluginManager(discover_plugins=False).load()
 ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
-ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=691)
+ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=665)
 """
 
 
@@ -137,10 +137,10 @@ def test_a_killed_process_leaves_a_reservation_that_expires(home: Path, llm_serv
         process.wait(timeout=30)
     llm = plugin_ctx(home).llm
     with pytest.raises(PluginLlmBudgetError, match="used 700 tokens"):
-        llm.complete(HI, max_tokens=491)  # the dead call's 700 are still held
+        llm.complete(HI, max_tokens=465)  # the dead call's 700 are still held
     at("2026-11-25T10:01:31+00:00", monkeypatch)  # its time limit (30 s) and a minute later
     llm_server.push(used(500))
-    assert llm.complete(HI, max_tokens=491).text == "ok"
+    assert llm.complete(HI, max_tokens=465).text == "ok"
 
 
 def test_the_usage_command_shows_each_plugin_against_its_budget(home: Path, llm_server: ScriptedServer,
@@ -153,8 +153,8 @@ def test_the_usage_command_shows_each_plugin_against_its_budget(home: Path, llm_
                                  "      llm_budget: {tokens_per_day: 50}\n")
     llm_server.push(used(400)).push(used(200))
     llm = plugin_ctx(home).llm
-    llm.complete(HI, max_tokens=91)
-    llm.complete(HI, max_tokens=91)
+    llm.complete(HI, max_tokens=65)
+    llm.complete(HI, max_tokens=65)
     rows = {row["plugin"]: row for row in json.loads(hermes("plugins", "usage", "--json").stdout)}
     assert set(rows) == {"probe", "idle"}
     probe = rows["probe"]
