@@ -83,6 +83,7 @@ class TestPhonesHome(MemoryProviderContract):
 def test_the_contract_fails_broken_providers_with_hypothesis_minimal_example(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_broken=BROKEN_PROVIDERS)
     chosen = "Lowercasing and (saved or forget) or RegexSearch and safe or PhonesHome and network"
+    pytester.makeini("[pytest]\n")  # its own rootdir, whatever ini file a folder above holds
     run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-rfE", "-k", chosen)
     out = run.stdout.str()
     failed = {line.split(" ")[1] for line in out.splitlines() if line.startswith("FAILED")}
