@@ -21,8 +21,8 @@ from .._config.config import Config
 from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
-__all__ = ["AMOUNTS", "Budget", "Budgets", "HOST", "IMAGE_TOKENS", "RATES", "RESERVED_ANSWER_TOKENS", "budget_for", "refused", "shown",
-           "worst_case"]
+__all__ = ["AMOUNTS", "Budget", "Budgets", "HOST", "IMAGE_TOKENS", "RATES", "RESERVED_ANSWER_TOKENS", "budget_for",
+           "refused", "shown", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
 RESERVED_ANSWER_TOKENS = 4096  # what a call without max_tokens reserves for its answer

@@ -323,9 +323,9 @@ class LlmHost:
         try:
             plan = self._plan(call)
             attempts = _Attempts(self.home, plan, call)
-            attempts.admission = admission(self._ledger, self._budgets, self._read_config(), HOST if call.task
-                                           is not None else call.plugin_id, (call.messages, call.tools,
-                                           call.max_tokens), plan, hooks_of(self))
+            who = HOST if call.task is not None else call.plugin_id  # a host side task is the host's own
+            attempts.admission = admission(self._ledger, self._budgets, self._read_config(), who,
+                                           (call.messages, call.tools, call.max_tokens), plan, hooks_of(self))
             yield attempts
         except BaseException as exc:
             self._done(call, started, attempts, _outcome(exc))

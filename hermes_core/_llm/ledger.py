@@ -111,12 +111,6 @@ class Ledger(SqliteFile):
     def __init__(self, home: Path) -> None:
         super().__init__(home / "llm-usage.db")
 
-    def reserve(self, budget: Budget, tokens: int, cost: float, seconds: float) -> Reservation | Busy:
-        """Reserve `tokens` and `cost` for a call of `budget`'s owner that may take `seconds`, or
-        `Busy` when a rate limit has no room now. `PluginLlmBudgetError` when it would pass an
-        amount (nothing is reserved then)."""
-        return self.write(self.reserving(budget, tokens, cost, seconds))
-
     def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
         """`op` in a write transaction of its own."""
         with self._writing() as db:
@@ -124,7 +118,10 @@ class Ledger(SqliteFile):
 
     def reserving(self, budget: Budget, tokens: int, cost: float, seconds: float) -> Callable[[sqlite3.Connection],
                                                                                                 Reservation | Busy]:
-        """`reserve` as an operation for `write` (or for a `LedgerThread`, in a transaction it shares)."""
+        """The operation (for `write`, or a `LedgerThread`) that reserves `tokens` and `cost` for a call
+        of `budget`'s owner that may take `seconds`: it answers the reservation, or `Busy` when a
+        rate limit has no room now, and raises `PluginLlmBudgetError` when the call would pass an
+        amount (nothing is reserved then)."""
         def op(db: sqlite3.Connection) -> Reservation | Busy:
             moment = now()
             day, month, day_end, month_end = _periods(moment, budget.timezone)
@@ -213,18 +210,12 @@ class Ledger(SqliteFile):
             return [] if db is None else [row[0] for row in db.execute(
                 "SELECT who FROM totals UNION SELECT who FROM calls ORDER BY who")]
 
-    def settle(self, reservation: Reservation, tokens: int, cost: float) -> None:
-        """The call's real usage replaces its reservation: added to its day's and month's totals (also
-        when the reservation had expired meanwhile: what was used is always recorded)."""
-        self.write(self.settling(reservation, tokens, cost))
-
-    def release(self, reservation: Reservation) -> None:
-        """A call that got no answer spent nothing: its reservation goes (it still counts as a request)."""
-        self.write(self.settling(reservation, 0, 0.0))
-
     @staticmethod
     def settling(reservation: Reservation, tokens: int, cost: float) -> Callable[[sqlite3.Connection], None]:
-        """`settle` (`release`: 0 and 0) as an operation for `write` or a `LedgerThread`."""
+        """The operation (for `write`, or a `LedgerThread`) by which a call's real usage replaces its
+        reservation, added to its day's and month's totals (also when the reservation had expired
+        meanwhile: what was used is always recorded). A call that got no answer settles to 0 and 0:
+        it spent nothing, and still counts as a request."""
         def op(db: sqlite3.Connection) -> None:
             db.execute("UPDATE calls SET expires = NULL, tokens = ?, cost = ? WHERE id = ?",
                        (tokens, cost, reservation.id))

@@ -21,7 +21,7 @@ import pytest
 from hermes_core import PluginManager
 from hermes_core.agent import Agent
 from tests.helpers import hermes, llm_config, plugin_ctx
-from tests.helpers.llama import running_llama_server
+from tests.helpers.llama import BYTE, EMBD, SKIP, byte_vocabulary, running_llama_server, write_one_layer_model
 
 pytestmark = pytest.mark.interop
 
@@ -30,66 +30,32 @@ IM_START = "<|im_start|>"
 
 def write_model(path: Path) -> Path:
     """A llama-architecture GGUF: a byte vocabulary plus `<|im_start|>`, one layer, 8 dimensions."""
-    gguf = pytest.importorskip("gguf", reason="the interop extra is not installed (pip install -e '.[interop]')")
+    pytest.importorskip("gguf", reason=SKIP)
     import numpy as np
 
-    tokens = ["<unk>", "<s>", "</s>", *[f"<0x{b:02X}>" for b in range(256)], IM_START]
-    types = [2, 3, 3, *[6] * 256, 3]  # unknown, control, byte
-    byte = {b: 3 + b for b in range(256)}
-    vocab, embd, ff = len(tokens), 8, 16
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_context_length(8192)
-    writer.add_embedding_length(embd)
-    writer.add_block_count(1)
-    writer.add_feed_forward_length(ff)
-    writer.add_head_count(1)
-    writer.add_head_count_kv(1)
-    writer.add_rope_dimension_count(embd)
-    writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list(tokens)
-    writer.add_token_scores([0.0] * vocab)
-    writer.add_token_types(types)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
-    writer.add_unk_token_id(0)
-    writer.add_add_bos_token(True)
-    writer.add_add_eos_token(False)
+    tokens, types = byte_vocabulary(IM_START)
     f32 = np.float32
-    token_embd = np.zeros((vocab, embd), f32)
+    token_embd = np.zeros((len(tokens), EMBD), f32)
     token_embd[:, 2] = 1.0  # every token: a constant
     token_embd[len(tokens) - 1, 0] = 1.0  # <|im_start|>
     token_embd[1, 1] = 1.0  # BOS
-    value = np.zeros((embd, embd), f32)
+    value = np.zeros((EMBD, EMBD), f32)
     value[0, 0] = value[1, 1] = 1.0
-    out = np.zeros((embd, embd), f32)
+    out = np.zeros((EMBD, EMBD), f32)
     out[3, 0] = out[4, 1] = 1.0  # the head's averages land in dimensions 3 (im_start) and 4 (BOS)
-    output = np.zeros((vocab, embd), f32)
-    output[byte[ord("m")], 3], output[byte[ord("m")], 4] = 1000.0, -4000.0  # 'm' when im_starts > 4 x BOS
-    output[byte[ord('"')], 2] = 10.0
-    output[byte[ord("<")], 2] = 5.0
-    output[byte[ord("}")], 2] = 3.0
-    tensors = {
-        "token_embd.weight": token_embd, "output_norm.weight": np.ones(embd, f32), "output.weight": output,
-        "blk.0.attn_norm.weight": np.ones(embd, f32), "blk.0.ffn_norm.weight": np.ones(embd, f32),
-        "blk.0.attn_q.weight": np.zeros((embd, embd), f32), "blk.0.attn_k.weight": np.zeros((embd, embd), f32),
-        "blk.0.attn_v.weight": value, "blk.0.attn_output.weight": out,
-        "blk.0.ffn_gate.weight": np.zeros((ff, embd), f32), "blk.0.ffn_up.weight": np.zeros((ff, embd), f32),
-        "blk.0.ffn_down.weight": np.zeros((embd, ff), f32),
-    }
-    for name, array in tensors.items():
-        writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    output = np.zeros((len(tokens), EMBD), f32)
+    output[BYTE[ord("m")], 3], output[BYTE[ord("m")], 4] = 1000.0, -4000.0  # 'm' when im_starts > 4 x BOS
+    output[BYTE[ord('"')], 2] = 10.0
+    output[BYTE[ord("<")], 2] = 5.0
+    output[BYTE[ord("}")], 2] = 3.0
+    return write_one_layer_model(path, tokens, types, 8192, {"token_embd": token_embd, "attn_v": value,
+                                                             "attn_output": out, "output": output})
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's server on 127.0.0.1 with the tiny model; yields its base URL."""
-    pytest.importorskip("llama_cpp.server", reason="the interop extra is not installed (pip install -e '.[interop]')")
+    pytest.importorskip("llama_cpp.server", reason=SKIP)
     folder = tmp_path_factory.mktemp("llama")
     model = write_model(folder / "tiny.gguf")
     with running_llama_server(folder, model, "tiny", "chatml-function-calling", 8192) as url:

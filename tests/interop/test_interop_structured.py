@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import llm_config, plugin_ctx
-from tests.helpers.llama import running_llama_server
+from tests.helpers.llama import BYTE, EMBD, SKIP, byte_vocabulary, running_llama_server, write_one_layer_model
 
 pytestmark = pytest.mark.interop
 
-SKIP = "the interop extra is not installed (pip install -e '.[interop]')"
 TAB = "\t"
 
 
@@ -36,60 +35,26 @@ def write_tab_model(path: Path) -> Path:
     written (the prompt has none) and very negative after one. The constant part of the output
     layer prefers `"` (10) to `:`, `}` and end of text (5), and those to a space (0).
     """
-    gguf = pytest.importorskip("gguf", reason=SKIP)
+    pytest.importorskip("gguf", reason=SKIP)
     import numpy as np
 
-    tokens = ["<unk>", "<s>", "</s>", *[f"<0x{b:02X}>" for b in range(256)]]
-    types = [2, 3, 3, *[6] * 256]  # unknown, control, byte
-    byte = {b: 3 + b for b in range(256)}
-    vocab, embd, ff = len(tokens), 8, 16
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_context_length(4096)
-    writer.add_embedding_length(embd)
-    writer.add_block_count(1)
-    writer.add_feed_forward_length(ff)
-    writer.add_head_count(1)
-    writer.add_head_count_kv(1)
-    writer.add_rope_dimension_count(embd)
-    writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list(tokens)
-    writer.add_token_scores([0.0] * vocab)
-    writer.add_token_types(types)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
-    writer.add_unk_token_id(0)
-    writer.add_add_bos_token(True)
-    writer.add_add_eos_token(False)
+    tokens, types = byte_vocabulary()
     f32 = np.float32
-    token_embd = np.zeros((vocab, embd), f32)
+    token_embd = np.zeros((len(tokens), EMBD), f32)
     token_embd[:, 2] = 1.0  # every token: a constant
-    token_embd[byte[ord(TAB)], 0] = 1.0  # a tab
+    token_embd[BYTE[ord(TAB)], 0] = 1.0  # a tab
     token_embd[1, 1] = 1.0  # BOS
-    value = np.zeros((embd, embd), f32)
+    value = np.zeros((EMBD, EMBD), f32)
     value[0, 0] = value[1, 1] = 1.0
-    out = np.zeros((embd, embd), f32)
+    out = np.zeros((EMBD, EMBD), f32)
     out[3, 0] = out[4, 1] = 1.0  # the head's averages land in dimensions 3 (tabs) and 4 (BOS)
-    output = np.zeros((vocab, embd), f32)
-    output[byte[ord(TAB)], 3], output[byte[ord(TAB)], 4] = -2e5, 1e5  # a tab while tabs < BOS / 2
-    output[byte[ord('"')], 2] = 10.0
-    for token in (byte[ord(":")], byte[ord("}")], 2):  # 2: end of text
+    output = np.zeros((len(tokens), EMBD), f32)
+    output[BYTE[ord(TAB)], 3], output[BYTE[ord(TAB)], 4] = -2e5, 1e5  # a tab while tabs < BOS / 2
+    output[BYTE[ord('"')], 2] = 10.0
+    for token in (BYTE[ord(":")], BYTE[ord("}")], 2):  # 2: end of text
         output[token, 2] = 5.0
-    tensors = {
-        "token_embd.weight": token_embd, "output_norm.weight": np.ones(embd, f32), "output.weight": output,
-        "blk.0.attn_norm.weight": np.ones(embd, f32), "blk.0.ffn_norm.weight": np.ones(embd, f32),
-        "blk.0.attn_q.weight": np.zeros((embd, embd), f32), "blk.0.attn_k.weight": np.zeros((embd, embd), f32),
-        "blk.0.attn_v.weight": value, "blk.0.attn_output.weight": out,
-        "blk.0.ffn_gate.weight": np.zeros((ff, embd), f32), "blk.0.ffn_up.weight": np.zeros((ff, embd), f32),
-        "blk.0.ffn_down.weight": np.zeros((embd, ff), f32),
-    }
-    for name, array in tensors.items():
-        writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_one_layer_model(path, tokens, types, 4096, {"token_embd": token_embd, "attn_v": value,
+                                                             "attn_output": out, "output": output})
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,8 @@ def test_requests_per_minute_refused_then_room_a_minute_later(home: Path, llm_se
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     start = 1_790_000_000.0
     monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", str(start))
-    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {requests_per_minute: 2, on_limit: refuse}\n")
+    budget(home, llm_server.url,
+           "  entries:\n    probe:\n      llm_budget: {requests_per_minute: 2, on_limit: refuse}\n")
     llm_server.always(used(10))
     llm = plugin_ctx(home).llm
     llm.complete(HI, max_tokens=10)
@@ -104,7 +105,8 @@ def test_max_concurrent_waits_for_a_running_call_or_refuses(home: Path, llm_serv
 
 
 def test_a_budget_key_of_the_wrong_type_is_one_line_naming_it(home: Path, llm_server: ScriptedServer) -> None:
-    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {requests_per_minute: 5, on_limit: later}\n")
+    budget(home, llm_server.url,
+           "  entries:\n    probe:\n      llm_budget: {requests_per_minute: 5, on_limit: later}\n")
     with pytest.raises(LlmConfigError) as wrong:
         plugin_ctx(home).llm.complete(HI, max_tokens=10)
     assert "plugins.entries.probe.llm_budget.on_limit" in str(wrong.value) and "wait or refuse" in str(wrong.value)
