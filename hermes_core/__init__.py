@@ -16,8 +16,8 @@ For host authors (an agent that loads plugins; `hermes_core.agent` is the refere
     PluginManager and what it hands out: PluginRecord, LoadFailure, DoctorReport, AgentSession,
     LifecycleHooks (the one way to fire a hook), HookCall, ToolDecision, HookRunner,
     HookCallback, ToolRegistry, ToolInfo, ToolEntry, CommandRegistry, CliCommand, SlotRegistry,
-    SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask; the host's own LLM clients
-    (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope); discovery without loading
+    SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask, PlatformEntry (a messaging
+    platform, run by `hermes_core.gateway`); the host's own LLM clients (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope); discovery without loading
     (discover, Discovery, PluginSpec); config (Config, load_config, edit_config, config_keys);
     leave_sigint_to_the_main_thread for a host's background threads.
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ._ctx.context import PluginContext
     from ._ctx.events import EventBus
     from ._ctx.manifest import PluginManifest
+    from ._ctx.platforms import PlatformEntry
     from ._ctx.skills import Skill, Skills
     from ._ctx.state import PluginState
     from ._discovery.discover import discover
@@ -151,6 +152,7 @@ _EXPORTS = {
     "CommandRegistry": "_commands.registry", "CliCommand": "_commands.cli",
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
     "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
+    "PlatformEntry": "_ctx.platforms",
     "AuxiliaryLlm": "_llm.auxiliary", "AgentLlm": "_llm.auxiliary", "LlmAnswer": "_llm.reply",
     "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks",
     "discover": "_discovery.discover", "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec",
@@ -172,7 +174,8 @@ __all__ = [
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "CommandRegistry",
     "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
-    "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "discover", "Discovery", "PluginSpec",
+    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "discover", "Discovery",
+    "PluginSpec",
     "Config", "load_config", "edit_config", "leave_sigint_to_the_main_thread",
     # the exception hierarchy
     "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError", "ToolSchemaError",

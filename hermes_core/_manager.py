@@ -16,6 +16,7 @@ from ._config.config import Config
 from ._config.file import load_config
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
+from ._ctx.platforms import Platforms
 from ._ctx.skills import Skills
 from ._discovery.discover import discover
 from ._discovery.spec import Discovery
@@ -125,9 +126,8 @@ class PluginManager:
             self.load()
 
     def declare_fired_hooks(self, *hooks: str) -> None:
-        """Say that this host fires the lifecycle hooks `hooks` (more calls add to the set), so that
-        `doctor()` can name the registered hooks it never fires (the reference agent declares
-        `hermes_core.agent.FIRED_HOOKS`). A name that is no lifecycle hook is a `ValueError`."""
+        """Say that this host fires the lifecycle hooks `hooks` (calls add up), so `doctor()` names registered
+        hooks it never fires (see `hermes_core.agent.FIRED_HOOKS`); an unknown name is a `ValueError`."""
         self._fired = (self._fired or frozenset()) | lifecycle_hooks(hooks)
 
     @property
@@ -183,9 +183,8 @@ class PluginManager:
     # -- what plugins add besides tools and engines ---------------------------------------
 
     def serve(self, capability: str, implementation: Any) -> None:
-        """Declare that this host serves `capability` ("gateway", "approval", "dashboard", "conversation",
-        "subagents", ...; "mcp" is served by `mcp`, the servers of `mcp_servers:`, unless the host serves its
-        own): the ctx members that need it call `implementation.<member>(plugin_id, *args, **kwargs)`."""
+        """Declare that this host serves `capability` ("conversation", "approval", "subagents", ...; "mcp": `mcp`
+        unless the host serves its own): ctx members needing it call `implementation.<member>(plugin_id, ...)`."""
         self._loader.capabilities.serve(capability, implementation)
 
     def prompt_sections(self) -> dict[str, list[str]]:
@@ -200,6 +199,12 @@ class PluginManager:
         return self._loader.skills
 
     @property
+    def platforms(self) -> Platforms:
+        """The messaging platforms plugins registered (`ctx.register_platform`; `hermes_core.gateway`)."""
+        self._ensure_loaded()
+        return self._loader.platforms
+
+    @property
     def events(self) -> EventBus:
         """The plugins' event bus (`manager.events.emit(None, "hermes:...", payload)` from the host)."""
         self._ensure_loaded()
@@ -212,8 +217,7 @@ class PluginManager:
         return self._loader.aux_tasks.all()
 
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
-        """The host's LLM client for a side task (`auxiliary.<task>` in config, else the main
-        model): what the built-in compressor summarises with. Not for plugins (they have `ctx.llm`)."""
+        """The host's LLM client for a side task (`auxiliary.<task>`, else the main model); not for plugins."""
         return self._llm.auxiliary(task)
 
     def agent_llm(self) -> AgentLlm:
@@ -239,17 +243,14 @@ class PluginManager:
 
     def open_session(self, session_id: str | None = None, *, model: str | None = None,
                      context_length: int | None = None, **kwargs: Any) -> AgentSession:
-        """A new agent session: fresh instances of the selected context engine and memory provider,
-        their tools next to the plugins'. `model` and `context_length` default to `model.model` and
-        `model.context_length`; `kwargs` go to the engines' `on_session_start` / `initialize`.
-        `UnknownProviderError` when the config names an engine nothing provides."""
+        """A new agent session with fresh instances of the selected engines (`model`, `context_length`: from
+        config unless given; `kwargs` go to their `on_session_start`); `UnknownProviderError` for an unknown one."""
         from ._session.session import AgentSession
 
         return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
 
     def default_session(self) -> AgentSession:
-        """The session for tool calls outside any agent session (`hermes tools call`): opened on first
-        use, closed by `close()` and `reload()`; no session hooks fire for it."""
+        """The session of tool calls outside any agent session (opened on first use; no session hooks)."""
         return self._default.get()
 
     def _open_default(self) -> AgentSession:
@@ -272,8 +273,7 @@ class PluginManager:
 
     def dispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "",
                       **kwargs: Any) -> str:
-        """Run a tool with `pre_tool_call` (block/modify), `post_tool_call` and `transform_tool_result`
-        around it; an active engine's tool runs in the default session. Never raises."""
+        """Run a tool with `pre_tool_call`, `post_tool_call` and `transform_tool_result` around it. Never raises."""
         return self._router.dispatch(name, args, session_id=session_id, tool_call_id=tool_call_id, kwargs=kwargs)
 
     async def adispatch_tool(self, name: str, args: Any, *, session_id: str = "", tool_call_id: str = "",

@@ -329,6 +329,36 @@ LCM_PROTECT_FIRST_N = Key("lcm.protect_first_n", COUNT, _count, 3, "lcm: message
 LCM_PROTECT_LAST_N = Key("lcm.protect_last_n", COUNT, _count, 20, "lcm: messages kept at the end")
 LCM_FAN_IN = Key("lcm.fan_in", POSITIVE, _positive, 4, "lcm: summary nodes folded into a parent node at a time")
 
+# -- the messaging gateway (`hermes gateway run`) --------------------------------------------------
+
+def _dm_behaviour(value: Any) -> str:
+    if value not in ("pair", "ignore"):
+        raise ValueError
+    return str(value)
+
+
+PLATFORMS = Key("platforms", MAPPING, _mapping, _EMPTY, "messaging platforms, each as platforms.<name>")
+PLATFORM = Key("platforms.*", MAPPING, _mapping, _EMPTY, "one platform: enabled, token, api_key, home_channel, "
+               "reply_to_mode, and its adapter's own settings (beside them or under extra)", free=True)
+GATEWAY_PLATFORMS = Key("gateway.platforms", MAPPING, _mapping, _EMPTY,
+                        "Hermes' other place for platforms.<name> (platforms: wins)", free=True)
+GATEWAY_UNAUTHORIZED_DM = Key("gateway.unauthorized_dm_behavior", "pair or ignore", _dm_behaviour, "pair",
+                              "a direct message from a sender not let in: a pairing code (pair) or nothing")
+GATEWAY_GROUP_SESSIONS = Key("gateway.group_sessions_per_user", FLAG, _flag, True,
+                             "in a group chat, one conversation per member (false: one for the group)")
+GATEWAY_THREAD_SESSIONS = Key("gateway.thread_sessions_per_user", FLAG, _flag, False,
+                              "in a thread, one conversation per member (false: one for the thread)")
+GATEWAY_CONNECT_TIMEOUT = Key("gateway.connect_timeout", SECONDS, _seconds, 30.0,
+                              "seconds a platform's adapter may take to connect")
+GATEWAY_RECONNECT_DELAY = Key("gateway.reconnect_delay", SECONDS, _seconds, 30.0,
+                              "seconds before a failed platform is connected again (doubling after each failure)")
+GATEWAY_RECONNECT_MAX_DELAY = Key("gateway.reconnect_max_delay", SECONDS, _seconds, 300.0,
+                                  "the longest wait between two attempts to connect a failed platform")
+GATEWAY_SHUTDOWN_GRACE = Key("gateway.shutdown_grace", SECONDS, _seconds, 30.0,
+                             "on SIGINT/SIGTERM, seconds running turns may take to finish before they are cancelled")
+PLUGIN_GATEWAY_INJECTION = Key("plugins.entries.*.allow_gateway_injection", FLAG, _flag, False,
+                               "the plugin's ctx.inject_message may start a turn in a gateway conversation")
+
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGIN_ENTRIES, PLUGIN_SETTINGS,
@@ -344,6 +374,9 @@ KEYS: tuple[Key[Any], ...] = (
     *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
+    PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
+    GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,
+    PLUGIN_GATEWAY_INJECTION,
 )
 
 

@@ -11,6 +11,8 @@ DESCRIPTIONS = {
     "(the default context engine).",
     "context_engine/lcm": "Lossless context: old messages stored whole in SQLite behind summary nodes; "
     "lcm_grep and lcm_expand bring them back.",
+    "webhook": "The webhook messaging platform: the agent behind a loopback HTTP endpoint with a shared secret "
+    "(hermes gateway run).",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",
 }

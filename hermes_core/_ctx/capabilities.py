@@ -13,7 +13,6 @@ __all__ = ["Capabilities", "UNSERVED", "unserved"]
 
 # ctx member → (capability, what a host needs to serve it)
 UNSERVED: Mapping[str, tuple[str, str]] = {
-    "register_platform": ("gateway", "a messaging gateway"),
     "register_platform_handler": ("gateway", "a messaging gateway"),
     "register_telegram_handler": ("gateway", "a messaging gateway"),
     "register_slack_action_handler": ("gateway", "a messaging gateway"),

@@ -22,6 +22,7 @@ from .._runtime.invoke import tagged
 from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
 from .capabilities import UNSERVED, unserved
+from .platforms import PlatformEntry, platform_entry
 from .prompt import PromptSection
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class Registrar(Protocol):
     def emit(self, event: str, payload: Any) -> bool: ...
 
     def add_auxiliary_task(self, task: AuxiliaryTask) -> None: ...
+
+    def add_platform(self, entry: PlatformEntry) -> None: ...
 
     def on_unload(self, callback: Callable[[], Any]) -> None: ...
 
@@ -343,11 +346,16 @@ class PluginContext:
         self, name: str, label: str, adapter_factory: Callable[..., Any], check_fn: Callable[..., Any],
         validate_config: Callable[..., Any] | None = None, required_env: list[str] | None = None,
         install_hint: str = "", **entry_kwargs: Any,
-    ) -> Any:
-        """A messaging-gateway adapter: needs a host serving "gateway"."""
-        return self._unserved("register_platform", name, label, adapter_factory, check_fn,
-                              validate_config=validate_config, required_env=required_env,
-                              install_hint=install_hint, **entry_kwargs)
+    ) -> None:
+        """Add a messaging platform: `adapter_factory(config)` makes its adapter (a subclass of
+        `gateway.platforms.base.BasePlatformAdapter`), which `hermes gateway run` connects when the
+        operator enables `platforms.<name>` and `check_fn()` holds. `entry_kwargs` are Hermes'
+        `PlatformEntry` fields (`allowed_users_env`, `allow_all_env`, `is_connected`, ...); any other
+        is a TypeError, as in Hermes."""
+        call = f"ctx.register_platform({name!r})"
+        entry = platform_entry(self.plugin_id, name, label, adapter_factory, check_fn, validate_config=validate_config,
+                               required_env=required_env, install_hint=install_hint, **entry_kwargs)
+        tagged(call, lambda: self._host(call).add_platform(entry))
 
     def register_platform_handler(self, *args: Any, **kwargs: Any) -> Any:
         """A native platform SDK handler: needs a host serving "gateway"."""

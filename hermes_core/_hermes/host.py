@@ -1,7 +1,7 @@
 """Plugins that need Hermes Agent itself, said in one line: "needs the Hermes Agent host (...)".
 
-A plugin written for Hermes can reach past the plugin surface into the host: its gateway
-(`gateway.config`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
+A plugin written for Hermes can reach past the plugin surface into the host: its gateway's
+runner (`gateway.run`), its agent internals (`model_tools`, `hermes_state`, `tools.delegate_tool`,
 Hermes' plugin manager `hermes_cli.plugins.get_plugin_manager`). hermes-core serves the Hermes names a plugin imports for a base class or a helper (`names.SERVED`); for
 the rest there is nothing to serve, and the honest answer is one line naming what the plugin
 needs, never a traceback. Two signals (a distribution's requirement on `hermes-agent` is none:
@@ -46,7 +46,7 @@ _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
 
 
 def host_line(what: str) -> str:
-    """The one line: `needs the Hermes Agent host (imports gateway.config)`."""
+    """The one line: `needs the Hermes Agent host (imports gateway.run)`."""
     return f"needs the Hermes Agent host ({what})"
 
 
@@ -90,7 +90,7 @@ def _statement(exc: BaseException) -> str:
 
 
 def _full_name(missing: str, exc: BaseException) -> str:
-    """`gateway.config` for a missing `gateway` imported as `from gateway.config import X`."""
+    """`gateway.run` for a missing `gateway` imported as `from gateway.run import X`."""
     names = [n for n in _DOTTED.findall(_statement(exc)) if n == missing or n.startswith(missing + ".")]
     return max(names, key=len, default=missing)
 
@@ -106,7 +106,7 @@ def _chain(exc: BaseException) -> Iterable[BaseException]:
 
 def needed_module(exc: BaseException) -> str | None:
     """The Hermes module whose absence `exc` (or an exception it was raised from) reports, when
-    hermes-core does not serve it: `gateway.config`, `tools.delegate_tool`, `hermes_cli.setup`."""
+    hermes-core does not serve it: `gateway.run`, `tools.delegate_tool`, `hermes_cli.setup`."""
     for error in _chain(exc):
         if not isinstance(error, ImportError) or not error.name:
             continue

@@ -104,6 +104,15 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     ),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
+    # The messaging gateway's names platform-adapter plugins import (`hermes_core.gateway`).
+    "gateway": (),
+    "gateway.config": (("hermes_core.gateway.config", ALL),),
+    "gateway.platforms": (),
+    "gateway.platforms.base": (("hermes_core.gateway.platforms.base", ALL),),
+    "gateway.platforms.event": (("hermes_core.gateway.platforms.event", ALL),),
+    "gateway.session": (("hermes_core.gateway.session", ALL),),
+    "gateway.session_context": (("hermes_core.gateway.session_context", ALL),),
+    "gateway.pairing": (("hermes_core.gateway.pairing", ("PairingStore",)),),
 }
 PACKAGES = frozenset(name.rpartition(".")[0] for name in SERVED if "." in name)
 MARK = "__hermes_core_serves__"  # set on every served module: the Hermes name it stands for

@@ -31,6 +31,7 @@ from .._ctx.capabilities import Capabilities
 from .._ctx.context import PluginContext
 from .._ctx.events import EventBus
 from .._ctx.prompt import PromptSections
+from .._ctx.platforms import Platforms
 from .._ctx.skills import Skills
 from .._ctx.state import PluginState
 from .._discovery.spec import Discovery, PluginSpec
@@ -108,6 +109,7 @@ class Loader:
         self.cli_commands = CliCommands()
         self.sections = PromptSections()
         self.skills = Skills()
+        self.platforms = Platforms()
         self.events = EventBus()
         self.aux_tasks = AuxiliaryTasks()
         self.capabilities = Capabilities()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .._ctx.capabilities import Capabilities
     from .._ctx.events import EventBus
     from .._ctx.prompt import PromptSections
+    from .._ctx.platforms import PlatformEntry, Platforms
     from .._ctx.skills import Skills
     from .._hooks.runner import HookRunner
     from .._llm.host import LlmHost
@@ -65,6 +66,8 @@ class Loaded(Protocol):
     def sections(self) -> PromptSections: ...
     @property
     def skills(self) -> Skills: ...
+    @property
+    def platforms(self) -> Platforms: ...
     @property
     def events(self) -> EventBus: ...
     @property
@@ -169,6 +172,9 @@ class Registrar:
 
     def add_auxiliary_task(self, task: AuxiliaryTask) -> None:
         self._record.note("auxiliary_tasks", task.key, self._loader.aux_tasks.add(task))
+
+    def add_platform(self, entry: PlatformEntry) -> None:
+        self._record.note("platforms", entry.name, self._loader.platforms.add(entry))
 
     def on_unload(self, callback: Callable[[], Any]) -> None:
         plugin_id = self._record.id

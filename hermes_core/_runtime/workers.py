@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import queue
 import threading
@@ -160,12 +161,14 @@ def _release(worker: _Worker) -> bool:
 
 
 def start(fn: Callable[[], Any]) -> Job:
-    """Run `fn()` on a pooled worker thread; wait for it with the returned `Job`."""
+    """Run `fn()` on a pooled worker thread, in a copy of the caller's context variables (what a
+    host set for this conversation, such as the gateway's session variables, reaches plugin code);
+    wait for it with the returned `Job`."""
     with _idle_lock:
         worker = _idle.pop() if _idle else None
     if worker is None:
         worker = _Worker()
-    job = Job(fn)
+    job = Job(functools.partial(contextvars.copy_context().run, fn))
     worker.inbox.put(job)
     return job
 

@@ -24,7 +24,8 @@ class _RootGroup(click.Group):
     asked for: `hermes plugins list` should not pay for them."""
 
     _extended = False
-    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths", "mcp": "_mcp"}
+    _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths", "mcp": "_mcp",
+             "gateway": "_gateway", "pairing": "_gateway"}
 
     def _extend(self, ctx: click.Context) -> None:
         """Load the plugins and add their commands; remember them for `--help` (`_command_cache`)."""

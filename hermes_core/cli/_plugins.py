@@ -159,13 +159,21 @@ def disable(plugin_id: str) -> None:
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Load every enabled plugin and report what works, what failed and why."""
     from ..agent.loop import FIRED_HOOKS
+    from ..gateway import GATEWAY_HOOKS
+    from ..gateway.readiness import readiness
 
     loaded = manager(ctx)
-    loaded.declare_fired_hooks(*FIRED_HOOKS)  # `hermes` is the reference host: hooks are judged by what it fires
+    # `hermes` is the reference host (its agent and its gateway): hooks are judged by what they fire
+    loaded.declare_fired_hooks(*FIRED_HOOKS, *GATEWAY_HOOKS)
     report = loaded.doctor()
+    platforms = [readiness(entry, loaded.config) for entry in loaded.platforms.all()]
+    report.warnings.extend(f"platform {p.entry.name!r} of plugin {p.entry.plugin_id!r} is enabled but cannot start: "
+                           f"{p.why}" for p in platforms if p.enabled and not p.ready)
     if as_json:
         echo_json({"plugins": report.plugins, "slots": report.slots, "problems": report.problems,
-                   "warnings": report.warnings})
+                   "warnings": report.warnings,
+                   "platforms": [{"name": p.entry.name, "plugin": p.entry.plugin_id, "enabled": p.enabled,
+                                  "ready": p.ready, "why": p.why} for p in platforms]})
     else:
         if report.plugins:
             echo_table(
@@ -179,6 +187,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             click.echo("no plugins enabled")
         active = ", ".join(f"{slot}={name}" for slot, name in report.slots.items() if name)
         click.echo(f"slots: {active or 'none active'}")
+        enabled = [f"{p.entry.name} ({'ready' if p.ready else 'cannot start'})" for p in platforms if p.enabled]
+        if enabled:
+            click.echo(f"platforms: {', '.join(enabled)}")
         for warning in report.warnings:
             click.echo(f"warning: {warning}")
         for problem in report.problems:

@@ -63,7 +63,7 @@ def test_plugins_info(home: Path) -> None:
 def test_doctor_json_shape_and_exit_code(home: Path) -> None:
     setup_dice(home)
     report = hermes_json("plugins", "doctor")
-    assert set(report) == {"plugins", "slots", "problems", "warnings"}
+    assert set(report) == {"plugins", "slots", "problems", "warnings", "platforms"}
     dice = next(p for p in report["plugins"] if p["id"] == "dice")
     assert set(dice) == {"id", "status", "error", "registered", "import_ms", "hermes_names", "unfired_hooks"}
     assert dice["hermes_names"] == [] and dice["unfired_hooks"] == []

@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_loading": BELOW_LOADING,
     "_manager": BELOW_LOADING | {"_loading", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent"},
+    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent", "gateway"},
 }
 
 
@@ -81,10 +81,12 @@ def imports(path: Path) -> Iterator[tuple[int, str]]:
 
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+# The public hosts built on the library's public names, and which of them each may use besides.
+PUBLIC_HOSTS = {"agent": {"agent"}, "gateway": {"agent", "gateway"}}
 
 
 def test_every_stage_of_the_package_has_a_rule() -> None:
-    stages = {stage(module) for module in MODULES} - {"hermes_core", "agent"}
+    stages = {stage(module) for module in MODULES} - {"hermes_core", *PUBLIC_HOSTS}
     assert stages == set(MAY_IMPORT), "a new folder needs its line in MAY_IMPORT (and README's layout)"
 
 
@@ -102,15 +104,23 @@ def test_the_library_never_imports_the_cli() -> None:
     assert wrong == []
 
 
-def test_the_reference_agent_imports_only_public_names() -> None:
-    """The agent is the loop host authors copy: it uses what any host can import, by its public name."""
-    agent = {module: path for module, path in MODULES.items() if stage(module) == "agent"}
-    assert len(agent) >= 4
-    wrong = [f"{module}:{line}: {target}" for module, path in agent.items() for line, target in imports(path)
-             if target != "hermes_core" and target.split(".")[1] not in PUBLIC_MODULES | {"agent"}]
-    wrong += [f"{module}:{node.lineno}: a relative import of hermes_core" for module, path in agent.items()
+def depth(module: str, path: Path) -> int:
+    """How many levels a relative import in `module` may climb and stay in its host's folder."""
+    return len(module.split(".")) - 2 + (path.name == "__init__.py")
+
+
+@pytest.mark.parametrize("host", sorted(PUBLIC_HOSTS))
+def test_the_reference_hosts_import_only_public_names(host: str) -> None:
+    """The agent and the gateway are what host authors copy: they use what any host can import, by
+    its public name (the gateway may use the agent, nothing uses the gateway but the CLI)."""
+    modules = {module: path for module, path in MODULES.items() if stage(module) == host}
+    assert len(modules) >= 4
+    allowed = PUBLIC_MODULES | PUBLIC_HOSTS[host]
+    wrong = [f"{module}:{line}: {target}" for module, path in modules.items() for line, target in imports(path)
+             if target != "hermes_core" and target.split(".")[1] not in allowed]
+    wrong += [f"{module}:{node.lineno}: a relative import leaving {host}/" for module, path in modules.items()
               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-              if isinstance(node, ast.ImportFrom) and node.level > 1]
+              if isinstance(node, ast.ImportFrom) and node.level > depth(module, path)]
     assert wrong == []
 
 

@@ -163,12 +163,12 @@ def register(ctx):
     assert not ctx.platform_actions and not ctx.subagent_lifecycle
     ctx.register_tool("vk_status", "vk", {"name": "vk_status", "parameters": {"type": "object"}},
                       lambda args, **kw: "{}")
-    ctx.register_platform("vk", "VK Community", lambda cfg: None, lambda: True, required_env=["VK_TOKEN"])
+    ctx.register_slack_action_handler("approve", lambda action: None)
 """)
     found = row(hermes_json("plugins", "doctor", check=1), "vk")
     assert found["status"] == "failed" and found["registered"] == {}  # its tool was rolled back
-    assert found["error"].startswith("HostCapabilityError: ctx.register_platform of plugin 'vk' needs a host with "
-                                   "a messaging gateway (capability 'gateway')")
+    assert found["error"].startswith("HostCapabilityError: ctx.register_slack_action_handler of plugin 'vk' needs a "
+                                   "host with a messaging gateway (capability 'gateway')")
     assert "Traceback" not in hermes("plugins", "doctor", check=1).stderr
 
 
@@ -177,8 +177,8 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
         def __init__(self) -> None:
             self.calls: list[tuple] = []
 
-        def register_platform(self, plugin_id, name, label, adapter_factory, check_fn, **kwargs):
-            self.calls.append((plugin_id, name, label, kwargs["required_env"]))
+        def register_slack_action_handler(self, plugin_id, action_id, callback):
+            self.calls.append((plugin_id, action_id, callback()))
             return "handle"
 
         def platform_actions(self, plugin_id):
@@ -190,7 +190,7 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
     seen = {}
 
     def register(ctx):
-        seen["handle"] = ctx.register_platform("vk", "VK", object, lambda: True, required_env=["VK_TOKEN"])
+        seen["handle"] = ctx.register_slack_action_handler("approve", lambda: "clicked")
         seen["actions"] = ctx.platform_actions
         seen["has"] = (ctx.has_capability("gateway"), ctx.has_capability("approval"))
         with pytest.raises(HostCapabilityError, match="ctx.register_middleware of plugin 'vk' needs a host with"):
@@ -198,7 +198,7 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
 
     record = manager.load().add_plugin(register, "vk")
     assert record.status == "ok", record.failure
-    assert gateway.calls == [("vk", "vk", "VK", ["VK_TOKEN"])]
+    assert gateway.calls == [("vk", "approve", "clicked")]
     assert seen == {"handle": "handle", "actions": "actions of vk", "has": (True, False)}
 
 

@@ -10,7 +10,7 @@ import pytest
 from hermes_core import PluginManager
 from tests.helpers import hermes, hermes_json, install_dist, make_folder_plugin, write_config
 
-GATEWAY = "needs the Hermes Agent host (imports gateway.config)"
+GATEWAY = "needs the Hermes Agent host (imports gateway.run)"
 
 
 def rows(command: str = "list") -> dict[str, dict]:
@@ -20,7 +20,7 @@ def rows(command: str = "list") -> dict[str, dict]:
 
 def test_a_top_level_gateway_import_is_one_doctor_line(home: Path) -> None:
     make_folder_plugin(home / "plugins", "vk", """
-from gateway.config import Platform, load_gateway_config
+from gateway.run import GatewayRunner
 
 def register(ctx):
     ctx.register_command("vk", lambda raw: raw)
@@ -44,7 +44,7 @@ def register(ctx):
     ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
     ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins.get_plugin_manager"),
     ("from agent.usage_pricing import estimate", "agent.usage_pricing"),
-    ("from gateway.platforms.base import (\n    BasePlatformAdapter,\n)", "gateway.platforms.base"),
+    ("from gateway.delivery import (\n    DeliveryRouter,\n)", "gateway.delivery"),
     ("import importlib\nimportlib.import_module('gateway.status')", "gateway.status"),
 ])
 def test_each_hermes_internal_import_names_what_it_needs(home: Path, statement: str, needed: str) -> None:
@@ -76,7 +76,7 @@ def test_a_missing_dependency_of_its_own_is_an_ordinary_failure(home: Path) -> N
 
 def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(home: Path, site: Path) -> None:
     folder = make_folder_plugin(home / "plugins", "relay", "from .adapter import Adapter\n")
-    (folder / "adapter.py").write_text("from . import util\nfrom gateway.platforms.base import BasePlatformAdapter\n")
+    (folder / "adapter.py").write_text("from . import util\nfrom gateway.delivery import DeliveryRouter\n")
     (folder / "util.py").write_text("import hermes_state\n")
     install_dist(site, "hermes-tokens", {"tokens": "hermes_tokens"}, {
         "hermes_tokens.__init__": "from hermes_tokens.profile import PROFILE\n",
@@ -84,7 +84,7 @@ def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(
     })
     write_config(home, "plugins:\n  enabled: [relay, tokens]\n")
     listed, doctor = rows(), rows("doctor")
-    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.platforms.base)"
+    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.delivery)"
     assert doctor["relay"]["error"] == "needs the Hermes Agent host (imports hermes_state)"  # the first one met
     assert listed["tokens"]["needs_host"] == doctor["tokens"]["error"] == \
         "needs the Hermes Agent host (imports providers.routing)"
@@ -109,7 +109,7 @@ def register(ctx):
 def test_a_lazy_import_in_a_tool_handler_loads_and_the_tool_says_what_it_needs(home: Path) -> None:
     make_folder_plugin(home / "plugins", "reactions", """
 def set_reaction(args, **kwargs):
-    from gateway.config import Platform
+    from gateway.run import GatewayRunner
     return "{}"
 
 def register(ctx):
@@ -140,7 +140,7 @@ def register(ctx):
 def test_a_distribution_that_requires_hermes_agent_and_imports_its_gateway_is_refused_before_import(
         home: Path, site: Path) -> None:
     install_dist(site, "hermes-vk", {"vk": "hermes_vk"},
-                 {"hermes_vk": "from gateway.config import Platform\ndef register(ctx):\n    pass\n"},
+                 {"hermes_vk": "from gateway.run import GatewayRunner\ndef register(ctx):\n    pass\n"},
                  requires=("aiohttp>=3", "hermes-agent>=0", "pytest; extra == 'dev'"))
     write_config(home, "plugins:\n  enabled: [vk]\n")
     listed = rows()["vk"]

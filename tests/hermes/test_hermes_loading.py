@@ -29,13 +29,13 @@ def test_a_register_whose_ctx_has_a_default_is_called_with_the_ctx(home: Path) -
 
 def test_doctor_json_carries_the_warnings_the_text_prints(home: Path) -> None:
     make_folder_plugin(home / "plugins", "idle", "def register(ctx=None):\n    pass\n", "name: idle\nkind: gizmo\n")
-    make_folder_plugin(home / "plugins", "deaf", "def register(ctx):\n    ctx.register_hook('pre_gateway_dispatch', "
+    make_folder_plugin(home / "plugins", "deaf", "def register(ctx):\n    ctx.register_hook('kanban_task_claimed', "
                        "lambda **kw: None)\n", "name: deaf\n")
     write_config(home, "plugins:\n  enabled: [idle, deaf]\nmodle:\n  provider: openai\n")
     report = hermes_json("plugins", "doctor")
     warnings = report["warnings"]
     expected = ["plugin 'idle' loaded but registered nothing", "unknown `kind` 'gizmo'", "modle",
-                "plugin 'deaf' registered hooks this host never fires: pre_gateway_dispatch"]
+                "plugin 'deaf' registered hooks this host never fires: kanban_task_claimed"]
     for part in expected:
         assert any(part in line for line in warnings), (part, warnings)
     text = hermes("plugins", "doctor").stdout

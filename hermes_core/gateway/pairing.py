@@ -1,0 +1,173 @@
+"""`gateway.pairing`, as Hermes does it: a stranger who writes to the agent in a direct message
+gets a one-time code; the operator approves it (`hermes pairing approve <platform> <code>`) and
+that sender is let in from then on.
+
+Codes: 8 characters without look-alikes, valid an hour, at most 3 waiting per platform, one per
+sender every 10 minutes; 5 wrong approvals lock a platform's approvals for an hour. Only a
+salted hash of a code is stored. Files under `$HERMES_HOME/platforms/pairing/` (mode 0600),
+each change made under a lock and written whole, so the gateway and the CLI can both change them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes_core import hermes_home
+
+__all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
+
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 8
+CODE_TTL_SECONDS = 3600
+RATE_LIMIT_SECONDS = 600
+MAX_PENDING_PER_PLATFORM = 3
+MAX_FAILED_ATTEMPTS = 5
+LOCKOUT_SECONDS = 3600
+
+
+class PairingStore:
+    """Pending codes and approved senders, per platform."""
+
+    def __init__(self, profile: str | None = None, *, root: Path | None = None) -> None:
+        del profile  # Hermes' profiles share one home here
+        self.root = root or hermes_home() / "platforms" / "pairing"
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def _read(self, name: str) -> dict[str, Any]:
+        try:
+            data = json.loads((self.root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, name: str, data: dict[str, Any]) -> None:
+        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{name}.")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(data, file, indent=1, sort_keys=True)
+            os.chmod(temporary, 0o600)
+            os.replace(temporary, self.root / name)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a") as lock:
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows: one process at a time is the operator's care
+                yield
+                return
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @staticmethod
+    def _hash(salt: str, code: str) -> str:
+        return hashlib.sha256(bytes.fromhex(salt) + code.encode()).hexdigest()
+
+    def _live(self, platform: str, now: float) -> dict[str, Any]:
+        pending = self._read(f"{platform}-pending.json")
+        return {k: v for k, v in pending.items() if now - float(v.get("created_at", 0)) < CODE_TTL_SECONDS}
+
+    # -- the flow ------------------------------------------------------------------------------
+
+    def generate_code(self, platform: str, user_id: str, user_name: str = "") -> str | None:
+        """A new code for `user_id`, or None when that sender asked less than 10 minutes ago, the
+        platform is locked out or already has 3 codes waiting."""
+        now = time.time()
+        with self._locked():
+            limits = self._read("_rate_limits.json")
+            if (now - float(limits.get(f"{platform}:{user_id}", 0)) < RATE_LIMIT_SECONDS
+                    or now < float(limits.get(f"_lockout:{platform}", 0))):
+                return None
+            pending = self._live(platform, now)
+            if len(pending) >= MAX_PENDING_PER_PLATFORM:
+                return None
+            code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+            salt = secrets.token_hex(16)
+            pending[secrets.token_hex(8)] = {"hash": self._hash(salt, code), "salt": salt, "user_id": str(user_id),
+                                             "user_name": user_name, "created_at": now}
+            limits[f"{platform}:{user_id}"] = now
+            self._write(f"{platform}-pending.json", pending)
+            self._write("_rate_limits.json", limits)
+            return code
+
+    def approve_code(self, platform: str, code: str) -> dict[str, str] | None:
+        """Approve the sender `code` was given to: `{user_id, user_name}`, or None (a wrong or
+        expired code, which counts toward the platform's lockout)."""
+        now = time.time()
+        code = code.strip().upper()
+        with self._locked():
+            limits = self._read("_rate_limits.json")
+            if now < float(limits.get(f"_lockout:{platform}", 0)):
+                return None
+            pending = self._live(platform, now)
+            for entry_id, entry in pending.items():
+                if hmac.compare_digest(self._hash(str(entry["salt"]), code), str(entry["hash"])):
+                    del pending[entry_id]
+                    approved = self._read(f"{platform}-approved.json")
+                    approved[entry["user_id"]] = {"user_name": entry.get("user_name", ""), "approved_at": now}
+                    self._write(f"{platform}-approved.json", approved)
+                    self._write(f"{platform}-pending.json", pending)
+                    limits.pop(f"_failures:{platform}", None)
+                    self._write("_rate_limits.json", limits)
+                    return {"user_id": entry["user_id"], "user_name": entry.get("user_name", "")}
+            failures = int(limits.get(f"_failures:{platform}", 0)) + 1
+            limits[f"_failures:{platform}"] = failures
+            if failures >= MAX_FAILED_ATTEMPTS:
+                limits[f"_lockout:{platform}"] = now + LOCKOUT_SECONDS
+                limits[f"_failures:{platform}"] = 0
+            self._write("_rate_limits.json", limits)
+            return None
+
+    def is_approved(self, platform: str, user_id: str) -> bool:
+        return str(user_id) in self._read(f"{platform}-approved.json")
+
+    def list_pending(self, platform: str | None = None) -> list[dict[str, Any]]:
+        """Waiting requests (never their codes)."""
+        now = time.time()
+        platforms = [platform] if platform else sorted(
+            p.name.removesuffix("-pending.json") for p in self.root.glob("*-pending.json"))
+        return [{"platform": p, "user_id": e["user_id"], "user_name": e.get("user_name", ""),
+                 "age_minutes": int((now - float(e["created_at"])) // 60)}
+                for p in platforms for e in sorted(self._live(p, now).values(), key=lambda e: e["created_at"])]
+
+    def list_approved(self, platform: str | None = None) -> list[dict[str, Any]]:
+        platforms = [platform] if platform else sorted(
+            p.name.removesuffix("-approved.json") for p in self.root.glob("*-approved.json"))
+        return [{"platform": p, "user_id": user, "user_name": e.get("user_name", "")}
+                for p in platforms for user, e in sorted(self._read(f"{p}-approved.json").items())]
+
+    def revoke(self, platform: str, user_id: str) -> bool:
+        with self._locked():
+            approved = self._read(f"{platform}-approved.json")
+            if approved.pop(str(user_id), None) is None:
+                return False
+            self._write(f"{platform}-approved.json", approved)
+            return True
+
+    def clear_pending(self, platform: str | None = None) -> int:
+        with self._locked():
+            files = [self.root / f"{platform}-pending.json"] if platform else list(self.root.glob("*-pending.json"))
+            count = 0
+            for path in files:
+                count += len(self._read(path.name))
+                path.unlink(missing_ok=True)
+            return count

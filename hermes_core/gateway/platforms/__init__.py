@@ -1,0 +1,1 @@
+"""`gateway.platforms`: the adapters' base class (`base`) and what crosses it (`event`, `media`)."""

@@ -1,0 +1,148 @@
+"""Hermes' media cache helpers: an adapter stores what a message carries (an image, a voice note,
+a document) under `$HERMES_HOME/cache/<kind>/` and puts the local path in
+`MessageEvent.media_urls`. Each returns the file's absolute path as a `str`.
+
+`cache_*_from_url` fetch only public http(s) addresses (a message's URL is the sender's input:
+loopback, private and link-local addresses are refused, on every redirect too), as Hermes does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from hermes_core import hermes_home
+
+__all__ = ["get_image_cache_dir", "get_audio_cache_dir", "get_video_cache_dir", "get_document_cache_dir",
+           "cache_image_from_bytes", "cache_audio_from_bytes", "cache_video_from_bytes", "cache_document_from_bytes",
+           "cache_image_from_url", "cache_audio_from_url", "is_safe_url", "DEFAULT_INBOUND_MEDIA_MAX_BYTES",
+           "SUPPORTED_DOCUMENT_TYPES", "SUPPORTED_VIDEO_TYPES"]
+
+DEFAULT_INBOUND_MEDIA_MAX_BYTES = 128 * 1024 * 1024
+SUPPORTED_DOCUMENT_TYPES = {".pdf": "application/pdf", ".txt": "text/plain", ".md": "text/markdown",
+                            ".csv": "text/csv", ".json": "application/json", ".zip": "application/zip",
+                            ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                            ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+SUPPORTED_VIDEO_TYPES = {".mp4": "video/mp4", ".mov": "video/quicktime", ".webm": "video/webm", ".mkv": "video/x-matroska"}
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM")
+
+
+def _cache_dir(kind: str) -> Path:
+    path = hermes_home() / "cache" / kind
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def get_image_cache_dir() -> Path:
+    return _cache_dir("images")
+
+
+def get_audio_cache_dir() -> Path:
+    return _cache_dir("audio")
+
+
+def get_video_cache_dir() -> Path:
+    return _cache_dir("videos")
+
+
+def get_document_cache_dir() -> Path:
+    return _cache_dir("documents")
+
+
+def _write(folder: Path, name: str, data: bytes) -> str:
+    if len(data) > DEFAULT_INBOUND_MEDIA_MAX_BYTES:
+        raise ValueError(f"media of {len(data)} bytes is over the {DEFAULT_INBOUND_MEDIA_MAX_BYTES}-byte limit")
+    path = folder / name
+    partial = path.with_name(path.name + ".part")
+    partial.write_bytes(data)
+    partial.replace(path)
+    return str(path.resolve())
+
+
+def _ext(ext: str, default: str) -> str:
+    ext = ext or default
+    return ext if ext.startswith(".") else "." + ext
+
+
+def cache_image_from_bytes(data: bytes, ext: str = ".jpg") -> str:
+    """An image (PNG, JPEG, GIF, BMP or WEBP: anything else is a ValueError) → its cached path."""
+    if not (data.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")):
+        raise ValueError("not an image (PNG, JPEG, GIF, BMP or WEBP bytes expected)")
+    return _write(get_image_cache_dir(), f"img_{uuid.uuid4().hex[:12]}{_ext(ext, '.jpg')}", data)
+
+
+def cache_audio_from_bytes(data: bytes, ext: str = ".ogg") -> str:
+    return _write(get_audio_cache_dir(), f"audio_{uuid.uuid4().hex[:12]}{_ext(ext, '.ogg')}", data)
+
+
+def cache_video_from_bytes(data: bytes, ext: str = ".mp4") -> str:
+    return _write(get_video_cache_dir(), f"video_{uuid.uuid4().hex[:12]}{_ext(ext, '.mp4')}", data)
+
+
+def cache_document_from_bytes(data: bytes, filename: str) -> str:
+    """A document, kept under its own base name (a name with a path in it is a ValueError)."""
+    base = Path(filename or "document").name
+    if not base or base in (".", "..") or base != filename.replace("\\", "/").rsplit("/", 1)[-1]:
+        raise ValueError(f"unsafe document name {filename!r}")
+    return _write(get_document_cache_dir(), f"doc_{uuid.uuid4().hex[:12]}_{base}", data)
+
+
+def is_safe_url(url: str) -> bool:
+    """Whether `url` is http(s) to a host whose every address is public."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except (OSError, UnicodeError):
+        return False
+    addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
+    return bool(addresses) and all(a.is_global for a in addresses)
+
+
+def _get(url: str) -> bytes:
+    """GET `url` with the standard library, every redirect's target checked like the first."""
+    import urllib.request
+
+    class Checked(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+            if not is_safe_url(newurl):
+                raise ValueError(f"refusing to follow a redirect to {newurl!r}: not a public http(s) address")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    if not is_safe_url(url):
+        raise ValueError(f"refusing to fetch {url!r}: not a public http(s) address")
+    opener = urllib.request.build_opener(Checked)
+    with opener.open(url, timeout=30) as response:
+        data: bytes = response.read(DEFAULT_INBOUND_MEDIA_MAX_BYTES + 1)
+    return data
+
+
+async def _fetch(url: str, retries: int) -> bytes:
+    """`url`'s bytes; a timeout, 429 or 5xx is tried again `retries` times (1.5 s, 3 s, ...)."""
+    import urllib.error
+
+    for attempt in range(retries + 1):
+        try:
+            return await asyncio.to_thread(_get, url)
+        except urllib.error.HTTPError as error:
+            if (error.code != 429 and error.code < 500) or attempt == retries:
+                raise
+        except (TimeoutError, urllib.error.URLError):
+            if attempt == retries:
+                raise
+        await asyncio.sleep(1.5 * (attempt + 1))
+    raise ValueError(f"could not fetch {url!r}")  # pragma: no cover - the loop returns or raises
+
+
+async def cache_image_from_url(url: str, ext: str = ".jpg", retries: int = 2) -> str:
+    return cache_image_from_bytes(await _fetch(url, retries), ext)
+
+
+async def cache_audio_from_url(url: str, ext: str = ".ogg", retries: int = 2) -> str:
+    return cache_audio_from_bytes(await _fetch(url, retries), ext)
