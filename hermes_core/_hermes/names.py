@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-__all__ = ["SERVED", "Loading", "current_tools", "hermes_name", "install", "loading", "recording"]
+__all__ = ["SERVED", "Loading", "current_platforms", "current_tools", "hermes_name", "install", "loading",
+           "recording"]
 
 # A served module: the hermes-core modules its names come from, and the names (ALL: every name in
 # that module's `__all__`). A package parent (`agent`, `tools`, ...) is served only where no real
@@ -110,9 +111,14 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gateway.platforms": (),
     "gateway.platforms.base": (("hermes_core.gateway.platforms.base", ALL),),
     "gateway.platforms.event": (("hermes_core.gateway.platforms.event", ALL),),
+    "gateway.platforms.helpers": (("hermes_core.gateway.platforms.helpers", ALL),),
     "gateway.session": (("hermes_core.gateway.session", ALL),),
     "gateway.session_context": (("hermes_core.gateway.session_context", ALL),),
     "gateway.pairing": (("hermes_core.gateway.pairing", ("PairingStore",)),),
+    "gateway.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),
+                                  ("hermes_core._ctx.platforms", ("PlatformEntry",))),
+    "plugin_runtime.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),
+                                         ("hermes_core._ctx.platforms", ("PlatformEntry",))),
 }
 PACKAGES = frozenset(name.rpartition(".")[0] for name in SERVED if "." in name)
 MARK = "__hermes_core_serves__"  # set on every served module: the Hermes name it stands for
@@ -122,16 +128,19 @@ _recorders = threading.local()  # .names: the names recorded; .loading: the plug
 
 class Loading(NamedTuple):
     """The plugin a loader is loading in this thread: its id, its `ctx` (made on first use), the
-    tool registry it registers into (what `tools.registry.registry` answers during the load), and
-    `keep(undo)`, which keeps an undo with the plugin's registrations (run when it unloads)."""
+    tool registry it registers into (what `tools.registry.registry` answers during the load),
+    `keep(undo)`, which keeps an undo with the plugin's registrations (run when it unloads), and
+    the platforms registered so far (what `gateway.platform_registry` reads)."""
 
     plugin_id: str
     ctx: Callable[[], Any]
     tools: Any
     keep: Callable[[Callable[[], None]], None]
+    platforms: Any = None
 
 
 _last_tools: weakref.ref[Any] | None = None  # the tool registry of the latest load, while it lives
+_last_platforms: weakref.ref[Any] | None = None  # likewise its platforms
 
 
 class _HermesNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -179,7 +188,7 @@ def recording(plugin: Loading | None = None) -> Iterator[list[str]]:
     """The Hermes names imported in this thread inside the block, while `plugin` loads. Served
     modules are dropped from `sys.modules` first, so that a plugin's imports are seen even when
     an earlier plugin imported the same names (their classes stay the same objects)."""
-    global _last_tools
+    global _last_tools, _last_platforms
     for name in [n for n, module in sys.modules.items() if hasattr(module, MARK)]:
         del sys.modules[name]
     previous = getattr(_recorders, "names", None), getattr(_recorders, "loading", None)
@@ -187,6 +196,7 @@ def recording(plugin: Loading | None = None) -> Iterator[list[str]]:
     _recorders.names, _recorders.loading = seen, plugin
     if plugin is not None:
         _last_tools = weakref.ref(plugin.tools)
+        _last_platforms = weakref.ref(plugin.platforms) if plugin.platforms is not None else None
     try:
         yield seen
     finally:
@@ -204,6 +214,15 @@ def hermes_name(cls: type) -> str | None:
 def loading() -> Loading | None:
     """The plugin being loaded in this thread, if any."""
     return getattr(_recorders, "loading", None)
+
+
+def current_platforms() -> Any | None:
+    """The platforms Hermes' `gateway.platform_registry` reads: as `current_tools`, the loading
+    plugin's manager's, else that of the latest load."""
+    plugin = loading()
+    if plugin is not None and plugin.platforms is not None:
+        return plugin.platforms
+    return _last_platforms() if _last_platforms is not None else None
 
 
 def current_tools() -> Any | None:

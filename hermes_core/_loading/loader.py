@@ -140,7 +140,7 @@ class Loader:
         def load() -> None:
             started = time.perf_counter()
             loading = hermes_names.Loading(record.id, lambda: self._context(record), self.tools,
-                                           record.undos.append)
+                                           record.undos.append, self.platforms)
             record.undos.append(lambda: model_providers.forget(record.id))
             with hermes_names.recording(loading) as used:
                 try:

@@ -173,3 +173,29 @@ def test_the_served_modules_are_hermes_core_s(home: Path) -> None:
             "ProcessingOutcome"} <= set(base.__all__)
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("gateway.run")  # the host's own runner is not served
+
+
+def test_a_platform_registered_through_hermes_registry_object_is_the_plugins(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "voip", """
+from gateway.platform_registry import PlatformEntry, platform_registry
+from gateway.platforms.helpers import MessageDeduplicator, strip_markdown
+
+def register(ctx):
+    assert not platform_registry.is_registered("voip")
+    platform_registry.register(PlatformEntry(name="voip", label="VoIP", adapter_factory=lambda cfg: cfg,
+                                             check_fn=lambda: True, required_env=["SIP_URI"], emoji="📞"))
+    assert platform_registry.is_registered("voip") and platform_registry.get("voip").label == "VoIP"
+    dedup = MessageDeduplicator()
+    assert not dedup.is_duplicate("m1") and dedup.is_duplicate("m1")
+    assert strip_markdown("**bold** and [a link](http://x)") == "bold and a link"
+""", "name: voip\n")
+    write_config(home, "plugins:\n  enabled: [voip]\n")
+    manager = PluginManager().load()
+    record = manager.record("voip")
+    assert record.status == "ok", record.failure
+    assert record.registered["platforms"] == ["voip"] and manager.platforms.get("voip").plugin_id == "voip"
+    registry = importlib.import_module("gateway.platform_registry").platform_registry
+    assert registry.registered_names() == ["voip", "webhook"]
+    assert registry.create_adapter("voip", "the config") == "the config"
+    manager.remove_plugin("voip")
+    assert not registry.is_registered("voip")
