@@ -10,7 +10,8 @@ from typing import Any
 
 from .config import Platform
 
-__all__ = ["SessionSource", "build_session_key", "is_shared_multi_user_session", "session_key_for"]
+__all__ = ["SessionSource", "build_session_key", "is_shared_multi_user_session", "neutralize_untrusted_inline_text",
+           "session_key_for"]
 
 
 @dataclass
@@ -114,3 +115,10 @@ def is_shared_multi_user_session(source: SessionSource, *, group_sessions_per_us
     if thread_id:
         return not thread_sessions_per_user
     return not group_sessions_per_user
+
+
+def neutralize_untrusted_inline_text(value: Any, *, max_chars: int = 240) -> str:
+    """A sender's text (a display name, a chat title) made one inert line for a prompt: line
+    breaks and control characters become spaces, runs of spaces one, at most `max_chars`."""
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in str(value)).split())
+    return text if not max_chars or len(text) <= max_chars else text[: max_chars - 3] + "..."
