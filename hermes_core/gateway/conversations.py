@@ -153,6 +153,8 @@ class Conversations:
         self.routes.touch(key)
         text = event.text
         if event.is_command() and event.message_type in (MessageType.TEXT, MessageType.COMMAND):
+            if event.get_command() == "new":  # Hermes' gateway starts a fresh conversation with /new or /reset
+                text = "/reset"
             try:
                 return agent.command(text)
             except UnknownCommandError:

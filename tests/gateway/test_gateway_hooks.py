@@ -61,6 +61,8 @@ def test_pre_gateway_dispatch_skips_or_rewrites_and_platform_events_reach_plugin
         chat.say("c", "dana", "after the reaction")
         llm_server.reply("Still here.")
         chat.wait_sent(2, "c")
+        chat.say("c", "dana", "/new")
+        assert chat.wait_sent(3, "c")[2]["text"] == "conversation cleared"
         gateway.stop()
     assert [r.messages[-1]["content"] for r in llm_server.requests] == ["HELLO THERE", "after the reaction"]
     events = [json.loads(line) for line in (home / "events.jsonl").read_text().splitlines()]
