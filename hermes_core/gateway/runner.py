@@ -86,7 +86,35 @@ class Gateway:
         """Run until SIGINT/SIGTERM; 0, or 1 when no platform was ready to start."""
         return asyncio.run(self._main())
 
+    def _only_one(self) -> Any:
+        """The lock that makes this the home's only gateway (None: another one holds it)."""
+        path = status_path(self.manager.home).with_name("gateway.lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path, "a+")  # noqa: SIM115 - held for the gateway's life
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - Windows: the status file is the only guard
+            pass
+        except OSError:
+            lock.close()
+            return None
+        return lock
+
     async def _main(self) -> int:
+        lock = self._only_one()
+        if lock is None:
+            running = read_status(self.manager.home)
+            who = f" (pid {running['pid']})" if running else ""
+            self.say(f"another gateway is running for {self.manager.home}{who}; stop it first")
+            return 1
+        try:
+            return await self._serve()
+        finally:
+            lock.close()
+
+    async def _serve(self) -> int:
         loop = asyncio.get_running_loop()
         self.conversations.loop = loop
         plan = self.plan()

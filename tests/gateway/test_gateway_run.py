@@ -70,6 +70,9 @@ def test_the_webhook_answers_and_a_restart_resumes_the_conversation(home: Path, 
         gateway.wait_for(r"^hermes: gateway: fakechat: connected$")
         status, body = post_json(url, {"text": "my name is Ada", "chat_id": "ada"}, SECRET)
         assert (status, body["text"], body["chat_id"]) == (200, "Nice to meet you, Ada.", "ada")
+        second = hermes("gateway", "run", check=1).stderr
+        assert re.fullmatch(r"hermes: gateway: another gateway is running for .*home \(pid \d+\); stop it first\n",
+                            second), second
         shown = hermes("gateway", "status").stdout
         assert re.search(r"gateway: running \(pid \d+", shown), shown
         assert re.search(r"webhook +webhook +connected", shown) and re.search(r"fakechat +fakechat +connected", shown)
