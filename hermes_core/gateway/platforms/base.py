@@ -30,6 +30,7 @@ from .media import (
     DEFAULT_INBOUND_MEDIA_MAX_BYTES, SUPPORTED_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES, cache_audio_from_bytes,
     cache_audio_from_url, cache_document_from_bytes, cache_image_from_bytes, cache_image_from_url,
     cache_video_from_bytes, get_audio_cache_dir, get_document_cache_dir, get_image_cache_dir, get_video_cache_dir,
+    is_safe_url,
 )
 from .text import NETWORK_ERRORS, classify_send_error, fence_after, safe_url_for_log, utf16_len
 
@@ -39,12 +40,23 @@ __all__ = [
     "cache_image_from_bytes", "cache_image_from_url", "cache_audio_from_bytes", "cache_audio_from_url",
     "cache_video_from_bytes", "cache_document_from_bytes", "get_image_cache_dir", "get_audio_cache_dir",
     "get_video_cache_dir", "get_document_cache_dir", "DEFAULT_INBOUND_MEDIA_MAX_BYTES", "SUPPORTED_DOCUMENT_TYPES",
-    "SUPPORTED_VIDEO_TYPES", "classify_send_error", "utf16_len", "safe_url_for_log",
+    "SUPPORTED_VIDEO_TYPES", "classify_send_error", "utf16_len", "safe_url_for_log", "is_safe_url",
+    "_ssrf_redirect_guard",
 ]
 
 log = logging.getLogger("hermes.gateway")
 
 ERROR_REPLY = "Sorry, I encountered an error ({kind}).\n{detail}\nTry again or use /reset to start a fresh session."
+
+
+async def _ssrf_redirect_guard(response: Any) -> None:
+    """An httpx response hook (`event_hooks={"response": [_ssrf_redirect_guard]}`) that refuses
+    a redirect to anything but a public http(s) address, as Hermes' adapters use it."""
+    target = getattr(response, "next_request", None)
+    if getattr(response, "is_redirect", False) and target is not None:
+        url = str(target.url)
+        if not await asyncio.to_thread(is_safe_url, url):
+            raise ValueError(f"Blocked redirect to private/internal address: {safe_url_for_log(url)}")
 
 
 class BasePlatformAdapter(ABC):

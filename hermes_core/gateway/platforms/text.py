@@ -18,9 +18,21 @@ def utf16_len(text: str) -> int:
 
 
 def safe_url_for_log(url: str, max_len: int = 80) -> str:
-    """`url` without its query, credentials or fragment, shortened: for a log line."""
-    text = re.sub(r"//[^/@]*@", "//", str(url)).split("?", 1)[0].split("#", 1)[0]
-    return text if len(text) <= max_len else text[: max_len - 3] + "..."
+    """`url` for a log line: its scheme, host (no credentials) and last path segment only."""
+    from urllib.parse import urlsplit
+
+    text = "" if url is None or max_len <= 0 else str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text[:max_len]
+    if parts.scheme and parts.netloc:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        last = parts.path.rsplit("/", 1)[-1]
+        text = f"{parts.scheme}://{host}" + ("" if parts.path in ("", "/") else f"/.../{last}" if last else "/...")
+    if len(text) <= max_len:
+        return text
+    return "." * max_len if max_len <= 3 else text[: max_len - 3] + "..."
 
 
 def classify_send_error(exc: BaseException | None, error_text: str = "") -> str:
