@@ -7,11 +7,10 @@ reads `manager.platforms` and starts what the operator enabled.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
-
-import attrs
 
 from .._errors import RegistrationError
 from .._undo import Undo, put
@@ -21,9 +20,10 @@ __all__ = ["PlatformEntry", "Platforms", "platform_entry"]
 _NAME = re.compile(r"[a-z0-9][a-z0-9_\-]*")
 
 
-@attrs.define(kw_only=True)
+@dataclasses.dataclass
 class PlatformEntry:
-    """One platform a plugin registered, with Hermes' fields (`plugin_runtime.platform_registry`):
+    """One platform a plugin registered, with Hermes' fields (a dataclass, as Hermes' is, so that
+    a plugin can ask `dataclasses.fields(PlatformEntry)` what this host takes):
     `adapter_factory(config)` makes its adapter; `check_fn()` says its dependencies are there;
     `validate_config(config)` / `is_connected(config)` that its config is usable; `required_env`
     the variables it needs; `allowed_users_env` / `allow_all_env` its authorisation variables."""
@@ -33,14 +33,13 @@ class PlatformEntry:
     adapter_factory: Callable[..., Any]
     check_fn: Callable[[], Any]
     validate_config: Callable[..., Any] | None = None
-    required_env: list[str] = attrs.field(factory=list)
-    install_hint: str = ""
-    source: str = "plugin"
-    plugin_name: str = ""
-    plugin_id: str = ""
     ensure_deps_fn: Callable[[], Any] | None = None
     is_connected: Callable[..., Any] | None = None
+    required_env: list[str] = dataclasses.field(default_factory=list)
+    install_hint: str = ""
     setup_fn: Callable[[], Any] | None = None
+    source: str = "plugin"
+    plugin_name: str = ""
     allowed_users_env: str = ""
     allow_all_env: str = ""
     max_message_length: int = 0
@@ -55,10 +54,12 @@ class PlatformEntry:
     validate_target_ref_fn: Callable[..., Any] | None = None
     send_message_handler: Callable[..., Any] | None = None
     standalone_sender_fn: Callable[..., Any] | None = None
+    target_parse_fn: Callable[..., Any] | None = None  # an older name of parse_target_ref_fn, still passed
+    plugin_id: str = ""  # hermes-core's: the plugin that registered it
 
 
 # What a plugin may pass: Hermes sets `source` itself (passing it is a TypeError there too).
-_FIELDS = frozenset(field.name for field in attrs.fields(PlatformEntry)) - {"source", "plugin_id"}
+_FIELDS = frozenset(field.name for field in dataclasses.fields(PlatformEntry)) - {"source", "plugin_id"}
 
 
 def platform_entry(plugin_id: str, name: Any, label: Any, adapter_factory: Any, check_fn: Any,

@@ -19,10 +19,11 @@ from .spec import ENTRY_POINT_GROUPS, PROJECT_PLUGINS_FLAG, SOURCES, Discovery, 
 
 __all__ = ["MODEL_PROVIDERS", "discover"]
 
-# Category folders that are no slot: Hermes' `plugins/model-providers/<name>/` (its providers
-# loader imports each; the kind they get).
+# Category folders that are no slot, and the kind their plugins get: Hermes'
+# `plugins/model-providers/<name>/` (its providers loader imports each) and
+# `plugins/platforms/<name>/` (messaging platforms, `ctx.register_platform`; id `platforms/<name>`).
 MODEL_PROVIDERS = "model-providers"
-CATEGORY_KINDS = {MODEL_PROVIDERS: "model-provider"}
+CATEGORY_KINDS = {MODEL_PROVIDERS: "model-provider", "platforms": "platform"}
 
 def _folder_imports(folder: Path, plugin_id: str) -> tuple[str, ...]:
     """The unserved Hermes modules a folder plugin's package imports at module level."""

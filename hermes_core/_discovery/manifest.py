@@ -24,8 +24,9 @@ HERMES_FIELDS = frozenset({
     "emits", "listens", "hermes", "depends", "key", "min_hermes_version", "update_url", "python_runtime", "extra",
 })
 # Hermes' own `kind` values, as hermes-core takes them: `exclusive` (a single-select provider such
-# as a memory provider) is read from the source like a missing kind; the others run as standalone.
-HERMES_KINDS = {"exclusive": "", "backend": "standalone", "model-provider": "model-provider"}
+# as a memory provider) is read from the source like a missing kind; a `platform` plugin registers
+# messaging platforms (`ctx.register_platform`); the others run as standalone.
+HERMES_KINDS = {"exclusive": "", "backend": "standalone", "model-provider": "model-provider", "platform": "platform"}
 PROVIDES_KEYS = frozenset({"tools", "commands", "hooks", "engines", "providers"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 

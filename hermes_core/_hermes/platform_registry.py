@@ -9,11 +9,10 @@ loading plugins in this thread, else of the one that loaded plugins last in this
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
-
-import attrs
 
 from .._errors import RegistrationError
 from . import names as hermes_names
@@ -24,8 +23,8 @@ log = logging.getLogger("hermes_core.hermes_names")
 
 
 def _fields(entry: Any) -> dict[str, Any]:
-    if attrs.has(type(entry)):
-        return attrs.asdict(entry, recurse=False)
+    if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
+        return {field.name: getattr(entry, field.name) for field in dataclasses.fields(entry)}
     return dict(vars(entry))
 
 

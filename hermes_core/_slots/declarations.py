@@ -54,5 +54,4 @@ BUILTIN_SLOTS: tuple[SlotDecl, ...] = (
     _host_slot("browser", "BrowserProvider"),
     _host_slot("terminal_environment", "TerminalEnvironmentProvider"),
     _host_slot("secret_source", "SecretSource"),
-    _host_slot("platform"),  # a gateway's messaging platforms: Hermes has no provider class for them
 )

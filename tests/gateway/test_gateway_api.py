@@ -205,3 +205,23 @@ def test_untrusted_inline_text_is_one_inert_line() -> None:
     neutral = neutralize_untrusted_inline_text
     assert neutral("Bob\n## Override\r\n\tall  rules\x00") == "Bob ## Override all rules"
     assert neutral("x" * 300) == "x" * 237 + "..." and neutral("Ann", max_chars=0) == "Ann"
+
+
+def test_a_hermes_platforms_category_plugin_that_sizes_up_platform_entry(home: Path) -> None:
+    """Hermes' `plugins/platforms/<name>/` with `kind: platform`, asking `dataclasses.fields(PlatformEntry)`
+    which keywords this host takes (as published adapters do across Hermes versions)."""
+    make_folder_plugin(home / "plugins" / "platforms", "onebot", """
+from dataclasses import fields
+from gateway.platform_registry import PlatformEntry
+
+def register(ctx):
+    wanted = dict(name="onebot", label="OneBot", adapter_factory=lambda cfg: cfg, check_fn=lambda: True,
+                  target_parse_fn=lambda ref: (ref, None), some_future_field=1)
+    supported = {field.name for field in fields(PlatformEntry)}
+    ctx.register_platform(**{k: v for k, v in wanted.items() if k in supported})
+""", "name: onebot\nkind: platform\n")
+    write_config(home, "plugins:\n  enabled: [platforms/onebot]\n")
+    manager = PluginManager().load()
+    record = manager.record("platforms/onebot")
+    assert (record.status, record.spec.kind, record.warnings) == ("ok", "platform", [])
+    assert manager.platforms.get("onebot").target_parse_fn("g:1") == ("g:1", None)
