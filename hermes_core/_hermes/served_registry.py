@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .._errors import RegistrationError
+from .._undo import put
 from . import names as hermes_names
 from .tool_registry import ToolEntry, ToolRegistry
 
@@ -113,6 +114,13 @@ class ServedRegistry(ToolRegistry):
         plugin = _loading(f"deregister({name!r})")
         undo = plugin.tools.remove(name, plugin.plugin_id)
         if undo is not None:
+            plugin.keep(undo)
+
+    def register_toolset_alias(self, alias: str, toolset: str) -> None:
+        """`alias` names `toolset` while the loading plugin is loaded (outside a load: for good)."""
+        plugin = hermes_names.loading()
+        undo = put(self._aliases(), alias, toolset)
+        if plugin is not None:
             plugin.keep(undo)
 
     def _exposable(self, toolset: str, entries: list[ToolEntry], memo: dict[Any, bool] | None = None) -> bool:

@@ -205,7 +205,19 @@ class ToolRegistry:
         return sorted(_grouped(self._snapshot_entries()))
 
     def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
+        toolset = self._aliases().get(toolset, toolset)
         return sorted(e.name for e in _grouped(self._snapshot_entries()).get(toolset, []))
+
+    def _aliases(self) -> dict[str, str]:
+        aliases: dict[str, str] = self.__dict__.setdefault("_toolset_aliases", {})
+        return aliases
+
+    def register_toolset_alias(self, alias: str, toolset: str) -> None:
+        """`alias` is another name of `toolset` (`get_tool_names_for_toolset(alias)`)."""
+        self._aliases()[alias] = toolset
+
+    def get_registered_toolset_aliases(self) -> dict[str, str]:
+        return dict(self._aliases())
 
     # -- availability -----------------------------------------------------------------
 

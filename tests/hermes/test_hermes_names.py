@@ -523,3 +523,22 @@ def test_listing_imports_none_of_what_the_names_serve(home: Path) -> None:
     assert "hermes_core._hermes.tool_registry" in serving  # the modules are read from SERVED...
     assert not {m for m in modules if m in serving or m == "urllib.request" or m.split(".")[0] in {
         "agent", "tools", "hermes_cli", "hermes_constants", "dataclasses", "subprocess"}}  # ...and none is imported
+
+
+def test_a_toolset_alias_lives_as_long_as_its_plugin(home: Path) -> None:
+    plugin(home, "lark", '''
+from tools.registry import registry
+
+def register(ctx):
+    registry.register_toolset_alias("feishu", "lark")
+    registry.register("lark_send", "lark", {"name": "lark_send", "description": "Send",
+                      "parameters": {"type": "object", "properties": {}}}, lambda args, **kw: "{}")
+''')
+    write_config(home, "plugins:\n  enabled: [lark]\n")
+    manager = PluginManager().load()
+    assert manager.record("lark").status == "ok", manager.record("lark").failure
+    registry = importlib.import_module("tools.registry").registry
+    assert registry.get_tool_names_for_toolset("feishu") == ["lark_send"]
+    assert registry.get_registered_toolset_aliases() == {"feishu": "lark"}
+    manager.remove_plugin("lark")
+    assert registry.get_registered_toolset_aliases() == {}
