@@ -115,6 +115,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gateway.session": (("hermes_core.gateway.session", ALL),),
     "gateway.session_context": (("hermes_core.gateway.session_context", ALL),),
     "gateway.pairing": (("hermes_core.gateway.pairing", ("PairingStore",)),),
+    "gateway.status": (("hermes_core.gateway.status", ALL),),
     "gateway.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),
                                   ("hermes_core._ctx.platforms", ("PlatformEntry",))),
     "plugin_runtime.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),

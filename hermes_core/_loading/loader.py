@@ -251,6 +251,10 @@ class Loader:
         if inspect.isclass(obj):
             self._register_slot_classes(record, [obj])
             return
+        if isinstance(obj, types.ModuleType) and "register" not in vars(obj) and "__getattr__" in vars(obj):
+            lazy = tagged("register", lambda: getattr(obj, "register", None))  # Hermes looks it up with getattr too
+            if callable(lazy):
+                obj.register = lazy  # type: ignore[attr-defined]  # where pluggy, which reads dir(), sees it
         tagged("pluggy.register", lambda: self.pluggy.register(obj, name=record.id))
         record.undos.append(lambda: self.pluggy.unregister(obj) if self.pluggy.is_registered(obj) else None)
         for caller in self.pluggy.get_hookcallers(obj) or []:

@@ -5,7 +5,11 @@ whether a platform is ready."""
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,7 +126,7 @@ def test_session_variables_are_the_conversations_else_the_environment(monkeypatc
     assert (get_session_env("HERMES_SESSION_PLATFORM"), get_session_env("HERMES_SESSION_KEY")) == (
         "irc", "agent:main:irc:dm:a")
     assert get_session_env("HERMES_SESSION_USER_ID", "none") == ""  # set, to "", for this conversation
-    assert get_session_env("PATH") == __import__("os").environ["PATH"]
+    assert get_session_env("PATH") == os.environ["PATH"]
     reset_session_vars()
 
 
@@ -225,3 +229,49 @@ def register(ctx):
     record = manager.record("platforms/onebot")
     assert (record.status, record.spec.kind, record.warnings) == ("ok", "platform", [])
     assert manager.platforms.get("onebot").target_parse_fn("g:1") == ("g:1", None)
+
+
+def test_credential_locks_keep_one_gateway_per_token(home: Path) -> None:
+    from hermes_core.gateway.status import acquire_scoped_lock, release_scoped_lock
+
+    assert acquire_scoped_lock("band", "agent-7", {"platform": "band"}) == (True, None)
+    assert acquire_scoped_lock("band", "agent-7") == (True, None)  # this process holds it already
+    other = subprocess.run([sys.executable, "-c", "from hermes_core.gateway.status import acquire_scoped_lock as a; "
+                            "import json; print(json.dumps(a('band', 'agent-7')))"], capture_output=True, text=True,
+                           check=True)
+    acquired, holder = json.loads(other.stdout)
+    assert acquired is False and holder["pid"] == os.getpid()
+    assert holder["metadata"] == {"platform": "band"}
+    assert not any("agent-7" in p.name for p in (home / "gateway" / "locks").iterdir())  # a hash, not the token
+    release_scoped_lock("band", "agent-7")
+    assert list((home / "gateway" / "locks").iterdir()) == []
+
+
+def test_media_paths_an_answer_may_send(home: Path, tmp_path: Path) -> None:
+    from hermes_core.gateway.platforms.base import validate_inbound_media_size, validate_media_delivery_path
+
+    chart = tmp_path / "chart.png"
+    chart.write_bytes(b"\x89PNG")
+    assert validate_media_delivery_path(f"`{chart}`,") == str(chart.resolve())
+    (home / "config.yaml").write_text("model: {}\n")
+    assert validate_media_delivery_path(str(home / "config.yaml")) is None  # hermes-core's own secrets
+    assert validate_media_delivery_path("/etc/hostname") is None and validate_media_delivery_path("chart.png") is None
+    assert validate_media_delivery_path(str(tmp_path / "missing.png")) is None
+    validate_inbound_media_size(10)
+    with pytest.raises(ValueError, match="voice of 11 bytes is over the 10-byte limit"):
+        validate_inbound_media_size(11, media_type="voice", max_bytes=10)
+
+
+def test_a_register_a_module_provides_on_first_use_is_called(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "lazy", """
+def __getattr__(name):
+    if name == "register":
+        from .real import register
+        return register
+    raise AttributeError(name)
+""", "name: lazy\n")
+    (home / "plugins" / "lazy" / "real.py").write_text(
+        "def register(ctx):\n    ctx.register_platform('lazychat', 'Lazy', object, lambda: True)\n")
+    write_config(home, "plugins:\n  enabled: [lazy]\n")
+    manager = PluginManager().load()
+    assert manager.record("lazy").registered == {"platforms": ["lazychat"]}

@@ -45,7 +45,7 @@ def register(ctx):
     ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins.get_plugin_manager"),
     ("from agent.usage_pricing import estimate", "agent.usage_pricing"),
     ("from gateway.delivery import (\n    DeliveryRouter,\n)", "gateway.delivery"),
-    ("import importlib\nimportlib.import_module('gateway.status')", "gateway.status"),
+    ("import importlib\nimportlib.import_module('gateway.stream_consumer')", "gateway.stream_consumer"),
 ])
 def test_each_hermes_internal_import_names_what_it_needs(home: Path, statement: str, needed: str) -> None:
     make_folder_plugin(home / "plugins", "host", f"{statement}\ndef register(ctx):\n    pass\n")

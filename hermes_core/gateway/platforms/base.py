@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -24,15 +23,17 @@ from typing import Any
 from ..config import Platform, PlatformConfig
 from ..session import SessionSource, build_session_key, session_key_for
 from .event import (
-    SEND_ERROR_KINDS, EphemeralReply, MessageEvent, MessageHandler, MessageType, ProcessingOutcome, SendResult,
+    SEND_ERROR_KINDS, EphemeralReply, coerce_plaintext_gateway_command, MessageEvent, MessageHandler, MessageType, ProcessingOutcome, SendResult,
 )
 from .media import (
     DEFAULT_INBOUND_MEDIA_MAX_BYTES, SUPPORTED_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES, cache_audio_from_bytes,
     cache_audio_from_url, cache_document_from_bytes, cache_image_from_bytes, cache_image_from_url,
     cache_video_from_bytes, get_audio_cache_dir, get_document_cache_dir, get_image_cache_dir, get_video_cache_dir,
-    is_safe_url,
+    _ssrf_redirect_guard, is_safe_url, validate_inbound_media_size, validate_media_delivery_path,
 )
-from .text import NETWORK_ERRORS, classify_send_error, fence_after, safe_url_for_log, utf16_len
+from .text import (
+    NETWORK_ERRORS, classify_send_error, extract_images, extract_media, fence_after, safe_url_for_log, utf16_len,
+)
 
 __all__ = [
     "BasePlatformAdapter", "MessageEvent", "MessageType", "MessageHandler", "SendResult", "ProcessingOutcome",
@@ -41,22 +42,13 @@ __all__ = [
     "cache_video_from_bytes", "cache_document_from_bytes", "get_image_cache_dir", "get_audio_cache_dir",
     "get_video_cache_dir", "get_document_cache_dir", "DEFAULT_INBOUND_MEDIA_MAX_BYTES", "SUPPORTED_DOCUMENT_TYPES",
     "SUPPORTED_VIDEO_TYPES", "classify_send_error", "utf16_len", "safe_url_for_log", "is_safe_url",
-    "_ssrf_redirect_guard",
+    "_ssrf_redirect_guard", "validate_inbound_media_size", "validate_media_delivery_path",
+    "coerce_plaintext_gateway_command",
 ]
 
 log = logging.getLogger("hermes.gateway")
 
 ERROR_REPLY = "Sorry, I encountered an error ({kind}).\n{detail}\nTry again or use /reset to start a fresh session."
-
-
-async def _ssrf_redirect_guard(response: Any) -> None:
-    """An httpx response hook (`event_hooks={"response": [_ssrf_redirect_guard]}`) that refuses
-    a redirect to anything but a public http(s) address, as Hermes' adapters use it."""
-    target = getattr(response, "next_request", None)
-    if getattr(response, "is_redirect", False) and target is not None:
-        url = str(target.url)
-        if not await asyncio.to_thread(is_safe_url, url):
-            raise ValueError(f"Blocked redirect to private/internal address: {safe_url_for_log(url)}")
 
 
 class BasePlatformAdapter(ABC):
@@ -92,6 +84,7 @@ class BasePlatformAdapter(ABC):
         self._background_tasks: set[asyncio.Task[Any]] = set()
         self._typing_paused: set[str] = set()
         self._registered_max_length = 0  # the registration's `max_message_length`, set by the gateway
+        self._platform_lock: tuple[str, str] | None = None
 
     # -- what an adapter implements -----------------------------------------------------------
 
@@ -190,6 +183,27 @@ class BasePlatformAdapter(ABC):
     async def _notify_fatal_error(self) -> None:
         if self._fatal_error_handler is not None:
             await self._fatal_error_handler(self)
+
+    def _acquire_platform_lock(self, scope: str, identity: str, resource_desc: str) -> bool:
+        """Hold `identity` (a token, a mailbox) for this process (`gateway.status`); when another
+        gateway holds it, a fatal error says which process, and False."""
+        from ..status import acquire_scoped_lock
+
+        acquired, holder = acquire_scoped_lock(scope, identity, {"platform": self.platform.value})
+        if acquired:
+            self._platform_lock = (scope, identity)
+            return True
+        pid = holder.get("pid") if isinstance(holder, dict) else None
+        self._set_fatal_error(f"{scope}_lock", f"{resource_desc} is already in use by another gateway"
+                              + (f" (pid {pid})" if pid else ""), retryable=True)
+        return False
+
+    def _release_platform_lock(self) -> None:
+        from ..status import release_scoped_lock
+
+        held, self._platform_lock = getattr(self, "_platform_lock", None), None
+        if held is not None:
+            release_scoped_lock(*held)
 
     def _wire_plugin_handlers(self, native: Any = None) -> None:
         """Hermes runs `ctx.register_platform_handler` factories here; hermes-core has none to run."""
@@ -375,10 +389,12 @@ class BasePlatformAdapter(ABC):
                          reply_to: str | None = None, metadata: dict[str, Any] | None = None, **_: Any) -> SendResult:
         return await self._send_file(chat_id, "video", video_path, caption, reply_to, metadata)
 
-    def cancel_background_tasks(self) -> None:
-        """Cancel every conversation this adapter is answering (the gateway is stopping)."""
-        for task in list(self._background_tasks):
+    async def cancel_background_tasks(self) -> None:
+        """Cancel every conversation this adapter is answering, and wait until they have ended."""
+        tasks = list(self._background_tasks)
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def pause_typing_for_chat(self, chat_id: str) -> None:
         self._typing_paused.add(chat_id)
@@ -416,16 +432,6 @@ class BasePlatformAdapter(ABC):
         total = len(pieces)
         return [f"{piece} ({number}/{total})" for number, piece in enumerate(pieces, 1)] if total > 1 else pieces
 
-    @staticmethod
-    def extract_images(content: str) -> tuple[list[tuple[str, str]], str]:
-        """Markdown images `![alt](url)` in `content`: [(url, alt)] and the text without them."""
-        found = [(m.group(2), m.group(1)) for m in re.finditer(r"!\[([^\]]*)\]\((https?://[^)\s]+)\)", content)]
-        return found, re.sub(r"!\[[^\]]*\]\(https?://[^)\s]+\)", "", content).strip()
-
-    @staticmethod
-    def extract_media(content: str) -> tuple[list[tuple[str, bool]], str]:
-        """`MEDIA:<path>` tags in `content`: [(path, as voice)] and the text without them."""
-        voice = "[[audio_as_voice]]" in content
-        found = [(m.group(1), voice) for m in re.finditer(r"MEDIA:(\S+)", content)]
-        cleaned = re.sub(r"MEDIA:\S+", "", content.replace("[[audio_as_voice]]", "").replace("[[as_document]]", ""))
-        return found, cleaned.strip()
+    validate_media_delivery_path = staticmethod(validate_media_delivery_path)
+    extract_images = staticmethod(extract_images)
+    extract_media = staticmethod(extract_media)

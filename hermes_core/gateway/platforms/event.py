@@ -15,7 +15,7 @@ from typing import Any
 from ..session import SessionSource
 
 __all__ = ["MessageType", "MessageEvent", "SendResult", "ProcessingOutcome", "EphemeralReply", "MessageHandler",
-           "SEND_ERROR_KINDS"]
+           "SEND_ERROR_KINDS", "coerce_plaintext_gateway_command"]
 
 
 class MessageType(Enum):
@@ -117,3 +117,9 @@ class EphemeralReply(str):
 
 
 MessageHandler = Callable[[MessageEvent], Awaitable["str | EphemeralReply | None"]]
+
+
+def coerce_plaintext_gateway_command(event: MessageEvent) -> MessageEvent:
+    """Hermes turns a few plain-text control phrases ("restart gateway") into commands; hermes-core's
+    gateway has no such commands, so the event is returned as it is."""
+    return event

@@ -18,10 +18,13 @@ from urllib.parse import urlsplit
 
 from hermes_core import hermes_home
 
+from .text import safe_url_for_log
+
 __all__ = ["get_image_cache_dir", "get_audio_cache_dir", "get_video_cache_dir", "get_document_cache_dir",
            "cache_image_from_bytes", "cache_audio_from_bytes", "cache_video_from_bytes", "cache_document_from_bytes",
            "cache_image_from_url", "cache_audio_from_url", "is_safe_url", "DEFAULT_INBOUND_MEDIA_MAX_BYTES",
-           "SUPPORTED_DOCUMENT_TYPES", "SUPPORTED_VIDEO_TYPES"]
+           "SUPPORTED_DOCUMENT_TYPES", "SUPPORTED_VIDEO_TYPES", "validate_inbound_media_size",
+           "validate_media_delivery_path", "_ssrf_redirect_guard"]
 
 DEFAULT_INBOUND_MEDIA_MAX_BYTES = 128 * 1024 * 1024
 SUPPORTED_DOCUMENT_TYPES = {".pdf": "application/pdf", ".txt": "text/plain", ".md": "text/markdown",
@@ -146,3 +149,51 @@ async def cache_image_from_url(url: str, ext: str = ".jpg", retries: int = 2) ->
 
 async def cache_audio_from_url(url: str, ext: str = ".ogg", retries: int = 2) -> str:
     return cache_audio_from_bytes(await _fetch(url, retries), ext)
+
+
+def validate_inbound_media_size(size: int | None, *, media_type: str = "media", max_bytes: int | None = None) -> None:
+    """A ValueError when a received `media_type` of `size` bytes is over the limit (128 MiB)."""
+    limit = max_bytes or DEFAULT_INBOUND_MEDIA_MAX_BYTES
+    if size is not None and size > limit:
+        raise ValueError(f"{media_type} of {size} bytes is over the {limit}-byte limit")
+
+
+# Where an answer's media may never be read from: the system's and the user's credentials, and
+# hermes-core's own home (its config and secrets) but for the media caches.
+_DENIED_ROOTS = ("/etc", "/proc", "/sys", "/dev", "/boot", "/root/.ssh")
+_DENIED_HOME = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".config/gcloud", ".azure", ".pypirc")
+
+
+def validate_media_delivery_path(path: str, session_key: str = "") -> str | None:
+    """The resolved absolute path of a file an answer asks to send (`MEDIA:<path>`), or None
+    when it is not an existing regular file or lies among credentials or system files."""
+    candidate = str(path or "").strip().rstrip(",.;:)}]").strip("`\"'")
+    if not candidate:
+        return None
+    try:
+        resolved = Path(candidate).expanduser()
+        if not resolved.is_absolute():
+            return None
+        resolved = resolved.resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not resolved.is_file():
+        return None
+    home = Path.home()
+    denied = [Path(root) for root in _DENIED_ROOTS] + [home / sub for sub in _DENIED_HOME]
+    if any(resolved == root or root in resolved.parents for root in denied):
+        return None
+    own = hermes_home().resolve()
+    if own in resolved.parents and (own / "cache") not in resolved.parents:
+        return None
+    return str(resolved)
+
+
+async def _ssrf_redirect_guard(response: Any) -> None:
+    """An httpx response hook (`event_hooks={"response": [_ssrf_redirect_guard]}`) that refuses
+    a redirect to anything but a public http(s) address, as Hermes' adapters use it."""
+    target = getattr(response, "next_request", None)
+    if getattr(response, "is_redirect", False) and target is not None:
+        url = str(target.url)
+        if not await asyncio.to_thread(is_safe_url, url):
+            raise ValueError(f"Blocked redirect to private/internal address: {safe_url_for_log(url)}")

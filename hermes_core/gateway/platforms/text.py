@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NETWORK_ERRORS", "classify_send_error", "fence_after", "safe_url_for_log", "utf16_len"]
+__all__ = ["NETWORK_ERRORS", "classify_send_error", "extract_images", "extract_media", "fence_after", "safe_url_for_log",
+           "utf16_len"]
 
 # What a failed send's error says when a retry may help.
 NETWORK_ERRORS = ("connecterror", "connectionerror", "connectionreset", "connectionrefused", "connecttimeout",
@@ -53,3 +54,17 @@ def fence_after(text: str) -> str | None:
         if line.lstrip().startswith("```"):
             fence = None if fence is not None else line.strip()
     return fence
+
+
+def extract_images(content: str) -> tuple[list[tuple[str, str]], str]:
+    """Markdown images `![alt](url)` in `content`: [(url, alt)] and the text without them."""
+    found = [(m.group(2), m.group(1)) for m in re.finditer(r"!\[([^\]]*)\]\((https?://[^)\s]+)\)", content)]
+    return found, re.sub(r"!\[[^\]]*\]\(https?://[^)\s]+\)", "", content).strip()
+
+
+def extract_media(content: str) -> tuple[list[tuple[str, bool]], str]:
+    """`MEDIA:<path>` tags in `content`: [(path, as voice)] and the text without them."""
+    voice = "[[audio_as_voice]]" in content
+    found = [(m.group(1), voice) for m in re.finditer(r"MEDIA:(\S+)", content)]
+    cleaned = re.sub(r"MEDIA:\S+", "", content.replace("[[audio_as_voice]]", "").replace("[[as_document]]", ""))
+    return found, cleaned.strip()
