@@ -57,8 +57,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
-from email.parser import Parser
 from pathlib import Path
 
 os.environ.setdefault("WORK", str(Path(tempfile.gettempdir()) / "hermes-survey/gateway"))
@@ -154,13 +152,10 @@ def fetch(pkg: dict) -> Path | None:
 
 def extra_requires(dist: Path, extras: list[str]) -> list[str]:
     """The Requires-Dist lines of `extras` (their markers dropped)."""
-    if not extras or dist.suffix != ".whl":
+    if not extras:
         return []
-    with zipfile.ZipFile(dist) as z:
-        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-        msg = Parser().parsestr(z.read(meta).decode())
     out = []
-    for r in msg.get_all("Requires-Dist") or []:
+    for r in base.requirement_lines(dist):
         m = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", r)
         if m and m.group(1) in extras:
             out.append(r.split(";")[0].strip())

@@ -111,15 +111,20 @@ def fetch_plugin(name: str, version: str) -> Path | None:
     return wheel_for(name, version)
 
 
-def requires(dist: Path) -> list[str]:
-    """Requires-Dist lines without extras, from a wheel's METADATA."""
+def requirement_lines(dist: Path) -> list[str]:
+    """Every Requires-Dist line of a wheel's METADATA (none for an sdist)."""
     if dist.suffix != ".whl":
         return []
     with zipfile.ZipFile(dist) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         msg = Parser().parsestr(z.read(meta).decode())
+    return list(msg.get_all("Requires-Dist") or [])
+
+
+def requires(dist: Path) -> list[str]:
+    """Requires-Dist lines without extras, from a wheel's METADATA."""
     out = []
-    for r in msg.get_all("Requires-Dist") or []:
+    for r in requirement_lines(dist):
         if "extra ==" in r or "extra==" in r:
             continue
         out.append(r.split(";")[0].strip() if "python_version" not in r else r.strip())
