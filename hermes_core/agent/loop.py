@@ -101,10 +101,12 @@ class Agent:
     def __init__(
         self, manager: PluginManager, *, session_id: str | None = None, resume: bool = False,
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
+        sender_id: str = "",
     ) -> None:
         self.manager = manager.load()
         self.manager.declare_fired_hooks(*FIRED_HOOKS)
         self.platform = platform
+        self.sender_id = sender_id  # who writes (a gateway's user id; set per turn): pre_llm_call's sender_id
         config = self.manager.config
         self.store = SessionStore(self.manager.home)
         self.display = display or Display(quiet=True)
@@ -122,7 +124,8 @@ class Agent:
             window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
         self.messages: Messages = window
         self.store.start(self.session_id, self.model)
-        self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform)
+        who: dict[str, Any] = {"user_id": sender_id} if sender_id else {}  # Hermes' memory providers take it
+        self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, **who)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
@@ -224,7 +227,7 @@ class Agent:
         context = self.manager.lifecycle.pre_llm_call(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
             conversation_history=list(self.messages), is_first_turn=is_first_turn, model=model,
-            platform=self.platform,
+            platform=self.platform, sender_id=self.sender_id,
         ).run()
         prefetched = self.session.prefetch(text)
         recalled = self.session.recall_line()

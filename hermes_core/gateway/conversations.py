@@ -125,13 +125,15 @@ class Conversations:
         platform = source.platform.value
         known = self.routes.session_id(key)
 
+        sender = source.user_id_alt or source.user_id or ""
+
         def open_agent() -> Agent:
             if known is None:
-                return Agent(self.manager, platform=platform)
+                return Agent(self.manager, platform=platform, sender_id=sender)
             try:
-                return Agent(self.manager, session_id=known, resume=True, platform=platform)
+                return Agent(self.manager, session_id=known, resume=True, platform=platform, sender_id=sender)
             except SessionNotFoundError:  # the route outlived its transcript: start it again
-                return Agent(self.manager, session_id=known, platform=platform)
+                return Agent(self.manager, session_id=known, platform=platform, sender_id=sender)
 
         agent = await in_thread(open_agent)
         self.routes.remember(key, agent.session_id, platform, source.to_dict())
@@ -151,6 +153,7 @@ class Conversations:
                          scope_id=source.scope_id, session_key=key, session_id=agent.session_id,
                          message_id=event.message_id, parent_chat_id=source.parent_chat_id)
         self.routes.touch(key)
+        agent.sender_id = source.user_id_alt or source.user_id or ""  # in a shared group, this message's
         text = event.text
         if event.is_command() and event.message_type in (MessageType.TEXT, MessageType.COMMAND):
             if event.get_command() == "new":  # Hermes' gateway starts a fresh conversation with /new or /reset

@@ -42,8 +42,13 @@ def register(ctx):
         with open(os.path.join(os.environ["HERMES_HOME"], "events.jsonl"), "a") as out:
             out.write(json.dumps([platform, event_type, payload]) + "\\n")
 
+    def who(sender_id="", platform="", **kwargs):
+        with open(os.path.join(os.environ["HERMES_HOME"], "senders.txt"), "a") as out:
+            out.write(f"{platform}:{sender_id}\\n")
+
     ctx.register_hook("pre_gateway_dispatch", dispatch)
     ctx.register_hook("gateway_platform_event", platform_event)
+    ctx.register_hook("pre_llm_call", who)
 """
 
 
@@ -65,6 +70,7 @@ def test_pre_gateway_dispatch_skips_or_rewrites_and_platform_events_reach_plugin
         assert chat.wait_sent(3, "c")[2]["text"] == "conversation cleared"
         gateway.stop()
     assert [r.messages[-1]["content"] for r in llm_server.requests] == ["HELLO THERE", "after the reaction"]
+    assert (home / "senders.txt").read_text().splitlines() == ["fakechat:dana", "fakechat:dana"]
     events = [json.loads(line) for line in (home / "events.jsonl").read_text().splitlines()]
     assert events == [["fakechat", "reaction", {"text": "👍"}]]
     doctor = hermes_json("plugins", "doctor")
