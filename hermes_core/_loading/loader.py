@@ -43,6 +43,7 @@ from .._runtime import interrupts, leftovers
 from .._runtime.invoke import contained, describe_error, tagged
 from .._slots.declarations import SlotDecl
 from .._slots.registry import SlotRegistry
+from .._tools.checked import SchemaMemory
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import Tool
 from .._version import __version__
@@ -104,7 +105,7 @@ class Loader:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self.may_override, time_limits(config))
+        self.tools = ToolRegistry(self.may_override, time_limits(config), SchemaMemory(home))
         self.commands = CommandRegistry(lambda: config().read(keys.COMMANDS_TIMEOUT) or None)
         self.cli_commands = CliCommands()
         self.sections = PromptSections()

@@ -18,6 +18,7 @@ from .._runtime import workers
 from .._runtime.invoke import contained
 from .._undo import Undo, put
 from . import call
+from .checked import SchemaMemory
 from .tool import Tool, ToolEntry, ToolInfo, checked_schema
 from .validators import ToolValidator
 
@@ -66,9 +67,10 @@ class ToolRegistry:
 
     def __init__(
         self, grants: Callable[[str | None], bool] = lambda plugin_id: False,
-        limit: Callable[[str], float | None] | None = None,
+        limit: Callable[[str], float | None] | None = None, schemas: SchemaMemory | None = None,
     ) -> None:
         self._entries: dict[str, ToolEntry] = {}
+        self._schemas = schemas  # the valid schemas remembered from earlier starts
         self._lock = threading.RLock()
         self._grants = grants
         self.limit: Callable[[str], float | None] = limit or time_limits(Config({}))
@@ -81,7 +83,7 @@ class ToolRegistry:
         Raises `ToolSchemaError` for a bad schema and `ToolOverrideError` (a
         `PermissionError`) when the name is taken and the plugin may not override it.
         """
-        schema = checked_schema(tool)
+        schema = checked_schema(tool, self._schemas)
         with self._lock:
             previous = self._entries.get(tool.name)
             if previous is not None:

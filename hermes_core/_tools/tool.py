@@ -12,6 +12,7 @@ import attrs
 
 from .._errors import ToolSchemaError, owner
 from .._runtime.invoke import contained
+from .checked import SchemaMemory
 
 __all__ = ["Tool", "ToolEntry", "ToolInfo", "checked_schema"]
 
@@ -94,11 +95,12 @@ class ToolEntry:
     validator: Any = None
 
 
-def checked_schema(tool: Tool) -> dict[str, Any]:
+def checked_schema(tool: Tool, memory: SchemaMemory | None = None) -> dict[str, Any]:
     """`tool`'s schema as a call uses it (name and description filled in), or `ToolSchemaError`
     saying what is wrong: it must be an OpenAI function object whose `parameters` is a valid
     JSON Schema describing an object. An `annotations` mapping beside them holds MCP's tool hints
-    (`readOnlyHint`, `destructiveHint`, ...) for `hermes mcp serve`; the model is not sent it."""
+    (`readOnlyHint`, `destructiveHint`, ...) for `hermes mcp serve`; the model is not sent it.
+    A schema `memory` holds as valid is not checked again."""
     who = f"tool {tool.name!r} of {owner(tool.plugin_id)}"
     if not isinstance(tool.name, str) or not tool.name.strip():
         raise ToolSchemaError(f"{owner(tool.plugin_id)} registered a tool without a name", plugin_id=tool.plugin_id)
@@ -133,6 +135,9 @@ def checked_schema(tool: Tool) -> dict[str, Any]:
             f"{who}: schema parameters must describe an object (type: object), not {parameters.get('type')!r}",
             plugin_id=tool.plugin_id,
         )
+    digest = memory.digest(parameters) if memory is not None else None
+    if memory is not None and memory.known(digest):
+        return schema
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 
@@ -144,4 +149,6 @@ def checked_schema(tool: Tool) -> dict[str, Any]:
             f"{who}: schema parameters is not a valid JSON Schema at {path}: {exc.message}",
             plugin_id=tool.plugin_id,
         ) from None
+    if memory is not None:
+        memory.remember(digest)
     return schema
