@@ -35,6 +35,7 @@ from .._slots.context_engine import compress_kwargs
 from .._slots.recall import is_trivial_prompt
 from .._slots.registry import SlotProvider
 from .._tools import call as tool_call
+from .._tools.checked import SchemaMemory
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import ToolInfo
 from .engines import EngineCalls, Guard, MemoryCalls
@@ -98,7 +99,7 @@ class AgentSession:
         self._announce = announce  # fire the plugins' session hooks (not for the manager's default session)
         self.platform = platform
         self._closed = False
-        self._tools = ToolRegistry(limit=time_limits(manager.config))
+        self._tools = ToolRegistry(limit=time_limits(manager.config), schemas=SchemaMemory(manager.home))
         config = manager.config
         self.model = model if model is not None else config.read(keys.MODEL_MODEL)
         self.context_length = int(context_length or config.read(keys.MODEL_CONTEXT_LENGTH))

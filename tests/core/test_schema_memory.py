@@ -1,5 +1,6 @@
 """A tool schema checked once is not checked again: the next start that registers the same
-tools neither imports jsonschema nor checks them, and an invalid schema is said every time."""
+tools (a plugin's, or an engine's and the memory provider's in a session) neither imports
+jsonschema nor checks them, and an invalid schema is said every time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def register(ctx):
 PROBE = """
 import json, sys
 from hermes_core import PluginManager
-record = PluginManager().load().record("calc")
+manager = PluginManager().load()
+manager.open_session().close()  # the memory provider's tools register in the session's own registry
+record = manager.record("calc")
 print(json.dumps([record.status, str(record.failure or ""), "jsonschema" in sys.modules]))
 """
 
