@@ -14,15 +14,15 @@ import contextlib
 import hashlib
 import hmac
 import json
-import os
 import secrets
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
+
+from .files import write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 
@@ -52,16 +52,7 @@ class PairingStore:
         return data if isinstance(data, dict) else {}
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
-        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{name}.")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(data, file, indent=1, sort_keys=True)
-            os.chmod(temporary, 0o600)
-            os.replace(temporary, self.root / name)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_json(self.root / name, data, mode=0o600)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,9 @@ from hermes_core import PlatformEntry, PluginManager
 from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
 
-from .conversations import Conversations
+from .auth import authorised
+from .conversations import Conversations, in_thread
+from .files import write_json
 from .pairing import PairingStore
 from .platforms.base import BasePlatformAdapter
 from .platforms.event import MessageEvent
@@ -225,8 +226,6 @@ class Gateway:
             fatal.set()
 
         async def on_platform_event(event: dict[str, Any], source: Any = None) -> None:
-            from .auth import authorised
-
             if source is not None and not authorised(source, entry, adapter, self.pairing):
                 return
             await self.manager.lifecycle.gateway_platform_event(
@@ -284,8 +283,6 @@ class Gateway:
         await asyncio.gather(*keepers, return_exceptions=True)
         await asyncio.gather(*(self._disconnect(a) for a in list(self.adapters.values())))
         self.adapters.clear()
-        from .conversations import in_thread
-
         await in_thread(self.conversations.close)
         self.routes.close()
         self._write_status("stopped")
@@ -304,10 +301,6 @@ class Gateway:
         data = {"state": state, "pid": os.getpid(), "started_at": self._started, "updated_at": time.time(),
                 "platforms": self.states, "conversations": len(self.conversations.agents)}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".status.")
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(data, file, indent=1)
-            os.replace(temporary, path)
+            write_json(path, data)
         except OSError as exc:  # pragma: no cover - a status file is a courtesy
             log.warning("could not write %s: %s", path, exc)

@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
-import tempfile
 import time
 from collections.abc import MutableMapping
 from typing import Any
 
 from hermes_core import hermes_home
+
+from ..files import write_json
 
 __all__ = ["MessageDeduplicator", "ThreadParticipationTracker", "strip_markdown", "redact_phone", "cancel_task",
            "bounded_put"]
@@ -110,11 +110,7 @@ class ThreadParticipationTracker:
         self._threads[thread_id] = None
         while len(self._threads) > self._max:
             del self._threads[next(iter(self._threads))]
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self._path.parent, prefix=f".{self._path.name}.")
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(list(self._threads), file)
-        os.replace(temporary, self._path)
+        write_json(self._path, list(self._threads))
 
     def __contains__(self, thread_id: object) -> bool:
         return thread_id in self._threads
