@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         PluginLlmInputError,
         PluginLlmSchemaError,
         PluginLlmTrustError,
+        PluginLoadError,
         PluginNotFoundError,
         PluginStateError,
         ProviderConflictError,
@@ -127,7 +128,7 @@ _ERRORS = (
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError", "PluginLlmBudgetError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -183,7 +184,7 @@ __all__ = [
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError", "PluginLlmBudgetError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError",
 ]
 
 

@@ -76,6 +76,14 @@ class PluginNotFoundError(HermesError, LookupError):
     """No discovered plugin has the id that was asked for."""
 
 
+class PluginLoadError(HermesError):
+    """A plugin imported when first needed (lazy activation) failed to load; its record says why."""
+
+    def __init__(self, message: str, *, plugin_id: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin_id = plugin_id
+
+
 class RegistrationError(HermesError):
     """A plugin tried to register something that cannot be registered."""
 

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["RACY_SECONDS", "write_atomic"]
+__all__ = ["RACY_SECONDS", "locked", "write_atomic"]
 
 # File times are coarse (a kernel tick): a file modified less than this long ago may change
 # again without its modification time changing, so a cache keyed by it is not kept ("racy git").
 RACY_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """One writer of `path` at a time, across processes: an exclusive lock on `<path>.lock` beside
+    it, held for the block (where the OS has `fcntl`; elsewhere the atomic replace alone)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: atomic rename still protects the file
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:

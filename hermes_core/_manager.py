@@ -49,18 +49,15 @@ class PluginManager:
     >>> manager = PluginManager()          # nothing is imported yet
     >>> manager.load()                     # explicit, idempotent; dispatch/hooks load on demand
     >>> manager.dispatch_tool("text_stats", {"text": "a b"})
+
+    With `lazy=True`, a plugin whose registrations at its last import were only tools and commands
+    is imported when one of them is first needed (`plugins.lazy`; docs/writing-plugins.md).
     """
 
     def __init__(
-        self,
-        *,
-        home: Path | None = None,
-        cwd: Path | None = None,
-        slots: Iterable[SlotDecl] = (),
-        project_plugins: bool | None = None,
-        config: Config | None = None,
-        discover_plugins: bool = True,
-        fired_hooks: Iterable[str] | None = None,
+        self, *, home: Path | None = None, cwd: Path | None = None, slots: Iterable[SlotDecl] = (),
+        project_plugins: bool | None = None, config: Config | None = None, discover_plugins: bool = True,
+        fired_hooks: Iterable[str] | None = None, lazy: bool = False,
     ) -> None:
         self.home = home if home is not None else hermes_home()
         self._cwd = cwd
@@ -76,8 +73,7 @@ class PluginManager:
         self._loader = Loader(
             home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
             current_config=lambda: self._fixed_config or load_config(self.home),
-            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
-        )
+            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host, lazy=lazy)
         self._lifecycle = LifecycleHooks(self._loader.hooks)
         self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config)  # mcp_servers: in config.yaml
         self._loader.capabilities.serve("mcp", self.mcp)
@@ -313,8 +309,12 @@ class PluginManager:
     def cli_commands(self) -> list[CliCommand]:
         """The argparse-style commands plugins registered (`ctx.register_cli_command`): `hermes <name> ...`."""
         self._ensure_loaded()
+        self._loader.deferrals.activate_all(lambda remembered: bool(remembered["cli_commands"]))
         return self._loader.cli_commands.all()
 
     def doctor(self) -> DoctorReport:
-        """Load everything enabled and report on it, as `hermes plugins doctor` does."""
-        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired, self.home)
+        """Load and import everything enabled and report on it, as `hermes plugins doctor` does (with `lazy`, a
+        plugin this host imports when first needed is marked so)."""
+        self.load()._loader.deferrals.activate_all()
+        lazy = {r.id for r in self.records if self._loader.deferrals.would_defer(r)}
+        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired, self.home, lazy)

@@ -153,11 +153,16 @@ TOOL_TIMEOUT: Key[float | None] = Key("tools.timeouts.*", SECONDS, _seconds, Non
                                       "seconds tool <name> may run, in place of tools.timeout (0: no limit)")
 COMMANDS_TIMEOUT = Key("commands.timeout", SECONDS, _seconds, 120.0,
                        "seconds a slash command may run before it fails with a time-limit error (0: no limit)")
+PLUGINS_LAZY = Key("plugins.lazy", FLAG, _flag, True,
+                   "a plugin whose registrations are remembered and only tools and commands is imported "
+                   "when first needed (hosts that load lazily)")
 PLUGIN_ENTRIES = Key("plugins.entries", MAPPING, _mapping, _EMPTY, "per-plugin settings and grants, by plugin id")
 PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
 PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, _flag, False,
                                  "the plugin may replace a tool another plugin registered (override=True)")
+PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
+                  "false: the plugin is imported at every start even where plugins.lazy holds")
 PLUGIN_MCP_ALLOWLIST: Key[list[str]] = Key("plugins.entries.*.mcp_allowlist", NAMES, _names, [],
                            "MCP servers the plugin's ctx.call_mcp may call (deny by default; no wildcard)")
 PLUGIN_LLM = Key("plugins.entries.*.llm", MAPPING, _mapping, _EMPTY, "what the plugin's ctx.llm may override")
@@ -361,7 +366,7 @@ PLUGIN_GATEWAY_INJECTION = Key("plugins.entries.*.allow_gateway_injection", FLAG
 
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
-    PLUGIN_ENTRIES, PLUGIN_SETTINGS,
+    PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY,
     PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,

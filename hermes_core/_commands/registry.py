@@ -16,6 +16,7 @@ import attrs
 
 from .._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
 from .._quote import clip
+from .._runtime.deferred import Deferred
 from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
 from .._undo import Undo, put
 from ..config_keys import COMMANDS_TIMEOUT
@@ -87,6 +88,12 @@ class CommandRegistry:
         problem = command.usage_problem(raw_args)
         if problem is not None:
             return problem
+        if isinstance(command.handler, Deferred):  # its plugin is imported now (on a worker for an async caller)
+            resolved = yield Invoke(command.handler.resolve)
+            if isinstance(resolved, Failure):
+                raise CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) cannot run: "
+                                         f"{resolved.error}") from resolved.error
+            command = self._lookup(command.name)
         result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler), limit=self.limit())
         if isinstance(result, Failure):
             raise self._failed(command, result) from result.error

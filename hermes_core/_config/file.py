@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._files import RACY_SECONDS, write_atomic
+from .._files import RACY_SECONDS, locked, write_atomic
 from .._paths import hermes_home
 from .config import Config
 
@@ -200,21 +200,6 @@ class ConfigWatcher:
         return config
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: atomic rename still protects the file
-        yield
-        return
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _sweep_stale(path: Path) -> None:
     """Remove the temporary files writers of `path` left when they were killed mid-write
     (`.config.yaml.<random>.tmp`). Called with the lock held: no writer is half-way now."""
@@ -237,7 +222,7 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
-    with _locked(path):
+    with locked(path):
         _sweep_stale(path)
         text = read_text(path)
         data = parse(path, text) if text and text.strip() else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +76,13 @@ def _unfired(record: PluginRecord, fired: frozenset[str] | None) -> list[str] | 
 
 def build_report(
     records: list[PluginRecord], slots: SlotRegistry, config: Config, known_problems: list[str],
-    fired_hooks: frozenset[str] | None = None, home: Path | None = None,
+    fired_hooks: frozenset[str] | None = None, home: Path | None = None, lazy: Collection[str] = (),
 ) -> DoctorReport:
     """The report on loaded `records`; a slot whose configured name is unknown is a problem.
     With the hooks the host fires, each plugin's row names those it registered that never fire,
     and a warning says so; with the host's `home`, a plugin (or the host) past 80 % of an LLM
     budget is a warning. `warnings` is every warning the text output prints, so `--json` carries
-    them too."""
+    them too. A plugin of `lazy` is one the host imports when first needed (its row's `lazy`)."""
     problems = list(dict.fromkeys([*known_problems, *(p for r in records for p in r.problems)]))
     warnings = [w for r in records for w in r.warnings]
     warnings += [w for r in records for w in r.spec.warnings]
@@ -110,6 +110,7 @@ def build_report(
             "import_ms": r.import_ms,
             "hermes_names": list(r.hermes_names),
             "unfired_hooks": _unfired(r, fired_hooks),
+            "lazy": r.id in lazy,
         }
         for r in records
     ]

@@ -51,6 +51,7 @@ from .collector import MemoryCollector
 from .importer import forget_module, import_plugin, module_label
 from .record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from .registrar import Registrar
+from .lazy import Deferrals
 
 if TYPE_CHECKING:
     from .._llm.host import LlmHost
@@ -86,6 +87,9 @@ class Loader:
     `config()` is the config loading reads (plugin settings, tool-override grants),
     `current_config()` the file as it is now;
     `dispatch` and `llm_host` are what a plugin's `ctx.dispatch_tool` and `ctx.llm` reach.
+    With `lazy`, what each plugin registered is remembered (`remembered`), and `sync` stands in
+    for a plugin whose remembered registrations are tools and commands only, importing it when
+    one of them is first needed (`activate`), as `plugins.lazy` allows.
     """
 
     def __init__(
@@ -98,6 +102,7 @@ class Loader:
         hook_timeout: Callable[[], float],
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
+        lazy: bool = False,
     ) -> None:
         interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
         self.home = home
@@ -121,12 +126,13 @@ class Loader:
         self.current_config = current_config or config  # config.yaml as it is now (ctx.get_config)
         self._registrars: dict[str, Registrar] = {}
         self._states: dict[str, PluginState] = {}
+        self.deferrals = Deferrals(self, home, lazy)
 
     # -- loading and unloading -----------------------------------------------------------
 
     def load(self, spec: PluginSpec) -> PluginRecord:
         """Import a discovered plugin and run its registration; the record says how it went."""
-        record = self._new_record(spec)
+        record, _ = self.new_record(spec)
         known = discovery_failure(spec)
         if known is not None:
             record.status = "failed"
@@ -140,8 +146,11 @@ class Loader:
 
         def load() -> None:
             started = time.perf_counter()
-            loading = hermes_names.Loading(record.id, lambda: self._context(record), self.tools,
-                                           record.undos.append, self.platforms)
+            def keep(undo: Callable[[], None]) -> None:  # a change through Hermes' registry: its code's alone
+                record.undos.append(undo)
+                record.eager.append("Hermes' tool registry")
+
+            loading = hermes_names.Loading(record.id, lambda: self._context(record), self.tools, keep, self.platforms)
             record.undos.append(lambda: model_providers.forget(record.id))
             with hermes_names.recording(loading) as used:
                 try:
@@ -169,7 +178,8 @@ class Loader:
                     self.unload(record)
         for spec in specs:
             if spec.id not in self.records and wanted(spec):
-                self.load(spec)
+                self.deferrals.start(spec)
+        self.deferrals.memory.save()
 
     def sync_discovery(self, discovery: Discovery, config: Config, *, retry: bool = False) -> list[str]:
         """`sync` what `config` enables of `discovery`; returns the problems to report: discovery's,
@@ -188,7 +198,7 @@ class Loader:
         if plugin_id in self.records:
             raise RegistrationError(f"a plugin with id {plugin_id!r} is already loaded; give this one another id",
                                     plugin_id=plugin_id)
-        record = self._new_record(PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host"))
+        record, _ = self.new_record(PluginSpec(id=plugin_id, name=plugin_id, source="builtin" if builtin else "host"))
         return self._transaction(record, "add_plugin", lambda: self._register_object(record, plugin))
 
     def record(self, plugin_id: str) -> PluginRecord:
@@ -209,10 +219,11 @@ class Loader:
         self.records.pop(record.id, None)
         self._registrars.pop(record.id, None)
 
-    def _new_record(self, spec: PluginSpec) -> PluginRecord:
+    def new_record(self, spec: PluginSpec) -> tuple[PluginRecord, Registrar]:
+        """A fresh record for `spec` (in the place of an earlier one of its id) and its registrar."""
         record = self.records[spec.id] = PluginRecord(spec)
-        self._registrars[spec.id] = Registrar(self, record)
-        return record
+        registrar = self._registrars[spec.id] = Registrar(self, record)
+        return record, registrar
 
     def _transaction(self, record: PluginRecord, phase: str, action: Callable[[], None]) -> PluginRecord:
         """Run `action` for `record`: on any failure, undo everything it registered and
@@ -348,6 +359,7 @@ class Loader:
     def extend_cli(self, cli: Any) -> list[str]:
         """Let loaded plugins add click commands to the group `cli` (`register_cli_commands`);
         returns warnings. A plugin whose hook raises keeps none of the commands it added."""
+        self.deferrals.activate_all(lambda remembered: bool(remembered["cli_hooks"]))
         problems = []
         for record in list(self.records.values()):
             if record.status != "ok" or record.module is None:
@@ -363,3 +375,4 @@ class Loader:
                             cli.commands.pop(name, None)
                         problems.append(f"{hook} of {owner(record.id)} failed: {describe_error(exc)}")
         return problems
+

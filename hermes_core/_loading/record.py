@@ -57,7 +57,8 @@ class LoadFailure:
 class PluginRecord:
     """What happened to one plugin: its status (`ok`, `failed`, `incompatible`; `pending` while it loads), what it
     registered, how long its import took, the failure if any, and the problems its
-    registrations ran into (a command or provider name someone else already had)."""
+    registrations ran into (a command or provider name someone else already had). A `lazy` record
+    is `ok` with what the plugin registered at its last import, standing in until it is imported."""
 
     spec: PluginSpec
     status: PluginStatus = "pending"
@@ -70,6 +71,15 @@ class PluginRecord:
     problems: list[str] = attrs.field(factory=list)
     undos: list[Undo] = attrs.field(factory=list, repr=False)
     hermes_names: list[str] = attrs.field(factory=list)  # Hermes modules hermes-core served it at import
+    # what it did that only its code can do again, so it is imported at every start (`ctx.spawn_task`, ...)
+    eager: list[str] = attrs.field(factory=list, repr=False)
+    # what it registered when last imported, standing in for it until it is imported (lazy activation)
+    deferred: dict[str, Any] | None = attrs.field(default=None, repr=False)
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the plugin is not imported yet: its tools and commands stand in for it until first needed."""
+        return self.deferred is not None
 
     @property
     def id(self) -> str:

@@ -193,6 +193,7 @@ class Registrar:
 
         task, cancel = spawn(self._record.id, coro)
         self._record.undos.append(cancel)
+        self._record.eager.append("ctx.spawn_task")
         return task
 
     def has_capability(self, capability: str) -> bool:

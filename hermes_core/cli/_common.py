@@ -43,7 +43,7 @@ def manager(ctx: click.Context) -> PluginManager:
         from .._manager import PluginManager
 
         setup_logging(bool(obj.get("debug")))
-        obj["manager"] = PluginManager().load()  # failures are logged as one-line warnings
+        obj["manager"] = PluginManager(lazy=True).load()  # failures: one-line warnings
     return obj["manager"]  # type: ignore[no-any-return]
 
 

@@ -187,6 +187,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             click.echo("no plugins enabled")
         active = ", ".join(f"{slot}={name}" for slot, name in report.slots.items() if name)
         click.echo(f"slots: {active or 'none active'}")
+        lazy = [p["id"] for p in report.plugins if p["lazy"]]
+        if lazy:  # what `hermes run`, `chat`, `tools call` and `mcp serve` import only when one of its tools is used
+            click.echo(f"imported when first needed: {', '.join(lazy)}")
         enabled = [f"{p.entry.name} ({'ready' if p.ready else 'cannot start'})" for p in platforms if p.enabled]
         if enabled:
             click.echo(f"platforms: {', '.join(enabled)}")

@@ -46,7 +46,7 @@ def _complete_tool_names(ctx: click.Context, param: click.Parameter, incomplete:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             from .._manager import PluginManager
 
-            names = [t.name for t in PluginManager().load().tool_infos()]
+            names = [t.name for t in PluginManager(lazy=True).load().tool_infos()]
     except Exception:  # noqa: BLE001 - a completion never prints a traceback into the shell
         return []
     return sorted(name for name in names if name.startswith(incomplete))

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.helpers import HERMES, hermes, make_folder_plugin, write_config
+from tests.helpers import HERMES, backdate, hermes, make_folder_plugin, write_config
 
 DEMO = '''
 import json, os, threading, time
@@ -109,6 +109,41 @@ def test_a_call_takes_the_agents_path_and_a_failure_is_an_error_result(served: P
     assert slow.is_error and "tools.timeouts.sleepy" in texts(slow)
     assert unknown.is_error and "Unknown tool: nope" in texts(unknown)
     assert (again.is_error, texts(again)) == (False, '{"text": "AGAIN"}')
+
+
+QUIET = '''
+import json, os
+from pathlib import Path
+
+with (Path(os.environ["HERMES_HOME"]) / "imports.txt").open("a") as marker:
+    marker.write("quiet\\n")
+
+def register(ctx):
+    ctx.register_tool("whisper", "quiet", {"name": "whisper", "description": "Lower-case the text.",
+                      "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}},
+                      lambda args, **kw: json.dumps({"text": args["text"].lower()}))
+'''
+
+
+def test_a_plugin_imported_when_first_needed_is_served_from_its_record_then_called(served: Path) -> None:
+    backdate(make_folder_plugin(served / "plugins", "quiet", QUIET, "name: quiet\n"))
+    write_config(served, "plugins:\n  enabled: [demo, quiet]\n")
+    hermes("tools", "list")  # its registrations remembered
+    marker = served / "imports.txt"
+    marker.unlink()
+
+    async def session() -> tuple[Any, bool, Any, Any]:
+        async with stdio() as client:
+            whisper = next(tool for tool in (await client.list_tools()).tools if tool.name == "whisper")
+            listed_without_import = not marker.exists()
+            return (whisper, listed_without_import, await client.call_tool("whisper", {"text": "HI"}),
+                    await client.call_tool("whisper", {"text": "THERE"}))
+
+    whisper, listed_without_import, first, second = asyncio.run(session())
+    assert listed_without_import and whisper.description == "Lower-case the text."
+    assert whisper.input_schema == {"type": "object", "properties": {"text": {"type": "string"}}}
+    assert (texts(first), texts(second)) == ('{"text": "hi"}', '{"text": "there"}')
+    assert marker.read_text().split() == ["quiet"]  # imported once, by the first call
 
 
 def test_calls_at_the_same_time_are_served_at_the_same_time(served: Path) -> None:
