@@ -1,7 +1,7 @@
 """Start-up with many plugins (issue 31): `hermes run`, `hermes chat` and `hermes tools call` with 60
 tool-only folder plugins enabled, against the same with none of them, side by side in one run.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 10] [--plugins 60] [--import-ms 15]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 10] [--plugins 60] [--import-ms 15] [--eager]
 
 Each `$HERMES_HOME` holds the same plugin folders: `--plugins` tool-only plugins, each doing about
 `--import-ms` of CPU work at import (a table built at module level, as an SDK's import is work
@@ -174,12 +174,14 @@ def write_plugins(home: Path, names: list[str], n: int) -> Path:
     return marker
 
 
-def build_home(home: Path, url: str, names: list[str], enabled: list[str], n: int) -> Path:
-    """`home` with every plugin folder of `names` and `enabled` enabled; returns its marker file."""
+def build_home(home: Path, url: str, names: list[str], enabled: list[str], n: int, eager: bool) -> Path:
+    """`home` with every plugin folder of `names` and `enabled` enabled (with `eager`, lazy activation
+    off: every enabled plugin imported at start); returns its marker file."""
     marker = write_plugins(home, names, n)
     config = home / "config.yaml"
     config.write_text(f"model:\n  provider: custom\n  model: bench\n  base_url: {url}\n"
-                      "plugins:\n  enabled:\n" + "".join(f"    - {name}\n" for name in enabled))
+                      f"plugins:\n  lazy: {str(not eager).lower()}\n  enabled:\n"
+                      + "".join(f"    - {name}\n" for name in enabled))
     hour_ago = time.time() - 3600  # an operator's config is not seconds old
     os.utime(config, (hour_ago, hour_ago))
     return marker
@@ -292,6 +294,8 @@ def main() -> None:
     parser.add_argument("--plugins", type=int, default=60, help="tool-only plugins in home A")
     parser.add_argument("--import-ms", type=float, default=15.0, help="CPU work of each tool plugin's import")
     parser.add_argument("--work", type=int, help="N of the import work itself, instead of sizing it to --import-ms")
+    parser.add_argument("--eager", action="store_true",
+                        help="plugins.lazy: false in every home: the figures without lazy activation")
     parser.add_argument("--only", choices=("run", "chat", "call", "in-process"), action="append",
                         help="only these comparisons (repeatable)")
     args = parser.parse_args()
@@ -310,7 +314,7 @@ def main() -> None:
         homes = {}
         for label, enabled in (("A", names), ("B", [HOOK]), ("C", [tools[0], HOOK])):
             path = root / f"home-{label}"
-            homes[label] = Home(label, path, build_home(path, url, names, enabled, n), env)
+            homes[label] = Home(label, path, build_home(path, url, names, enabled, n, args.eager), env)
         a, b, c = homes["A"], homes["B"], homes["C"]
         sized = "given"
         if not args.work:  # sized again where it runs: inside hermes, after the other plugins' imports

@@ -18,7 +18,7 @@ import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,29 +30,21 @@ from .._runtime.deferred import Deferred
 from .._tools.tool import Tool
 from .._version import __version__
 from .record import LoadFailure, PluginRecord, discovery_failure
+from .registrar import Loaded, Registrar
 from .remembered import RegistrationMemory, plugin_key, registrations
 
 if TYPE_CHECKING:
-    from .._commands.registry import CommandRegistry
     from .._config.config import Config
     from .._discovery.spec import PluginSpec
-    from .._tools.registry import ToolRegistry
-    from .registrar import Registrar
 
 __all__ = ["Deferrals"]
 
 log = logging.getLogger("hermes_core.plugins")
 
 
-class Loads(Protocol):
-    """What lazy activation reaches of its loader (a `Loader`)."""
+class Loads(Loaded, Protocol):
+    """What lazy activation reaches of its loader (a `Loader`): its registries, and loading."""
 
-    @property
-    def records(self) -> Mapping[str, PluginRecord]: ...
-    @property
-    def tools(self) -> ToolRegistry: ...
-    @property
-    def commands(self) -> CommandRegistry: ...
     @property
     def config(self) -> Callable[[], Config]: ...
     def load(self, spec: PluginSpec) -> PluginRecord: ...
