@@ -9,19 +9,29 @@ from collections.abc import Iterator
 
 _SERVE = """
 import sys
-from hermes_core.testing import Reply, ScriptedServer
+from hermes_core.testing import Reply, ScriptedServer, tool_call
+delay, text, tool = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+def tool_round(body):  # a call of `tool` first, then `text` once its result is back
+    if body["messages"][-1]["role"] == "tool":
+        return Reply(text, delay=delay)
+    return Reply("", tool_calls=[tool_call(tool, {"key": "k"})], delay=delay)
+
 with ScriptedServer() as server:
-    server.always(Reply(sys.argv[2], delay=float(sys.argv[1])))
+    server.always(Reply(text, delay=delay))
+    if tool:
+        server.answer(tool_round)
     print(server.url, flush=True)
     sys.stdin.read()
 """
 
 
 @contextlib.contextmanager
-def server_process(delay: float, text: str = "pong") -> Iterator[str]:
+def server_process(delay: float, text: str = "pong", tool: str = "") -> Iterator[str]:
     """The scripted server in its own process (so that it does not share the client's GIL),
-    answering every request with `text` after `delay` seconds; yields its URL."""
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(delay), text], stdin=subprocess.PIPE,
+    answering every request with `text` after `delay` seconds (with `tool`: each conversation's
+    first request with a call of that tool, the next with `text`); yields its URL."""
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(delay), text, tool], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -238,12 +238,12 @@ class PluginManager:
     # -- running things -------------------------------------------------------------------
 
     def open_session(self, session_id: str | None = None, *, model: str | None = None,
-                     context_length: int | None = None, **kwargs: Any) -> AgentSession:
-        """A new agent session with fresh instances of the selected engines (`model`, `context_length`: from
-        config unless given; `kwargs` go to their `on_session_start`); `UnknownProviderError` for an unknown one."""
+                     context_length: int | None = None, memory: bool = True, **kwargs: Any) -> AgentSession:
+        """A new agent session with fresh instances of the selected engines (`model`, `context_length`: from config
+        unless given; `memory=False`: none of the memory provider; `kwargs` go to their `on_session_start`)."""
         from ._session.session import AgentSession
 
-        return AgentSession(self, session_id, model=model, context_length=context_length, **kwargs)
+        return AgentSession(self, session_id, model=model, context_length=context_length, memory=memory, **kwargs)
 
     def default_session(self) -> AgentSession:
         """The session of tool calls outside any agent session (opened on first use; no session hooks)."""

@@ -19,7 +19,8 @@ from .._undo import Undo, put
 __all__ = ["CliCommand", "CliCommands", "RESERVED_CLI_NAMES"]
 
 # the reference CLI's own commands: a plugin's command never hides one
-RESERVED_CLI_NAMES = frozenset({"plugins", "tools", "command", "run", "chat", "sessions", "paths", "mcp", "help", "version"})
+RESERVED_CLI_NAMES = frozenset({"plugins", "tools", "command", "run", "chat", "sessions", "paths", "mcp", "help", "version",
+                                "gateway", "pairing", "batch"})
 _NAME = re.compile(r"[a-z0-9][a-z0-9_\-]*")
 
 

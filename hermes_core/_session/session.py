@@ -90,6 +90,7 @@ class AgentSession:
         context_length: int | None = None,
         platform: str = "cli",
         announce: bool = True,
+        memory: bool = True,
         **kwargs: Any,
     ) -> None:
         self.session_id = session_id or uuid.uuid4().hex
@@ -106,7 +107,7 @@ class AgentSession:
         start = {"hermes_home": str(manager.home), "model": self.model, "context_length": self.context_length,
                  "platform": platform, **kwargs}
         self.engine_provider: SlotProvider | None = manager.select("context_engine")
-        self.memory_provider: SlotProvider | None = manager.select("memory")
+        self.memory_provider: SlotProvider | None = manager.select("memory") if memory else None
         guard = self._guard = Guard(self.session_id, self.problems)
         self._last_usage: dict[str, Any] = {}
         self.last_compaction_note = ""

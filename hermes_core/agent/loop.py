@@ -13,8 +13,10 @@ result stored and sent back with the call's id), up to `agent.max_iterations` ro
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 import attrs
@@ -58,6 +60,7 @@ class TurnResult:
     output_tokens: int
     cost: float | None
     stopped: str | None = None  # why the turn ended without an answer ("max_iterations"); None: it answered
+    model_calls: int = 0  # the model requests the turn made
 
 
 @attrs.frozen
@@ -79,15 +82,18 @@ class _Tally:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+    model_calls: int = 0
 
     def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        self.model_calls += 1
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
 
     def result(self, text: str, stopped: str | None = None) -> TurnResult:
-        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost, stopped)
+        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost, stopped,
+                          self.model_calls)
 
 
 def new_session_id() -> str:
@@ -96,23 +102,31 @@ def new_session_id() -> str:
 
 class Agent:
     """One conversation. `ask(text)` runs a turn, `command("/name args")` a slash command;
-    `close()` ends the session (or use `with`)."""
+    `close()` ends the session (or use `with`).
+
+    A batch item sets what one run needs: `system_prompt` (else `agent.system_prompt`), `memory=False`
+    (no memory provider in the session), `tools` (the names of the tools the model is offered and
+    may call; None: every tool) and `store` (where the session is kept; else `$HERMES_HOME`'s).
+    """
 
     def __init__(
         self, manager: PluginManager, *, session_id: str | None = None, resume: bool = False,
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
-        sender_id: str = "",
+        sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
+        tools: Collection[str] | None = None, store: SessionStore | None = None,
     ) -> None:
         self.manager = manager.load()
         self.manager.declare_fired_hooks(*FIRED_HOOKS)
         self.platform = platform
         self.sender_id = sender_id  # who writes (a gateway's user id; set per turn): pre_llm_call's sender_id
         config = self.manager.config
-        self.store = SessionStore(self.manager.home)
+        self._own_store = store is None  # a store handed in is its owner's to close
+        self.store = store if store is not None else SessionStore(self.manager.home)
+        self.tools = frozenset(tools) if tools is not None else None
         self.display = display or Display(quiet=True)
         self.stream_hooks = StreamHooks(self.manager.lifecycle)
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
-        self.prompt = config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
+        self.prompt = system_prompt or config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
         self.model = config.read(keys.MODEL_MODEL)
         self.session_id = session_id or new_session_id()
         window: Messages = []
@@ -125,7 +139,8 @@ class Agent:
         self.messages: Messages = window
         self.store.start(self.session_id, self.model)
         who: dict[str, Any] = {"user_id": sender_id} if sender_id else {}  # Hermes' memory providers take it
-        self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, **who)
+        self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
+                                                 **who)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
@@ -142,7 +157,13 @@ class Agent:
         self.display.done()
         self.stream_hooks.close()
         self.session.close(self.messages)
-        self.store.close()
+        if self._own_store:
+            self.store.close()
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tools the model is offered: the session's, only those of `tools` when given."""
+        schemas = self.session.tool_schemas()
+        return schemas if self.tools is None else [s for s in schemas if s["function"]["name"] in self.tools]
 
     # -- one turn ---------------------------------------------------------------------------
 
@@ -150,7 +171,7 @@ class Agent:
         self.messages.append(message)
         self.store.append(self.session_id, message)
 
-    def _system(self) -> Message:
+    def system_message(self) -> Message:
         """The system prompt: ours, the plugins' sections before and after the memory block, and at the end."""
         sections = self.sections
         parts = [self.prompt, *sections["before_memory"], self.session.system_prompt_block(),
@@ -175,7 +196,7 @@ class Agent:
     def _request(self, extra: list[str]) -> Messages:
         """The messages of one request: the system prompt, the window, and this turn's extra
         context added to the copy of the last user message (never stored, never in the system prompt)."""
-        request = [self._system(), *self.messages]
+        request = [self.system_message(), *self.messages]
         context = "\n\n".join(text for text in extra if text)
         if context:
             for index in range(len(request) - 1, 0, -1):
@@ -223,7 +244,7 @@ class Agent:
         self.turns += 1
         model = self.model or ""
         self.session.on_turn_start(self.turns, text, model=model, platform=self.platform,
-                                   tool_count=len(self.session.tool_schemas()))
+                                   tool_count=len(self.tool_schemas()))
         context = self.manager.lifecycle.pre_llm_call(
             session_id=self.session_id, task_id=turn.task_id, turn_id=turn.turn_id, user_message=text,
             conversation_history=list(self.messages), is_first_turn=is_first_turn, model=model,
@@ -288,7 +309,7 @@ class Agent:
             sink = TurnStream(self.display, self.stream_hooks, turn, count)
         self.display.working("thinking")
         try:
-            answer = self.llm.complete(request, tools=self.session.tool_schemas(), stream=sink, turn=turn,
+            answer = self.llm.complete(request, tools=self.tool_schemas(), stream=sink, turn=turn,
                                        iteration=count, user_message=text, conversation_history=self.messages,
                                        context_length=self.session.context_length)
         finally:
@@ -324,8 +345,11 @@ class Agent:
         self.display.tool(name, arguments)
         self.display.working(f"running {name}")
         try:
-            result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id, task_id=turn.task_id,
-                                                turn_id=turn.turn_id, api_request_id=api_request_id)
+            if self.tools is not None and name not in self.tools:  # not offered: as unknown as a made-up name
+                result = json.dumps({"error": f"Unknown tool: {name}"})
+            else:
+                result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id, task_id=turn.task_id,
+                                                    turn_id=turn.turn_id, api_request_id=api_request_id)
         finally:
             self.display.done()
         self.display.tool_result(name, result)

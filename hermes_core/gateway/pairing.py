@@ -22,7 +22,7 @@ from typing import Any
 
 from hermes_core import hermes_home
 
-from .files import write_json
+from hermes_core.agent.files import write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 

@@ -30,7 +30,7 @@ from hermes_core.agent import FIRED_HOOKS
 
 from .auth import authorised
 from .conversations import Conversations, in_thread
-from .files import write_json
+from hermes_core.agent.files import write_json
 from .pairing import PairingStore
 from .platforms.base import BasePlatformAdapter
 from .platforms.event import MessageEvent

@@ -41,7 +41,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -139,6 +139,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.default: Reply | Fault | None = None
+        self.responder: Callable[[Any], Reply | Fault | str] | None = None
         self._httpd: _Server | None = None
         self._counter = 0
 
@@ -217,6 +218,17 @@ class ScriptedServer:
         self.default = Reply(item) if isinstance(item, str) else item
         return self
 
+    def answer(self, responder: Callable[[Any], Reply | Fault | str] | None) -> ScriptedServer:
+        """Once the queue is empty, answer each request with what `responder(body)` returns for its
+        JSON body (a string means `Reply(text)`): the next step of each conversation decided by
+        what it holds, for clients that run many at once. None: `always` again.
+
+        >>> server.answer(lambda body: "Done." if body["messages"][-1]["role"] == "tool" else
+        ...               Reply(tool_calls=[tool_call("search", {"q": "x"})]))
+        """
+        self.responder = responder
+        return self
+
     def refuse_formats(self, *types: str, status: int = 500, message: str | None = None) -> ScriptedServer:
         """Refuse requests whose `response_format` type is one of `types` (none: accept all
         again), answering `status` with `message` (default: llama.cpp's, naming the types it takes)."""
@@ -250,11 +262,15 @@ class ScriptedServer:
         """How many queued items have not been served yet."""
         return len(self._script)
 
-    def _next(self) -> tuple[int, Reply | Fault | None]:
-        """The number of this request and what to answer it."""
+    def _next(self, body: Any = None) -> tuple[int, Reply | Fault | None]:
+        """The number of this request and what to answer it: the queue's next, else the responder's, else `default`."""
         with self._lock:
             self._counter += 1
-            return self._counter, self._script.popleft() if self._script else self.default
+            number, queued, responder = self._counter, self._script.popleft() if self._script else None, self.responder
+        if queued is not None or responder is None:
+            return number, queued if queued is not None else self.default
+        answer = responder(body)
+        return number, Reply(answer) if isinstance(answer, str) else answer
 
     @staticmethod
     def _completion(number: int, reply: Reply, request: Any) -> dict[str, Any]:
@@ -403,7 +419,7 @@ class _Handler(BaseHTTPRequestHandler):
         if streamed and server.streams == "empty":
             self._stream(iter(()), Reply(), done=False)
             return
-        number, item = server._next()
+        number, item = server._next(body)
         if item is None:
             self._send(500, b'{"error": {"message": "the scripted server has no reply left for this request"}}')
             return

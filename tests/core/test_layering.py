@@ -40,7 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_loading": BELOW_LOADING,
     "_manager": BELOW_LOADING | {"_loading", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent", "gateway"},
+    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent", "gateway", "batch"},
 }
 
 
@@ -82,7 +82,7 @@ def imports(path: Path) -> Iterator[tuple[int, str]]:
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 # The public hosts built on the library's public names, and which of them each may use besides.
-PUBLIC_HOSTS = {"agent": {"agent"}, "gateway": {"agent", "gateway"}}
+PUBLIC_HOSTS = {"agent": {"agent"}, "gateway": {"agent", "gateway"}, "batch": {"agent", "batch"}}
 
 
 def test_every_stage_of_the_package_has_a_rule() -> None:

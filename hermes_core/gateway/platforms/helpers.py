@@ -14,7 +14,7 @@ from typing import Any
 
 from hermes_core import hermes_home
 
-from ..files import write_json
+from hermes_core.agent.files import write_json
 
 __all__ = ["MessageDeduplicator", "ThreadParticipationTracker", "strip_markdown", "redact_phone", "cancel_task",
            "bounded_put"]

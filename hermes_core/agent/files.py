@@ -1,4 +1,4 @@
-"""The gateway's small JSON files (pairing codes, its status, threads an adapter took part in),
+"""The reference hosts' small JSON files (the gateway's pairing codes, status and threads, a batch's statistics),
 each replaced whole: readers see the old file or the new one, never half of one."""
 
 from __future__ import annotations

@@ -1,0 +1,70 @@
+"""A batch's dataset: JSONL, one object per line with a `prompt` and optional `id`, `system`,
+`max_turns` and `model`. A line that is not such an object is reported with its number and skipped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+__all__ = ["Item", "read_dataset"]
+
+
+@attrs.frozen
+class Item:
+    """One task of a batch: its id (given, else `sha256:` and the start of its line's hash), the line it
+    came from, and what the agent runs."""
+
+    id: str
+    line: int
+    prompt: str
+    system: str | None = None
+    max_turns: int | None = None
+    model: str | None = None
+
+
+def _item(number: int, text: str, data: Any) -> Item | str:
+    """The item of one line, or what is wrong with it."""
+    if not isinstance(data, dict):
+        return f"line {number}: a JSON object is expected, not {type(data).__name__}; skipped"
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return f"line {number}: no prompt (a non-empty string under \"prompt\"); skipped"
+    given = data.get("id")
+    if given is not None and not isinstance(given, (str, int)) or isinstance(given, bool):
+        return f"line {number}: id must be a string or a number; skipped"
+    item_id = str(given) if given is not None else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    for key, kind in (("system", str), ("model", str)):
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            return f"line {number}: {key} must be a string; skipped"
+    turns = data.get("max_turns")
+    if turns is not None and (not isinstance(turns, int) or isinstance(turns, bool) or turns < 1):
+        return f"line {number}: max_turns must be a whole number, 1 or more; skipped"
+    return Item(item_id, number, prompt, data.get("system"), turns, data.get("model"))
+
+
+def read_dataset(path: Path) -> tuple[list[Item], list[str]]:
+    """The items of the JSONL file at `path`, and one line per line skipped (blank lines are not)."""
+    items: list[Item] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    with open(path, encoding="utf-8") as file:
+        for number, raw in enumerate(file, 1):
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                found = _item(number, text, json.loads(text))
+            except ValueError as exc:
+                found = f"line {number}: not JSON ({exc}); skipped"
+            if isinstance(found, str):
+                problems.append(found)
+            elif found.id in seen:
+                problems.append(f"line {number}: id {found.id!r} is line {seen[found.id]}'s too; skipped")
+            else:
+                seen[found.id] = number
+                items.append(found)
+    return items, problems

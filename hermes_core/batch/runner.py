@@ -1,0 +1,249 @@
+"""Running a batch: items at once on worker threads of one process, each through the reference
+agent in a fresh session; the finished ones written as they finish, by this thread alone.
+
+The agent's work is waiting for the model, so `concurrency` threads keep that many conversations
+going (sync tools run on the plugins' workers as in any session). A run stops scheduling when it
+is asked to (`stop`, the first Ctrl-C) or its spend reaches `max_cost`, and lets the running items
+finish; `abort` (the second Ctrl-C) stops waiting for them. Either way the statistics are written
+and the next run on the same folder goes on where this one ended.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+
+from hermes_core import Config, PluginManager
+from hermes_core.agent import Agent, SessionStore
+
+from .dataset import Item
+from .output import OutputDir
+from .trajectory import sharegpt, tool_stats
+
+__all__ = ["BatchOptions", "Statistics", "run_batch"]
+
+
+@attrs.frozen
+class BatchOptions:
+    """How a batch runs: items at once, memory on or off, the tools offered (toolsets and tool names;
+    both empty: every tool), and the spend at which no new item starts."""
+
+    concurrency: int = 4
+    memory: bool = False
+    toolsets: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    max_cost: float | None = None
+
+
+@attrs.define
+class Statistics:
+    """How a batch stands: this run's counts and the totals of every item finished in the folder."""
+
+    total: int
+    already: int = 0
+    completed: int = 0
+    partial: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model_calls: int = 0
+    tools: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    started: float = attrs.field(factory=time.monotonic)
+    stopped: str | None = None  # "interrupted", "aborted", "max_cost"; None: it ran to the end
+    running: int = 0
+
+    @property
+    def done(self) -> int:
+        """Items finished by this run (completed or partial)."""
+        return self.completed + self.partial
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.already - self.done
+
+    @property
+    def wall(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.wall if self.wall > 0 else 0.0
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Count a finished item's row (of this run, or of an earlier one)."""
+        self.input_tokens += int(row.get("usage", {}).get("input_tokens") or 0)
+        self.output_tokens += int(row.get("usage", {}).get("output_tokens") or 0)
+        self.cost_usd += float(row.get("cost_usd") or 0.0)
+        self.model_calls += int(row.get("api_calls") or 0)
+        for name, counts in (row.get("tool_stats") or {}).items():
+            total = self.tools.setdefault(name, {"count": 0, "success": 0, "failure": 0})
+            for key in total:
+                total[key] += int(counts.get(key, 0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.total, "finished_before": self.already, "completed": self.completed,
+            "partial": self.partial, "failed": self.failed, "not_run": self.remaining - self.failed,
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6), "model_calls": self.model_calls,
+            "tool_stats": {name: {**counts, "success_rate": _rate(counts["success"], counts)}
+                           for name, counts in sorted(self.tools.items()) if counts["count"]},
+            "wall_seconds": round(self.wall, 3), "items_per_second": round(self.rate, 3), "stopped": self.stopped,
+            "finished_at": _now(),
+        }
+
+
+def _rate(part: int, counts: dict[str, int]) -> float:
+    settled = counts["success"] + counts["failure"]
+    return round(100 * part / settled, 2) if settled else 0.0
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class _Models:
+    """The plugin manager of each model a dataset asks for (the configured one: the host's own)."""
+
+    def __init__(self, manager: PluginManager) -> None:
+        self._base = manager
+        self._managers: dict[str, PluginManager] = {}
+        self._lock = threading.Lock()
+
+    def get(self, model: str | None) -> PluginManager:
+        configured = self._base.config.get("model.model")
+        if model is None or model == configured:
+            return self._base
+        with self._lock:
+            if model not in self._managers:
+                data = dict(self._base.config.section())
+                data["model"] = {**self._base.config.section("model"), "model": model}
+                self._managers[model] = PluginManager(home=self._base.home, config=Config(data, self._base.config.path),
+                                                      lazy=True).load()
+            return self._managers[model]
+
+
+def offered_tools(manager: PluginManager, options: BatchOptions) -> tuple[frozenset[str] | None, dict[str, str]]:
+    """The tool names the options offer (None: every tool), and each tool's toolset; a toolset or
+    tool name that no tool has is a `ValueError` naming what there is."""
+    infos = manager.tool_infos()
+    toolsets = {info.name: info.toolset for info in infos}
+    if not options.toolsets and not options.tools:
+        return None, toolsets
+    unknown = [f"toolset {name!r}" for name in options.toolsets if name not in toolsets.values()]
+    unknown += [f"tool {name!r}" for name in options.tools if name not in toolsets]
+    if unknown:
+        raise ValueError(f"no enabled plugin offers {', '.join(unknown)} (toolsets: "
+                         f"{', '.join(sorted(set(toolsets.values()))) or 'none'})")
+    return frozenset(n for n, t in toolsets.items() if t in options.toolsets or n in options.tools), toolsets
+
+
+def _run_item(item: Item, models: _Models, options: BatchOptions, names: frozenset[str] | None,
+              toolsets: dict[str, str], store: SessionStore) -> dict[str, Any]:
+    """One item through the agent in a fresh session: its trajectory row."""
+    started, clock = _now(), time.monotonic()
+    session_id = f"batch-{uuid.uuid4().hex[:12]}"
+    with Agent(models.get(item.model), session_id=session_id, max_iterations=item.max_turns, platform="batch",
+               system_prompt=item.system, memory=options.memory, tools=names, store=store) as agent:
+        result = agent.ask(item.prompt)
+        messages = [agent.system_message(), *agent.messages]
+        schemas = agent.tool_schemas()
+        model = agent.model
+    stats = tool_stats(messages, [s["function"]["name"] for s in schemas])
+    return {
+        "id": item.id, "prompt": item.prompt, "completed": result.stopped is None,
+        "partial": result.stopped is not None, "error": None,
+        "messages": messages, "conversations": sharegpt(messages, schemas),
+        "tool_stats": stats, "tool_error_counts": {name: counts["failure"] for name, counts in stats.items()},
+        "toolsets_used": sorted({toolsets.get(name, "") for name, counts in stats.items() if counts["count"]} - {""}),
+        "api_calls": result.model_calls,
+        "usage": {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens},
+        "cost_usd": result.cost, "model": model,
+        "timings": {"started": started, "finished": _now(), "seconds": round(time.monotonic() - clock, 3)},
+        "metadata": {"line": item.line, "session_id": session_id},
+    }
+
+
+def run_batch(
+    manager: PluginManager, items: list[Item], out: OutputDir, options: BatchOptions = BatchOptions(), *,
+    progress: Callable[[Statistics], None] = lambda stats: None, stop: threading.Event | None = None,
+    abort: threading.Event | None = None,
+) -> Statistics:
+    """Run the `items` not finished in `out` yet, `options.concurrency` at once; write each finished
+    one as it finishes and the statistics at the end. `progress` hears of every finished item and
+    about once a second; `stop` ends the scheduling, `abort` the waiting too."""
+    stop, abort = stop or threading.Event(), abort or threading.Event()
+    names, toolsets = offered_tools(manager.load(), options)
+    models = _Models(manager)
+    stats = Statistics(total=len(items))
+    known = {item.id for item in items}
+    for earlier in out.rows.values():
+        if earlier["id"] in known:
+            stats.already += 1
+            stats.add(earlier)
+    todo = [item for item in items if item.id not in out.rows]
+    tasks: queue.Queue[Item | None] = queue.Queue()
+    results: queue.Queue[tuple[Item, dict[str, Any] | None, BaseException | None]] = queue.Queue()
+
+    def work() -> None:
+        store = SessionStore(out.path)  # a connection of this thread's own
+        try:
+            while (item := tasks.get()) is not None:
+                try:
+                    results.put((item, _run_item(item, models, options, names, toolsets, store), None))
+                except BaseException as exc:  # noqa: BLE001 - an item's failure is its row in failures.jsonl
+                    results.put((item, None, exc))
+        finally:
+            store.close()
+
+    if todo:  # the model client's SDK, imported once here rather than by every worker at its first call at once
+        import openai  # noqa: F401
+    workers = [threading.Thread(target=work, name=f"batch-{i}", daemon=True)
+               for i in range(max(1, min(options.concurrency, len(todo))))]
+    for worker in workers:
+        worker.start()
+    pending = iter(todo)
+    stats.started = time.monotonic()  # the run's own time, from its first item
+    try:
+        while True:
+            while stats.running < len(workers) and not stop.is_set() and (item := next(pending, None)) is not None:
+                tasks.put(item)
+                stats.running += 1
+            if stats.running == 0 or abort.is_set():
+                break
+            try:
+                item, row, error = results.get(timeout=1.0)
+            except queue.Empty:
+                progress(stats)
+                continue
+            stats.running -= 1
+            if row is not None:
+                out.append(row)
+                stats.add(row)
+                stats.completed += row["completed"]
+                stats.partial += row["partial"]
+            else:
+                stats.failed += 1
+                out.failed({"id": item.id, "line": item.line, "error": f"{type(error).__name__}: {error}",
+                            "at": _now()})
+            if options.max_cost is not None and stats.cost_usd >= options.max_cost and not stop.is_set():
+                stats.stopped = "max_cost"
+                stop.set()
+            progress(stats)
+    finally:
+        for _ in workers:
+            tasks.put(None)
+        if abort.is_set():
+            stats.stopped = "aborted"
+        elif stop.is_set() and stats.stopped is None:
+            stats.stopped = "interrupted"
+        out.write_statistics(stats.to_dict())
+    return stats

@@ -1,0 +1,125 @@
+"""`hermes batch run DATASET.jsonl --out DIR`: a dataset of prompts through the agent, trajectories kept."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import manager
+
+__all__ = ["batch"]
+
+_EVERY = 5.0  # seconds between progress lines when stderr is no terminal
+
+
+@click.group()
+def batch() -> None:
+    """Run a dataset of prompts through the agent and keep what happened (docs/batch.md)."""
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _line(stats: Any) -> str:
+    eta = f", ETA {stats.remaining / stats.rate:.0f} s" if stats.rate > 0 and stats.remaining else ""
+    return (f"{stats.already + stats.done}/{stats.total} done, {stats.failed} failed, {stats.rate:.1f} items/s{eta}, "
+            f"{stats.input_tokens + stats.output_tokens:,} tokens, ${stats.cost_usd:.4f}")
+
+
+class _Progress:
+    """A bar on a terminal (click's), else a plain line every few seconds, on stderr."""
+
+    def __init__(self, todo: int) -> None:
+        self._bar: Any = None
+        self._shown = 0
+        self._last = time.monotonic()
+        if sys.stderr.isatty() and todo:
+            self._bar = click.progressbar(length=todo, file=sys.stderr, show_eta=True, label="batch",
+                                          item_show_func=lambda line: line)
+            self._bar.__enter__()
+
+    def __call__(self, stats: Any) -> None:
+        if self._bar is not None:
+            finished = stats.done + stats.failed
+            self._bar.update(finished - self._shown, _line(stats))
+            self._shown = finished
+        elif time.monotonic() - self._last >= _EVERY:
+            self._last = time.monotonic()
+            click.echo(f"batch: {_line(stats)}", err=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+@batch.command("run")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The folder of trajectories.jsonl, failures.jsonl and statistics.json.")
+@click.option("--concurrency", "-c", type=click.IntRange(1, 1024), default=4, show_default=True,
+              help="Items run at once.")
+@click.option("--resume", is_flag=True,
+              help="Go on where a run on --out ended (a run on a folder with finished items always does).")
+@click.option("--memory", is_flag=True, help="Give each item's session the memory provider (off by default).")
+@click.option("--toolsets", default="", help="Offer only the tools of these toolsets (comma-separated).")
+@click.option("--tools", default="", help="Offer only these tools (comma-separated; with --toolsets: either).")
+@click.option("--max-cost", type=click.FloatRange(min=0), help="Start no new item once the batch has spent this (USD).")
+@click.pass_context
+def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resume: bool, memory: bool,
+        toolsets: str, tools: str, max_cost: float | None) -> None:
+    """Run every item of DATASET (JSONL: {"prompt": ..., "id"?, "system"?, "max_turns"?, "model"?} a
+    line) through the agent in a fresh session each, and append its trajectory to --out as it
+    finishes. Running it again on the same --out runs what is not finished yet."""
+    from ..batch import BatchOptions, OutputDir, read_dataset, run_batch
+
+    items, problems = read_dataset(dataset)
+    for problem in problems:
+        click.echo(f"hermes: warning: {dataset.name} {problem}", err=True)
+    options = BatchOptions(concurrency, memory, _names(toolsets), _names(tools), max_cost)
+    host = manager(ctx)
+    with OutputDir(out_dir) as out:
+        if out.torn:
+            click.echo("hermes: warning: the last line of trajectories.jsonl was cut off by a run that was stopped; "
+                       "that item runs again", err=True)
+        for problem in out.problems:
+            click.echo(f"hermes: warning: {problem}", err=True)
+        todo = sum(1 for item in items if item.id not in out.rows)
+        click.echo(f"batch: {len(items)} items, {len(items) - todo} already finished, {todo} to run, "
+                   f"{concurrency} at once", err=True)
+        stop, abort = threading.Event(), threading.Event()
+
+        def interrupted(signum: int, frame: Any) -> None:
+            if stop.is_set():
+                abort.set()
+                return
+            stop.set()
+            click.echo("\nbatch: stopping: no new items; the running ones finish (Ctrl-C again: stop now)", err=True)
+
+        previous = signal.signal(signal.SIGINT, interrupted)
+        progress = _Progress(todo)
+        try:
+            stats = run_batch(host, items, out, options, progress=progress, stop=stop, abort=abort)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        finally:
+            progress.close()
+            signal.signal(signal.SIGINT, previous)
+    click.echo(f"{stats.done} finished ({stats.completed} completed, {stats.partial} partial), {stats.failed} failed; "
+               f"{stats.already + stats.done}/{stats.total} in {out_dir / 'trajectories.jsonl'}; "
+               f"{stats.rate:.1f} items/s; ${stats.cost_usd:.4f} in all")
+    if stats.stopped == "max_cost":
+        click.echo(f"batch: stopped starting items: the batch has spent ${stats.cost_usd:.4f}, --max-cost "
+                   f"${max_cost}; the same command goes on", err=True)
+    elif stats.stopped is not None:
+        click.echo("batch: stopped; the same command goes on where it ended", err=True)
+        ctx.exit(130)
+    if stats.failed:
+        click.echo(f"batch: {stats.failed} item(s) failed (failures.jsonl); the same command runs them again", err=True)
+        ctx.exit(1)

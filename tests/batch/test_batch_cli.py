@@ -1,0 +1,208 @@
+"""`hermes batch run` as a user meets it: a subprocess against the scripted model, which answers
+each conversation from what it holds (a tool call first for prompts that ask for one, then the
+answer), so items run at once in any order."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import Fault, Reply, tool_call
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
+
+LOOKUP = '''
+import json
+
+def lookup(args, **kwargs):
+    if args["key"] == "missing":
+        raise KeyError(args["key"])
+    return json.dumps({"value": args["key"].upper()})
+
+def register(ctx):
+    ctx.register_tool("lookup", "facts", {"name": "lookup", "description": "Look a key up.",
+                      "parameters": {"type": "object", "properties": {"key": {"type": "string"}},
+                                     "required": ["key"]}}, lookup)
+    ctx.register_tool("other", "misc", {"name": "other", "parameters": {"type": "object"}}, lambda a, **k: "{}")
+'''
+
+
+def answer(body: Any, delay: float = 0.0) -> Reply | Fault:
+    """The next step of a conversation: 'look up K' calls lookup(K) once, then answers with the result."""
+    messages = body["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        return Reply(f"The answer is {last['content']}", delay=delay, usage={"prompt_tokens": 100, "completion_tokens": 10})
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    if "explode" in prompt:
+        return Fault("status", 400, b'{"error": {"message": "this prompt is refused", "type": "scripted"}}')
+    if prompt.startswith("look up "):
+        key = prompt.split()[2]
+        return Reply("Let me look.", tool_calls=[tool_call("lookup", {"key": key}, call_id=f"c-{key}")], delay=delay,
+                     usage={"prompt_tokens": 100, "completion_tokens": 10})
+    return Reply(f"Echo: {prompt}", delay=delay, usage={"prompt_tokens": 100, "completion_tokens": 10})
+
+
+@pytest.fixture
+def batch_home(home: Path, llm_server: Any) -> Path:
+    make_folder_plugin(home / "plugins", "facts", LOOKUP, "name: facts\n")
+    llm_config(home, llm_server.url, "  pricing: {scripted-model: {input: 10, output: 20}}\n"
+                                     "plugins:\n  enabled: [facts]\n")
+    llm_server.answer(answer)
+    return home
+
+
+def dataset(path: Path, lines: list[Any]) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+
+
+def test_each_item_is_a_trajectory_in_both_forms_with_its_tool_statistics(batch_home: Path, tmp_path: Path) -> None:
+    data = dataset(tmp_path / "data.jsonl", [
+        {"id": "a", "prompt": "look up apple"},
+        {"prompt": "say hi", "system": "You are terse."},
+        {"id": "m", "prompt": "look up missing", "max_turns": 3},
+    ])
+    out = tmp_path / "out"
+    result = hermes("batch", "run", str(data), "--out", str(out), "--concurrency", "2")
+    assert "3 finished (3 completed, 0 partial), 0 failed" in result.stdout
+    by_id = {row["id"]: row for row in rows(out)}
+    assert len(by_id) == 3 and by_id.keys() >= {"a", "m"}
+    apple = by_id["a"]
+    assert (apple["completed"], apple["partial"], apple["error"], apple["api_calls"]) == (True, False, None, 2)
+    assert apple["messages"][0]["role"] == "system" and apple["messages"][1] == {"role": "user",
+                                                                                  "content": "look up apple"}
+    assert apple["messages"][-1]["content"] == 'The answer is {"value": "APPLE"}'
+    froms = [entry["from"] for entry in apple["conversations"]]
+    assert froms == ["system", "human", "gpt", "tool", "gpt"]
+    system, _, call, response, final = (entry["value"] for entry in apple["conversations"])
+    tools = json.loads(system.split("<tools>\n")[1].split("\n</tools>")[0])
+    assert {"name": "lookup", "description": "Look a key up.", "parameters": {
+        "type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}} in tools
+    assert call.startswith("<think>\n</think>\nLet me look.\n<tool_call>\n")
+    assert json.loads(call.split("<tool_call>\n")[1].split("\n</tool_call>")[0]) == {
+        "name": "lookup", "arguments": {"key": "apple"}}
+    assert json.loads(response.removeprefix("<tool_response>\n").removesuffix("\n</tool_response>")) == {
+        "tool_call_id": "c-apple", "name": "lookup", "content": {"value": "APPLE"}}
+    assert final == '<think>\n</think>\nThe answer is {"value": "APPLE"}'
+    assert apple["tool_stats"]["lookup"] == {"count": 1, "success": 1, "failure": 0}
+    assert apple["tool_stats"]["other"] == {"count": 0, "success": 0, "failure": 0}
+    assert apple["toolsets_used"] == ["facts"] and apple["model"] == "scripted-model"
+    assert apple["usage"] == {"input_tokens": 200, "output_tokens": 20} and apple["cost_usd"] > 0
+    missing = by_id["m"]  # the tool raised: a failure in the statistics, the item itself completed
+    assert missing["tool_stats"]["lookup"] == {"count": 1, "success": 0, "failure": 1}
+    assert missing["tool_error_counts"]["lookup"] == 1 and missing["completed"]
+    (hi,) = [row for row in by_id.values() if row["prompt"] == "say hi"]
+    assert hi["id"].startswith("sha256:") and hi["messages"][0]["content"].startswith("You are terse.")
+    stats = json.loads((out / "statistics.json").read_text())
+    assert (stats["items"], stats["completed"], stats["failed"], stats["model_calls"]) == (3, 3, 0, 5)
+    assert stats["tool_stats"]["lookup"] == {"count": 2, "success": 1, "failure": 1, "success_rate": 50.0}
+    assert stats["input_tokens"] == 500 and stats["items_per_second"] > 0 and stats["stopped"] is None
+
+
+def test_bad_lines_are_named_and_skipped_and_tools_can_be_chosen(batch_home: Path, tmp_path: Path) -> None:
+    data = dataset(tmp_path / "data.jsonl", ['{"id": "x", "prompt": "say one"}', '{"id": "y"}', "not json",
+                                              '{"id": "x", "prompt": "again"}', '{"prompt": "say two", "max_turns": 0}',
+                                              '{"prompt": "say three"}'])
+    out = tmp_path / "out"
+    result = hermes("batch", "run", str(data), "--out", str(out), "--toolsets", "misc")
+    for number, why in ((2, "no prompt"), (3, "not JSON"), (4, "id 'x' is line 1's too"), (5, "max_turns")):
+        assert f"data.jsonl line {number}: {why}" in result.stderr
+    assert sorted(row["prompt"] for row in rows(out)) == ["say one", "say three"]
+    assert all(set(row["tool_stats"]) == {"other"} for row in rows(out))  # only the toolset asked for
+    refused = hermes("batch", "run", str(data), "--out", str(tmp_path / "o2"), "--tools", "nope", check=2)
+    assert "no enabled plugin offers tool 'nope'" in refused.stderr
+
+
+def test_a_failed_item_is_recorded_and_run_again_by_the_next_run(batch_home: Path, tmp_path: Path,
+                                                                 llm_server: Any) -> None:
+    data = dataset(tmp_path / "data.jsonl", [{"id": "ok", "prompt": "say fine"}, {"id": "bad", "prompt": "explode"}])
+    out = tmp_path / "out"
+    first = hermes("batch", "run", str(data), "--out", str(out), check=1)
+    assert "1 item(s) failed" in first.stderr
+    (failure,) = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
+    assert failure["id"] == "bad" and "this prompt is refused" in failure["error"]
+    assert [row["id"] for row in rows(out)] == ["ok"]
+    llm_server.answer(lambda body: Reply("Fine now."))
+    hermes("batch", "run", str(data), "--out", str(out), "--resume")
+    assert sorted(row["id"] for row in rows(out)) == ["bad", "ok"]
+    assert json.loads((out / "statistics.json").read_text())["finished_before"] == 1
+
+
+def test_the_cost_cap_stops_new_items_and_says_so(batch_home: Path, tmp_path: Path) -> None:
+    data = dataset(tmp_path / "data.jsonl", [{"id": str(i), "prompt": f"say {i}"} for i in range(12)])
+    out = tmp_path / "out"
+    result = hermes("batch", "run", str(data), "--out", str(out), "--concurrency", "1", "--max-cost", "0.003")
+    assert "--max-cost" in result.stderr and "the same command goes on" in result.stderr
+    done = rows(out)
+    spent_before_last = sum(row["cost_usd"] for row in done[:-1])
+    assert 0 < len(done) < 12 and spent_before_last < 0.003 <= sum(row["cost_usd"] for row in done)
+    assert json.loads((out / "statistics.json").read_text())["stopped"] == "max_cost"
+    hermes("batch", "run", str(data), "--out", str(out))
+    assert sorted(int(row["id"]) for row in rows(out)) == list(range(12))
+
+
+def start(data: Path, out: Path, *more: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(HERMES), "batch", "run", str(data), "--out", str(out), *more],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_kill_9_at_random_moments_loses_and_duplicates_nothing(batch_home: Path, tmp_path: Path,
+                                                               llm_server: Any) -> None:
+    llm_server.answer(lambda body: answer(body, delay=0.05))
+    items = [{"id": f"i{i}", "prompt": f"look up k{i}" if i % 2 else f"say {i}"} for i in range(80)]
+    data = dataset(tmp_path / "data.jsonl", items)
+    out = tmp_path / "out"
+    chance = random.Random(7)
+    counts = []
+    for _ in range(4):
+        proc = start(data, out, "--concurrency", "4")
+        time.sleep(chance.uniform(0.6, 1.6))
+        proc.kill()
+        proc.communicate()
+        ids = [row["id"] for row in rows(out)] if (out / "trajectories.jsonl").exists() else []
+        assert len(ids) == len(set(ids))
+        counts.append(len(ids))
+    assert counts[-1] < len(items) and counts == sorted(counts), counts  # killed mid-run, progress kept
+    with (out / "trajectories.jsonl").open("a") as torn:  # as a kill in the middle of a write leaves it
+        torn.write('{"id": "i0", "prompt": "say 0", "complet')
+    final = hermes("batch", "run", str(data), "--out", str(out), "--concurrency", "4")
+    assert "was cut off" in final.stderr
+    ids = [row["id"] for row in rows(out)]
+    assert sorted(ids) == sorted(item["id"] for item in items)
+    assert all(row["completed"] for row in rows(out))
+
+
+def test_a_second_run_on_the_same_folder_is_refused(batch_home: Path, tmp_path: Path, llm_server: Any) -> None:
+    llm_server.answer(lambda body: answer(body, delay=0.5))
+    data = dataset(tmp_path / "data.jsonl", [{"id": str(i), "prompt": f"say {i}"} for i in range(8)])
+    out = tmp_path / "out"
+    first = start(data, out, "--concurrency", "1")
+    deadline = time.monotonic() + 30
+    while not (out / ".batch.lock").exists() or not (out / ".batch.lock").read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    second = hermes("batch", "run", str(data), "--out", str(out), check=1)
+    assert second.stderr.strip() == (f"hermes: error: another batch run (pid {first.pid}) is writing {out}; "
+                                     "wait for it to end, or give another --out")
+    while not (out / "trajectories.jsonl").exists() or not (out / "trajectories.jsonl").read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)  # Ctrl-C: no new item, the running one finishes, then statistics
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130 and "stopping" in err
+    assert json.loads((out / "statistics.json").read_text())["stopped"] == "interrupted"
+    assert 2 <= len(rows(out)) < 8  # the one running at Ctrl-C finished too
+    hermes("batch", "run", str(data), "--out", str(out), "--concurrency", "4")
+    assert len(rows(out)) == 8
