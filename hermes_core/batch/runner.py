@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -27,7 +27,8 @@ from .dataset import Item
 from .output import OutputDir
 from .trajectory import sharegpt, tool_stats
 
-__all__ = ["BatchOptions", "Statistics", "run_batch"]
+__all__ = ["BatchOptions", "Executor", "Models", "Outcome", "Statistics", "Threads", "local_executor", "offered_tools",
+           "run_batch", "run_item"]
 
 
 @attrs.frozen
@@ -110,7 +111,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-class _Models:
+class Models:
     """The plugin manager of each model a dataset asks for (the configured one: the host's own)."""
 
     def __init__(self, manager: PluginManager) -> None:
@@ -146,7 +147,7 @@ def offered_tools(manager: PluginManager, options: BatchOptions) -> tuple[frozen
     return frozenset(n for n, t in toolsets.items() if t in options.toolsets or n in options.tools), toolsets
 
 
-def _run_item(item: Item, models: _Models, options: BatchOptions, names: frozenset[str] | None,
+def run_item(item: Item, models: Models, options: BatchOptions, names: frozenset[str] | None,
               toolsets: dict[str, str], store: SessionStore) -> dict[str, Any]:
     """One item through the agent in a fresh session: its trajectory row."""
     started, clock = _now(), time.monotonic()
@@ -172,17 +173,90 @@ def _run_item(item: Item, models: _Models, options: BatchOptions, names: frozens
     }
 
 
+Outcome = tuple[Item, "dict[str, Any] | None", "str | None"]  # an item, and its row or its error
+
+
+class Threads:
+    """Items run on `size` daemon threads of this process (`run(item)` gives its row)."""
+
+    def __init__(self, run: Callable[[Item], dict[str, Any]], size: int, close: Callable[[], None] = lambda: None) -> None:
+        self.capacity = max(1, size)
+        self._tasks: queue.Queue[Item | None] = queue.Queue()
+        self._results: queue.Queue[Outcome] = queue.Queue()
+        self._run, self._close = run, close
+        self._threads = [threading.Thread(target=self._work, name=f"batch-{i}", daemon=True)
+                         for i in range(self.capacity)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while (item := self._tasks.get()) is not None:
+            try:
+                self._results.put((item, self._run(item), None))
+            except BaseException as exc:  # noqa: BLE001 - an item's failure is its row in failures.jsonl
+                self._results.put((item, None, f"{type(exc).__name__}: {exc}"))
+
+    def submit(self, item: Item) -> None:
+        self._tasks.put(item)
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        """The items finished within `timeout` seconds (at least one, unless none finished)."""
+        try:
+            done = [self._results.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while not self._results.empty():
+            done.append(self._results.get_nowait())
+        return done
+
+    def close(self) -> None:
+        for _ in self._threads:  # running items are not waited for: the threads are daemons
+            self._tasks.put(None)
+        self._close()
+
+
+
+class Executor(Protocol):
+    """Where items run: `capacity` at once, `submit` one, `wait` for finished ones, `close`."""
+
+    capacity: int
+
+    def submit(self, item: Item) -> None: ...
+    def wait(self, timeout: float) -> list[Outcome]: ...
+    def close(self) -> None: ...
+
+
+def local_executor(manager: PluginManager, out: OutputDir, options: BatchOptions, size: int) -> Threads:
+    """`size` threads of this process running items with `manager`'s plugins, sessions kept in `out`."""
+    names, toolsets = offered_tools(manager, options)
+    models = Models(manager)
+    stores: dict[int, SessionStore] = {}  # a connection per thread
+
+    def run(item: Item) -> dict[str, Any]:
+        store = stores.get(threading.get_ident())
+        if store is None:
+            store = stores[threading.get_ident()] = SessionStore(out.path)
+        return run_item(item, models, options, names, toolsets, store)
+
+    def close() -> None:
+        for store in list(stores.values()):
+            store.close()
+
+    import openai  # noqa: F401 - the SDK, imported once here rather than by every thread at its first call at once
+    return Threads(run, size, close)
+
+
 def run_batch(
     manager: PluginManager, items: list[Item], out: OutputDir, options: BatchOptions = BatchOptions(), *,
     progress: Callable[[Statistics], None] = lambda stats: None, stop: threading.Event | None = None,
-    abort: threading.Event | None = None,
+    abort: threading.Event | None = None, executor: Callable[[int], Executor] | None = None,
 ) -> Statistics:
     """Run the `items` not finished in `out` yet, `options.concurrency` at once; write each finished
     one as it finishes and the statistics at the end. `progress` hears of every finished item and
-    about once a second; `stop` ends the scheduling, `abort` the waiting too."""
+    about once a second; `stop` ends the scheduling, `abort` the waiting too. `executor(size)` gives
+    where the items run (by default: threads of this process, `local_executor`)."""
     stop, abort = stop or threading.Event(), abort or threading.Event()
-    names, toolsets = offered_tools(manager.load(), options)
-    models = _Models(manager)
+    offered_tools(manager.load(), options)  # an unknown toolset or tool: said before anything runs
     stats = Statistics(total=len(items))
     known = {item.id for item in items}
     for earlier in out.rows.values():
@@ -190,57 +264,34 @@ def run_batch(
             stats.already += 1
             stats.add(earlier)
     todo = [item for item in items if item.id not in out.rows]
-    tasks: queue.Queue[Item | None] = queue.Queue()
-    results: queue.Queue[tuple[Item, dict[str, Any] | None, BaseException | None]] = queue.Queue()
-
-    def work() -> None:
-        store = SessionStore(out.path)  # a connection of this thread's own
-        try:
-            while (item := tasks.get()) is not None:
-                try:
-                    results.put((item, _run_item(item, models, options, names, toolsets, store), None))
-                except BaseException as exc:  # noqa: BLE001 - an item's failure is its row in failures.jsonl
-                    results.put((item, None, exc))
-        finally:
-            store.close()
-
-    if todo:  # the model client's SDK, imported once here rather than by every worker at its first call at once
-        import openai  # noqa: F401
-    workers = [threading.Thread(target=work, name=f"batch-{i}", daemon=True)
-               for i in range(max(1, min(options.concurrency, len(todo))))]
-    for worker in workers:
-        worker.start()
+    size = max(1, min(options.concurrency, len(todo)))
+    runner = executor(size) if executor is not None else local_executor(manager, out, options, size)
     pending = iter(todo)
     stats.started = time.monotonic()  # the run's own time, from its first item
     try:
         while True:
-            while stats.running < len(workers) and not stop.is_set() and (item := next(pending, None)) is not None:
-                tasks.put(item)
+            while stats.running < runner.capacity and not stop.is_set() and (item := next(pending, None)) is not None:
+                runner.submit(item)
                 stats.running += 1
             if stats.running == 0 or abort.is_set():
                 break
-            try:
-                item, row, error = results.get(timeout=1.0)
-            except queue.Empty:
-                progress(stats)
-                continue
-            stats.running -= 1
-            if row is not None:
-                out.append(row)
-                stats.add(row)
-                stats.completed += row["completed"]
-                stats.partial += row["partial"]
-            else:
-                stats.failed += 1
-                out.failed({"id": item.id, "line": item.line, "error": f"{type(error).__name__}: {error}",
-                            "at": _now()})
-            if options.max_cost is not None and stats.cost_usd >= options.max_cost and not stop.is_set():
-                stats.stopped = "max_cost"
-                stop.set()
+            finished = runner.wait(1.0)
+            for item, row, error in finished:
+                stats.running -= 1
+                if row is not None:
+                    out.append(row)
+                    stats.add(row)
+                    stats.completed += row["completed"]
+                    stats.partial += row["partial"]
+                else:
+                    stats.failed += 1
+                    out.failed({"id": item.id, "line": item.line, "error": error, "at": _now()})
+                if options.max_cost is not None and stats.cost_usd >= options.max_cost and not stop.is_set():
+                    stats.stopped = "max_cost"
+                    stop.set()
             progress(stats)
     finally:
-        for _ in workers:
-            tasks.put(None)
+        runner.close()
         if abort.is_set():
             stats.stopped = "aborted"
         elif stop.is_set() and stats.stopped is None:

@@ -15,7 +15,7 @@ from ._common import manager
 
 __all__ = ["batch"]
 
-_EVERY = 5.0  # seconds between progress lines when stderr is no terminal
+_EVERY = 10.0  # seconds between progress lines when stderr is no terminal (or another tenth of the items done)
 
 
 @click.group()
@@ -34,12 +34,14 @@ def _line(stats: Any) -> str:
 
 
 class _Progress:
-    """A bar on a terminal (click's), else a plain line every few seconds, on stderr."""
+    """A bar on a terminal (click's), else a plain line for every tenth of the items and every few
+    seconds, on stderr."""
 
     def __init__(self, todo: int) -> None:
         self._bar: Any = None
         self._shown = 0
         self._last = time.monotonic()
+        self._step = max(1, todo // 10)
         if sys.stderr.isatty() and todo:
             self._bar = click.progressbar(length=todo, file=sys.stderr, show_eta=True, label="batch",
                                           item_show_func=lambda line: line)
@@ -50,8 +52,10 @@ class _Progress:
             finished = stats.done + stats.failed
             self._bar.update(finished - self._shown, _line(stats))
             self._shown = finished
-        elif time.monotonic() - self._last >= _EVERY:
-            self._last = time.monotonic()
+            return
+        finished = stats.done + stats.failed
+        if finished // self._step > self._shown // self._step or time.monotonic() - self._last >= _EVERY:
+            self._last, self._shown = time.monotonic(), finished
             click.echo(f"batch: {_line(stats)}", err=True)
 
     def close(self) -> None:
@@ -71,9 +75,12 @@ class _Progress:
 @click.option("--toolsets", default="", help="Offer only the tools of these toolsets (comma-separated).")
 @click.option("--tools", default="", help="Offer only these tools (comma-separated; with --toolsets: either).")
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Start no new item once the batch has spent this (USD).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+              help="Run the items on a Ray cluster: ADDRESS, else RAY_ADDRESS, else a local one "
+                   "(pip install 'hermes-core[ray]'; docs/batch.md).")
 @click.pass_context
 def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resume: bool, memory: bool,
-        toolsets: str, tools: str, max_cost: float | None) -> None:
+        toolsets: str, tools: str, max_cost: float | None, ray_address: str | None) -> None:
     """Run every item of DATASET (JSONL: {"prompt": ..., "id"?, "system"?, "max_turns"?, "model"?} a
     line) through the agent in a fresh session each, and append its trajectory to --out as it
     finishes. Running it again on the same --out runs what is not finished yet."""
@@ -83,6 +90,17 @@ def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resu
     for problem in problems:
         click.echo(f"hermes: warning: {dataset.name} {problem}", err=True)
     options = BatchOptions(concurrency, memory, _names(toolsets), _names(tools), max_cost)
+    executor = None
+    if ray_address is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise click.UsageError("--ray needs Ray, which is not installed: pip install 'hermes-core[ray]'")
+
+        def executor(size: int) -> Any:
+            from ..batch.cluster import RayExecutor
+
+            return RayExecutor(ray_address or None, host, options, size)
     host = manager(ctx)
     with OutputDir(out_dir) as out:
         if out.torn:
@@ -105,7 +123,7 @@ def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resu
         previous = signal.signal(signal.SIGINT, interrupted)
         progress = _Progress(todo)
         try:
-            stats = run_batch(host, items, out, options, progress=progress, stop=stop, abort=abort)
+            stats = run_batch(host, items, out, options, progress=progress, stop=stop, abort=abort, executor=executor)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         finally:

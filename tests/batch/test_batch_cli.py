@@ -5,7 +5,6 @@ answer), so items run at once in any order."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -15,57 +14,14 @@ from typing import Any
 
 import pytest
 
-from hermes_core.testing import Fault, Reply, tool_call
-from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
-
-LOOKUP = '''
-import json
-
-def lookup(args, **kwargs):
-    if args["key"] == "missing":
-        raise KeyError(args["key"])
-    return json.dumps({"value": args["key"].upper()})
-
-def register(ctx):
-    ctx.register_tool("lookup", "facts", {"name": "lookup", "description": "Look a key up.",
-                      "parameters": {"type": "object", "properties": {"key": {"type": "string"}},
-                                     "required": ["key"]}}, lookup)
-    ctx.register_tool("other", "misc", {"name": "other", "parameters": {"type": "object"}}, lambda a, **k: "{}")
-'''
-
-
-def answer(body: Any, delay: float = 0.0) -> Reply | Fault:
-    """The next step of a conversation: 'look up K' calls lookup(K) once, then answers with the result."""
-    messages = body["messages"]
-    last = messages[-1]
-    if last["role"] == "tool":
-        return Reply(f"The answer is {last['content']}", delay=delay, usage={"prompt_tokens": 100, "completion_tokens": 10})
-    prompt = next(m["content"] for m in messages if m["role"] == "user")
-    if "explode" in prompt:
-        return Fault("status", 400, b'{"error": {"message": "this prompt is refused", "type": "scripted"}}')
-    if prompt.startswith("look up "):
-        key = prompt.split()[2]
-        return Reply("Let me look.", tool_calls=[tool_call("lookup", {"key": key}, call_id=f"c-{key}")], delay=delay,
-                     usage={"prompt_tokens": 100, "completion_tokens": 10})
-    return Reply(f"Echo: {prompt}", delay=delay, usage={"prompt_tokens": 100, "completion_tokens": 10})
+from hermes_core.testing import Reply
+from tests.helpers import CTRL_C, HERMES, Screen, hermes
+from tests.helpers.batch import answer, dataset, rows, setup_home
 
 
 @pytest.fixture
 def batch_home(home: Path, llm_server: Any) -> Path:
-    make_folder_plugin(home / "plugins", "facts", LOOKUP, "name: facts\n")
-    llm_config(home, llm_server.url, "  pricing: {scripted-model: {input: 10, output: 20}}\n"
-                                     "plugins:\n  enabled: [facts]\n")
-    llm_server.answer(answer)
-    return home
-
-
-def dataset(path: Path, lines: list[Any]) -> Path:
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
-    return path
-
-
-def rows(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    return setup_home(home, llm_server)
 
 
 def test_each_item_is_a_trajectory_in_both_forms_with_its_tool_statistics(batch_home: Path, tmp_path: Path) -> None:
@@ -206,3 +162,25 @@ def test_a_second_run_on_the_same_folder_is_refused(batch_home: Path, tmp_path: 
     assert 2 <= len(rows(out)) < 8  # the one running at Ctrl-C finished too
     hermes("batch", "run", str(data), "--out", str(out), "--concurrency", "4")
     assert len(rows(out)) == 8
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere_and_two_ctrl_c_stop_at_once(
+        batch_home: Path, tmp_path: Path, llm_server: Any) -> None:
+    data = dataset(tmp_path / "data.jsonl", [{"id": str(i), "prompt": f"say {i}"} for i in range(10)])
+    piped = hermes("batch", "run", str(data), "--out", str(tmp_path / "piped"), "--concurrency", "1")
+    assert "batch: 10 items, 0 already finished, 10 to run, 1 at once" in piped.stderr
+    assert "batch: 1/10 done, 0 failed," in piped.stderr and "batch: 10/10 done" in piped.stderr
+    llm_server.answer(lambda body: answer(body, delay=1.5))
+    out = tmp_path / "out"
+    screen = Screen("batch", "run", str(data), "--out", str(out), "--concurrency", "2")
+    try:
+        screen.expect("batch  [")  # click's bar
+        screen.expect("/10 done, 0 failed")  # and the counts beside it once items finish
+        screen.type(CTRL_C)
+        screen.expect("stopping: no new items")
+        screen.type(CTRL_C)  # the second: the running items are not waited for
+        shown = screen.finish(timeout=30)
+    finally:
+        screen.close()
+    assert "stopped; the same command goes on" in shown
+    assert json.loads((out / "statistics.json").read_text())["stopped"] == "aborted"
