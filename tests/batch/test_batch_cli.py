@@ -184,3 +184,20 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere_and_two_ctrl_c_stop
         screen.close()
     assert "stopped; the same command goes on" in shown
     assert json.loads((out / "statistics.json").read_text())["stopped"] == "aborted"
+
+
+def test_an_items_model_and_turns_and_the_memory_flag_take_effect(batch_home: Path, tmp_path: Path,
+                                                                    llm_server: Any) -> None:
+    data = dataset(tmp_path / "data.jsonl", [{"id": "other", "prompt": "say hi", "model": "other-model"},
+                                             {"id": "cut", "prompt": "look up pear", "max_turns": 1}])
+    out = tmp_path / "out"
+    result = hermes("batch", "run", str(data), "--out", str(out))
+    assert "2 finished (1 completed, 1 partial), 0 failed" in result.stdout
+    by_id = {row["id"]: row for row in rows(out)}
+    assert by_id["other"]["model"] == "other-model"
+    assert {request.body["model"] for request in llm_server.requests} == {"other-model", "scripted-model"}
+    cut = by_id["cut"]  # one round of tool calls allowed, then no answer: partial
+    assert (cut["completed"], cut["partial"], cut["api_calls"]) == (False, True, 1)
+    assert not any(name.startswith("memory") for name in by_id["other"]["tool_stats"])  # memory off by default
+    hermes("batch", "run", str(data), "--out", str(tmp_path / "remembering"), "--memory")
+    assert any(name.startswith("memory") for row in rows(tmp_path / "remembering") for name in row["tool_stats"])
