@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         PluginLlmSchemaError,
         PluginLlmTrustError,
         PluginLoadError,
+        PluginProcessError,
         PluginNotFoundError,
         PluginStateError,
         ProviderConflictError,
@@ -128,7 +129,7 @@ _ERRORS = (
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -184,7 +185,7 @@ __all__ = [
     "UnknownProviderError", "ProviderConflictError", "ProviderCopyError", "PluginLlmError", "PluginLlmTrustError",
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
-    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError",
+    "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
 ]
 
 

@@ -84,6 +84,15 @@ class PluginLoadError(HermesError):
         self.plugin_id = plugin_id
 
 
+class PluginProcessError(HermesError):
+    """An isolated plugin's process died, was killed past a time limit, or could not start; or a call
+    failed inside it."""
+
+    def __init__(self, message: str, *, plugin_id: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin_id = plugin_id
+
+
 class RegistrationError(HermesError):
     """A plugin tried to register something that cannot be registered."""
 

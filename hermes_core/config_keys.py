@@ -163,6 +163,18 @@ PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, 
                                  "the plugin may replace a tool another plugin registered (override=True)")
 PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
                   "false: the plugin is imported at every start even where plugins.lazy holds")
+def _isolation(value: Any) -> str:
+    if value not in ("process", "none"):
+        raise ValueError
+    return str(value)
+
+
+PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _isolation, "none",
+                       "process: the plugin runs in a child process of its own (a crash is a failed call)")
+PLUGIN_MEMORY_MB = Key("plugins.entries.*.memory_mb", COUNT, _count, 0,
+                       "an isolated plugin's address-space limit in MB (0: none)")
+PLUGIN_PYTHON = Key("plugins.entries.*.python", TEXT, _text, "",
+                    "the interpreter an isolated plugin's process runs on (another venv's bin/python)")
 PLUGIN_MCP_ALLOWLIST: Key[list[str]] = Key("plugins.entries.*.mcp_allowlist", NAMES, _names, [],
                            "MCP servers the plugin's ctx.call_mcp may call (deny by default; no wildcard)")
 PLUGIN_LLM = Key("plugins.entries.*.llm", MAPPING, _mapping, _EMPTY, "what the plugin's ctx.llm may override")
@@ -366,7 +378,7 @@ PLUGIN_GATEWAY_INJECTION = Key("plugins.entries.*.allow_gateway_injection", FLAG
 
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
-    PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY,
+    PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
     PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,

@@ -94,7 +94,8 @@ class CommandRegistry:
                 raise CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) cannot run: "
                                          f"{resolved.error}") from resolved.error
             command = self._lookup(command.name)
-        result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler), limit=self.limit())
+        limit = None if getattr(command.handler, "own_limit", False) else self.limit()  # see _tools.call
+        result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler), limit=limit)
         if isinstance(result, Failure):
             raise self._failed(command, result) from result.error
         return None if result is None else str(result)

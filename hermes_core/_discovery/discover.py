@@ -75,6 +75,7 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
         warnings=manifest.warnings,
         error=error,
         hermes_imports=() if error else _folder_imports(folder, plugin_id),
+        isolation=manifest.isolation,
     )
 
 

@@ -14,7 +14,7 @@ __all__ = ["Manifest", "read_manifest", "find_manifest", "valid_plugin_name", "M
 
 MANIFEST_NAMES = ("plugin.yaml", "plugin.yml")
 KNOWN_FIELDS = frozenset(
-    {"name", "version", "description", "author", "kind", "requires_env", "requires_hermes", "provides"}
+    {"name", "version", "description", "author", "kind", "requires_env", "requires_hermes", "provides", "isolation"}
 )
 # Fields Hermes Agent's manifests carry that hermes-core reads nothing from: accepted quietly.
 HERMES_FIELDS = frozenset({
@@ -52,6 +52,7 @@ class Manifest(NamedTuple):
     requires_hermes: str = ""
     provides: Mapping[str, tuple[str, ...]] = EMPTY
     warnings: tuple[str, ...] = ()
+    isolation: str = ""  # the author's hint: "process" (the operator's plugins.entries.<id>.isolation wins)
 
 
 def find_manifest(folder: Path) -> Path | None:
@@ -184,6 +185,9 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
     kind, kind_warning = _kind(data, path, kinds)
     requires_hermes = _requires_hermes(data, path)
     provides, provides_warnings = _provides(data, path)
+    isolation = _text(data, "isolation", path)
+    if isolation not in ("", "process", "none"):
+        raise ManifestError(f"{path}: `isolation` is process or none, not {isolation!r}")
     return Manifest(
         name=name,
         version=_text(data, "version", path),
@@ -194,4 +198,5 @@ def read_manifest(path: Path, *, default_name: str, kinds: frozenset[str]) -> Ma
         requires_hermes=requires_hermes,
         provides=types.MappingProxyType(provides),
         warnings=unknown + kind_warning + provides_warnings,
+        isolation=isolation,
     )

@@ -81,6 +81,7 @@ class PluginSpec(NamedTuple):
     shadows: tuple[str, ...] = ()
     kind_source: str = "default"
     hermes_imports: tuple[str, ...] = ()
+    isolation: str = ""  # the manifest's hint (plugins.entries.<id>.isolation wins)
 
     @property
     def origin(self) -> str:
@@ -118,6 +119,13 @@ class PluginSpec(NamedTuple):
         """The `requires_env` variables that are unset or empty."""
         environ = os.environ if environ is None else environ
         return [name for name in self.requires_env if not environ.get(name, "").strip()]
+
+    def isolation_in(self, config: Config) -> str:
+        """Where the plugin runs: `process` (a child process of its own) or `none`, as
+        `plugins.entries.<id>.isolation` says when the operator set it, else as its manifest hints."""
+        if "isolation" in config.section("plugins", "entries", self.id):
+            return config.read(keys.PLUGIN_ISOLATION, self.id)
+        return self.isolation or "none"
 
     def enablement(self, config: Config, slots: Iterable[SlotDecl] = BUILTIN_SLOTS) -> tuple[bool, str]:
         """Whether the operator's config loads this plugin, and the reason in a few words.

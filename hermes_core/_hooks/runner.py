@@ -164,6 +164,10 @@ class HookRunner:
 
         return undo
 
+    def limit(self) -> float | None:
+        """The seconds a callback may run now (`plugins.hook_callback_timeout`; None: no limit)."""
+        return self._timeout() or None
+
     def callbacks(self, hook: str) -> list[HookCallback]:
         """The callbacks of `hook`, in the order they run."""
         return list(self._callbacks.get(hook, ()))

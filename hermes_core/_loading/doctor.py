@@ -111,6 +111,7 @@ def build_report(
             "hermes_names": list(r.hermes_names),
             "unfired_hooks": _unfired(r, fired_hooks),
             "lazy": r.id in lazy,
+            "isolated": r.process is not None,
         }
         for r in records
     ]

@@ -144,6 +144,10 @@ class Loader:
             record.failure = LoadFailure("IncompatibleError", problem, "requires_hermes")
             return record
 
+        config = self.config()
+        if spec.isolation_in(config) == "process":
+            return self._transaction(record, "isolated", lambda: self._isolate(record, config))
+
         def load() -> None:
             started = time.perf_counter()
             def keep(undo: Callable[[], None]) -> None:  # a change through Hermes' registry: its code's alone
@@ -164,6 +168,25 @@ class Loader:
 
         hermes_names.install()
         return self._transaction(record, module_label(spec), load)
+
+    def _isolate(self, record: PluginRecord, config: Config) -> None:
+        """Load `record`'s plugin in a process of its own, and register stand-ins for what it registered there."""
+        from .isolated import ChildProcess, stand_ins
+
+        started = time.perf_counter()
+        child = ChildProcess(record.spec, home=self.home, config=config.section(),
+                             python=config.read(keys.PLUGIN_PYTHON, record.id) or None,
+                             memory_mb=config.read(keys.PLUGIN_MEMORY_MB, record.id))
+        record.undos.append(child.close)
+        record.process = child
+
+        def failed(why: str) -> None:  # its stand-ins stay, each call answering why
+            record.status, record.failure = "failed", LoadFailure("PluginProcessError", why, "its process")
+            log.warning("%s", why)
+
+        child.on_failed = failed
+        stand_ins(child, self._registrars[record.id], self.tools.limit, self.commands.limit, self.hooks.limit)
+        record.import_ms = round((time.perf_counter() - started) * 1000, 3)
 
     def sync(self, specs: Iterable[PluginSpec], wanted: Callable[[PluginSpec], bool], *, retry: bool = False) -> None:
         """Load every wanted plugin of `specs` not loaded yet. With `retry`, first unload the

@@ -75,6 +75,8 @@ class PluginRecord:
     eager: list[str] = attrs.field(factory=list, repr=False)
     # what it registered when last imported, standing in for it until it is imported (lazy activation)
     deferred: dict[str, Any] | None = attrs.field(default=None, repr=False)
+    # an isolated plugin's child process (`plugins.entries.<id>.isolation: process`)
+    process: Any = attrs.field(default=None, repr=False)
 
     @property
     def lazy(self) -> bool:

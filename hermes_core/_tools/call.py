@@ -212,8 +212,8 @@ def _call(
     result = result or _checked(entry, parsed)
     if result is None:
         handler_args = (name, parsed) if entry.source is not None else (parsed,)
-        try:
-            limit = registry.limit(name)
+        try:  # a handler that keeps its own limit (an isolated plugin's: its process is killed) is not abandoned
+            limit = None if getattr(entry.tool.handler, "own_limit", False) else registry.limit(name)
         except ConfigError as exc:  # tools.timeouts.<name> is no number: the operator's to fix
             return ToolOutcome(error_result(str(exc)))
         result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async,

@@ -73,6 +73,7 @@ def row(spec: PluginSpec, config: Config, active: dict[str, str] | None = None) 
         "error": spec.error or None,
         "needs_host": spec.host_problem or None,
         "skipped": False,
+        "isolated": spec.isolation_in(config) == "process",
     }
 
 
@@ -81,7 +82,7 @@ def _skipped_row(skipped: Skipped) -> dict[str, Any]:
     return {
         "id": skipped.name, "name": skipped.name, "version": "", "source": skipped.source, "kind": "",
         "enabled": False, "active": None, "description": "", "reason": "skipped", "error": skipped.reason, "needs_host": None,
-        "skipped": True, "origin": skipped.origin,
+        "skipped": True, "origin": skipped.origin, "isolated": False,
     }
 
 
@@ -92,7 +93,8 @@ def _summary(row: dict[str, Any]) -> str:
 
 
 def _enabled(row: dict[str, Any]) -> str:
-    return "active" if row["active"] else "yes" if row["enabled"] else "no"
+    shown = "active" if row["active"] else "yes" if row["enabled"] else "no"
+    return f"{shown}, isolated" if row["isolated"] and row["enabled"] else shown
 
 
 def listing(*, as_json: bool = False) -> Listing:

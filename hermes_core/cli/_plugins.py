@@ -187,6 +187,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             click.echo("no plugins enabled")
         active = ", ".join(f"{slot}={name}" for slot, name in report.slots.items() if name)
         click.echo(f"slots: {active or 'none active'}")
+        isolated = [p["id"] for p in report.plugins if p["isolated"]]
+        if isolated:  # plugins.entries.<id>.isolation: process
+            click.echo(f"in a process of their own: {', '.join(isolated)}")
         lazy = [p["id"] for p in report.plugins if p["lazy"]]
         if lazy:  # what `hermes run`, `chat`, `tools call` and `mcp serve` import only when one of its tools is used
             click.echo(f"imported when first needed: {', '.join(lazy)}")

@@ -65,7 +65,7 @@ def test_doctor_json_shape_and_exit_code(home: Path) -> None:
     report = hermes_json("plugins", "doctor")
     assert set(report) == {"plugins", "slots", "problems", "warnings", "platforms"}
     dice = next(p for p in report["plugins"] if p["id"] == "dice")
-    assert set(dice) == {"id", "status", "error", "registered", "import_ms", "hermes_names", "unfired_hooks", "lazy"}
+    assert set(dice) == {"id", "status", "error", "registered", "import_ms", "hermes_names", "unfired_hooks", "lazy", "isolated"}
     assert dice["hermes_names"] == [] and dice["unfired_hooks"] == []
     assert dice["status"] == "ok" and dice["error"] is None
     assert dice["registered"] == {"tools": ["roll"], "commands": ["dice-stats", "explode"]}

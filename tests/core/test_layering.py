@@ -40,6 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_loading": BELOW_LOADING,
     "_manager": BELOW_LOADING | {"_loading", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
+    "_child": BELOW_LOADING | {"_loading", "_manager"},  # an isolated plugin's process
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent", "gateway", "batch"},
 }
 

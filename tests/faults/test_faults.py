@@ -130,6 +130,48 @@ def test_a_tool_raising_a_base_exception_subclass_keeps_the_answer(home: Path, l
     assert result.stdout.strip() == "Answered anyway." and "Traceback" not in result.stderr
 
 
+# An isolated plugin (plugins.entries.<id>.isolation: process) ending its own process in a tool.
+DIES = """
+import ctypes, json, os, signal
+
+def die(args, **kwargs):
+    how = args.get("how")
+    if how == "exit":
+        os._exit(3)
+    if how == "segv":
+        ctypes.string_at(0)
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if how == "hang":
+        ctypes.CDLL(None).sleep(60)
+    return json.dumps({"alive": os.getpid()})
+
+def register(ctx):
+    ctx.register_tool("die", "bad", {"name": "die", "parameters": {"type": "object",
+                      "properties": {"how": {"type": "string"}}}}, die)
+    ctx.register_command("alive", lambda raw: "alive")
+"""
+
+
+@pytest.mark.parametrize("how, said", [("exit", "exited with code 3"), ("segv", "was killed by SIGSEGV"),
+                                        ("kill", "was killed by SIGKILL"), ("hang", "did not finish within 2 s")])
+def test_an_isolated_plugin_ending_its_process_mid_run_is_a_failed_tool_call(home: Path, llm_server, how: str,
+                                                                              said: str) -> None:
+    bad_plugin(home, DIES)
+    plugins(home, "bad")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [good, bad]\n  entries:\n    bad: {isolation: process}\n"
+                                     "tools:\n  timeouts: {die: 2}\n")
+    llm_server.reply(None, tool_calls=[tool_call("die", {"how": how}, call_id="c1")])
+    llm_server.reply(None, tool_calls=[tool_call("die", {}, call_id="c2")]).reply("Done.")
+    result = hermes("run", "use die")
+    assert result.stdout.strip() == "Done."
+    died, alive = (request.body["messages"][-1]["content"] for request in llm_server.requests[1:3])
+    assert died.startswith('{"error": "Tool execution failed: PluginProcessError: plugin \'bad\': ') and said in died
+    assert "alive" in json.loads(alive)  # the next call: a new process
+    good_still_works()
+    assert hermes("command", "alive").stdout.strip() == "alive"
+
+
 # -- commands ------------------------------------------------------------------------------
 
 COMMAND = """{raised}

@@ -1,0 +1,165 @@
+"""The child process of an isolated plugin (`plugins.entries.<id>.isolation: process`):
+`python -m hermes_core._child FD MEMORY_MB`, started by the host (`_loading.isolated`).
+
+It loads the one plugin with a plugin manager of its own (the host's config, without time limits:
+the host enforces them by killing this process), says what the plugin registered, then answers
+the host's requests, each on a thread of a pool: a tool call, a command, one hook callback, a
+tool's `check_fn`. It ends when the host closes the connection or dies (Linux: the parent-death
+signal too), and never outlives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ._runtime.frames import FrameError, receive, send
+
+_NO_LIMITS = {"tools": {"timeout": 0, "timeouts": {}}, "commands": {"timeout": 0}}
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when the thread that started it ends (the host's spawner thread,
+    which lives as long as the host)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes > 0:
+        import resource
+
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` as it crosses back: JSON, else its text."""
+    import json
+
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
+
+
+class Child:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._send = threading.Lock()
+        self.manager: Any = None
+        self.plugin_id = ""
+
+    def reply(self, message: dict[str, Any]) -> None:
+        with self._send:
+            send(self.sock, message)
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        from ._config.config import Config
+        from ._discovery.spec import PluginSpec
+        from ._manager import PluginManager
+
+        fields = dict(request["spec"])
+        fields["path"] = Path(fields["path"]) if fields.get("path") else None
+        fields["provides"] = {k: tuple(v) for k, v in (fields.get("provides") or {}).items()}
+        for key in ("requires_env", "warnings", "shadows", "hermes_imports"):
+            fields[key] = tuple(fields.get(key) or ())
+        spec = PluginSpec(**fields)
+        plugins = dict(request["config"].get("plugins") or {})
+        entries = dict(plugins.get("entries") or {})
+        entries[spec.id] = {**(entries.get(spec.id) or {}), "isolation": "none"}  # here, it loads in this process
+        config = {**request["config"], **_NO_LIMITS,
+                  "plugins": {**plugins, "entries": entries, "hook_callback_timeout": 0}}
+        self.plugin_id = spec.id
+        self.manager = PluginManager(home=Path(request["home"]), config=Config(config), discover_plugins=False)
+        self.manager.load()
+        record = self.manager._loader.load(spec)
+        tools = []
+        for name in record.registered.get("tools", []):
+            entry = self.manager._loader.tools.entry(name)
+            tool = entry.tool
+            tools.append({"name": tool.name, "toolset": tool.toolset, "schema": entry.schema,
+                          "requires_env": list(tool.requires_env), "description": tool.description,
+                          "emoji": tool.emoji, "override": tool.override, "checked": tool.check_fn is not None})
+        commands = [{"name": c.name, "description": c.description, "args_hint": c.args_hint,
+                     "argument_mode": c.argument_mode}
+                    for c in self.manager._loader.commands if c.plugin_id == spec.id]
+        hooks = [[hook, index] for hook in dict.fromkeys(record.registered.get("hooks", []))
+                 for index, _ in enumerate(self._callbacks(hook))]
+        return {"status": record.status, "failure": str(record.failure) if record.failure else None,
+                "failure_type": record.failure.type if record.failure else None,
+                "registered": record.registered, "warnings": record.warnings, "tools": tools,
+                "commands": commands, "hooks": hooks, "pid": os.getpid()}
+
+    def _callbacks(self, hook: str) -> list[Any]:
+        return [c for c in self.manager._loader.hooks.callbacks(hook) if c.plugin_id == self.plugin_id]
+
+    def answer(self, request: dict[str, Any]) -> Any:
+        op, loader = request["op"], self.manager._loader
+        if op == "tool":
+            return loader.tools.dispatch_without_hooks(request["name"], request["args"], **request.get("kwargs", {}))
+        if op == "command":
+            return loader.commands.run(request["name"], request.get("raw", ""))
+        if op == "check":
+            tool = loader.tools.get(request["name"])
+            return list(tool.availability()) if tool is not None else [False, "no such tool"]
+        if op == "hook":
+            callback = self._callbacks(request["hook"])[request["index"]]
+            result = callback.fn(**callback.arguments(request["kwargs"]))
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
+            return _jsonable(result)
+        raise ValueError(f"unknown request {op!r}")
+
+    def serve(self, request: dict[str, Any]) -> None:
+        try:
+            result = self.answer(request)
+            self.reply({"id": request["id"], "ok": True, "result": result})
+        except BaseException as exc:  # noqa: BLE001 - the host's call gets it as the plugin's failure
+            self.reply({"id": request["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def main(argv: list[str]) -> None:
+    _die_with_parent()
+    fd, megabytes = int(argv[0]), int(argv[1])
+    parent = os.getppid()
+    if parent == 1:
+        os._exit(0)  # the host is already gone
+    _limit_memory(megabytes)
+    sock = socket.socket(fileno=fd)
+    child = Child(sock)
+    try:
+        first = receive(sock)
+        try:
+            child.reply({"id": first["id"], "ok": True, "result": child.load(first)})
+        except BaseException as exc:  # noqa: BLE001 - said to the host as the plugin's load failure
+            child.reply({"id": first["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="hermes-child")  # calls at once
+        while True:
+            pool.submit(child.serve, receive(sock))
+    except (FrameError, OSError):
+        pass
+    os._exit(0)  # the host closed the connection: plugin threads are not waited for
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,347 @@
+"""Plugins in a process of their own (`plugins.entries.<id>.isolation: process`).
+
+The plugin is loaded in a child (`python -m hermes_core._child`, the operator's `python` if given),
+which says what it registered; the host registers stand-ins that send each call over a socket:
+tools (with their schemas; a `check_fn` is asked in the child), slash commands and hook callbacks.
+Arguments and results cross as JSON. A child that dies (exits, a signal, its memory limit) or
+runs past a call's time limit (then it is killed) fails the calls in flight with a line that names
+the plugin and how it died; the next call starts it again, at most `RESTARTS` times a minute, after
+which the plugin is failed until a reload. The child's environment has no LLM provider keys, it
+is waited for when it ends (no zombie), and it ends with the host (its connection's end, and on
+Linux the parent-death signal, bound to a spawner thread that lives as long as the host).
+
+This is a crash boundary, not a security boundary: the child runs as the same user, in the same
+`$HERMES_HOME`.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .._errors import PluginProcessError, owner
+from .._llm.routes import PROVIDERS
+from .._runtime.frames import FrameError, receive, send
+
+__all__ = ["RESTARTS", "ChildProcess", "child_environment", "stand_ins"]
+
+log = logging.getLogger("hermes_core.plugins")
+
+RESTARTS = 3  # starts a minute after the first, before the plugin is failed until a reload
+LOAD_SECONDS = 120.0  # what a child may take to import and register its plugin
+
+
+def _key_names(value: Any) -> set[str]:
+    """Every `api_key_env` named anywhere in config.yaml's data."""
+    if isinstance(value, Mapping):
+        found = {str(v) for k, v in value.items() if k == "api_key_env" and isinstance(v, str)}
+        return found.union(*(_key_names(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_key_names(v) for v in value))
+    return set()
+
+
+def child_environment(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The host's environment without the LLM provider keys: the providers' variables, every
+    `api_key_env` the config names, and any variable whose name holds `API_KEY`."""
+    drop = {env for _, env in PROVIDERS.values()} | _key_names(config)
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if k not in drop and "API_KEY" not in k.upper()}
+
+
+class _Spawner:
+    """Starts children from one daemon thread that lives as long as the host, so that the Linux
+    parent-death signal (bound to the thread that forked) fires only when the host ends."""
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue[tuple[Callable[[], Any], list[Any], threading.Event]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, start: Callable[[], Any]) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="hermes-isolation", daemon=True)
+                self._thread.start()
+        slot: list[Any] = []
+        done = threading.Event()
+        self._requests.put((start, slot, done))
+        done.wait()
+        if isinstance(slot[0], BaseException):
+            raise slot[0]
+        return slot[0]
+
+    def _serve(self) -> None:
+        while True:
+            start, slot, done = self._requests.get()
+            try:
+                slot.append(start())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                slot.append(exc)
+            done.set()
+
+
+_SPAWNER = _Spawner()
+
+
+def how_it_ended(code: int | None, memory_mb: int) -> str:
+    """`was killed by SIGSEGV`, `exited with code 3`, ... (and the memory limit when it may be why)."""
+    if code is None:
+        return "ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    hint = f" (its memory limit, plugins.entries.<id>.memory_mb, is {memory_mb} MB)" if memory_mb and code == 1 else ""
+    return f"exited with code {code}{hint}"
+
+
+class ChildProcess:
+    """One isolated plugin's child: started on first need (`start`), kept warm, asked with `call`."""
+
+    def __init__(self, spec: Any, *, home: Path, config: Mapping[str, Any], python: str | None = None,
+                 memory_mb: int = 0) -> None:
+        self.spec = spec
+        self.plugin_id: str = spec.id
+        self._home, self._config = home, dict(config)
+        self._python = python or sys.executable
+        self.memory_mb = memory_mb
+        self._lock = threading.RLock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._pending: dict[int, tuple[threading.Event, list[Any]]] = {}
+        self._ids = itertools.count(1)
+        self._starts: collections.deque[float] = collections.deque()
+        self.failed: str | None = None  # why it is not started again (until a reload)
+        self.loaded: dict[str, Any] | None = None  # what the plugin registered, from its first start
+        self.pid: int | None = None
+        self.on_failed: Callable[[str], None] = lambda why: None  # told once it is failed until a reload
+
+    # -- the process --------------------------------------------------------------------
+
+    def start(self) -> dict[str, Any]:
+        """The child, running: started if it is not; what the plugin registered there."""
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None and self.loaded is not None:
+                return self.loaded
+            if self.failed:
+                raise PluginProcessError(self.failed, plugin_id=self.plugin_id)
+            now = time.monotonic()
+            while self._starts and now - self._starts[0] > 60:
+                self._starts.popleft()
+            if len(self._starts) > RESTARTS:
+                self.failed = (f"{owner(self.plugin_id)}: its process died {len(self._starts)} times within a minute; "
+                               "it is failed until the plugins are reloaded")
+                self.on_failed(self.failed)
+                raise PluginProcessError(self.failed, plugin_id=self.plugin_id)
+            self._starts.append(now)
+            self._spawn()
+            loaded = self._request({"op": "load", "spec": _spec_fields(self.spec), "config": self._config,
+                                    "home": str(self._home)}, LOAD_SECONDS, "loading it")
+            if self.loaded is None:
+                self.loaded = loaded
+            self.pid = loaded.get("pid")
+            assert self.loaded is not None
+            return self.loaded
+
+    def _spawn(self) -> None:
+        ours, theirs = socket.socketpair()
+        command = [self._python, "-m", "hermes_core._child", str(theirs.fileno()), str(self.memory_mb)]
+        environment = child_environment(self._config)
+        try:
+            proc: subprocess.Popen[bytes] = _SPAWNER.run(lambda: subprocess.Popen(
+                command, pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
+                cwd=str(self._home) if self._home.is_dir() else None))
+        except OSError as exc:
+            ours.close()
+            raise PluginProcessError(f"{owner(self.plugin_id)}: its process could not start with "
+                                     f"{self._python}: {exc}", plugin_id=self.plugin_id) from None
+        finally:
+            theirs.close()
+        self._proc, self._sock, self._pending = proc, ours, {}  # the calls in flight of this process alone
+        threading.Thread(target=self._read, args=(proc, ours, self._pending), name=f"hermes-isolation-{self.plugin_id}",
+                         daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen[bytes], sock: socket.socket,
+              pending: dict[int, tuple[threading.Event, list[Any]]]) -> None:
+        """Hand each answer to its caller; when the child is gone, wait for it and fail what it had in flight."""
+        try:
+            while True:
+                message = receive(sock)
+                waiting = pending.pop(int(message.get("id", 0)), None)
+                if waiting is not None:
+                    waiting[1].append(message)
+                    waiting[0].set()
+        except (FrameError, OSError, ValueError):
+            pass
+        code = proc.wait()  # reaped: never a zombie
+        ended = how_it_ended(code, self.memory_mb)
+        with self._lock:
+            if self._proc is proc:
+                self._proc, self._sock = None, None
+            left = list(pending.values())
+            pending.clear()
+        sock.close()
+        for event, slot in left:
+            slot.append({"died": ended})
+            event.set()
+
+    def kill(self) -> None:
+        """Kill the child now (a call past its time limit); the next call starts another."""
+        with self._lock:
+            proc, sock = self._proc, self._sock
+            self._proc, self._sock = None, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """End the child: its connection closed (it exits), killed if it does not."""
+        with self._lock:
+            proc, sock = self._proc, self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if proc is not None:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def call(self, op: str, what: str, seconds: float | None = None, **payload: Any) -> Any:
+        """Ask the child (started if it is not) for `op`; `what` names the call in errors."""
+        self.start()
+        return self._request({"op": op, **payload}, seconds, what)
+
+    def _request(self, message: dict[str, Any], seconds: float | None, what: str) -> Any:
+        with self._lock:
+            sock, pending = self._sock, self._pending
+            number = next(self._ids)
+            event, slot = threading.Event(), []  # type: ignore[var-annotated]
+            pending[number] = (event, slot)
+        if sock is None:  # killed between its start and this call
+            pending.pop(number, None)
+            raise PluginProcessError(f"{owner(self.plugin_id)}: its process ended before {what}; it is started "
+                                     "again at the next call", plugin_id=self.plugin_id)
+        try:
+            send(sock, {"id": number, **message})
+        except TypeError as exc:
+            pending.pop(number, None)
+            raise TypeError(f"{what}: its arguments cannot cross to {owner(self.plugin_id)}'s process as JSON "
+                            f"({exc})") from None
+        except OSError:
+            pass  # the reader sees it end and says how
+        if not event.wait(seconds):
+            pending.pop(number, None)
+            self.kill()
+            raise PluginProcessError(f"{owner(self.plugin_id)}: {what} did not finish within {seconds:g} s; its "
+                                     "process was killed (restarted at the next call)", plugin_id=self.plugin_id)
+        answer = slot[0]
+        if "died" in answer:
+            raise PluginProcessError(f"{owner(self.plugin_id)}: its process {answer['died']} during {what} "
+                                     "(restarted at the next call)", plugin_id=self.plugin_id)
+        if not answer.get("ok"):
+            raise PluginProcessError(f"{owner(self.plugin_id)}: {what} failed in its process: {answer.get('error')}",
+                                     plugin_id=self.plugin_id)
+        return answer.get("result")
+
+
+def _spec_fields(spec: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = spec._asdict()
+    fields["path"] = str(fields["path"]) if fields.get("path") is not None else None
+    fields["provides"] = {k: list(v) for k, v in dict(fields.get("provides") or {}).items()}
+    return fields
+
+
+class _Unavailable:
+    """A `check_fn`'s false answer with the child's reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], float | None],
+              command_limit: Callable[[], float | None], hook_limit: Callable[[], float | None]) -> None:
+    """Register what the plugin registered in its process, each call sent there: its tools, commands
+    and hook callbacks. Anything else it registered cannot cross yet: `RegistrationError`."""
+    from .._commands.command import Command
+    from .._errors import RegistrationError
+    from .._tools.tool import Tool
+
+    loaded = child.start()
+    if loaded["status"] != "ok":
+        raise PluginProcessError(f"in its process: {loaded['failure']}", plugin_id=child.plugin_id)
+    other = sorted(set(loaded["registered"]) - {"tools", "commands", "hooks"})
+    if other:
+        raise RegistrationError(
+            f"{owner(child.plugin_id)} registers {', '.join(other)}, which cannot run in a process of its own yet; "
+            f"remove plugins.entries.{child.plugin_id}.isolation to load it in the host's process",
+            plugin_id=child.plugin_id)
+
+    def tool(name: str) -> Callable[..., Any]:
+        def handler(args: Any, **kwargs: Any) -> Any:
+            return child.call("tool", f"tool {name!r}", tool_limit(name), name=name, args=args, kwargs=kwargs)
+
+        handler.own_limit = True  # type: ignore[attr-defined]  # the child is killed at the limit, not abandoned
+        return handler
+
+    def check(name: str) -> Callable[[], Any]:
+        def check_fn() -> Any:
+            ok, reason = child.call("check", f"check_fn of tool {name!r}", 30.0, name=name)
+            return True if ok else _Unavailable(reason)
+
+        return check_fn
+
+    def command(name: str) -> Callable[[str], Any]:
+        def handler(raw: str) -> Any:
+            return child.call("command", f"/{name}", command_limit(), name=name, raw=raw)
+
+        handler.own_limit = True  # type: ignore[attr-defined]
+        return handler
+
+    def hook(name: str, index: int) -> Callable[..., Any]:
+        def callback(**kwargs: Any) -> Any:
+            limit = hook_limit()  # the process is killed a little before the hook runner would stop waiting
+            return child.call("hook", f"hook {name}", limit * 0.9 if limit else None, hook=name, index=index,
+                              kwargs=kwargs)
+
+        callback.__qualname__ = f"{name}#{index + 1} (in its process)"  # as the hook runner names it
+        return callback
+
+    for t in loaded["tools"]:
+        registrar.add_tool(Tool(t["name"], t["toolset"], t["schema"], tool(t["name"]),
+                                check(t["name"]) if t["checked"] else None, t["requires_env"], False,
+                                t["description"], t["emoji"], t["override"], plugin_id=child.plugin_id))
+    for c in loaded["commands"]:
+        registrar.add_command(Command(c["name"], command(c["name"]), c["description"], c["args_hint"],
+                                      plugin_id=child.plugin_id, argument_mode=c["argument_mode"]))
+    for name, index in loaded["hooks"]:
+        registrar.add_hook(name, hook(name, index))

@@ -1,0 +1,235 @@
+"""Opt-in process isolation (`plugins.entries.<id>.isolation: process`): a plugin that ends or
+ruins its own process is a failed call, not a dead host. Each way of dying, during a tool, a
+command and a hook, is followed by a working call; the time limit kills a child stuck in C; the
+memory limit holds; the child has no provider key and does not outlive the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_core import CommandFailedError, PluginManager
+from tests.helpers import ROOT, hermes, hermes_json, make_folder_plugin, make_venv, pip_install, write_config
+
+FRAGILE = '''
+import ctypes, json, os, signal
+
+def _end(how):
+    if how == "exit":
+        os._exit(3)
+    if how == "segv":
+        ctypes.string_at(0)  # a segfault in C
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if how == "hang":
+        ctypes.CDLL(None).sleep(60)  # stuck in C: no Python time limit can abandon it
+    if how == "bomb":
+        return len(bytearray(1 << 30))  # a gigabyte
+    return None
+
+def work(args, **kwargs):
+    grown = _end(args.get("how", ""))
+    return json.dumps({"pid": os.getpid(), "grown": grown,
+                       "env": sorted(k for k in os.environ if k.endswith(("API_KEY", "TOKEN")) or k == "MY_LLM_KEY")})
+
+def gate(tool_name, args, **kwargs):
+    if tool_name == "work" and args.get("hook"):
+        _end(args["hook"])
+
+def register(ctx):
+    ctx.register_tool("work", "fragile", {"name": "work", "parameters": {"type": "object",
+                      "properties": {"how": {"type": "string"}, "hook": {"type": "string"}}}}, work)
+    ctx.register_command("end", lambda raw: _end(raw) or f"still here in {os.getpid()}")
+    ctx.register_hook("pre_tool_call", gate)
+'''
+
+
+@pytest.fixture
+def isolated(home: Path) -> Path:
+    make_folder_plugin(home / "plugins", "fragile", FRAGILE, "name: fragile\n")
+    write_config(home, """\
+        model: {provider: custom, model: m, base_url: http://127.0.0.1:9/v1, api_key_env: MY_LLM_KEY}
+        plugins:
+          enabled: [fragile]
+          entries:
+            fragile: {isolation: process, memory_mb: 400}
+        tools:
+          timeouts: {work: 3}
+        commands:
+          timeout: 3
+        """)
+    (home / "config.yaml").write_text((home / "config.yaml").read_text().replace(
+        "  enabled: [fragile]\n", "  enabled: [fragile]\n  hook_callback_timeout: 3\n"))
+    return home
+
+
+def work(manager: PluginManager, **args: str) -> dict:
+    return json.loads(manager.dispatch_tool("work", args))
+
+
+@pytest.mark.parametrize("how, said", [("exit", "exited with code 3"), ("segv", "was killed by SIGSEGV"),
+                                        ("kill", "was killed by SIGKILL"), ("hang", "did not finish within 3 s")])
+def test_a_tool_that_ends_its_process_is_a_failed_call_and_the_next_call_works(isolated: Path, how: str,
+                                                                              said: str) -> None:
+    manager = PluginManager(home=isolated).load()
+    first = work(manager)
+    assert first["pid"] != os.getpid()
+    started = time.monotonic()
+    failed = work(manager, how=how)["error"]
+    assert failed.startswith("Tool execution failed: PluginProcessError: plugin 'fragile': ") and said in failed
+    assert time.monotonic() - started < 30
+    again = work(manager)
+    assert again["pid"] not in (first["pid"], os.getpid())  # restarted
+    manager.remove_plugin("fragile")
+
+
+@pytest.mark.parametrize("how", ["exit", "segv", "kill", "hang"])
+def test_a_command_or_a_hook_that_ends_its_process_is_a_failure_and_the_next_call_works(isolated: Path,
+                                                                                       how: str) -> None:
+    manager = PluginManager(home=isolated).load()
+    with pytest.raises(CommandFailedError, match="plugin 'fragile'"):
+        manager.run_command("end", how)
+    assert manager.run_command("end").startswith("still here in ")
+    gate = manager.dispatch_tool("work", {"hook": how})  # a pre_tool_call gate that fails blocks its call
+    assert "pre_tool_call#1 (in its process)" in gate and "plugin 'fragile'" in gate
+    assert "pid" in work(manager)  # in a new process
+    manager.remove_plugin("fragile")
+
+
+def test_the_memory_limit_holds_and_the_child_has_no_provider_key(isolated: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENROUTER_API_KEY", "SOME_API_KEY", "MY_LLM_KEY", "GITHUB_TOKEN"):
+        monkeypatch.setenv(name, "secret")
+    manager = PluginManager(home=isolated).load()
+    assert work(manager)["env"] == ["GITHUB_TOKEN"]  # the plugin's own token stays; LLM keys do not cross
+    bomb = work(manager, how="bomb")
+    assert "MemoryError" in bomb["error"]
+    assert "pid" in work(manager)
+    manager.remove_plugin("fragile")
+
+
+def test_a_plugin_that_keeps_dying_is_failed_until_reload(isolated: Path) -> None:
+    manager = PluginManager(home=isolated).load()
+    answers = [manager.dispatch_tool("work", {"how": "exit"}) for _ in range(5)]  # the last one blocked by its gate
+    assert "died 4 times within a minute; it is failed until the plugins are reloaded" in answers[-1]
+    record = manager.record("fragile")
+    assert record.status == "failed" and record.failure.type == "PluginProcessError"
+    assert [row["isolated"] for row in manager.doctor().plugins if row["id"] == "fragile"] == [True]
+    manager.reload()
+    assert "pid" in work(manager)
+    manager.remove_plugin("fragile")
+
+
+HOST = """
+import sys
+from hermes_core import PluginManager
+manager = PluginManager().load()
+print(manager.record("fragile").process.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_no_child_outlives_the_host_even_after_kill_9(isolated: Path) -> None:
+    host = subprocess.Popen([sys.executable, "-c", HOST], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert host.stdout is not None
+    child = int(host.stdout.readline())
+    os.kill(child, 0)  # alive
+    host.kill()
+    host.communicate()  # reaped, its pipes closed
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the isolated plugin's process outlived its host"
+        time.sleep(0.1)
+
+
+def test_a_memory_provider_is_refused_isolation_with_one_line(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "notes", '''
+from hermes_core import MemoryProvider
+
+class Notes(MemoryProvider):
+    name = "notes"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): pass
+    def get_tool_schemas(self): return []
+
+def register(ctx):
+    ctx.register_memory_provider(Notes())
+''', "name: notes\n")
+    write_config(home, "plugins:\n  enabled: [notes]\n  entries:\n    notes: {isolation: process}\n")
+    record = PluginManager(home=home).load().record("notes")
+    assert record.status == "failed"
+    assert "registers providers, which cannot run in a process of its own yet; remove " \
+           "plugins.entries.notes.isolation" in str(record.failure)
+
+
+SHOWS_VERSION = '''
+import json, confl
+
+def register(ctx):
+    ctx.register_tool("{name}_version", "deps", {{"name": "{name}_version", "parameters": {{"type": "object"}}}},
+                      lambda args, **kw: json.dumps({{"confl": confl.VERSION, "from": confl.__file__}}))
+'''
+
+
+def confl_project(root: Path, version: str) -> Path:
+    """A local project `confl` of `version` (pip builds its wheel)."""
+    folder = root / f"confl-{version}"
+    (folder / "confl").mkdir(parents=True)
+    (folder / "confl" / "__init__.py").write_text(f"VERSION = {version!r}\n")
+    (folder / "pyproject.toml").write_text(
+        f'[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "confl"\nversion = "{version}"\n\n[tool.setuptools]\npackages = ["confl"]\n')
+    return folder
+
+
+@pytest.mark.slow
+def test_two_plugins_needing_two_versions_of_one_package_each_run_on_their_own_interpreter(
+        home: Path, tmp_path: Path) -> None:
+    pythons = {}
+    for name, version in (("old", "1.0"), ("new", "2.0")):
+        python = make_venv(tmp_path / f"venv-{name}")
+        pip_install(python, confl_project(tmp_path, version))
+        site = next((tmp_path / f"venv-{name}" / "lib").glob("python3*/site-packages"))
+        (site / "hermes_core_checkout.pth").write_text(f"{ROOT}\n")  # hermes-core installed there too
+        pythons[name] = python
+        make_folder_plugin(home / "plugins", name, SHOWS_VERSION.format(name=name), f"name: {name}\n")
+    write_config(home, f"""\
+        plugins:
+          enabled: [old, new]
+          entries:
+            old: {{isolation: process, python: {pythons['old']}}}
+            new: {{isolation: process, python: {pythons['new']}}}
+        """)
+    manager = PluginManager(home=home).load()
+    old, new = (json.loads(manager.dispatch_tool(f"{name}_version", {})) for name in ("old", "new"))
+    assert (old["confl"], new["confl"]) == ("1.0", "2.0")
+    assert str(tmp_path / "venv-old") in old["from"] and str(tmp_path / "venv-new") in new["from"]
+    manager.remove_plugin("old")
+    manager.remove_plugin("new")
+
+
+def test_a_manifest_hint_isolates_unless_the_operator_says_otherwise_and_listings_say_so(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "fragile", FRAGILE, "name: fragile\nisolation: process\n")
+    write_config(home, "plugins:\n  enabled: [fragile]\n")
+    manager = PluginManager(home=home).load()
+    assert manager.record("fragile").process is not None and work(manager)["pid"] != os.getpid()
+    manager.remove_plugin("fragile")
+    (listed,) = [row for row in hermes_json("plugins", "list") if row["id"] == "fragile"]
+    assert listed["isolated"] is True
+    assert "yes, isolated" in hermes("plugins", "list").stdout
+    assert "in a process of their own: fragile" in hermes("plugins", "doctor").stdout
+    write_config(home, "plugins:\n  enabled: [fragile]\n  entries:\n    fragile: {isolation: none}\n")
+    manager = PluginManager(home=home).load()
+    assert manager.record("fragile").process is None and work(manager)["pid"] == os.getpid()
+    manager.remove_plugin("fragile")
