@@ -60,16 +60,76 @@ async def _awaited(result: Any) -> Any:
     return await result
 
 
+class HostLlm:
+    """The child's `LlmHost`: each `ctx.llm` call is made by the host (its credentials, trust,
+    budgets and audit), the answer finished here as the plugin's client finishes it."""
+
+    def __init__(self, child: Child) -> None:
+        self._child = child
+
+    def run(self, call: Any, finish: Any) -> Any:
+        from ._llm.reply import LlmAnswer
+        from ._llm.results import PluginLlmUsage
+
+        fields = {name: getattr(call, name) for name in _CALL_FIELDS}
+        if call.structured is not None:
+            fields["structured"] = [call.structured.schema, call.structured.schema_name]
+        answer = self._child.ask_host({"op": "llm", "call": fields})
+        return finish(LlmAnswer(answer["text"], answer["provider"], answer["model"], answer["agent_id"],
+                                PluginLlmUsage(**answer["usage"]), answer["tool_calls"], answer["finish_reason"]))
+
+    async def arun(self, call: Any, finish: Any) -> Any:
+        return await asyncio.to_thread(self.run, call, finish)
+
+
+_CALL_FIELDS = ("kind", "messages", "temperature", "max_tokens", "timeout", "provider", "model", "agent_id",
+                "profile", "purpose")
+
+
+def _raised(error_type: str, message: str, fields: dict[str, Any]) -> BaseException:
+    """The host's exception as this process raises it: the same hermes-core error class, with its
+    fields (`plugin_id`, `key`, a budget's figures, ...)."""
+    from . import _errors
+
+    cls = getattr(_errors, error_type, None)
+    if not (isinstance(cls, type) and issubclass(cls, _errors.HermesError)):
+        return _errors.PluginLlmError(f"{error_type}: {message}")
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(fields)
+    return error
+
+
 class Child:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self._send = threading.Lock()
         self.manager: Any = None
         self.plugin_id = ""
+        self._asked: dict[str, tuple[threading.Event, list[Any]]] = {}  # what this process asked the host
+        self._numbers = iter(range(1, 1 << 62))
 
     def reply(self, message: dict[str, Any]) -> None:
         with self._send:
             send(self.sock, message)
+
+    def ask_host(self, request: dict[str, Any]) -> Any:
+        """Ask the host (its answer routed here by the main loop); its error raised here."""
+        number = f"c{next(self._numbers)}"
+        event, slot = threading.Event(), []  # type: ignore[var-annotated]
+        self._asked[number] = (event, slot)
+        self.reply({"id": number, **request})
+        event.wait()
+        answer = slot[0]
+        if not answer.get("ok"):
+            raise _raised(str(answer.get("error_type")), str(answer.get("error")), answer.get("error_fields") or {})
+        return answer.get("result")
+
+    def answered(self, message: dict[str, Any]) -> None:
+        waiting = self._asked.pop(str(message.get("id")), None)
+        if waiting is not None:
+            waiting[1].append(message)
+            waiting[0].set()
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
         from ._config.config import Config
@@ -81,6 +141,7 @@ class Child:
         fields["provides"] = {k: tuple(v) for k, v in (fields.get("provides") or {}).items()}
         for key in ("requires_env", "warnings", "shadows", "hermes_imports"):
             fields[key] = tuple(fields.get(key) or ())
+        fields["python"], fields["isolation"] = "", ""  # this process is where it runs: it loads here
         spec = PluginSpec(**fields)
         plugins = dict(request["config"].get("plugins") or {})
         entries = dict(plugins.get("entries") or {})
@@ -90,6 +151,8 @@ class Child:
         self.plugin_id = spec.id
         self.manager = PluginManager(home=Path(request["home"]), config=Config(config), discover_plugins=False)
         self.manager.load()
+        host = HostLlm(self)
+        self.manager._loader.llm_host = lambda: host  # ctx.llm: made by the host, which holds the credentials
         record = self.manager._loader.load(spec)
         tools = []
         for name in record.registered.get("tools", []):
@@ -155,7 +218,11 @@ def main(argv: list[str]) -> None:
 
         pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="hermes-child")  # calls at once
         while True:
-            pool.submit(child.serve, receive(sock))
+            message = receive(sock)
+            if "op" in message:  # the host asks
+                pool.submit(child.serve, message)
+            else:  # the host answers what this process asked
+                child.answered(message)
     except (FrameError, OSError):
         pass
     os._exit(0)  # the host closed the connection: plugin threads are not waited for

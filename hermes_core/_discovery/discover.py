@@ -161,7 +161,8 @@ def discover(
     Sources: built-in entry points, `$HERMES_HOME/plugins`, `./.hermes/plugins` (only when
     `HERMES_ENABLE_PROJECT_PLUGINS` is truthy), third-party entry points in the groups of
     `ENTRY_POINT_GROUPS` (`hermes_agent.plugins`; memory providers as `memory/<name>`, context
-    engines as `context_engine/<name>`). A later source overrides an earlier one that uses the same id.
+    engines as `context_engine/<name>`), hermes' environment's and those of the environments under
+    `$HERMES_HOME/venvs` (`hermes plugins install --isolated`, run in a process of their own). A later source overrides an earlier one that uses the same id.
     """
     home = home if home is not None else hermes_home()
     cwd = cwd if cwd is not None else Path.cwd()
@@ -171,6 +172,11 @@ def discover(
     from .entry_points import entry_point_specs
 
     builtin, external, skipped = entry_point_specs(ENTRY_POINT_GROUPS)
+    for site in sorted((home / "venvs").glob("*/lib/python*/site-packages")):  # `plugins install --isolated`
+        _, theirs, their_skipped = entry_point_specs(ENTRY_POINT_GROUPS, site)
+        python = str(site.parents[2] / "bin" / "python")
+        external += [spec._replace(python=python) for spec in theirs]
+        skipped += their_skipped
     user, user_skipped = _scan_root(home / "plugins", "user", slot_names)
     project: list[PluginSpec] = []
     project_skipped: list[Skipped] = []

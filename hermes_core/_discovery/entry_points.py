@@ -93,18 +93,20 @@ def _entry_point_spec(ep: Any, headers: dict[str, list[str]], plugin_id: str, ca
 
 
 def entry_point_specs(
-    groups: tuple[tuple[str, str | None], ...],
+    groups: tuple[tuple[str, str | None], ...], site: Path | None = None,
 ) -> tuple[list[PluginSpec], list[PluginSpec], list[Skipped]]:
     """The built-in and the third-party plugins of the entry-point `groups` (each with the
     category its plugins belong to), and the entry points skipped, with why: a name that is no
-    plugin id, or the same plugin id from two distributions (the first stays)."""
-    from importlib.metadata import entry_points
+    plugin id, or the same plugin id from two distributions (the first stays). With `site`, the
+    distributions installed in that folder alone (an isolated plugin's environment)."""
+    from importlib.metadata import EntryPoints, distributions, entry_points
 
     builtin: list[PluginSpec] = []
     external: list[PluginSpec] = []
     skipped: list[Skipped] = []
     seen: dict[tuple[bool, str], tuple[str, str]] = {}
-    every = entry_points()  # one scan of the installed distributions, for every group
+    every = entry_points() if site is None else \
+        EntryPoints(ep for dist in distributions(path=[str(site)]) for ep in dist.entry_points)
     for group, category in groups:
         for ep in every.select(group=group):
             headers = _dist_headers(ep.dist) if ep.dist is not None else {}

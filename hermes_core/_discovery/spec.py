@@ -82,6 +82,7 @@ class PluginSpec(NamedTuple):
     kind_source: str = "default"
     hermes_imports: tuple[str, ...] = ()
     isolation: str = ""  # the manifest's hint (plugins.entries.<id>.isolation wins)
+    python: str = ""  # the interpreter of the environment it is installed in, when not hermes' own
 
     @property
     def origin(self) -> str:
@@ -122,7 +123,10 @@ class PluginSpec(NamedTuple):
 
     def isolation_in(self, config: Config) -> str:
         """Where the plugin runs: `process` (a child process of its own) or `none`, as
-        `plugins.entries.<id>.isolation` says when the operator set it, else as its manifest hints."""
+        `plugins.entries.<id>.isolation` says when the operator set it, else as its manifest hints.
+        A plugin installed in an environment of its own (`hermes plugins install --isolated`) runs there."""
+        if self.python:
+            return "process"
         if "isolation" in config.section("plugins", "entries", self.id):
             return config.read(keys.PLUGIN_ISOLATION, self.id)
         return self.isolation or "none"

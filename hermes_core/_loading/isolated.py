@@ -114,13 +114,15 @@ class ChildProcess:
     """One isolated plugin's child: started on first need (`start`), kept warm, asked with `call`."""
 
     def __init__(self, spec: Any, *, home: Path, config: Mapping[str, Any], python: str | None = None,
-                 memory_mb: int = 0) -> None:
+                 memory_mb: int = 0, llm_host: Callable[[], Any] | None = None) -> None:
         self.spec = spec
         self.plugin_id: str = spec.id
         self._home, self._config = home, dict(config)
+        self._llm_host = llm_host  # what makes the plugin's ctx.llm calls
         self._python = python or sys.executable
         self.memory_mb = memory_mb
         self._lock = threading.RLock()
+        self._sending = threading.Lock()  # one frame at a time on the socket, from any thread
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._pending: dict[int, tuple[threading.Event, list[Any]]] = {}
@@ -182,6 +184,9 @@ class ChildProcess:
         try:
             while True:
                 message = receive(sock)
+                if "op" in message:  # the child asks (ctx.llm): answered on a thread of its own
+                    threading.Thread(target=self._answer, args=(sock, message), daemon=True).start()
+                    continue
                 waiting = pending.pop(int(message.get("id", 0)), None)
                 if waiting is not None:
                     waiting[1].append(message)
@@ -199,6 +204,22 @@ class ChildProcess:
         for event, slot in left:
             slot.append({"died": ended})
             event.set()
+
+    def _answer(self, sock: socket.socket, request: dict[str, Any]) -> None:
+        """Answer the child's request: a `ctx.llm` call made here, as the plugin (never as the child says)."""
+        try:
+            if request.get("op") != "llm" or self._llm_host is None:
+                raise ValueError(f"this host answers no {request.get('op')!r} from a plugin's process")
+            result = _llm_call(self._llm_host(), self.plugin_id, request["call"])
+            answer = {"id": request["id"], "ok": True, "result": result}
+        except BaseException as exc:  # noqa: BLE001 - raised again in the child, as the same class
+            answer = {"id": request["id"], "ok": False, "error_type": type(exc).__name__, "error": str(exc),
+                      "error_fields": {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, bool))}}
+        try:
+            with self._sending:
+                send(sock, answer)
+        except OSError:
+            pass  # the child is gone
 
     def kill(self) -> None:
         """Kill the child now (a call past its time limit); the next call starts another."""
@@ -249,7 +270,8 @@ class ChildProcess:
             raise PluginProcessError(f"{owner(self.plugin_id)}: its process ended before {what}; it is started "
                                      "again at the next call", plugin_id=self.plugin_id)
         try:
-            send(sock, {"id": number, **message})
+            with self._sending:
+                send(sock, {"id": number, **message})
         except TypeError as exc:
             pending.pop(number, None)
             raise TypeError(f"{what}: its arguments cannot cross to {owner(self.plugin_id)}'s process as JSON "
@@ -269,6 +291,21 @@ class ChildProcess:
             raise PluginProcessError(f"{owner(self.plugin_id)}: {what} failed in its process: {answer.get('error')}",
                                      plugin_id=self.plugin_id)
         return answer.get("result")
+
+
+def _llm_call(host: Any, plugin_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """Make a plugin's `ctx.llm` call its process sent; the answer as plain data."""
+    from .._llm.host import Call
+    from .._llm.structured import Structured
+
+    structured = fields.pop("structured", None)
+    call = Call(plugin_id, **fields, structured=Structured(*structured) if structured else None)
+    answer = host.run(call, lambda answer: answer)
+    usage = answer.usage
+    return {"text": answer.text, "provider": answer.provider, "model": answer.model, "agent_id": answer.agent_id,
+            "usage": {name: getattr(usage, name) for name in ("input_tokens", "output_tokens", "total_tokens",
+                                                               "cache_read_tokens", "cache_write_tokens", "cost_usd")},
+            "tool_calls": answer.tool_calls, "finish_reason": answer.finish_reason}
 
 
 def _spec_fields(spec: Any) -> dict[str, Any]:

@@ -81,15 +81,37 @@ def _run(args: list[str], what: str) -> None:
         raise PipError(f"pip could not {what} (exit {result.returncode}){why}; pip's output is above")
 
 
-def pip_install(targets: tuple[str, ...], *, user: bool = False, upgrade: bool = False) -> list[str]:
-    """Install `targets` (anything pip accepts) and return the names of the distributions asked
-    for: from pip's report, or from the requirement itself when it was already installed."""
+def isolated_environment(home: Path, name: str) -> Path:
+    """The environment of `hermes plugins install --isolated` for `name`: `$HERMES_HOME/venvs/<name>`,
+    created when missing; its interpreter. What is installed there comes first on its path; hermes-core
+    and hermes' own packages come after, so a plugin's dependencies in other versions shadow them there
+    and nowhere else."""
+    import sysconfig
+    import venv
+
+    folder = home / "venvs" / canonical(name)
+    python = folder / "bin" / "python"
+    if not python.exists():
+        venv.create(folder, with_pip=False, symlinks=True)
+        site = next((folder / "lib").glob("python3*/site-packages"))
+        paths = dict.fromkeys([str(Path(__file__).resolve().parents[2]),  # where hermes_core is
+                               sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+        (site / "_hermes_host.pth").write_text("".join(f"{path}\n" for path in paths), encoding="utf-8")
+    return python
+
+
+def pip_install(targets: tuple[str, ...], *, user: bool = False, upgrade: bool = False,
+                python: Path | None = None) -> list[str]:
+    """Install `targets` (anything pip accepts; into the environment of `python` when given) and
+    return the names of the distributions asked for: from pip's report, or from the requirement
+    itself when it was already installed."""
     import json
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="hermes-pip-") as folder:
         report = Path(folder, "report.json")
-        args = ["install", "--quiet", "--report", str(report), *(["--user"] if user else []),
+        args = [*(["--python", str(python)] if python is not None else []), "install", "--quiet", "--report",
+                str(report), *(["--user"] if user else []),
                 *(["--upgrade"] if upgrade else []), *targets]
         _run(args, f"install {' '.join(targets)}")
         data = json.loads(report.read_text(encoding="utf-8")) if report.exists() else {}

@@ -242,19 +242,28 @@ def _provided(found: Discovery, distribution: str) -> list[PluginSpec]:
 @click.argument("packages", nargs=-1, required=True)
 @click.option("--user", is_flag=True, help="Install into your user site-packages (outside a virtual environment).")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
-def install(packages: tuple[str, ...], user: bool, upgrade: bool) -> None:
+@click.option("--isolated", is_flag=True,
+              help="Install into an environment of their own under $HERMES_HOME/venvs; their plugins run in "
+                   "a process of their own there (docs/isolation.md).")
+def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool) -> None:
     """pip-install PACKAGES (names, paths, wheels: anything pip takes) into the environment hermes
-    runs in, then enable the plugins they provide, one line each."""
-    from ._pip import PipError, installed, pip_install, target_problem
+    runs in (or, with --isolated, one of their own), then enable the plugins they provide, one line each."""
+    from ._pip import PipError, installed, isolated_environment, pip_install, target_problem
 
-    problem = target_problem(user)
-    if problem:
-        raise PipError(problem)
-    names = pip_install(packages, user=user, upgrade=upgrade)
+    python = None
+    if isolated:
+        if user:
+            raise click.UsageError("--isolated installs into an environment of its own; leave out --user")
+        python = isolated_environment(hermes_home(), _requirement_label(packages[0]))
+    else:
+        problem = target_problem(user)
+        if problem:
+            raise PipError(problem)
+    names = pip_install(packages, user=user, upgrade=upgrade, python=python)
     found, _ = _discovered()
     for name in names:
-        name, version = installed(name) or (name, "")
-        click.echo(f"installed {name} {version}".rstrip())
+        name, version = (installed(name) if python is None else None) or (name, "")
+        click.echo(f"installed {name} {version}".rstrip() + (f" in {python.parent.parent}" if python else ""))
         specs = _provided(found, name)
         if not specs:
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
@@ -262,9 +271,33 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool) -> None:
         for spec in specs:
             changed = _set_membership(spec.id, "enabled", "disabled")
             click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
+            if python is not None:
+                _isolate(spec.id, str(python))
+                click.echo(f"{spec.id} runs in a process of its own on {python}")
     if not names:
         click.echo(f"hermes: warning: installed {' '.join(packages)}, but could not tell which distribution it is; "
                    "see `hermes plugins list` and enable its plugins with `hermes plugins enable ID`", err=True)
+
+
+def _requirement_label(target: str) -> str:
+    """A name for the environment of `target`: its distribution's name, else its file or folder's."""
+    from ._pip import _requirement_name
+
+    return _requirement_name(target) or Path(target.rstrip("/")).name.split("-")[0] or "plugin"
+
+
+def _isolate(plugin_id: str, python: str) -> None:
+    """plugins.entries.<id>: isolation: process, python: the environment's interpreter."""
+
+    def mutate(doc: Any) -> bool:
+        plugins = doc.setdefault("plugins", {})
+        entries = plugins.setdefault("entries", {})
+        entry = entries.setdefault(plugin_id, {})
+        changed = bool(entry.get("isolation") != "process" or entry.get("python") != python)
+        entry["isolation"], entry["python"] = "process", python
+        return changed
+
+    edit_config(mutate)
 
 
 def _forget(plugin_id: str) -> bool:

@@ -165,6 +165,21 @@ def test_install_then_remove_a_plugin_distribution(home: Path, tmp_path: Path, d
 
 
 @pytest.mark.slow
+def test_install_isolated_makes_an_environment_of_its_own_and_runs_the_plugin_there(home: Path,
+                                                                                     dice_wheel: Path) -> None:
+    result = hermes("plugins", "install", "--isolated", str(dice_wheel))
+    env = home / "venvs" / "hermes-dice"
+    assert result.stdout.splitlines() == [f"installed hermes-dice in {env}", "enabled dice",
+                                          f"dice runs in a process of its own on {env / 'bin' / 'python'}"], result
+    assert list(site_packages(env / "bin" / "python").glob("hermes_dice-1.2.dist-info"))
+    assert subprocess.run([sys.executable, "-c", "import hermes_dice"], capture_output=True).returncode == 1
+    (row,) = [row for row in hermes_json("plugins", "list") if row["id"] == "dice"]
+    assert row["enabled"] is True and row["isolated"] is True
+    assert json.loads(hermes("tools", "call", "roll_die").stdout) == {"value": 4}  # in its own process
+    assert "in a process of their own: dice" in hermes("plugins", "doctor").stdout
+
+
+@pytest.mark.slow
 def test_remove_takes_a_plugin_id_too(home: Path, tmp_path: Path, dice_wheel: Path) -> None:
     python = make_venv(tmp_path / "env")
     hermes_in(python, "plugins", "install", str(dice_wheel))

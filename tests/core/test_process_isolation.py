@@ -233,3 +233,46 @@ def test_a_manifest_hint_isolates_unless_the_operator_says_otherwise_and_listing
     manager = PluginManager(home=home).load()
     assert manager.record("fragile").process is None and work(manager)["pid"] == os.getpid()
     manager.remove_plugin("fragile")
+
+
+ASKS_THE_MODEL = '''
+import json, os
+
+def ask(args, **kwargs):
+    result = ctx_holder[0].llm.complete([{"role": "user", "content": args["question"]}], purpose="answer",
+                                        model=args.get("model"))
+    return json.dumps({"text": result.text, "model": result.model, "pid": os.getpid(),
+                       "tokens": result.usage.total_tokens, "key": os.environ.get("OPENAI_API_KEY")})
+
+ctx_holder = []
+
+def register(ctx):
+    ctx_holder.append(ctx)
+    ctx.register_tool("ask", "llm", {"name": "ask", "parameters": {"type": "object",
+                      "properties": {"question": {"type": "string"}}}}, ask)
+'''
+
+
+def test_ctx_llm_in_an_isolated_plugin_is_made_by_the_host_with_the_hosts_key(
+        home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-only")
+    make_folder_plugin(home / "plugins", "asker", ASKS_THE_MODEL, "name: asker\n")
+    write_config(home, f"""\
+        model: {{provider: custom, model: scripted-model, base_url: {llm_server.url}}}
+        plugins:
+          enabled: [asker]
+          entries:
+            asker: {{isolation: process, llm: {{allowed_providers: [custom]}}}}
+        """)
+    llm_server.reply("Forty-two.")
+    manager = PluginManager(home=home).load()
+    answer = json.loads(manager.dispatch_tool("ask", {"question": "The answer?"}))
+    assert (answer["text"], answer["model"], answer["key"]) == ("Forty-two.", "scripted-model", None)
+    assert answer["pid"] != os.getpid() and answer["tokens"] > 0
+    (request,) = llm_server.requests
+    assert request.headers["authorization"] == "Bearer sk-host-only"  # the host's credentials, on the host's side
+    assert request.body["messages"][-1] == {"role": "user", "content": "The answer?"}
+    refused = json.loads(manager.dispatch_tool("ask", {"question": "?", "model": "gpt-huge"}))["error"]
+    assert refused.startswith("Tool execution failed: PluginLlmTrustError: ")  # the host's error, the same class
+    assert len(llm_server.requests) == 1
+    manager.remove_plugin("asker")
