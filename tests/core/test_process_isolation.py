@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core import CommandFailedError, PluginManager
-from tests.helpers import ROOT, hermes, hermes_json, make_folder_plugin, make_venv, pip_install, write_config
+from tests.helpers import ROOT, backdate, hermes, hermes_json, make_folder_plugin, make_venv, pip_install, write_config
 
 FRAGILE = '''
 import ctypes, json, os, signal
@@ -87,6 +87,8 @@ def test_a_tool_that_ends_its_process_is_a_failed_call_and_the_next_call_works(i
     assert time.monotonic() - started < 30
     again = work(manager)
     assert again["pid"] not in (first["pid"], os.getpid())  # restarted
+    with pytest.raises(ProcessLookupError):
+        os.kill(first["pid"], 0)  # the dead child was reaped: no zombie left
     manager.remove_plugin("fragile")
 
 
@@ -276,3 +278,34 @@ def test_ctx_llm_in_an_isolated_plugin_is_made_by_the_host_with_the_hosts_key(
     assert refused.startswith("Tool execution failed: PluginLlmTrustError: ")  # the host's error, the same class
     assert len(llm_server.requests) == 1
     manager.remove_plugin("asker")
+
+
+def test_what_cannot_cross_as_json_is_an_error_naming_the_call(isolated: Path) -> None:
+    manager = PluginManager(home=isolated).load()
+    result = json.loads(manager.dispatch_tool("work", {}, handle=object()))["error"]
+    assert "tool 'work': its arguments cannot cross to plugin 'fragile''s process as JSON" in result
+    assert "pid" in work(manager)  # and the process is fine
+    manager.remove_plugin("fragile")
+
+
+def test_an_isolated_tool_only_plugin_is_started_when_first_needed_with_lazy_activation(isolated: Path) -> None:
+    backdate(isolated / "plugins" / "fragile")
+    make_folder_plugin(isolated / "plugins", "calm", '''
+import json, os
+
+def register(ctx):
+    ctx.register_tool("calm", "calm", {"name": "calm", "parameters": {"type": "object"}},
+                      lambda args, **kw: json.dumps({"pid": os.getpid()}))
+''', "name: calm\nisolation: process\n")
+    backdate(isolated / "plugins" / "calm")
+    (isolated / "config.yaml").write_text((isolated / "config.yaml").read_text().replace("[fragile]", "[fragile, calm]"))
+    first = PluginManager(home=isolated, lazy=True).load()  # its registrations remembered
+    first.remove_plugin("calm")
+    first.remove_plugin("fragile")
+    manager = PluginManager(home=isolated, lazy=True).load()
+    record = manager.record("calm")
+    assert record.lazy and record.process is None  # no process until a tool of it is called
+    pid = json.loads(manager.dispatch_tool("calm", {}))["pid"]
+    assert pid != os.getpid() and manager.record("calm").process.pid == pid
+    manager.remove_plugin("calm")
+    manager.remove_plugin("fragile")
