@@ -82,6 +82,19 @@ class HostLlm:
         return await asyncio.to_thread(self.run, call, finish)
 
 
+class HostCapability:
+    """What the host serves (`ctx.call_mcp`, ...), asked of the host: any member, JSON arguments."""
+
+    def __init__(self, child: Child) -> None:
+        self._child = child
+
+    def __getattr__(self, member: str) -> Any:
+        def call(plugin_id: str, *args: Any, **kwargs: Any) -> Any:
+            return self._child.ask_host({"op": "host_call", "member": member, "args": list(args), "kwargs": kwargs})
+
+        return call
+
+
 _CALL_FIELDS = ("kind", "messages", "temperature", "max_tokens", "timeout", "provider", "model", "agent_id",
                 "profile", "purpose")
 
@@ -118,7 +131,12 @@ class Child:
         number = f"c{next(self._numbers)}"
         event, slot = threading.Event(), []  # type: ignore[var-annotated]
         self._asked[number] = (event, slot)
-        self.reply({"id": number, **request})
+        try:
+            self.reply({"id": number, **request})
+        except TypeError as exc:
+            self._asked.pop(number, None)
+            what = f"ctx.{request['member']}" if "member" in request else f"ctx.{request['op']}"
+            raise TypeError(f"{what}: its arguments cannot cross to the host as JSON ({exc})") from None
         event.wait()
         answer = slot[0]
         if not answer.get("ok"):
@@ -151,8 +169,14 @@ class Child:
         self.plugin_id = spec.id
         self.manager = PluginManager(home=Path(request["home"]), config=Config(config), discover_plugins=False)
         self.manager.load()
+        from ._config.file import load_config
+
+        home = Path(request["home"])
+        self.manager._loader.current_config = lambda: load_config(home)  # ctx.get_config: the file as it is now
         host = HostLlm(self)
         self.manager._loader.llm_host = lambda: host  # ctx.llm: made by the host, which holds the credentials
+        for capability in request.get("capabilities", ()):  # ctx.call_mcp, ...: served by the host
+            self.manager.serve(capability, HostCapability(self))
         record = self.manager._loader.load(spec)
         tools = []
         for name in record.registered.get("tools", []):

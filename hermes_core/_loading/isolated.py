@@ -114,11 +114,12 @@ class ChildProcess:
     """One isolated plugin's child: started on first need (`start`), kept warm, asked with `call`."""
 
     def __init__(self, spec: Any, *, home: Path, config: Mapping[str, Any], python: str | None = None,
-                 memory_mb: int = 0, llm_host: Callable[[], Any] | None = None) -> None:
+                 memory_mb: int = 0, llm_host: Callable[[], Any] | None = None, capabilities: Any = None) -> None:
         self.spec = spec
         self.plugin_id: str = spec.id
         self._home, self._config = home, dict(config)
         self._llm_host = llm_host  # what makes the plugin's ctx.llm calls
+        self._capabilities = capabilities  # what the host serves (ctx.call_mcp, ...), asked for the plugin
         self._python = python or sys.executable
         self.memory_mb = memory_mb
         self._lock = threading.RLock()
@@ -152,8 +153,9 @@ class ChildProcess:
                 raise PluginProcessError(self.failed, plugin_id=self.plugin_id)
             self._starts.append(now)
             self._spawn()
+            served = self._capabilities.names() if self._capabilities is not None else []
             loaded = self._request({"op": "load", "spec": _spec_fields(self.spec), "config": self._config,
-                                    "home": str(self._home)}, LOAD_SECONDS, "loading it")
+                                    "home": str(self._home), "capabilities": served}, LOAD_SECONDS, "loading it")
             if self.loaded is None:
                 self.loaded = loaded
             self.pid = loaded.get("pid")
@@ -206,18 +208,28 @@ class ChildProcess:
             event.set()
 
     def _answer(self, sock: socket.socket, request: dict[str, Any]) -> None:
-        """Answer the child's request: a `ctx.llm` call made here, as the plugin (never as the child says)."""
+        """Answer the child's request, made here as the plugin (never as the child says): a `ctx.llm`
+        call, or a ctx member a capability of this host serves (`ctx.call_mcp`, ...)."""
         try:
-            if request.get("op") != "llm" or self._llm_host is None:
-                raise ValueError(f"this host answers no {request.get('op')!r} from a plugin's process")
-            result = _llm_call(self._llm_host(), self.plugin_id, request["call"])
+            op = request.get("op")
+            if op == "llm" and self._llm_host is not None:
+                result = _llm_call(self._llm_host(), self.plugin_id, request["call"])
+            elif op == "host_call" and self._capabilities is not None:
+                result = self._capabilities.call(self.plugin_id, str(request["member"]), *request.get("args", ()),
+                                                 **request.get("kwargs", {}))
+            else:
+                raise ValueError(f"this host answers no {op!r} from a plugin's process")
             answer = {"id": request["id"], "ok": True, "result": result}
         except BaseException as exc:  # noqa: BLE001 - raised again in the child, as the same class
             answer = {"id": request["id"], "ok": False, "error_type": type(exc).__name__, "error": str(exc),
                       "error_fields": {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, bool))}}
         try:
             with self._sending:
-                send(sock, answer)
+                try:
+                    send(sock, answer)
+                except TypeError as exc:
+                    send(sock, {"id": request["id"], "ok": False, "error_type": "TypeError",
+                                "error": f"the host's answer to {request.get('op')} cannot cross as JSON: {exc}"})
         except OSError:
             pass  # the child is gone
 

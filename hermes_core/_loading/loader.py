@@ -176,7 +176,8 @@ class Loader:
         started = time.perf_counter()
         child = ChildProcess(record.spec, home=self.home, config=config.section(),
                              python=config.read(keys.PLUGIN_PYTHON, record.id) or record.spec.python or None,
-                             memory_mb=config.read(keys.PLUGIN_MEMORY_MB, record.id), llm_host=self.llm_host)
+                             memory_mb=config.read(keys.PLUGIN_MEMORY_MB, record.id), llm_host=self.llm_host,
+                             capabilities=self.capabilities)
         record.undos.append(child.close)
         record.process = child
 

@@ -309,3 +309,70 @@ def register(ctx):
     assert pid != os.getpid() and manager.record("calm").process.pid == pid
     manager.remove_plugin("calm")
     manager.remove_plugin("fragile")
+
+
+CALLS_MCP = '''
+import json
+
+def register(ctx):
+    ctx.register_tool("ask_mcp", "mcp", {"name": "ask_mcp", "parameters": {"type": "object"}},
+                      lambda args, **kw: json.dumps(ctx.call_mcp("files", "read", {"path": "a"})))
+'''
+
+
+class Recorder:
+    """A host's MCP capability that notes who asked, in which process."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str, dict, int]] = []
+
+    def call_mcp(self, plugin_id: str, server: str, tool: str, arguments: dict, timeout: float = 30) -> dict:
+        self.calls.append((plugin_id, server, tool, arguments, os.getpid()))
+        return {"ok": True, "result": {"served_by": os.getpid()}}
+
+
+def test_ctx_call_mcp_in_an_isolated_plugin_is_served_by_the_host(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "mcpuser", CALLS_MCP, "name: mcpuser\n")
+    write_config(home, "plugins:\n  enabled: [mcpuser]\n  entries:\n    mcpuser: {isolation: process}\n")
+    manager = PluginManager(home=home)
+    recorder = Recorder()
+    manager.serve("mcp", recorder)
+    answer = json.loads(manager.load().dispatch_tool("ask_mcp", {}))
+    assert answer == {"ok": True, "result": {"served_by": os.getpid()}}
+    assert recorder.calls == [("mcpuser", "files", "read", {"path": "a"}, os.getpid())]
+    manager.remove_plugin("mcpuser")
+
+
+SETTLES = '''
+import asyncio, json, os
+from pathlib import Path
+
+async def _note(path):
+    Path(path).write_text(str(os.getpid()))
+
+def register(ctx):
+    ctx.spawn_task(_note(os.path.join(os.environ["HERMES_HOME"], "task.txt")))
+
+    def remember(args, **kwargs):
+        ctx.set_config("colour", args["colour"])
+        ctx.logger.warning("remembered %s", args["colour"])
+        return json.dumps({"colour": ctx.get_config("colour"), "pid": os.getpid()})
+
+    ctx.register_tool("remember", "prefs", {"name": "remember", "parameters": {"type": "object",
+                      "properties": {"colour": {"type": "string"}}}}, remember)
+'''
+
+
+def test_the_whole_ctx_works_in_the_child_settings_logger_and_tasks(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "prefs", SETTLES, "name: prefs\nisolation: process\n")
+    write_config(home, "plugins:\n  enabled: [prefs]\n")
+    manager = PluginManager(home=home).load()
+    answer = json.loads(manager.dispatch_tool("remember", {"colour": "teal"}))
+    assert answer["colour"] == "teal" and answer["pid"] != os.getpid()
+    assert "colour: teal" in (home / "config.yaml").read_text()  # the same config.yaml, written by the child
+    deadline = time.monotonic() + 10
+    while not (home / "task.txt").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert (home / "task.txt").read_text() == str(answer["pid"])  # its spawn_task ran in its process
+    manager.remove_plugin("prefs")
