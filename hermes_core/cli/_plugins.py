@@ -319,13 +319,17 @@ def _forget(plugin_id: str) -> bool:
 @click.argument("packages", nargs=-1, required=True, shell_complete=complete_plugin_ids)
 def remove(packages: tuple[str, ...]) -> None:
     """pip-uninstall PACKAGES (distribution names, or ids of the plugins they provide) from the
-    environment hermes runs in, and take their plugins out of plugins.enabled, one line each."""
+    environment hermes runs in (or remove the environment of their own that `install --isolated` made),
+    and take their plugins out of plugins.enabled, one line each."""
     import site
     from importlib import metadata
 
     from ._pip import PipError, canonical, installed, pip_uninstall, target_problem
 
     found, _ = _discovered()
+    packages = tuple(package for package in packages if not _remove_isolated(found, package))
+    if not packages:
+        return
     names: list[str] = []
     versions: dict[str, str] = {}
     for package in packages:
@@ -349,6 +353,43 @@ def remove(packages: tuple[str, ...]) -> None:
         click.echo(f"removed {name} {versions[name]}")
         for spec in _provided(found, name):
             click.echo(f"disabled {spec.id}" if _forget(spec.id) else f"{spec.id} was not enabled")
+
+
+def _remove_isolated(found: Discovery, package: str) -> bool:
+    """Remove the environment of its own that `hermes plugins install --isolated` made for `package` (a
+    distribution name or a plugin id), and take its plugins out of config.yaml; False when it has none."""
+    import shutil
+
+    from ._pip import canonical
+
+    spec = found.get(package)
+    if spec is None or not spec.python:
+        spec = next((s for s in found.plugins if s.python and s.distribution
+                     and canonical(s.distribution) == canonical(package)), None)
+    if spec is None or not spec.python:
+        return False
+    environment = Path(spec.python).parent.parent
+    if environment.parent != hermes_home() / "venvs":
+        return False
+    shutil.rmtree(environment)
+    click.echo(f"removed {spec.distribution or spec.id} {spec.version}".rstrip() + f" and its environment {environment}")
+    for provided in [s for s in found.plugins if s.python == spec.python]:
+        click.echo(f"disabled {provided.id}" if _forget(provided.id) else f"{provided.id} was not enabled")
+        _unisolate(provided.id)
+    return True
+
+
+def _unisolate(plugin_id: str) -> None:
+    """Take out the `python:` that `install --isolated` wrote for `plugin_id` (its environment is gone)."""
+
+    def mutate(doc: Any) -> bool:
+        entry = ((doc.get("plugins") or {}).get("entries") or {}).get(plugin_id)
+        if not isinstance(entry, dict) or "python" not in entry:
+            return False
+        del entry["python"]
+        return True
+
+    edit_config(mutate)
 
 
 def _add_usage() -> None:

@@ -177,6 +177,10 @@ def test_install_isolated_makes_an_environment_of_its_own_and_runs_the_plugin_th
     assert row["enabled"] is True and row["isolated"] is True
     assert json.loads(hermes("tools", "call", "roll_die").stdout) == {"value": 4}  # in its own process
     assert "in a process of their own: dice" in hermes("plugins", "doctor").stdout
+    removed = hermes("plugins", "remove", "hermes-dice")
+    assert removed.stdout.splitlines() == [f"removed hermes-dice 1.2 and its environment {env}", "disabled dice"]
+    assert not env.exists() and "dice" not in {row["id"] for row in hermes_json("plugins", "list")}
+    assert "python:" not in (home / "config.yaml").read_text()
 
 
 @pytest.mark.slow
