@@ -17,7 +17,7 @@ import attrs
 from .._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
 from .._quote import clip
 from .._runtime.deferred import Deferred
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive, keeps_own_limit
 from .._undo import Undo, put
 from ..config_keys import COMMANDS_TIMEOUT
 from .command import ARGUMENT_MODES, Command, normalise_command_name
@@ -94,7 +94,7 @@ class CommandRegistry:
                 raise CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) cannot run: "
                                          f"{resolved.error}") from resolved.error
             command = self._lookup(command.name)
-        limit = None if getattr(command.handler, "own_limit", False) else self.limit()  # see _tools.call
+        limit = None if keeps_own_limit(command.handler) else self.limit()
         result = yield Invoke(command.handler, (raw_args,), is_async=_is_async(command.handler), limit=limit)
         if isinstance(result, Failure):
             raise self._failed(command, result) from result.error

@@ -22,7 +22,7 @@ import attrs
 
 from .._errors import owner
 from .._runtime import workers
-from .._runtime.invoke import Failure, acall, failed, overran, settled
+from .._runtime.invoke import Failure, acall, failed, keeps_own_limit, overran, settled
 from .._undo import Undo
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
@@ -58,13 +58,15 @@ def _signature(callback: Callable[..., Any]) -> tuple[frozenset[str] | None, tup
 @attrs.frozen
 class HookCallback:
     """A callback registered for a lifecycle hook: its plugin, and the keyword arguments it takes
-    (`accepts`, None for `**kwargs`), worked out once when it was added."""
+    (`accepts`, None for `**kwargs`), worked out once when it was added; `own_limit`: it enforces the
+    time limit itself (`keeping_own_limit`), so the drivers wait for it."""
 
     hook: str
     fn: Callable[..., Any] = attrs.field(repr=False)
     plugin_id: str | None
     accepts: frozenset[str] | None = attrs.field(repr=False)
     is_async: bool = attrs.field(repr=False)
+    own_limit: bool = attrs.field(default=False, repr=False)
 
     def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if self.accepts is None:
@@ -152,7 +154,8 @@ class HookRunner:
                 "(it passes: %s); every call of it will fail: give %s a default or take **kwargs",
                 owner(plugin_id), hook, ", ".join(missing), ", ".join(offered), "it" if len(missing) == 1 else "them",
             )
-        entry = HookCallback(hook, callback, plugin_id, accepts, workers.is_coroutine_function(callback))
+        entry = HookCallback(hook, callback, plugin_id, accepts, workers.is_coroutine_function(callback),
+                             keeps_own_limit(callback))
         with self._lock:
             self._callbacks[hook] = (*self._callbacks.get(hook, ()), entry)
 
@@ -234,7 +237,7 @@ class HookRunner:
                 result = failed(exc)
             else:
                 if result is not None:
-                    result = settled(result, limit)
+                    result = settled(result, None if cb.own_limit else limit)
             if type(result) is Failure:
                 self._report(cb, result)
             if watched is None:
@@ -287,6 +290,9 @@ class HookRunner:
                     timeout = limit
                     continue
                 index, started = current
+                if callbacks[index].own_limit:  # it stops itself at the limit, and says how
+                    timeout = limit
+                    continue
                 timeout = started + limit - monotonic()
                 if timeout > 0:
                     continue
@@ -306,7 +312,8 @@ class HookRunner:
             return
         limit = self._timeout() or None
         for cb in callbacks:
-            result = await acall(cb.fn, (), cb.arguments(chain.arguments()), cb.is_async, limit)
+            result = await acall(cb.fn, (), cb.arguments(chain.arguments()), cb.is_async,
+                                 None if cb.own_limit else limit)
             if type(result) is Failure:
                 self._report(cb, result)
             if not chain.take(cb, result):

@@ -34,6 +34,7 @@ from typing import Any
 from .._errors import PluginProcessError, owner
 from .._llm.routes import PROVIDERS
 from .._runtime.frames import FrameError, receive, send
+from .._runtime.invoke import keeping_own_limit
 
 __all__ = ["RESTARTS", "ChildProcess", "child_environment", "stand_ins"]
 
@@ -359,8 +360,7 @@ def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], f
         def handler(args: Any, **kwargs: Any) -> Any:
             return child.call("tool", f"tool {name!r}", tool_limit(name), name=name, args=args, kwargs=kwargs)
 
-        handler.own_limit = True  # type: ignore[attr-defined]  # the child is killed at the limit, not abandoned
-        return handler
+        return keeping_own_limit(handler)  # the child is killed at the limit, not abandoned
 
     def check(name: str) -> Callable[[], Any]:
         def check_fn() -> Any:
@@ -373,17 +373,14 @@ def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], f
         def handler(raw: str) -> Any:
             return child.call("command", f"/{name}", command_limit(), name=name, raw=raw)
 
-        handler.own_limit = True  # type: ignore[attr-defined]
-        return handler
+        return keeping_own_limit(handler)
 
     def hook(name: str, index: int) -> Callable[..., Any]:
         def callback(**kwargs: Any) -> Any:
-            limit = hook_limit()  # the process is killed a little before the hook runner would stop waiting
-            return child.call("hook", f"hook {name}", limit * 0.9 if limit else None, hook=name, index=index,
-                              kwargs=kwargs)
+            return child.call("hook", f"hook {name}", hook_limit(), hook=name, index=index, kwargs=kwargs)
 
         callback.__qualname__ = f"{name}#{index + 1} (in its process)"  # as the hook runner names it
-        return callback
+        return keeping_own_limit(callback)
 
     for t in loaded["tools"]:
         registrar.add_tool(Tool(t["name"], t["toolset"], t["schema"], tool(t["name"]),

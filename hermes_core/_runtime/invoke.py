@@ -31,7 +31,7 @@ from .workers import Overrun, run_coroutine, start, submit
 
 __all__ = [
     "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive", "failed",
-    "failed_call", "is_plugin_fault", "overran", "settled", "tagged",
+    "failed_call", "is_plugin_fault", "keeps_own_limit", "keeping_own_limit", "overran", "settled", "tagged",
 ]
 
 R = TypeVar("R")
@@ -89,6 +89,21 @@ def contained(exc: BaseException) -> Failure:
 def overran(limit: float | None) -> Failure:
     """The `Failure` of plugin code stopped waiting for after `limit` seconds."""
     return Failure(Overrun(f"did not finish within {limit:g} s"), timed_out=True)
+
+
+_OWN_LIMIT = "__hermes_keeps_own_limit__"
+
+
+def keeping_own_limit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark `fn` as enforcing its time limit itself (an isolated plugin's stand-in kills its process
+    at the limit and says so): the tool, command and hook drivers then wait for it, never abandon it."""
+    setattr(fn, _OWN_LIMIT, True)
+    return fn
+
+
+def keeps_own_limit(fn: Any) -> bool:
+    """Whether `fn` enforces its time limit itself (`keeping_own_limit`)."""
+    return getattr(fn, _OWN_LIMIT, False) is True
 
 
 def failed(exc: BaseException) -> Failure:

@@ -23,7 +23,7 @@ from .._errors import ConfigError, owner
 from .._hermes.host import describe
 from .._quote import clip, quoted
 from .._runtime.deferred import Deferred
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive
+from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive, keeps_own_limit
 from .tool import ToolEntry
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ def _call(
     if result is None:
         handler_args = (name, parsed) if entry.source is not None else (parsed,)
         try:  # a handler that keeps its own limit (an isolated plugin's: its process is killed) is not abandoned
-            limit = None if getattr(entry.tool.handler, "own_limit", False) else registry.limit(name)
+            limit = None if keeps_own_limit(entry.tool.handler) else registry.limit(name)
         except ConfigError as exc:  # tools.timeouts.<name> is no number: the operator's to fix
             return ToolOutcome(error_result(str(exc)))
         result = _result(entry, (yield Invoke(entry.tool.handler, handler_args, kwargs, is_async=entry.is_async,
