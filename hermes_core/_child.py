@@ -152,6 +152,7 @@ class Child:
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
         from ._config.config import Config
         from ._discovery.spec import PluginSpec
+        from ._loading.remembered import command_fields, tool_fields
         from ._manager import PluginManager
 
         fields = dict(request["spec"])
@@ -178,16 +179,9 @@ class Child:
         for capability in request.get("capabilities", ()):  # ctx.call_mcp, ...: served by the host
             self.manager.serve(capability, HostCapability(self))
         record = self.manager._loader.load(spec)
-        tools = []
-        for name in record.registered.get("tools", []):
-            entry = self.manager._loader.tools.entry(name)
-            tool = entry.tool
-            tools.append({"name": tool.name, "toolset": tool.toolset, "schema": entry.schema,
-                          "requires_env": list(tool.requires_env), "description": tool.description,
-                          "emoji": tool.emoji, "override": tool.override, "checked": tool.check_fn is not None})
-        commands = [{"name": c.name, "description": c.description, "args_hint": c.args_hint,
-                     "argument_mode": c.argument_mode}
-                    for c in self.manager._loader.commands if c.plugin_id == spec.id]
+        loader = self.manager._loader
+        tools = [tool_fields(loader.tools.entry(name)) for name in record.registered.get("tools", [])]
+        commands = [command_fields(c) for c in loader.commands if c.plugin_id == spec.id]
         hooks = [[hook, index] for hook in dict.fromkeys(record.registered.get("hooks", []))
                  for index, _ in enumerate(self._callbacks(hook))]
         return {"status": record.status, "failure": str(record.failure) if record.failure else None,

@@ -342,9 +342,8 @@ def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], f
               command_limit: Callable[[], float | None], hook_limit: Callable[[], float | None]) -> None:
     """Register what the plugin registered in its process, each call sent there: its tools, commands
     and hook callbacks. Anything else it registered cannot cross yet: `RegistrationError`."""
-    from .._commands.command import Command
     from .._errors import RegistrationError
-    from .._tools.tool import Tool
+    from .remembered import stand_in_command, stand_in_tool
 
     loaded = child.start()
     if loaded["status"] != "ok":
@@ -382,12 +381,10 @@ def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], f
         callback.__qualname__ = f"{name}#{index + 1} (in its process)"  # as the hook runner names it
         return keeping_own_limit(callback)
 
-    for t in loaded["tools"]:
-        registrar.add_tool(Tool(t["name"], t["toolset"], t["schema"], tool(t["name"]),
-                                check(t["name"]) if t["checked"] else None, t["requires_env"], False,
-                                t["description"], t["emoji"], t["override"], plugin_id=child.plugin_id))
+    for t in loaded["tools"]:  # answered by this process's call to the child: sync here, whatever it is there
+        registrar.add_tool(stand_in_tool(t, tool(t["name"]), child.plugin_id,
+                                         check_fn=check(t["name"]) if t["checked"] else None))
     for c in loaded["commands"]:
-        registrar.add_command(Command(c["name"], command(c["name"]), c["description"], c["args_hint"],
-                                      plugin_id=child.plugin_id, argument_mode=c["argument_mode"]))
+        registrar.add_command(stand_in_command(c, command(c["name"]), child.plugin_id))
     for name, index in loaded["hooks"]:
         registrar.add_hook(name, hook(name, index))

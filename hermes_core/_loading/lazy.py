@@ -24,14 +24,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import config_keys as keys
 from .. import hookspecs
-from .._commands.command import Command
 from .._errors import PluginLoadError, owner
 from .._runtime.deferred import Deferred
-from .._tools.tool import Tool
 from .._version import __version__
 from .record import LoadFailure, PluginRecord, discovery_failure
 from .registrar import Loaded, Registrar
-from .remembered import RegistrationMemory, plugin_key, registrations
+from .remembered import RegistrationMemory, plugin_key, registrations, stand_in_command, stand_in_tool
 
 if TYPE_CHECKING:
     from .._config.config import Config
@@ -116,12 +114,10 @@ class Deferrals:
         def stand_in() -> None:
             for t in remembered["tools"]:
                 handler = Deferred(activate, functools.partial(real_tool, t["name"]))
-                registrar.add_tool(Tool(t["name"], t["toolset"], t["schema"], handler, None, t["requires_env"],
-                                        t["is_async"], t["description"], t["emoji"], t["override"], plugin_id=spec.id))
+                registrar.add_tool(stand_in_tool(t, handler, spec.id, is_async=t["is_async"]))
             for c in remembered["commands"]:
                 handler = Deferred(activate, functools.partial(real_command, c["name"]))
-                registrar.add_command(Command(c["name"], handler, c["description"], c["args_hint"], plugin_id=spec.id,
-                                              argument_mode=c["argument_mode"]))
+                registrar.add_command(stand_in_command(c, handler, spec.id))
             if remembered["cli_commands"]:
                 record.registered["cli_commands"] = list(remembered["cli_commands"])
             record.warnings[:], record.hermes_names = list(remembered["warnings"]), list(remembered["hermes_names"])

@@ -23,12 +23,14 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._commands.command import Command
 from .._discovery.spec import PluginSpec
 from .._files import RACY_SECONDS, locked, write_atomic
+from .._tools.tool import Tool, ToolEntry
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
     from .._tools.registry import ToolRegistry
     from .record import PluginRecord
 
-__all__ = ["STAND_IN", "RegistrationMemory", "plugin_key", "registrations"]
+__all__ = ["STAND_IN", "RegistrationMemory", "command_fields", "plugin_key", "registrations", "stand_in_command",
+           "stand_in_tool", "tool_fields"]
 
 _FILE = "registrations.json"
 _FORMAT = 1
@@ -112,6 +115,33 @@ def plugin_key(spec: PluginSpec, settings: Mapping[str, Any]) -> str | None:
                        present])
 
 
+def tool_fields(entry: ToolEntry) -> dict[str, Any]:
+    """A registered tool as plain data: what a stand-in for it needs (`stand_in_tool`)."""
+    tool = entry.tool
+    return {"name": tool.name, "toolset": tool.toolset, "schema": entry.schema, "requires_env": list(tool.requires_env),
+            "is_async": entry.is_async, "description": tool.description, "emoji": tool.emoji, "override": tool.override,
+            "checked": tool.check_fn is not None}
+
+
+def stand_in_tool(fields: Mapping[str, Any], handler: Callable[..., Any], plugin_id: str, *,
+                  check_fn: Callable[[], Any] | None = None, is_async: bool = False) -> Tool:
+    """The tool of `fields` (`tool_fields`) answered by `handler` instead of the plugin's own."""
+    return Tool(fields["name"], fields["toolset"], fields["schema"], handler, check_fn, fields["requires_env"], is_async,
+                fields["description"], fields["emoji"], fields["override"], plugin_id=plugin_id)
+
+
+def command_fields(command: Command) -> dict[str, Any]:
+    """A registered slash command as plain data: what a stand-in for it needs (`stand_in_command`)."""
+    return {"name": command.name, "description": command.description, "args_hint": command.args_hint,
+            "argument_mode": command.argument_mode}
+
+
+def stand_in_command(fields: Mapping[str, Any], handler: Callable[..., Any], plugin_id: str) -> Command:
+    """The command of `fields` (`command_fields`) answered by `handler` instead of the plugin's own."""
+    return Command(fields["name"], handler, fields["description"], fields["args_hint"], plugin_id=plugin_id,
+                   argument_mode=fields["argument_mode"])
+
+
 def _at_start(record: PluginRecord, tools: ToolRegistry, commands: CommandRegistry) -> list[str]:
     """Why `record`'s plugin must be imported at every start (nothing: stand-ins can be it)."""
     why = [f"{kind}: {', '.join(names)}" for kind, names in record.registered.items() if kind not in STAND_IN]
@@ -142,15 +172,11 @@ def registrations(
     for name in record.registered.get("tools", []) if not at_start else []:
         entry = tools.entry(name)
         assert entry is not None
-        tool = entry.tool
-        offered.append({"name": tool.name, "toolset": tool.toolset, "schema": entry.schema,
-                        "requires_env": list(tool.requires_env), "is_async": entry.is_async,
-                        "description": tool.description, "emoji": tool.emoji, "override": tool.override})
+        offered.append(tool_fields(entry))
     for name in record.registered.get("commands", []) if not at_start else []:
         command = commands.get(name)
         assert command is not None
-        slash.append({"name": command.name, "description": command.description, "args_hint": command.args_hint,
-                      "argument_mode": command.argument_mode})
+        slash.append(command_fields(command))
     remembered = {"registered": record.registered, "at_start": at_start, "tools": offered, "commands": slash,
                   "cli_commands": list(record.registered.get("cli_commands", [])), "cli_hooks": cli_hooks,
                   "warnings": list(record.warnings), "hermes_names": list(record.hermes_names)}
