@@ -87,11 +87,12 @@ def test_every_option_combination_prints_what_the_click_command_prints(plugins: 
     assert "ep " in out and "BROKEN" in out and "bad name!" in err  # the rows and the warnings compared above
 
 
-def test_the_listing_imports_no_click_no_plugin_no_openai_and_no_mcp(plugins: Path) -> None:
+def test_the_listing_imports_no_click_no_plugin_no_openai_no_mcp_and_no_ray(plugins: Path) -> None:
     for args in option_lines():  # the config names an MCP server: listing plugins starts none
         modules = imported("plugins", "list", *args)
         assert "hermes_core._discovery.discover" in modules  # the probe sees the listing's imports...
-        assert not {m for m in modules if m.split(".")[0] in {"click", "openai", "jsonschema", "pluggy", "mcp"}}, args
+        assert not {m for m in modules if m.split(".")[0] in {"click", "openai", "jsonschema", "pluggy", "mcp", "ray"}}, args
+        assert not {"hermes_core.batch", "hermes_core._loading.isolated", "hermes_core._loading.lazy"} & modules, args
         assert not {"hermes_ep_module", "hermes_gw_module", "hermes_notes_module"} & modules  # ...and no plugin
 
 
