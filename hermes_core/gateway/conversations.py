@@ -124,8 +124,7 @@ class Conversations:
             return agent
         platform = source.platform.value
         known = self.routes.session_id(key)
-
-        sender = source.user_id_alt or source.user_id or ""
+        sender = _sender(source)
 
         def open_agent() -> Agent:
             if known is None:
@@ -153,7 +152,7 @@ class Conversations:
                          scope_id=source.scope_id, session_key=key, session_id=agent.session_id,
                          message_id=event.message_id, parent_chat_id=source.parent_chat_id)
         self.routes.touch(key)
-        agent.sender_id = source.user_id_alt or source.user_id or ""  # in a shared group, this message's
+        agent.sender_id = _sender(source)  # in a shared group, this message's
         text = event.text
         if event.is_command() and event.message_type in (MessageType.TEXT, MessageType.COMMAND):
             if event.get_command() == "new":  # Hermes' gateway starts a fresh conversation with /new or /reset
@@ -229,3 +228,8 @@ class Conversations:
                              metadata={"hermes_plugin_id": plugin_id, "hermes_plugin_injection": True,
                                        "gateway_session_key": key})
         await adapter.handle_message(event)
+
+
+def _sender(source: SessionSource) -> str:
+    """Who wrote a message, as `pre_llm_call`'s `sender_id` and a memory provider's `user_id` take it."""
+    return source.user_id_alt or source.user_id or ""

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
-
 from hermes_core.agent.files import write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]

@@ -23,7 +23,8 @@ from typing import Any
 from ..config import Platform, PlatformConfig
 from ..session import SessionSource, build_session_key, session_key_for
 from .event import (
-    SEND_ERROR_KINDS, EphemeralReply, coerce_plaintext_gateway_command, MessageEvent, MessageHandler, MessageType, ProcessingOutcome, SendResult,
+    SEND_ERROR_KINDS, EphemeralReply, MessageEvent, MessageHandler, MessageType, ProcessingOutcome, SendResult,
+    coerce_plaintext_gateway_command,
 )
 from .media import (
     DEFAULT_INBOUND_MEDIA_MAX_BYTES, SUPPORTED_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES, cache_audio_from_bytes,
