@@ -378,3 +378,15 @@ def test_the_whole_ctx_works_in_the_child_settings_logger_and_tasks(home: Path) 
         time.sleep(0.05)
     assert (home / "task.txt").read_text() == str(answer["pid"])  # its spawn_task ran in its process
     manager.remove_plugin("prefs")
+
+
+def test_a_wrong_isolation_value_is_one_line_naming_the_field(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "fragile", FRAGILE, "name: fragile\nisolation: thread\n")
+    write_config(home, "plugins:\n  enabled: [fragile]\n")
+    record = PluginManager(home=home).load().record("fragile")
+    assert record.status == "failed" and "`isolation` is process or none, not 'thread'" in str(record.failure)
+    (home / "plugins" / "fragile" / "plugin.yaml").write_text("name: fragile\n")
+    write_config(home, "plugins:\n  enabled: [fragile]\n  entries:\n    fragile: {isolation: thread}\n")
+    result = hermes("tools", "list", check=1)
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "hermes: error: plugins.entries.fragile.isolation in ") and "must be process or none" in result.stderr
