@@ -1,5 +1,5 @@
 """The typed calls of the hooks only a gateway, an approval prompt, kanban, voice or subagent
-machinery has a moment for (`host_specs`): a mixin of `LifecycleHooks`, so a host that
+machinery has a moment for (`hookspecs.host`): a mixin of `LifecycleHooks`, so a host that
 has such a moment fires the hook as `manager.lifecycle.<hook>(...)`, typed like the rest."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from . import host_specs as specs
+from ..hookspecs import host as specs
 from .chains import Chain, LastFields, SpeechDecision, SpeechGate
 from .runner import HookCall
 

@@ -28,7 +28,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "providers": set(),
     "_hermes": {"config_keys", "_config", "providers"},
     "_hooks": {"config_keys", "_runtime", "hookspecs"},
-    "hookspecs": {"_hooks", "_ctx"},  # _ctx: the type of the registration hooks' `ctx`
+    "hookspecs": {"_ctx"},  # _ctx: the type of the registration hooks' `ctx`, for the type checker
     "_commands": {"config_keys", "_runtime", "_hooks"},
     "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},

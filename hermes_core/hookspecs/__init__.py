@@ -14,7 +14,7 @@ The lifecycle hooks are Hermes Agent's, by name and keyword arguments (Hermes pa
 ``telemetry_schema_version`` on every call but ``gateway_platform_event``, and so does
 hermes-core). Those the agent loop has a moment for are here; those only a gateway, an
 approval prompt, kanban, voice or subagent machinery has a moment for are declared in
-``_hooks.host_specs`` and re-exported here, so that any host can fire them. One lifecycle hook
+``hookspecs.host`` and re-exported here, so that any host can fire them. One lifecycle hook
 is hermes-core's own (``HERMES_CORE_HOOKS``): ``on_budget_check``, around ``ctx.llm``'s budgets.
 """
 
@@ -23,16 +23,23 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._hooks import host_specs
-from ._hooks.specs import (
+from .._messages import Message, Messages
+from . import host
+from ._markers import (
     PROJECT_NAME, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, HookFamily, declare, declared, hookimpl, hookspec,
 )
-from ._messages import Message, Messages
+# The hooks only a gateway, an approval prompt, kanban, voice or subagent machinery has a moment for.
+from .host import (
+    gateway_platform_event, kanban_task_blocked, kanban_task_claimed, kanban_task_completed, on_kanban_dispatch_tick,
+    on_kanban_task_updated, on_kanban_worker_exited, on_kanban_worker_spawned, on_kanban_worker_stale_claim,
+    on_room_member_activity, on_skill_lifecycle, post_approval_response, pre_approval_request, pre_gateway_dispatch,
+    pre_response_delivery, pre_transcription, pre_tts_synthesis, subagent_start, subagent_stop,
+)
 
 if TYPE_CHECKING:
     import click
 
-    from ._ctx.context import PluginContext
+    from .._ctx.context import PluginContext
 
 __all__ = [
     "PROJECT_NAME", "hookspec", "hookimpl", "HookFamily", "HOOKS", "REGISTRATION_HOOKS", "LIFECYCLE_HOOKS",
@@ -554,18 +561,10 @@ def on_budget_check(
     """
 
 
-# The hooks only a gateway, an approval prompt, kanban, voice or subagent machinery has a moment for.
-from ._hooks.host_specs import (  # noqa: E402
-    gateway_platform_event, kanban_task_blocked, kanban_task_claimed, kanban_task_completed, on_kanban_dispatch_tick,
-    on_kanban_task_updated, on_kanban_worker_exited, on_kanban_worker_spawned, on_kanban_worker_stale_claim,
-    on_room_member_activity, on_skill_lifecycle, post_approval_response, pre_approval_request, pre_gateway_dispatch,
-    pre_response_delivery, pre_transcription, pre_tts_synthesis, subagent_start, subagent_stop,
-)
-
 # Every hook by name, with its family: the specs above in their order, then the host hooks in theirs.
 HOOKS: dict[str, HookFamily] = {
     name: family
-    for module in (sys.modules[__name__], host_specs)
+    for module in (sys.modules[__name__], host)
     for name, value in list(vars(module).items())
     if (family := declared(value)) is not None and value.__module__ == module.__name__
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._messages import Messages
-from .specs import declare
+from ._markers import declare
 
 __all__ = [
     "gateway_platform_event", "kanban_task_blocked", "kanban_task_claimed", "kanban_task_completed",

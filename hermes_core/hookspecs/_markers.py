@@ -1,6 +1,6 @@
 """Declaring hook specs: pluggy's markers for the project `hermes`, and each spec's family.
 
-`hookspecs` (the public catalogue) and `host_specs` declare their specs with `declare`; the
+`hookspecs` (the public catalogue) and `hookspecs.host` declare their specs with `declare`; the
 catalogue then lists every hook, in its own order, from what was declared.
 """
 
