@@ -15,11 +15,12 @@ For plugin authors (a plugin module, its tools, hooks and engines):
 For host authors (an agent that loads plugins; `hermes_core.agent` is the reference loop):
     PluginManager and what it hands out: PluginRecord, LoadFailure, DoctorReport, AgentSession,
     LifecycleHooks (the one way to fire a hook), HookCall, ToolDecision, HookRunner,
-    HookCallback, ToolRegistry, ToolInfo, ToolEntry, CommandRegistry, CliCommand, SlotRegistry,
+    HookCallback, ToolRegistry, ToolInfo, ToolEntry, ToolOutcome, CommandRegistry, CliCommand, SlotRegistry,
     SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask, PlatformEntry (a messaging
     platform, run by `hermes_core.gateway`); the host's own LLM clients (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope); discovery without loading
     (discover, Discovery, PluginSpec); config (Config, load_config, edit_config, config_keys);
-    leave_sigint_to_the_main_thread for a host's background threads.
+    leave_sigint_to_the_main_thread for a host's background threads. What hosts share (files, serving,
+    signals, backoff, tool selection) is `hermes_core.hosting`.
 
 For everyone: the one exception hierarchy, rooted at HermesError.
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ._discovery.discover import discover
     from ._discovery.spec import Discovery, PluginSpec
     from ._errors import (
+        AlreadyRunningError,
         CommandConflictError,
         CommandFailedError,
         ConfigError,
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
         ProviderCopyError,
         RegistrationError,
         ScaffoldError,
+        ServingError,
         SessionNotFoundError,
         SlotError,
         ToolOverrideError,
@@ -119,6 +122,7 @@ if TYPE_CHECKING:
     from ._slots.recall import RecallStatus
     from ._slots.registry import SlotProvider, SlotRegistry
     from ._sqlite import SqliteFile, fts_phrases
+    from ._tools.call import ToolOutcome
     from ._tools.registry import ToolRegistry
     from ._tools.tool import Tool, ToolEntry, ToolInfo
     from .hookspecs import hookimpl
@@ -130,6 +134,7 @@ _ERRORS = (
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
+    "AlreadyRunningError", "ServingError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -151,6 +156,7 @@ _EXPORTS = {
     "LifecycleHooks": "_hooks.calls", "HookCall": "_hooks.runner", "ToolDecision": "_hooks.chains",
     "HookRunner": "_hooks.runner", "HookCallback": "_hooks.runner",
     "ToolRegistry": "_tools.registry", "ToolInfo": "_tools.tool", "ToolEntry": "_tools.tool",
+    "ToolOutcome": "_tools.call",
     "CommandRegistry": "_commands.registry", "CliCommand": "_commands.cli",
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
     "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
@@ -174,7 +180,8 @@ __all__ = [
     "redact_secrets", "config_keys",
     # host authors
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
-    "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "CommandRegistry",
+    "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "ToolOutcome",
+    "CommandRegistry",
     "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
     "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "discover", "Discovery",
     "PluginSpec",
@@ -186,6 +193,7 @@ __all__ = [
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
+    "AlreadyRunningError", "ServingError",
 ]
 
 

@@ -38,6 +38,8 @@ __all__ = [
     "SessionNotFoundError",
     "HostCapabilityError",
     "PluginStateError",
+    "AlreadyRunningError",
+    "ServingError",
 ]
 
 
@@ -135,6 +137,21 @@ class McpError(HermesError):
 
 class McpAllowlistError(McpError, PermissionError):
     """A plugin's `ctx.call_mcp` named a server missing from its `plugins.entries.<id>.mcp_allowlist`."""
+
+
+class AlreadyRunningError(HermesError):
+    """Another process already does what only one may do at a time (`hosting.only_one`): `path` is
+    the lock it holds, `pid` that process's id when it wrote one (else None)."""
+
+    def __init__(self, message: str, *, path: object = None, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.pid = pid
+
+
+class ServingError(HermesError):
+    """A host cannot serve where it was asked to (`hosting.serve_asgi`): an address it may not
+    listen on without a bearer token, or one it cannot bind."""
 
 
 class PluginStateError(HermesError, ValueError):

@@ -31,14 +31,15 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
-    """Replace `path` with `text` whole or not at all: a temporary file beside it (keeping the
-    file's mode), flushed and fsynced, renamed over it, and the rename made durable. Readers see
-    the old file or the new one, never half of one. `durable=False` skips the fsyncs, for a cache
-    that may be lost but must never be torn."""
+def write_atomic(path: Path, text: str, *, durable: bool = True, mode: int | None = None) -> None:
+    """Replace `path` with `text` whole or not at all: a temporary file beside it (with `mode`, else
+    the file's own mode, else 0644), flushed and fsynced, renamed over it, and the rename made
+    durable. Readers see the old file or the new one, never half of one. `durable=False` skips the
+    fsyncs, for a cache that may be lost but must never be torn."""
     import tempfile
 
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    if mode is None:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

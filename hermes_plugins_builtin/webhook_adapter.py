@@ -25,7 +25,6 @@ import asyncio
 import concurrent.futures
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -39,6 +38,7 @@ from urllib.parse import urlsplit
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
 from hermes_core.gateway.platforms.event import MessageEvent, MessageType, ProcessingOutcome
+from hermes_core.hosting import bearer_token, is_loopback, secret_matches
 
 log = logging.getLogger("hermes.gateway.webhook")
 
@@ -48,15 +48,6 @@ MAX_BODY = 1024 * 1024
 
 def secret(config: PlatformConfig) -> str:
     return str(config.extra.get("secret") or os.getenv(SECRET_ENV, "")).strip()
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class WebhookAdapter(BasePlatformAdapter):
@@ -83,7 +74,7 @@ class WebhookAdapter(BasePlatformAdapter):
         if not self.secret:
             self._set_fatal_error("no_secret", f"set platforms.webhook.secret or ${SECRET_ENV}", retryable=False)
             return False
-        if not _loopback(self.host) and self.config.extra.get("allow_remote") is not True:
+        if not is_loopback(self.host) and self.config.extra.get("allow_remote") is not True:
             self._set_fatal_error("remote_host", f"{self.host} is not a loopback address; set "
                                   "platforms.webhook.allow_remote: true to listen there", retryable=False)
             return False
@@ -146,11 +137,8 @@ class WebhookAdapter(BasePlatformAdapter):
 
     def accept(self, headers: Any, payload: Any) -> tuple[int, dict[str, Any]]:
         """One request: (status, JSON body)."""
-        given = str(headers.get("X-Webhook-Secret") or "")
-        bearer = str(headers.get("Authorization") or "")
-        if bearer.startswith("Bearer "):
-            given = given or bearer[len("Bearer "):]
-        if not hmac.compare_digest(given.strip().encode(), self.secret.encode()):
+        given = str(headers.get("X-Webhook-Secret") or "").strip() or bearer_token(headers.get("Authorization"))
+        if not secret_matches(given, self.secret):
             return 401, {"error": "missing or wrong secret (Authorization: Bearer <secret> or X-Webhook-Secret)"}
         if not isinstance(payload, dict) or not isinstance(payload.get("text"), str) or not payload["text"].strip():
             return 400, {"error": 'the body must be a JSON object with a non-empty "text"'}
@@ -160,7 +148,7 @@ class WebhookAdapter(BasePlatformAdapter):
             parts = urlsplit(str(callback))
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 return 400, {"error": "callback_url must be an http(s) URL"}
-            if not _loopback(parts.hostname) and not self.remote_callbacks:
+            if not is_loopback(parts.hostname) and not self.remote_callbacks:
                 return 400, {"error": "callback_url must be on loopback unless "
                                       "platforms.webhook.allow_remote_callbacks is true"}
         message_id = uuid.uuid4().hex[:12]

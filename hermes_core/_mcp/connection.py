@@ -20,6 +20,7 @@ from typing import Any
 
 from .._quote import clip
 from .._runtime import workers
+from .._runtime.backoff import Backoff
 from .config import ServerConfig
 
 __all__ = ["Connection", "Unavailable", "why"]
@@ -169,7 +170,7 @@ class Connection:
 
         self._task = asyncio.current_task()
         self._up = asyncio.Event()
-        delay = 1.0
+        backoff = Backoff(1.0, _MAX_DELAY)
         while self.state != "closed":
             reason = ""
             with anyio.CancelScope() as self._scope:
@@ -183,13 +184,13 @@ class Connection:
             if self.state == "closed":
                 break
             if self.connected_at is not None and time.time() - self.connected_at > _MAX_DELAY:
-                delay = 1.0  # it had been up for a while: a fresh failure starts the backoff again
+                backoff.reset()  # it had been up for a while: a fresh failure starts the backoff again
             self._fail(reason)
             self._settled.set()
+            delay = backoff.next()
             self.retry_at = time.time() + delay
             with anyio.CancelScope() as self._scope:
                 await anyio.sleep(delay)
-            delay = min(delay * 2, _MAX_DELAY)
 
     def _fail(self, reason: str) -> None:
         """The server is down for `reason`: said once (again only when the reason changes)."""

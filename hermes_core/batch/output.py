@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core import HermesError
-from hermes_core.agent.files import write_json
+from hermes_core import AlreadyRunningError
+from hermes_core.hosting import only_one, write_json
 
 __all__ = ["BatchBusyError", "OutputDir"]
 
@@ -25,7 +25,7 @@ STATISTICS = "statistics.json"
 _LOCK = ".batch.lock"
 
 
-class BatchBusyError(HermesError):
+class BatchBusyError(AlreadyRunningError):
     """Another batch run is writing the same output folder."""
 
 
@@ -35,23 +35,11 @@ class OutputDir:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.path / _LOCK, "a+", encoding="utf-8")  # noqa: SIM115 - held for the run
         try:
-            import fcntl
-
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.seek(0)
-            holder = self._lock.read().strip() or "?"
-            self._lock.close()
-            raise BatchBusyError(f"another batch run (pid {holder}) is writing {self.path}; wait for it to end, "
-                                 "or give another --out") from None
-        except ImportError:  # pragma: no cover - no fcntl (Windows): one run at a time is the user's to keep
-            pass
-        self._lock.seek(0)
-        self._lock.truncate()
-        self._lock.write(str(os.getpid()))
-        self._lock.flush()
+            self._held = only_one(self.path / _LOCK)  # for the run
+        except AlreadyRunningError as exc:
+            raise BatchBusyError(f"another batch run (pid {exc.pid or '?'}) is writing {self.path}; wait for it to "
+                                 "end, or give another --out", path=exc.path, pid=exc.pid) from None
         self.torn = self._cut_torn_line()
         self.problems: list[str] = []
         self.rows = self._read()
@@ -109,7 +97,7 @@ class OutputDir:
     def close(self) -> None:
         for fd in (self._out, self._failures):
             os.close(fd)
-        self._lock.close()  # and with it the lock
+        self._held.release()
 
     def __enter__(self) -> OutputDir:
         return self

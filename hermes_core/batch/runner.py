@@ -22,6 +22,7 @@ import attrs
 
 from hermes_core import Config, PluginManager
 from hermes_core.agent import Agent, SessionStore
+from hermes_core.hosting import ToolSelection
 
 from .dataset import Item
 from .output import OutputDir
@@ -33,8 +34,9 @@ __all__ = ["BatchOptions", "Executor", "Models", "Outcome", "Statistics", "Threa
 
 @attrs.frozen
 class BatchOptions:
-    """How a batch runs: items at once, memory on or off, the tools offered (toolsets and tool names;
-    both empty: every tool), and the spend at which no new item starts."""
+    """How a batch runs: items at once, memory on or off, the tools offered (toolsets and tool names,
+    globs allowed, as `hosting.ToolSelection` takes them; both empty: every tool), and the spend at
+    which no new item starts."""
 
     concurrency: int = 4
     memory: bool = False
@@ -134,17 +136,14 @@ class Models:
 
 def offered_tools(manager: PluginManager, options: BatchOptions) -> tuple[frozenset[str] | None, dict[str, str]]:
     """The tool names the options offer (None: every tool), and each tool's toolset; a toolset or
-    tool name that no tool has is a `ValueError` naming what there is."""
+    tool that no tool has is a `ValueError` naming what there is."""
     infos = manager.tool_infos()
-    toolsets = {info.name: info.toolset for info in infos}
-    if not options.toolsets and not options.tools:
-        return None, toolsets
-    unknown = [f"toolset {name!r}" for name in options.toolsets if name not in toolsets.values()]
-    unknown += [f"tool {name!r}" for name in options.tools if name not in toolsets]
+    selection = ToolSelection(tools=options.tools, toolsets=options.toolsets)
+    unknown = selection.unmatched(infos)
     if unknown:
         raise ValueError(f"no enabled plugin offers {', '.join(unknown)} (toolsets: "
-                         f"{', '.join(sorted(set(toolsets.values()))) or 'none'})")
-    return frozenset(n for n, t in toolsets.items() if t in options.toolsets or n in options.tools), toolsets
+                         f"{', '.join(sorted({info.toolset for info in infos})) or 'none'})")
+    return selection.names(infos), {info.name: info.toolset for info in infos}
 
 
 def run_item(item: Item, models: Models, options: BatchOptions, names: frozenset[str] | None,

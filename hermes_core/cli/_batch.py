@@ -85,6 +85,7 @@ def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resu
     line) through the agent in a fresh session each, and append its trajectory to --out as it
     finishes. Running it again on the same --out runs what is not finished yet."""
     from ..batch import BatchOptions, OutputDir, read_dataset, run_batch
+    from ..hosting import until_signal
 
     items, problems = read_dataset(dataset)
     for problem in problems:
@@ -113,22 +114,19 @@ def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resu
                    f"{concurrency} at once", err=True)
         stop, abort = threading.Event(), threading.Event()
 
-        def interrupted(signum: int, frame: Any) -> None:
-            if stop.is_set():
-                abort.set()
-                return
+        def stopping() -> None:
             stop.set()
             click.echo("\nbatch: stopping: no new items; the running ones finish (Ctrl-C again: stop now)", err=True)
 
-        previous = signal.signal(signal.SIGINT, interrupted)
         progress = _Progress(todo)
         try:
-            stats = run_batch(host, items, out, options, progress=progress, stop=stop, abort=abort, executor=executor)
+            with until_signal(stopping, abort.set, signals=(signal.SIGINT,)):
+                stats = run_batch(host, items, out, options, progress=progress, stop=stop, abort=abort,
+                                  executor=executor)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         finally:
             progress.close()
-            signal.signal(signal.SIGINT, previous)
     click.echo(f"{stats.done} finished ({stats.completed} completed, {stats.partial} partial), {stats.failed} failed; "
                f"{stats.already + stats.done}/{stats.total} in {out_dir / 'trajectories.jsonl'}; "
                f"{stats.rate:.1f} items/s; ${stats.cost_usd:.4f} in all")

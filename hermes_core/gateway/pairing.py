@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.agent.files import write_json
+from hermes_core.hosting import locked, write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 
@@ -56,17 +56,8 @@ class PairingStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a") as lock:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows: one process at a time is the operator's care
-                yield
-                return
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with locked(self.root / "pairing"):
+            yield
 
     @staticmethod
     def _hash(salt: str, code: str) -> str:

@@ -18,19 +18,18 @@ import inspect
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core import PlatformEntry, PluginManager
+from hermes_core import AlreadyRunningError, PlatformEntry, PluginManager
 from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
+from hermes_core.hosting import Backoff, only_one, until_signal, write_json
 
 from .auth import authorised
 from .conversations import Conversations, in_thread
-from hermes_core.agent.files import write_json
 from .pairing import PairingStore
 from .platforms.base import BasePlatformAdapter
 from .platforms.event import MessageEvent
@@ -84,36 +83,20 @@ class Gateway:
     # -- running -----------------------------------------------------------------------------------
 
     def run(self) -> int:
-        """Run until SIGINT/SIGTERM; 0, or 1 when no platform was ready to start."""
-        return asyncio.run(self._main())
-
-    def _only_one(self) -> Any:
-        """The lock that makes this the home's only gateway (None: another one holds it)."""
-        path = status_path(self.manager.home).with_name("gateway.lock")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path, "a+")  # noqa: SIM115 - held for the gateway's life
-        try:
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # pragma: no cover - Windows: the status file is the only guard
-            pass
-        except OSError:
-            lock.close()
-            return None
-        return lock
+        """Run until SIGINT/SIGTERM (a second one cancels the running turns); 0, or 1 when no platform
+        was ready to start."""
+        with until_signal(self.stop):  # for the whole run, the loop's own teardown included
+            return asyncio.run(self._main())
 
     async def _main(self) -> int:
-        lock = self._only_one()
-        if lock is None:
-            running = read_status(self.manager.home)
-            who = f" (pid {running['pid']})" if running else ""
+        try:
+            held = only_one(status_path(self.manager.home).with_name("gateway.lock"))  # the home's only gateway
+        except AlreadyRunningError as exc:
+            who = f" (pid {exc.pid})" if exc.pid is not None else ""
             self.say(f"another gateway is running for {self.manager.home}{who}; stop it first")
             return 1
-        try:
+        with held:
             return await self._serve()
-        finally:
-            lock.close()
 
     async def _serve(self) -> int:
         loop = asyncio.get_running_loop()
@@ -129,8 +112,6 @@ class Gateway:
             names = ", ".join(r.entry.name for r in plan) or "none registered"
             self.say(f"no messaging platform is enabled and ready (platforms: {names}); see `hermes gateway status`")
             return 1
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(number, self._signalled)
         keepers = [loop.create_task(self._keep_connected(r), name=f"hermes-gateway-{r.entry.name}") for r in ready]
         self._write_status("running")
         try:
@@ -145,14 +126,17 @@ class Gateway:
         self._stop.set()
 
     def stop(self) -> None:
-        """Stop the gateway as SIGTERM does (from any thread)."""
+        """Stop the gateway as SIGTERM does (from any thread, or a signal handler); a second call
+        cancels the running turns."""
         loop = self.conversations.loop
-        if loop is not None and not loop.is_closed():
+        if loop is None:
+            self._signalled()  # not serving yet: it stops as soon as it starts
+        elif not loop.is_closed():
             loop.call_soon_threadsafe(self._signalled)
 
     async def _keep_connected(self, plan: Readiness) -> None:
         entry, config = plan.entry, self.manager.config
-        delay = config.read(keys.GATEWAY_RECONNECT_DELAY)
+        backoff = Backoff(config.read(keys.GATEWAY_RECONNECT_DELAY), config.read(keys.GATEWAY_RECONNECT_MAX_DELAY))
         attempt, again = 0, False
         while not self._stop.is_set():
             attempt += 1
@@ -162,7 +146,8 @@ class Gateway:
                 self._state(entry, "connected", "")
                 self.say(f"{entry.name}: connected" + (" again" if again else "")
                          + (f" (attempt {attempt})" if attempt > 1 else ""))
-                delay, attempt = config.read(keys.GATEWAY_RECONNECT_DELAY), 0
+                backoff.reset()
+                attempt = 0
                 lost = await self._watch(adapter, entry.name)
                 self.adapters.pop(entry.name, None)
                 if lost is None:
@@ -174,12 +159,12 @@ class Gateway:
                 self.say(f"{entry.name}: failed and will not be retried: {why}")
                 return
             self._state(entry, "retrying", why)
+            delay = backoff.next()
             self.say(f"{entry.name}: {why}; connecting again in {delay:g}s")
             try:
                 await asyncio.wait_for(self._stop.wait(), delay)
             except asyncio.TimeoutError:
                 pass
-            delay = min(delay * 2, config.read(keys.GATEWAY_RECONNECT_MAX_DELAY))
 
     async def _connect(self, plan: Readiness, again: bool) -> tuple[BasePlatformAdapter | None, str, bool]:
         """A connected adapter, or None, why not and whether trying again may help (an adapter's
@@ -301,6 +286,6 @@ class Gateway:
         data = {"state": state, "pid": os.getpid(), "started_at": self._started, "updated_at": time.time(),
                 "platforms": self.states, "conversations": len(self.conversations.agents)}
         try:
-            write_json(path, data)
+            write_json(path, data, durable=False)  # rewritten at every change; a power cut may lose the last
         except OSError as exc:  # pragma: no cover - a status file is a courtesy
             log.warning("could not write %s: %s", path, exc)

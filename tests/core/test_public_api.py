@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import hermes_core
+from hermes_core import hosting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,11 +37,20 @@ def test_the_builtin_plugins_import_only_names_hermes_core_exports() -> None:
 
 
 def public(module: str, names: list[str]) -> bool:
-    """An export of `hermes_core`, or a module of its public packages (the gateway's, Hermes' names)."""
+    """An export of `hermes_core` or of `hermes_core.hosting`, or a module of the gateway's public
+    package (Hermes' names)."""
     if module == "hermes_core":
         return set(names) <= set(hermes_core.__all__)
+    if module == "hermes_core.hosting":
+        return set(names) <= set(hosting.__all__)
     return module.split(".")[:2] == ["hermes_core", "gateway"] and not any(
         part.startswith("_") for part in module.split("."))
+
+
+def test_every_name_the_host_layer_exports_resolves() -> None:
+    assert {"write_json", "locked", "only_one", "is_loopback", "secret_matches", "until_signal", "serve_asgi",
+            "Backoff", "ToolSelection"} <= set(hosting.__all__)
+    assert [name for name in hosting.__all__ if getattr(hosting, name, None) is None] == []
 
 
 def test_every_exported_name_resolves() -> None:

@@ -20,6 +20,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hermes_core.hosting import Backoff
+
 from ..config import Platform, PlatformConfig
 from ..session import SessionSource, build_session_key, session_key_for
 from .event import (
@@ -323,7 +325,7 @@ class BasePlatformAdapter(ABC):
                                metadata: dict[str, Any] | None = None, max_retries: int = 2,
                                base_delay: float | None = None) -> SendResult:
         """`send`, retried (with backoff) when it raises or reports a retryable failure."""
-        delay = self.SEND_RETRY_DELAY if base_delay is None else base_delay
+        backoff = Backoff(self.SEND_RETRY_DELAY if base_delay is None else base_delay)
         result = SendResult(success=False, error="not sent")
         for attempt in range(max_retries + 1):
             try:
@@ -341,7 +343,8 @@ class BasePlatformAdapter(ABC):
             if not retryable or attempt == max_retries:
                 break
             log.warning("%s: sending to %s failed (%s); retrying", self.platform.value, chat_id, result.error)
-            await asyncio.sleep(result.retry_after or delay * 2 ** attempt)
+            wait = backoff.next()
+            await asyncio.sleep(result.retry_after or wait)
         log.warning("%s: could not send to %s: %s", self.platform.value, chat_id, result.error)
         return result
 

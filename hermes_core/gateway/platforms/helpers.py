@@ -13,7 +13,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.agent.files import write_json
+from hermes_core.hosting import write_json
 
 __all__ = ["MessageDeduplicator", "ThreadParticipationTracker", "strip_markdown", "redact_phone", "cancel_task",
            "bounded_put"]

@@ -1,0 +1,53 @@
+"""For host authors: what every host of hermes-core shares, written once.
+
+The reference hosts (`hermes_core.agent`, `gateway`, `batch`, `mcp_server`) are built on
+hermes-core's public names and on this package; a host of your own can be too.
+
+- files: `write_json` (a JSON file replaced whole), `locked` (one writer of a file at a time,
+  across processes), `only_one` (one process per job: a gateway per home, a batch run per folder;
+  `AlreadyRunningError` otherwise);
+- serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
+  `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
+  a token guards it, until a signal), `until_signal` (SIGINT/SIGTERM: stop, then stop now);
+- retry: `Backoff` (doubling delays up to a cap, `reset()` after a success);
+- tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin).
+
+Every name is imported on first use: `import hermes_core.hosting` costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._runtime.backoff import Backoff
+    from .files import Held, locked, only_one, write_json
+    from .serving import RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi
+    from .signals import STOP_SIGNALS, until_signal
+    from .tools import ToolSelection
+
+_EXPORTS = {
+    **dict.fromkeys(["Held", "locked", "only_one", "write_json"], "hermes_core.hosting.files"),
+    **dict.fromkeys(["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches",
+                     "serve_asgi"], "hermes_core.hosting.serving"),
+    **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
+    "Backoff": "hermes_core._runtime.backoff",
+    "ToolSelection": "hermes_core.hosting.tools",
+}
+
+__all__ = ["Backoff", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
+           "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core.hosting' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

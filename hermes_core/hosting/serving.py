@@ -1,0 +1,121 @@
+"""Serving a host over HTTP: on loopback unless a bearer token guards it, the token compared in
+constant time, an ASGI app run on uvicorn until SIGINT or SIGTERM.
+
+>>> await serve_asgi(app, "127.0.0.1", 0, ready=lambda url: print(url, file=sys.stderr))
+
+uvicorn comes with the extras that serve over HTTP (`hermes-core[mcp]`); it is imported by
+`serve_asgi` alone, when it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .._errors import ServingError
+from .signals import until_signal
+
+__all__ = ["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches", "serve_asgi"]
+
+LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name, an IPv4 or IPv6 address, bracketed or not) stays on this machine.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("[::1]"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def secret_matches(given: str | bytes | None, expected: str | bytes) -> bool:
+    """Whether `given` is the shared secret `expected`, compared in constant time; an empty
+    `expected` matches nothing (a host without a secret lets no one in by it)."""
+    want = expected.encode() if isinstance(expected, str) else expected
+    if not want:
+        return False
+    got = given.encode() if isinstance(given, str) else (given or b"")
+    return hmac.compare_digest(got, want)
+
+
+def bearer_token(authorization: str | bytes | None) -> str:
+    """The token of an `Authorization: Bearer <token>` header's value (`""` when it holds none)."""
+    value = authorization.decode("latin-1") if isinstance(authorization, bytes) else (authorization or "")
+    scheme, _, token = value.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+class RequireBearer:
+    """ASGI middleware: an HTTP or WebSocket request without `Authorization: Bearer <token>` gets
+    401 and never reaches `app` (lifespan events pass)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        if not token:
+            raise ValueError("RequireBearer needs a token")
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = dict(scope.get("headers") or [])
+            if not secret_matches(bearer_token(headers.get(b"authorization")), self.token):
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b'{"error": "a bearer token is required"}'})
+                return
+        await self.app(scope, receive, send)
+
+
+def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.socket:
+    """A TCP socket bound to `host:port` (port 0: a free one) and listening; `ServingError` saying
+    why it cannot be (the address in use, a name that is not this machine's, ...)."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bare, port))
+    except OSError as exc:
+        sock.close()
+        raise ServingError(f"{what}: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    return sock
+
+
+async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None,
+                     ready: Callable[[str], Awaitable[None] | None] | None = None, what: str = "hermes",
+                     grace: int | None = None) -> None:
+    """Serve the ASGI `app` at `http://host:port` on uvicorn until SIGINT or SIGTERM: the first
+    lets the requests that run finish (at most `grace` seconds, None: as long as they take), a
+    second stops at once. `ready(base_url)` is called once the socket listens (port 0: the port
+    chosen). With `token`, every request needs it as a bearer token (`RequireBearer`); a host that
+    is not loopback needs one (`ServingError`, as for an address that cannot be bound; `what` names
+    the command in those errors)."""
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
+    sock = listening_socket(host, port, what=what)
+    web = uvicorn.Server(uvicorn.Config(RequireBearer(app, token) if token else app, log_level="warning",
+                                        lifespan="on", timeout_graceful_shutdown=grace))
+    web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # until_signal's
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if sock.family == socket.AF_INET6 else host
+    with until_signal(lambda: setattr(web, "should_exit", True), lambda: setattr(web, "force_exit", True)):
+        if ready is not None:
+            result = ready(f"http://{shown}:{bound}")
+            if result is not None:
+                await result
+        await web.serve(sockets=[sock])
