@@ -1,3 +1,4 @@
-"""MCP both ways: the host's tools served to MCP clients (`serve`), and MCP servers' tools in the host
-(`config`, `connection`, `servers`). Only these modules import the optional SDK (`hermes-core[mcp]`),
-and only when a server is configured or `hermes mcp serve` runs (`sdk`)."""
+"""MCP servers in the host: the servers of `mcp_servers:` in config.yaml, their tools in the
+host's registry (`config`, `connection`, `servers`), and `ctx.call_mcp`. Only these modules (and
+the public `hermes_core.mcp_server`, which serves the host's tools to MCP clients) import the
+optional SDK (`hermes-core[mcp]`), and only when a server is configured (`sdk`)."""

@@ -63,7 +63,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     post_tool_call and transform_tool_result. Logs go to stderr.
     """
     from .._mcp import sdk
-    from .._mcp.serve import Selection, build_server, is_loopback
+    from ..hosting import ToolSelection, is_loopback
 
     address = _bind(bind) if bind is not None else None
     token = _token(token_file) if address is not None else None
@@ -76,13 +76,14 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
                            "or pass --token-file")
     sdk.require("hermes mcp serve")
     host = manager(ctx)
-    selection = Selection(tools, plugins, prompts)
+    selection = ToolSelection(tools=tools, plugins=plugins)
     served = [info.name for info in host.tool_infos() if info.available and selection.wants(info)]
     if not served:
         click.echo("hermes: warning: no tool matches what was asked to be served; clients will see none", err=True)
     from .._version import __version__
+    from ..mcp_server import build_server
 
-    server = build_server(host, selection, version=__version__)
+    server = build_server(host, selection, prompts=prompts, version=__version__)
     if address is None:
         _serve_stdio(server)
     else:
@@ -92,7 +93,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
 def _serve_stdio(server: object) -> None:
     import anyio
 
-    from .._mcp.serve import serve_stdio
+    from ..mcp_server import serve_stdio
     from ._stdout import protocol_streams
 
     with protocol_streams() as (stdin, stdout):
@@ -102,7 +103,7 @@ def _serve_stdio(server: object) -> None:
 def _serve_http(server: object, address: tuple[str, int], token: str | None, count: int) -> None:
     import anyio
 
-    from .._mcp.serve import serve_http
+    from ..mcp_server import serve_http
 
     def ready(url: str) -> None:
         auth = ", bearer token required" if token else ""

@@ -1,0 +1,82 @@
+"""`hermes mcp serve` over stdio: the protocol on the process's own stdin and stdout, until the
+client closes them or SIGINT/SIGTERM arrives (`hosting.until_signal`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, BinaryIO
+
+from hermes_core.hosting import until_signal
+
+__all__ = ["serve_stdio"]
+
+
+class _Lines:
+    """The protocol's stdin as the SDK's stdio transport reads it (`async for line in ...`), on an
+    asyncio pipe: no worker thread per line, as a file wrapped for anyio would take."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _Out:
+    """The protocol's stdout as the SDK's stdio transport writes it (`await write(text)`, `await flush()`)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    """Whether `stream` is a pipe or a socket (safe to make non-blocking: no terminal, no file)."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[Any, Any]:
+    """The protocol's streams: asyncio pipes when both are pipes (what a client that starts the server
+    gives it), else files wrapped for anyio (a terminal, a regular file)."""
+    if _is_pipe(stdin) and _is_pipe(stdout):
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+        return _Lines(reader), _Out(asyncio.StreamWriter(transport, protocol, None, loop))
+    import io
+
+    import anyio
+
+    return (anyio.wrap_file(io.TextIOWrapper(stdin, encoding="utf-8", errors="replace")),
+            anyio.wrap_file(io.TextIOWrapper(stdout, encoding="utf-8")))
+
+
+async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Serve `server` over the protocol's own `stdin` / `stdout` until the client closes them or
+    SIGINT/SIGTERM arrives."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    reader, writer = await _streams(stdin, stdout)
+    with anyio.CancelScope() as scope, until_signal(scope.cancel):
+        async with stdio_server(stdin=reader, stdout=writer) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
