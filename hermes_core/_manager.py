@@ -24,6 +24,7 @@ from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner
 from ._llm.clients import HostClients
 from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
+from ._loading.facade import LoaderPart
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
 from ._mcp.servers import McpServers
@@ -31,6 +32,7 @@ from ._paths import hermes_home
 from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from ._slots.registry import SlotProvider, SlotRegistry
+from ._standins import StandIns
 from ._tools.registry import ToolRegistry
 from ._tools.call import ToolOutcome
 from ._tools.routing import ToolRouter
@@ -73,13 +75,14 @@ class PluginManager:
         self._loader = Loader(
             home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
             current_config=lambda: self._fixed_config or load_config(self.home),
-            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host, lazy=lazy)
+            hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
+            standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
         self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config)  # mcp_servers: in config.yaml
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []
-        self._default = DefaultSession(self._open_default)
+        self._default = DefaultSession(lambda: self.load().open_session("default", announce=False))
         self._fired = lifecycle_hooks(fired_hooks) if fired_hooks is not None else None
 
     # -- the registries (loading first) ---------------------------------------------------
@@ -96,15 +99,8 @@ class PluginManager:
         self.mcp.settle()
         return self._loader.tools
 
-    @property
-    def commands(self) -> CommandRegistry:
-        self._ensure_loaded()
-        return self._loader.commands
-
-    @property
-    def hooks(self) -> HookRunner:
-        self._ensure_loaded()
-        return self._loader.hooks
+    commands = LoaderPart[CommandRegistry]("commands", "Every slash command plugins registered.")
+    hooks = LoaderPart[HookRunner]("hooks", "The lifecycle hook callbacks of every plugin.")
 
     @property
     def lifecycle(self) -> LifecycleHooks:
@@ -112,10 +108,7 @@ class PluginManager:
         self._ensure_loaded()
         return self._lifecycle
 
-    @property
-    def slots(self) -> SlotRegistry:
-        self._ensure_loaded()
-        return self._loader.slots
+    slots = LoaderPart[SlotRegistry]("slots", "The single-select slots and the providers plugins registered.")
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
@@ -188,29 +181,14 @@ class PluginManager:
         self._ensure_loaded()
         return self._loader.sections.render()
 
-    @property
-    def skills(self) -> Skills:
-        """The skill documents plugins registered (`<plugin>:<name>`)."""
-        self._ensure_loaded()
-        return self._loader.skills
+    skills = LoaderPart[Skills]("skills", "The skill documents plugins registered (`<plugin>:<name>`).")
+    platforms = LoaderPart[Platforms]("platforms", "The messaging platforms plugins registered "
+                                      "(`ctx.register_platform`; `hermes_core.gateway`).")
+    events = LoaderPart[EventBus]("events", "The plugins' event bus (`manager.events.emit(None, "
+                                  "\"hermes:...\", payload)` from the host).")
 
-    @property
-    def platforms(self) -> Platforms:
-        """The messaging platforms plugins registered (`ctx.register_platform`; `hermes_core.gateway`)."""
-        self._ensure_loaded()
-        return self._loader.platforms
-
-    @property
-    def events(self) -> EventBus:
-        """The plugins' event bus (`manager.events.emit(None, "hermes:...", payload)` from the host)."""
-        self._ensure_loaded()
-        return self._loader.events
-
-    @property
-    def auxiliary_tasks(self) -> list[AuxiliaryTask]:
-        """The `auxiliary.<key>` tasks plugins declared."""
-        self._ensure_loaded()
-        return self._loader.aux_tasks.all()
+    auxiliary_tasks = LoaderPart[list[AuxiliaryTask]]("aux_tasks", "The `auxiliary.<key>` tasks plugins declared.",
+                                                      lambda tasks: tasks.all())
 
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>`, else the main model); not for plugins."""
@@ -220,11 +198,8 @@ class PluginManager:
         """The host's client for the agent loop's own requests (main model, fallback, tools)."""
         return self._llm.agent()
 
-    @property
-    def records(self) -> list[PluginRecord]:
-        """Every plugin the manager tried to load, in load order."""
-        self._ensure_loaded()
-        return list(self._loader.records.values())
+    records = LoaderPart[list[PluginRecord]]("records", "Every plugin the manager tried to load, in load order.",
+                                             lambda records: list(records.values()))
 
     def record(self, plugin_id: str) -> PluginRecord:
         """What happened to plugin `plugin_id`; `PluginNotFoundError` when it was never loaded."""
@@ -248,12 +223,6 @@ class PluginManager:
     def default_session(self) -> AgentSession:
         """The session of tool calls outside any agent session (opened on first use; no session hooks)."""
         return self._default.get()
-
-    def _open_default(self) -> AgentSession:
-        from ._session.session import AgentSession
-
-        self._ensure_loaded()
-        return AgentSession(self, "default", announce=False)
 
     def close(self) -> None:
         """Close the default session (its engines' `on_session_end` and `shutdown`), if open."""
@@ -309,12 +278,12 @@ class PluginManager:
     def cli_commands(self) -> list[CliCommand]:
         """The argparse-style commands plugins registered (`ctx.register_cli_command`): `hermes <name> ...`."""
         self._ensure_loaded()
-        self._loader.deferrals.activate_all(lambda remembered: bool(remembered["cli_commands"]))
+        self._loader.standins.activate_all(lambda remembered: bool(remembered["cli_commands"]))
         return self._loader.cli_commands.all()
 
     def doctor(self) -> DoctorReport:
         """Load and import everything enabled and report on it, as `hermes plugins doctor` does (with `lazy`, a
         plugin this host imports when first needed is marked so)."""
-        self.load()._loader.deferrals.activate_all()
-        lazy = {r.id for r in self.records if self._loader.deferrals.would_defer(r)}
+        self.load()._loader.standins.activate_all()
+        lazy = {r.id for r in self.records if self._loader.standins.would_defer(r)}
         return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired, self.home, lazy)

@@ -16,8 +16,7 @@ import attrs
 
 from .._errors import CommandConflictError, CommandFailedError, UnknownCommandError, owner
 from .._quote import clip
-from .._runtime.deferred import Deferred
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, describe_error, drive, keeps_own_limit
+from .._runtime.invoke import Failure, Invoke, Policy, Resolvable, adrive, describe_error, drive, keeps_own_limit
 from .._undo import Undo, put
 from ..config_keys import COMMANDS_TIMEOUT
 from .command import ARGUMENT_MODES, Command, normalise_command_name
@@ -88,7 +87,7 @@ class CommandRegistry:
         problem = command.usage_problem(raw_args)
         if problem is not None:
             return problem
-        if isinstance(command.handler, Deferred):  # its plugin is imported now (on a worker for an async caller)
+        if isinstance(command.handler, Resolvable):  # its plugin is imported now (on a worker for an async caller)
             resolved = yield Invoke(command.handler.resolve)
             if isinstance(resolved, Failure):
                 raise CommandFailedError(f"/{clip(command.name, 60)} ({owner(command.plugin_id)}) cannot run: "

@@ -15,7 +15,7 @@ import logging
 import time
 import types
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import pluggy
@@ -51,17 +51,51 @@ from .collector import MemoryCollector
 from .importer import forget_module, import_plugin, module_label
 from .record import LoadFailure, PluginRecord, discovery_failure, failure_of
 from .registrar import Registrar
-from .lazy import Deferrals
 
 if TYPE_CHECKING:
     from .._llm.host import LlmHost
 
-__all__ = ["Loader"]
+__all__ = ["Loader", "StandIns"]
 
 log = logging.getLogger("hermes_core.plugins")
 
 
 def _takes_ctx(function: Callable[..., Any]) -> bool:
+class StandIns(Protocol):
+    """What stands in for a loader's plugins: lazy activation (`start` a plugin deferred or imported,
+    `activate_all` the deferred ones) and process isolation (`isolate`). A host gives its loader
+    hermes-core's (`_standins.StandIns`); without one, every plugin is imported at start, here."""
+
+    def start(self, spec: PluginSpec) -> PluginRecord: ...
+    def save(self) -> None: ...
+    def activate_all(self, which: Callable[[dict[str, Any]], bool] = ...) -> None: ...
+    def would_defer(self, record: PluginRecord) -> bool: ...
+    def isolate(self, record: PluginRecord, config: Config) -> None: ...
+
+
+class _Imported:
+    """No stand-ins: each plugin imported at start, in this process (an isolated plugin's own process)."""
+
+    def __init__(self, loader: Loader) -> None:
+        self._loader = loader
+
+    def start(self, spec: PluginSpec) -> PluginRecord:
+        return self._loader.load(spec)
+
+    def save(self) -> None:
+        pass
+
+    def activate_all(self, which: Callable[[dict[str, Any]], bool] = lambda remembered: True) -> None:
+        pass
+
+    def would_defer(self, record: PluginRecord) -> bool:
+        return False
+
+    def isolate(self, record: PluginRecord, config: Config) -> None:
+        raise RegistrationError(f"{owner(record.id)} is to run in a process of its own (plugins.entries.{record.id}"
+                                ".isolation: process), which this host does not do", plugin_id=record.id)
+
+
     """Whether `function` has a parameter `ctx` that pluggy leaves out (one with a default)."""
     try:
         return "ctx" in inspect.signature(function).parameters
@@ -87,9 +121,8 @@ class Loader:
     `config()` is the config loading reads (plugin settings, tool-override grants),
     `current_config()` the file as it is now;
     `dispatch` and `llm_host` are what a plugin's `ctx.dispatch_tool` and `ctx.llm` reach.
-    With `lazy`, what each plugin registered is remembered (`remembered`), and `sync` stands in
-    for a plugin whose remembered registrations are tools and commands only, importing it when
-    one of them is first needed (`activate`), as `plugins.lazy` allows.
+    `standins(loader)` makes what stands in for its plugins (`StandIns`): through it `sync` may
+    defer a plugin until it is first needed, and `load` runs an isolated plugin in its process.
     """
 
     def __init__(
@@ -102,7 +135,7 @@ class Loader:
         hook_timeout: Callable[[], float],
         dispatch: Callable[..., str],
         llm_host: Callable[[], LlmHost],
-        lazy: bool = False,
+        standins: Callable[[Loader], StandIns] = _Imported,
     ) -> None:
         interrupts.install()  # so that a plugin raising KeyboardInterrupt is told from the user's Ctrl-C
         self.home = home
@@ -126,7 +159,7 @@ class Loader:
         self.current_config = current_config or config  # config.yaml as it is now (ctx.get_config)
         self._registrars: dict[str, Registrar] = {}
         self._states: dict[str, PluginState] = {}
-        self.deferrals = Deferrals(self, home, lazy)
+        self.standins = standins(self)
 
     # -- loading and unloading -----------------------------------------------------------
 
@@ -146,7 +179,7 @@ class Loader:
 
         config = self.config()
         if spec.isolation_in(config) == "process":
-            return self._transaction(record, "isolated", lambda: self._isolate(record, config))
+            return self._transaction(record, "isolated", lambda: self.standins.isolate(record, config))
 
         def load() -> None:
             started = time.perf_counter()
@@ -169,26 +202,6 @@ class Loader:
         hermes_names.install()
         return self._transaction(record, module_label(spec), load)
 
-    def _isolate(self, record: PluginRecord, config: Config) -> None:
-        """Load `record`'s plugin in a process of its own, and register stand-ins for what it registered there."""
-        from .isolated import ChildProcess, stand_ins
-
-        started = time.perf_counter()
-        child = ChildProcess(record.spec, home=self.home, config=config.section(),
-                             python=config.read(keys.PLUGIN_PYTHON, record.id) or record.spec.python or None,
-                             memory_mb=config.read(keys.PLUGIN_MEMORY_MB, record.id), llm_host=self.llm_host,
-                             capabilities=self.capabilities)
-        record.undos.append(child.close)
-        record.process = child
-
-        def failed(why: str) -> None:  # its stand-ins stay, each call answering why
-            record.status, record.failure = "failed", LoadFailure("PluginProcessError", why, "its process")
-            log.warning("%s", why)
-
-        child.on_failed = failed
-        stand_ins(child, self._registrars[record.id], self.tools.limit, self.commands.limit, self.hooks.limit)
-        record.import_ms = round((time.perf_counter() - started) * 1000, 3)
-
     def sync(self, specs: Iterable[PluginSpec], wanted: Callable[[PluginSpec], bool], *, retry: bool = False) -> None:
         """Load every wanted plugin of `specs` not loaded yet. With `retry`, first unload the
         plugins that failed or are no longer wanted, so they load afresh (host-added ones stay)."""
@@ -202,8 +215,8 @@ class Loader:
                     self.unload(record)
         for spec in specs:
             if spec.id not in self.records and wanted(spec):
-                self.deferrals.start(spec)
-        self.deferrals.memory.save()
+                self.standins.start(spec)
+        self.standins.save()
 
     def sync_discovery(self, discovery: Discovery, config: Config, *, retry: bool = False) -> list[str]:
         """`sync` what `config` enables of `discovery`; returns the problems to report: discovery's,
@@ -246,6 +259,10 @@ class Loader:
     def new_record(self, spec: PluginSpec) -> tuple[PluginRecord, Registrar]:
         """A fresh record for `spec` (in the place of an earlier one of its id) and its registrar."""
         record = self.records[spec.id] = PluginRecord(spec)
+    def registrar(self, plugin_id: str) -> Registrar:
+        """The registrar plugin `plugin_id`'s `ctx` talks to (stand-ins register through it too)."""
+        return self._registrars[plugin_id]
+
         registrar = self._registrars[spec.id] = Registrar(self, record)
         return record, registrar
 
@@ -383,7 +400,7 @@ class Loader:
     def extend_cli(self, cli: Any) -> list[str]:
         """Let loaded plugins add click commands to the group `cli` (`register_cli_commands`);
         returns warnings. A plugin whose hook raises keeps none of the commands it added."""
-        self.deferrals.activate_all(lambda remembered: bool(remembered["cli_hooks"]))
+        self.standins.activate_all(lambda remembered: bool(remembered["cli_hooks"]))
         problems = []
         for record in list(self.records.values()):
             if record.status != "ok" or record.module is None:

@@ -21,26 +21,15 @@ from typing import Any
 from .._quote import clip
 from .._runtime import workers
 from .._runtime.backoff import Backoff
+from .._standins.fields import Unavailable
 from .config import ServerConfig
 
-__all__ = ["Connection", "Unavailable", "why"]
+__all__ = ["Connection", "why"]
 
 log = logging.getLogger("hermes_core.mcp")
 _MAX_PAGES = 100
 _MAX_DELAY = 60.0
 _PING_EVERY = 30.0
-
-
-class Unavailable:
-    """A falsy answer of a tool's `check_fn` that carries why (a listing shows `reason`)."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __bool__(self) -> bool:
-        return False
 
 
 class _Late(TimeoutError):

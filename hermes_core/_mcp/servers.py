@@ -19,8 +19,8 @@ from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import McpAllowlistError, McpError, RegistrationError
 from .._runtime import leftovers, workers
+from .._standins.fields import stand_in_tool
 from .._tools.call import error_result
-from .._tools.tool import Tool
 from .._undo import Undo
 from . import names, sdk
 from .config import ServerConfig, read_servers
@@ -152,10 +152,10 @@ class McpServers:
                 name = names.tool_name(server.name, tool.name)
                 schema: dict[str, Any] = {"name": name, "description": tool.description or "",
                                           "parameters": dict(tool.input_schema or {"type": "object"})}
+                fields = {"name": name, "toolset": names.toolset(server.name), "schema": schema}
                 try:
-                    undos.append(registry.add(Tool(name, names.toolset(server.name), schema,
-                                                   _handler(connection, tool.name), check_fn=connection.available,
-                                                   is_async=True, plugin_id=f"mcp:{server.name}")))
+                    undos.append(registry.add(stand_in_tool(fields, _handler(connection, tool.name), f"mcp:{server.name}",
+                                                            check_fn=connection.available, is_async=True)))
                 except RegistrationError as exc:
                     log.warning("MCP server %r: tool %r is left out: %s", server.name, tool.name, exc)
             self._registered[server.name] = undos

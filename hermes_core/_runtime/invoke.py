@@ -31,7 +31,8 @@ from .workers import Overrun, run_coroutine, start, submit
 
 __all__ = [
     "Failure", "Invoke", "Policy", "Step", "acall", "adrive", "call", "call_within", "contained", "drive", "failed",
-    "failed_call", "is_plugin_fault", "keeps_own_limit", "keeping_own_limit", "overran", "settled", "tagged",
+    "Resolvable", "failed_call", "is_plugin_fault", "keeps_own_limit", "keeping_own_limit", "overran", "settled",
+    "tagged",
 ]
 
 R = TypeVar("R")
@@ -104,6 +105,17 @@ def keeping_own_limit(fn: Callable[..., Any]) -> Callable[..., Any]:
 def keeps_own_limit(fn: Any) -> bool:
     """Whether `fn` enforces its time limit itself (`keeping_own_limit`)."""
     return getattr(fn, _OWN_LIMIT, False) is True
+
+
+class Resolvable:
+    """A handler that stands in for another until it is resolved (a plugin imported when first
+    needed: `_standins.deferred`). The tool and command call paths `resolve()` it before the call
+    (on a worker for an async caller, since resolving may import code) and call what it resolved to."""
+
+    __slots__ = ()
+
+    def resolve(self) -> Callable[..., Any]:
+        raise NotImplementedError
 
 
 def failed(exc: BaseException) -> Failure:

@@ -22,8 +22,7 @@ import attrs
 from .._errors import ConfigError, owner
 from .._hermes.host import describe
 from .._quote import clip, quoted
-from .._runtime.deferred import Deferred
-from .._runtime.invoke import Failure, Invoke, Policy, adrive, drive, keeps_own_limit
+from .._runtime.invoke import Failure, Invoke, Policy, Resolvable, adrive, drive, keeps_own_limit
 from .tool import ToolEntry
 
 if TYPE_CHECKING:
@@ -178,13 +177,13 @@ def _status(result: str, blocked: bool) -> tuple[str, str | None, str | None]:
 
 
 def _imported(registry: Tools, entry: ToolEntry) -> Policy[tuple[ToolEntry, str | None]]:
-    """The entry of a tool whose plugin was not imported yet, once it is (its `Deferred` handler
+    """The entry of a tool whose plugin was not imported yet, once it is (its stand-in handler
     resolved: on a worker thread for an async caller), or the error result saying why it cannot run."""
     tool = entry.tool
-    assert isinstance(tool.handler, Deferred)
+    assert isinstance(tool.handler, Resolvable)
     resolved = yield Invoke(tool.handler.resolve)
     real = registry.entry(tool.name)
-    if isinstance(resolved, Failure) or real is None or isinstance(real.tool.handler, Deferred):
+    if isinstance(resolved, Failure) or real is None or isinstance(real.tool.handler, Resolvable):
         why = str(resolved.error) if isinstance(resolved, Failure) else "its plugin no longer registers it"
         return entry, error_result(f"Tool {quoted(tool.name)} ({owner(tool.plugin_id)}) is not available: {why}")
     return real, None
@@ -207,7 +206,7 @@ def _call(
         blocked = decision.message if decision.blocked else None
     started = time.monotonic()
     result = blocked
-    if result is None and isinstance(entry.tool.handler, Deferred):  # its plugin is imported now
+    if result is None and isinstance(entry.tool.handler, Resolvable):  # its plugin is imported now
         entry, result = yield from _imported(registry, entry)
     result = result or _checked(entry, parsed)
     if result is None:

@@ -1,8 +1,8 @@
 """The child process of an isolated plugin (`plugins.entries.<id>.isolation: process`):
-`python -m hermes_core._child FD MEMORY_MB`, started by the host (`_loading.isolated`).
+`python -m hermes_core._standins.child FD MEMORY_MB`, started by the host (`isolated`).
 
-It loads the one plugin with a plugin manager of its own (the host's config, without time limits:
-the host enforces them by killing this process), says what the plugin registered, then answers
+It loads the one plugin with a loader of its own (the host's config, without time limits: the
+host enforces them by killing this process), says what the plugin registered, then answers
 the host's requests, each on a thread of a pool: a tool call, a command, one hook callback, a
 tool's `check_fn`. It ends when the host closes the connection or dies (Linux: the parent-death
 signal too), and never outlives it.
@@ -18,9 +18,12 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ._runtime.frames import FrameError, receive, send
+if TYPE_CHECKING:
+    from .._llm.host import LlmHost
+
+from .._runtime.frames import FrameError, receive, send
 
 _NO_LIMITS = {"tools": {"timeout": 0, "timeouts": {}}, "commands": {"timeout": 0}}
 
@@ -68,8 +71,8 @@ class HostLlm:
         self._child = child
 
     def run(self, call: Any, finish: Any) -> Any:
-        from ._llm.reply import LlmAnswer
-        from ._llm.results import PluginLlmUsage
+        from .._llm.reply import LlmAnswer
+        from .._llm.results import PluginLlmUsage
 
         fields = {name: getattr(call, name) for name in _CALL_FIELDS}
         if call.structured is not None:
@@ -102,7 +105,7 @@ _CALL_FIELDS = ("kind", "messages", "temperature", "max_tokens", "timeout", "pro
 def _raised(error_type: str, message: str, fields: dict[str, Any]) -> BaseException:
     """The host's exception as this process raises it: the same hermes-core error class, with its
     fields (`plugin_id`, `key`, a budget's figures, ...)."""
-    from . import _errors
+    from .. import _errors
 
     cls = getattr(_errors, error_type, None)
     if not (isinstance(cls, type) and issubclass(cls, _errors.HermesError)):
@@ -117,7 +120,7 @@ class Child:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self._send = threading.Lock()
-        self.manager: Any = None
+        self.loader: Any = None
         self.plugin_id = ""
         self._asked: dict[str, tuple[threading.Event, list[Any]]] = {}  # what this process asked the host
         self._numbers = iter(range(1, 1 << 62))
@@ -150,10 +153,14 @@ class Child:
             waiting[0].set()
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ._config.config import Config
-        from ._discovery.spec import PluginSpec
-        from ._loading.remembered import command_fields, tool_fields
-        from ._manager import PluginManager
+        from .._config.config import Config
+        from .._config.file import load_config
+        from .._discovery.spec import PluginSpec
+        from .._hooks.calls import LifecycleHooks
+        from .._loading.loader import Loader
+        from .._slots.declarations import BUILTIN_SLOTS
+        from .._tools.call import dispatch
+        from .fields import command_fields, tool_fields
 
         fields = dict(request["spec"])
         fields["path"] = Path(fields["path"]) if fields.get("path") else None
@@ -165,22 +172,25 @@ class Child:
         plugins = dict(request["config"].get("plugins") or {})
         entries = dict(plugins.get("entries") or {})
         entries[spec.id] = {**(entries.get(spec.id) or {}), "isolation": "none"}  # here, it loads in this process
-        config = {**request["config"], **_NO_LIMITS,
-                  "plugins": {**plugins, "entries": entries, "hook_callback_timeout": 0}}
-        self.plugin_id = spec.id
-        self.manager = PluginManager(home=Path(request["home"]), config=Config(config), discover_plugins=False)
-        self.manager.load()
-        from ._config.file import load_config
-
+        config = Config({**request["config"], **_NO_LIMITS,
+                         "plugins": {**plugins, "entries": entries, "hook_callback_timeout": 0}})
         home = Path(request["home"])
-        self.manager._loader.current_config = lambda: load_config(home)  # ctx.get_config: the file as it is now
         host = HostLlm(self)
-        self.manager._loader.llm_host = lambda: host  # ctx.llm: made by the host, which holds the credentials
+
+        def dispatch_tool(name: str, args: Any, **kwargs: Any) -> str:  # ctx.dispatch_tool: the plugin's own tools
+            return dispatch(loader.tools, LifecycleHooks(loader.hooks), name, args, kwargs=kwargs)
+
+        loader = self.loader = Loader(
+            home=home, slots=BUILTIN_SLOTS, config=lambda: config,
+            current_config=lambda: load_config(home),  # ctx.get_config: the file as it is now
+            hook_timeout=lambda: 0, dispatch=dispatch_tool,
+            llm_host=lambda: cast("LlmHost", host))  # ctx.llm: made by the host, which holds the credentials
         for capability in request.get("capabilities", ()):  # ctx.call_mcp, ...: served by the host
-            self.manager.serve(capability, HostCapability(self))
-        record = self.manager._loader.load(spec)
-        loader = self.manager._loader
-        tools = [tool_fields(loader.tools.entry(name)) for name in record.registered.get("tools", [])]
+            loader.capabilities.serve(capability, HostCapability(self))
+        self.plugin_id = spec.id
+        record = loader.load(spec)
+        offered = [loader.tools.entry(name) for name in record.registered.get("tools", [])]
+        tools = [tool_fields(entry) for entry in offered if entry is not None]
         commands = [command_fields(c) for c in loader.commands if c.plugin_id == spec.id]
         hooks = [[hook, index] for hook in dict.fromkeys(record.registered.get("hooks", []))
                  for index, _ in enumerate(self._callbacks(hook))]
@@ -190,10 +200,10 @@ class Child:
                 "commands": commands, "hooks": hooks, "pid": os.getpid()}
 
     def _callbacks(self, hook: str) -> list[Any]:
-        return [c for c in self.manager._loader.hooks.callbacks(hook) if c.plugin_id == self.plugin_id]
+        return [c for c in self.loader.hooks.callbacks(hook) if c.plugin_id == self.plugin_id]
 
     def answer(self, request: dict[str, Any]) -> Any:
-        op, loader = request["op"], self.manager._loader
+        op, loader = request["op"], self.loader
         if op == "tool":
             return loader.tools.dispatch_without_hooks(request["name"], request["args"], **request.get("kwargs", {}))
         if op == "command":

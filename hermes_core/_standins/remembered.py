@@ -1,16 +1,17 @@
 """What each plugin registered at its last import, remembered so that a host loading lazily can
-offer a plugin's tools and commands without importing it (`Loader.sync(lazy=...)`).
+offer a plugin's tools and commands without importing it (`lazy`).
 
 After a plugin loads, what it registered is kept in `$HERMES_HOME/.cache/registrations.json`
 under a key of what discovery sees without importing it: its id, version, origin and kind, the
 size and modification time of its files (a folder plugin's Python files and manifest; an entry
 point's module), its settings in config.yaml, which of its `requires_env` variables are set, and
 hermes-core's version: everything it registered by kind and name, and why it must be imported
-at every start, if it must. Stand-ins can be a plugin only when everything it registered is tools
-(without a `check_fn`, which only its code can answer), slash commands and CLI commands: for
-those, the tools' schemas and the commands' help are kept too. Anything else (hooks, providers,
-`ctx.spawn_task`, platforms, ...) needs the plugin imported at start. A key that does not match is
-no memory: the plugin is imported at start, as without one.
+at every start, if it must. Stand-ins can be a plugin only when everything it registered is of a
+kind lazy activation can stand in for (`kinds.LAZY`: tools without a `check_fn`, which only its
+code can answer, slash commands and CLI commands): for those, the tools' schemas and the commands'
+help are kept too. Anything else (hooks, providers, `ctx.spawn_task`, platforms, ...) needs the
+plugin imported at start. A key that does not match is no memory: the plugin is imported at
+start, as without one.
 
 One writer at a time (a lock beside the file), each replacing the file whole; a damaged file is
 no memory at all and is written again. Files modified in the last `RACY_SECONDS` are not trusted to
@@ -23,27 +24,25 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._commands.command import Command
 from .._discovery.spec import PluginSpec
 from .._files import RACY_SECONDS, locked, write_atomic
-from .._tools.tool import Tool, ToolEntry
 from .._version import __version__
+from .fields import command_fields, tool_fields
+from .kinds import LAZY
 
 if TYPE_CHECKING:
     from .._commands.registry import CommandRegistry
+    from .._loading.record import PluginRecord
     from .._tools.registry import ToolRegistry
-    from .record import PluginRecord
 
-__all__ = ["STAND_IN", "RegistrationMemory", "command_fields", "plugin_key", "registrations", "stand_in_command",
-           "stand_in_tool", "tool_fields"]
+__all__ = ["RegistrationMemory", "plugin_key", "registrations"]
 
 _FILE = "registrations.json"
 _FORMAT = 1
-STAND_IN = frozenset({"tools", "commands", "cli_commands"})  # what a record can offer without the plugin's code
 _SOURCES = (".py", ".pyi")
 _MANIFESTS = ("plugin.yaml", "plugin.yml")
 
@@ -115,36 +114,9 @@ def plugin_key(spec: PluginSpec, settings: Mapping[str, Any]) -> str | None:
                        present])
 
 
-def tool_fields(entry: ToolEntry) -> dict[str, Any]:
-    """A registered tool as plain data: what a stand-in for it needs (`stand_in_tool`)."""
-    tool = entry.tool
-    return {"name": tool.name, "toolset": tool.toolset, "schema": entry.schema, "requires_env": list(tool.requires_env),
-            "is_async": entry.is_async, "description": tool.description, "emoji": tool.emoji, "override": tool.override,
-            "checked": tool.check_fn is not None}
-
-
-def stand_in_tool(fields: Mapping[str, Any], handler: Callable[..., Any], plugin_id: str, *,
-                  check_fn: Callable[[], Any] | None = None, is_async: bool = False) -> Tool:
-    """The tool of `fields` (`tool_fields`) answered by `handler` instead of the plugin's own."""
-    return Tool(fields["name"], fields["toolset"], fields["schema"], handler, check_fn, fields["requires_env"], is_async,
-                fields["description"], fields["emoji"], fields["override"], plugin_id=plugin_id)
-
-
-def command_fields(command: Command) -> dict[str, Any]:
-    """A registered slash command as plain data: what a stand-in for it needs (`stand_in_command`)."""
-    return {"name": command.name, "description": command.description, "args_hint": command.args_hint,
-            "argument_mode": command.argument_mode}
-
-
-def stand_in_command(fields: Mapping[str, Any], handler: Callable[..., Any], plugin_id: str) -> Command:
-    """The command of `fields` (`command_fields`) answered by `handler` instead of the plugin's own."""
-    return Command(fields["name"], handler, fields["description"], fields["args_hint"], plugin_id=plugin_id,
-                   argument_mode=fields["argument_mode"])
-
-
 def _at_start(record: PluginRecord, tools: ToolRegistry, commands: CommandRegistry) -> list[str]:
     """Why `record`'s plugin must be imported at every start (nothing: stand-ins can be it)."""
-    why = [f"{kind}: {', '.join(names)}" for kind, names in record.registered.items() if kind not in STAND_IN]
+    why = [f"{kind}: {', '.join(names)}" for kind, names in record.registered.items() if kind not in LAZY]
     why += list(dict.fromkeys(record.eager)) + [f"a problem: {problem}" for problem in record.problems]
     for name in record.registered.get("tools", []):
         entry = tools.entry(name)

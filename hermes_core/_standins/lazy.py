@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import config_keys as keys
 from .. import hookspecs
 from .._errors import PluginLoadError, owner
-from .._runtime.deferred import Deferred
+from .._loading.record import LoadFailure, PluginRecord, discovery_failure
+from .._loading.registrar import Loaded, Registrar
 from .._version import __version__
-from .record import LoadFailure, PluginRecord, discovery_failure
-from .registrar import Loaded, Registrar
-from .remembered import RegistrationMemory, plugin_key, registrations, stand_in_command, stand_in_tool
+from .deferred import Deferred
+from .fields import stand_in_command, stand_in_tool
+from .remembered import RegistrationMemory, plugin_key, registrations
 
 if TYPE_CHECKING:
     from .._config.config import Config

@@ -1,4 +1,4 @@
-"""A handler whose plugin is not imported yet: `Deferred`.
+"""What lazy activation puts in place of a handler whose plugin is not imported yet: `Deferred`.
 
 A host that activates plugins lazily registers a plugin's tools and commands from what the
 plugin registered at an earlier start, each with a `Deferred` handler. The call path that finds
@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._runtime.invoke import Resolvable
+
 __all__ = ["Deferred"]
 
 
-class Deferred:
+class Deferred(Resolvable):
     """Stands in for a handler until its plugin is imported. `activate()` imports the plugin (once,
     whoever asks first) or raises the error that says why it could not load; `real()` is the
     handler registered in its place by then."""

@@ -1,6 +1,6 @@
 """Plugins in a process of their own (`plugins.entries.<id>.isolation: process`).
 
-The plugin is loaded in a child (`python -m hermes_core._child`, the operator's `python` if given),
+The plugin is loaded in a child (`python -m hermes_core._standins.child`, the operator's `python` if given),
 which says what it registered; the host registers stand-ins that send each call over a socket:
 tools (with their schemas; a `check_fn` is asked in the child), slash commands and hook callbacks.
 Arguments and results cross as JSON. A child that dies (exits, a signal, its memory limit) or
@@ -29,17 +29,27 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .._errors import PluginProcessError, owner
+from .. import config_keys as keys
+from .._errors import PluginProcessError, RegistrationError, owner
 from .._llm.routes import PROVIDERS
+from .._loading.record import LoadFailure
+from .._loading.registrar import Loaded, Registrar
 from .._runtime.frames import FrameError, receive, send
 from .._runtime.invoke import keeping_own_limit
+from .fields import Unavailable, stand_in_command, stand_in_tool
+from .kinds import ISOLATED
 
-__all__ = ["RESTARTS", "ChildProcess", "child_environment", "stand_ins"]
+if TYPE_CHECKING:
+    from .._config.config import Config
+    from .._loading.record import PluginRecord
+
+__all__ = ["RESTARTS", "ChildProcess", "Isolates", "child_environment", "isolate", "stand_ins"]
 
 log = logging.getLogger("hermes_core.plugins")
 
+CHILD = "hermes_core._standins.child"  # the child's module, run with `python -m`
 RESTARTS = 3  # starts a minute after the first, before the plugin is failed until a reload
 LOAD_SECONDS = 120.0  # what a child may take to import and register its plugin
 
@@ -165,7 +175,7 @@ class ChildProcess:
 
     def _spawn(self) -> None:
         ours, theirs = socket.socketpair()
-        command = [self._python, "-m", "hermes_core._child", str(theirs.fileno()), str(self.memory_mb)]
+        command = [self._python, "-m", CHILD, str(theirs.fileno()), str(self.memory_mb)]
         environment = child_environment(self._config)
         try:
             proc: subprocess.Popen[bytes] = _SPAWNER.run(lambda: subprocess.Popen(
@@ -328,27 +338,41 @@ def _spec_fields(spec: Any) -> dict[str, Any]:
     return fields
 
 
-class _Unavailable:
-    """A `check_fn`'s false answer with the child's reason."""
+class Isolates(Loaded, Protocol):
+    """What isolating a plugin reaches of its loader (a `Loader`): what a registrar reaches (its home,
+    registries and the host services the child asks for), and the plugin's registrar."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __bool__(self) -> bool:
-        return False
+    def registrar(self, plugin_id: str) -> Registrar: ...
 
 
-def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], float | None],
+def isolate(loader: Isolates, record: PluginRecord, config: Config) -> None:
+    """Load `record`'s plugin in a process of its own, and register stand-ins for what it registered there."""
+    started = time.perf_counter()
+    child = ChildProcess(record.spec, home=loader.home, config=config.section(),
+                         python=config.read(keys.PLUGIN_PYTHON, record.id) or record.spec.python or None,
+                         memory_mb=config.read(keys.PLUGIN_MEMORY_MB, record.id), llm_host=loader.llm_host,
+                         capabilities=loader.capabilities)
+    record.undos.append(child.close)
+    record.process = child
+
+    def failed(why: str) -> None:  # its stand-ins stay, each call answering why
+        record.status, record.failure = "failed", LoadFailure("PluginProcessError", why, "its process")
+        log.warning("%s", why)
+
+    child.on_failed = failed
+    stand_ins(child, loader.registrar(record.id), loader.tools.limit, loader.commands.limit, loader.hooks.limit)
+    record.import_ms = round((time.perf_counter() - started) * 1000, 3)
+
+
+def stand_ins(child: ChildProcess, registrar: Registrar, tool_limit: Callable[[str], float | None],
               command_limit: Callable[[], float | None], hook_limit: Callable[[], float | None]) -> None:
-    """Register what the plugin registered in its process, each call sent there: its tools, commands
-    and hook callbacks. Anything else it registered cannot cross yet: `RegistrationError`."""
-    from .._errors import RegistrationError
-    from .remembered import stand_in_command, stand_in_tool
-
+    """Register what the plugin registered in its process, each call sent there: the kinds isolation
+    can stand in for (`kinds.ISOLATED`: its tools, commands and hook callbacks). Anything else it
+    registered cannot cross: `RegistrationError`."""
     loaded = child.start()
     if loaded["status"] != "ok":
         raise PluginProcessError(f"in its process: {loaded['failure']}", plugin_id=child.plugin_id)
-    other = sorted(set(loaded["registered"]) - {"tools", "commands", "hooks"})
+    other = sorted(set(loaded["registered"]) - ISOLATED)
     if other:
         raise RegistrationError(
             f"{owner(child.plugin_id)} registers {', '.join(other)}, which cannot run in a process of its own yet; "
@@ -364,7 +388,7 @@ def stand_ins(child: ChildProcess, registrar: Any, tool_limit: Callable[[str], f
     def check(name: str) -> Callable[[], Any]:
         def check_fn() -> Any:
             ok, reason = child.call("check", f"check_fn of tool {name!r}", 30.0, name=name)
-            return True if ok else _Unavailable(reason)
+            return True if ok else Unavailable(reason)
 
         return check_fn
 
