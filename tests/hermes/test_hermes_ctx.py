@@ -141,11 +141,11 @@ def test_settings_state_and_manifest_through_commands(home: Path) -> None:
     assert second["last"] == "coffee" and second["runs"] == 2  # the state outlives the process
     text = (home / "config.yaml").read_text()
     assert "# the operator's own note" in text and "# keep this comment" in text
-    from hermes_core import config_keys, load_config
+    from hermes_core import PluginState, config_keys, load_config
 
     settings = load_config(home).read(config_keys.PLUGIN_SETTINGS, "memo")
     assert dict(settings) == {"memo": {"last": "coffee"}, "count": 2}
-    assert json.loads((home / "plugin-data" / "memo" / "state.json").read_text()) == {"runs": 2}
+    assert dict(PluginState(home / "plugin-data" / "memo" / "state.json", "memo").items()) == {"runs": 2}
     assert not list(home.glob(".config.yaml.*.tmp")) and not list((home / "plugin-data" / "memo").glob("*.tmp"))
 
 
