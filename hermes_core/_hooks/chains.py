@@ -54,6 +54,12 @@ class Chain(Generic[R]):
     def result(self) -> R:
         raise NotImplementedError
 
+    @property
+    def blocked(self) -> bool:
+        """Whether a block ended the call (the result that stopped it said no), rather than an
+        answer (`FirstText`'s string): what a trace line calls `blocked`."""
+        return False
+
 
 class Notify(Chain[None]):
     """Every callback runs; results are ignored (`on_session_start`, `post_tool_call`, ...)."""
@@ -69,7 +75,7 @@ class Notify(Chain[None]):
 
 
 class Collect(Chain[list[Any]]):
-    """Every callback runs; the non-None results are kept in order (`HookRunner.fire`)."""
+    """Every callback runs; the non-None results are kept in order (Hermes' `invoke_hook`)."""
 
     __slots__ = ("_results",)
 
@@ -168,6 +174,10 @@ class Gate(Chain[ToolDecision]):
     def result(self) -> ToolDecision:
         return self._decision if self._decision.blocked or self._approval is None else self._approval
 
+    @property
+    def blocked(self) -> bool:
+        return self._decision.blocked
+
     def _decide(self, cb: Callback, args: dict[str, Any], result: Any) -> ToolDecision:
         name = self._tool_name
         if isinstance(result, Failure) and not result.timed_out:
@@ -219,6 +229,10 @@ class FirstDirective(Chain["dict[str, Any] | None"]):
     @property
     def result(self) -> dict[str, Any] | None:
         return self._found
+
+    @property
+    def blocked(self) -> bool:
+        return self._found is not None and "block" in (self._found.get("action"), self._found.get("decision"))
 
 
 # Hermes' `FailoverReason` values: what `transform_api_error_classification` may answer.
@@ -334,3 +348,7 @@ class SpeechGate(Chain[SpeechDecision]):
     @property
     def result(self) -> SpeechDecision:
         return self._decision
+
+    @property
+    def blocked(self) -> bool:
+        return self._decision.blocked

@@ -5,7 +5,8 @@ id and the next one runs; a failure that repeats is logged once) and under a tim
 each receives only the keyword arguments it declares, worked out once when it is added, and
 every call carries `telemetry_schema_version` as Hermes' do. How their results combine is
 the hook's chain (`chains`), the same for the sync and the async driver. A host calls hooks
-through the typed layer (`LifecycleHooks`), one method per hook.
+through the typed layer (`LifecycleHooks`), one method per hook. With tracing on (`tracing`,
+`HERMES_TRACE_HOOKS`), each callback call is also one line on stderr.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .._runtime.invoke import Failure, acall, failed, keeps_own_limit, overran, 
 from .._undo import Undo
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
+from . import tracing
 from .chains import Chain
 
 __all__ = ["HookCall", "HookCallback", "HookRunner"]
@@ -120,13 +122,16 @@ class HookCall(Generic[R]):
 class HookRunner:
     """The lifecycle hook callbacks of every loaded plugin, and the drivers that run them.
 
-    `timeout()` returns the per-callback limit in seconds (0 means none).
+    `timeout()` returns the per-callback limit in seconds (0 means none). `trace`: write a line
+    on stderr for each callback call (`tracing`); None (the default) reads `HERMES_TRACE_HOOKS`, now.
     """
 
-    def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default) -> None:
+    def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default, *,
+                 trace: bool | None = None) -> None:
         self._callbacks: dict[str, tuple[HookCallback, ...]] = {}  # replaced, never changed: a call reads it unlocked
         self._lock = threading.Lock()
         self._timeout = timeout
+        self._trace = tracing.from_environment() if trace is None else trace
         self._reported: set[tuple[int, str, str]] = set()
 
     def add(self, hook: str, callback: Callable[..., Any], plugin_id: str | None = None) -> Undo:
@@ -189,7 +194,7 @@ class HookRunner:
         one Hermes leaves it out of)."""
         if hook not in UNVERSIONED_HOOKS and "telemetry_schema_version" not in chain.kwargs:
             chain.kwargs = {**chain.kwargs, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
-        return HookCall(self, hook, chain)
+        return HookCall(self, hook, tracing.Traced(hook, chain) if self._trace else chain)
 
     # -- the drivers ---------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """The `hermes` click group and its entry point: one-line errors, plugin CLI commands, lazy host commands.
 
-Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks. Commands
-that only need discovery (`plugins list`, `plugins info`) import no plugin and no heavy
-dependency.
+Errors are one line on stderr and a non-zero exit; `--debug` shows tracebacks and traces hook
+calls (`HERMES_TRACE_HOOKS`). Commands that only need discovery (`plugins list`, `plugins info`)
+import no plugin and no heavy dependency.
 """
 
 from __future__ import annotations
@@ -100,8 +100,21 @@ class _RootGroup(click.Group):
         return sorted({*super().list_commands(ctx), *self._lazy})
 
 
+def _debugging(ctx: click.Context, param: click.Parameter, debug: bool) -> bool:
+    """`--debug` traces every hook callback call too (`HERMES_TRACE_HOOKS`): set while the options
+    are parsed, before any plugin manager is made (resolving a plugin's command makes one)."""
+    if debug:
+        import os
+
+        from .._hooks.tracing import VARIABLE
+
+        os.environ[VARIABLE] = "1"
+    return debug
+
+
 @click.group(cls=_RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
+@click.option("--debug", is_flag=True, callback=_debugging,
+              help="Show tracebacks and debug logging, and trace hook calls.")
 @click.version_option(package_name="hermes-core", prog_name="hermes")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
