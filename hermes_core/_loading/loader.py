@@ -38,6 +38,7 @@ from .._discovery.spec import Discovery, PluginSpec
 from .._errors import PluginNotFoundError, RegistrationError, owner
 from .._hermes import model_providers
 from .._hermes import names as hermes_names
+from .._hooks import hermes_api
 from .._hooks.runner import HookRunner
 from .._runtime import interrupts, leftovers
 from .._runtime.invoke import contained, describe_error, tagged
@@ -60,7 +61,6 @@ __all__ = ["Loader", "StandIns"]
 log = logging.getLogger("hermes_core.plugins")
 
 
-def _takes_ctx(function: Callable[..., Any]) -> bool:
 class StandIns(Protocol):
     """What stands in for a loader's plugins: lazy activation (`start` a plugin deferred or imported,
     `activate_all` the deferred ones) and process isolation (`isolate`). A host gives its loader
@@ -96,6 +96,7 @@ class _Imported:
                                 ".isolation: process), which this host does not do", plugin_id=record.id)
 
 
+def _takes_ctx(function: Callable[..., Any]) -> bool:
     """Whether `function` has a parameter `ctx` that pluggy leaves out (one with a default)."""
     try:
         return "ctx" in inspect.signature(function).parameters
@@ -153,6 +154,7 @@ class Loader:
         self.aux_tasks = AuxiliaryTasks()
         self.capabilities = Capabilities()
         self.hooks = HookRunner(hook_timeout)
+        hermes_api.serving(self.hooks)  # what Hermes' module-level invoke_hook / has_hook reach
         self.dispatch = dispatch
         self.llm_host = llm_host
         self.config = config
@@ -165,6 +167,7 @@ class Loader:
 
     def load(self, spec: PluginSpec) -> PluginRecord:
         """Import a discovered plugin and run its registration; the record says how it went."""
+        hermes_api.serving(self.hooks)
         record, _ = self.new_record(spec)
         known = discovery_failure(spec)
         if known is not None:
@@ -256,13 +259,13 @@ class Loader:
         self.records.pop(record.id, None)
         self._registrars.pop(record.id, None)
 
-    def new_record(self, spec: PluginSpec) -> tuple[PluginRecord, Registrar]:
-        """A fresh record for `spec` (in the place of an earlier one of its id) and its registrar."""
-        record = self.records[spec.id] = PluginRecord(spec)
     def registrar(self, plugin_id: str) -> Registrar:
         """The registrar plugin `plugin_id`'s `ctx` talks to (stand-ins register through it too)."""
         return self._registrars[plugin_id]
 
+    def new_record(self, spec: PluginSpec) -> tuple[PluginRecord, Registrar]:
+        """A fresh record for `spec` (in the place of an earlier one of its id) and its registrar."""
+        record = self.records[spec.id] = PluginRecord(spec)
         registrar = self._registrars[spec.id] = Registrar(self, record)
         return record, registrar
 

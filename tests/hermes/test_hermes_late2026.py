@@ -167,3 +167,49 @@ def register(ctx):
         assert json.loads(manager.run_command("shape"))["default"] == "just-a-name"
     finally:
         manager.close()
+
+
+EMITTER = '''
+import json
+
+from hermes_cli.plugins import has_hook, invoke_hook
+from plugin_runtime.dispatch import ainvoke_hook, has_hook as runtime_has_hook
+
+
+def emit(args, **kw):
+    import asyncio
+
+    fired = invoke_hook("on_session_end", session_id="s1", completed=True, interrupted=False, model="m",
+                        platform="cli")
+    again = asyncio.run(ainvoke_hook("on_session_end", session_id="s2", completed=True, interrupted=False,
+                                     model="m", platform="cli"))
+    return json.dumps({"has": [has_hook("on_session_end"), runtime_has_hook("subagent_stop")],
+                       "fired": fired, "again": again, "none": invoke_hook("subagent_stop", parent_session_id="p")})
+
+
+def register(ctx):
+    ctx.register_tool("emit", "adapter", {"name": "emit", "parameters": {"type": "object"}}, emit)
+'''
+
+LISTENER = '''
+def register(ctx):
+    ctx.register_hook("on_session_end", lambda session_id, **kw: f"heard {session_id}")
+    ctx.register_hook("on_session_end", lambda **kw: None)  # a None result is left out
+    ctx.register_hook("on_session_end", lambda **kw: 1 / 0)  # a failing callback is isolated
+'''
+
+
+def test_hermes_module_level_invoke_hook_and_has_hook_reach_the_plugins_hooks(home: Path) -> None:
+    """Published adapters fire hooks through `hermes_cli.plugins.invoke_hook` (and check `has_hook`
+    first), outside any ctx: they reach the hooks of the host's plugins, Hermes' way."""
+    make_folder_plugin(home / "plugins", "emitter", EMITTER, "name: emitter\n")
+    make_folder_plugin(home / "plugins", "listener", LISTENER, "name: listener\n")
+    write_config(home, "plugins:\n  enabled: [emitter, listener]\n")
+    manager = PluginManager(home=home).load()
+    try:
+        result = json.loads(manager.dispatch_tool("emit", {}))
+        assert result == {"has": [True, False], "fired": ["heard s1"], "again": ["heard s2"], "none": []}
+        assert {"hermes_cli.plugins", "plugin_runtime.dispatch"} <= set(manager.record("emitter").hermes_names)
+    finally:
+        manager.close()
+
