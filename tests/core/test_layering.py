@@ -36,12 +36,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
-    "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools"},
     "_loading": BELOW_LOADING,
-    "_manager": BELOW_LOADING | {"_loading", "_mcp"},
+    "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)
+    "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins"},
+    "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "_child": BELOW_LOADING | {"_loading", "_manager"},  # an isolated plugin's process
-    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "agent", "gateway", "batch"},
+    "hosting": {"hermes_core", "_runtime"},  # public names, the leaves and _runtime (held to it below)
+    "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server"},
 }
 
 
@@ -83,7 +84,8 @@ def imports(path: Path) -> Iterator[tuple[int, str]]:
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 # The public hosts built on the library's public names, and which of them each may use besides.
-PUBLIC_HOSTS = {"agent": {"agent"}, "gateway": {"agent", "gateway"}, "batch": {"agent", "batch"}}
+PUBLIC_HOSTS = {"agent": {"agent", "hosting"}, "gateway": {"agent", "gateway", "hosting"},
+                "batch": {"agent", "batch", "hosting"}, "mcp_server": {"mcp_server", "hosting"}}
 
 
 def test_every_stage_of_the_package_has_a_rule() -> None:
@@ -112,8 +114,9 @@ def depth(module: str, path: Path) -> int:
 
 @pytest.mark.parametrize("host", sorted(PUBLIC_HOSTS))
 def test_the_reference_hosts_import_only_public_names(host: str) -> None:
-    """The agent and the gateway are what host authors copy: they use what any host can import, by
-    its public name (the gateway may use the agent, nothing uses the gateway but the CLI)."""
+    """The agent, the gateway, batch and the MCP server are what host authors copy: they use what any
+    host can import, by its public name, and `hosting` (the gateway and batch may use the agent,
+    nothing uses a host but the CLI)."""
     modules = {module: path for module, path in MODULES.items() if stage(module) == host}
     assert len(modules) >= 4
     allowed = PUBLIC_MODULES | PUBLIC_HOSTS[host]
@@ -122,6 +125,16 @@ def test_the_reference_hosts_import_only_public_names(host: str) -> None:
     wrong += [f"{module}:{node.lineno}: a relative import leaving {host}/" for module, path in modules.items()
               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
               if isinstance(node, ast.ImportFrom) and node.level > depth(module, path)]
+    assert wrong == []
+
+
+def test_the_host_layer_is_public_names_the_leaves_and_runtime() -> None:
+    """`hosting` is what every host shares: built on what a host may import, plus the leaves and
+    `_runtime` (a private building block it makes public, as `Backoff`), never a library stage."""
+    modules = {module: path for module, path in MODULES.items() if stage(module) == "hosting"}
+    assert len(modules) >= 4
+    wrong = [f"{module}:{line}: {target}" for module, path in modules.items() for line, target in imports(path)
+             if target != "hermes_core" and stage(target) not in {"hosting", "leaf", "_runtime", *PUBLIC_MODULES}]
     assert wrong == []
 
 
