@@ -124,7 +124,8 @@ def test_kill_9_at_random_moments_loses_and_duplicates_nothing(batch_home: Path,
     counts = []
     for _ in range(4):
         proc = start(data, out, "--concurrency", "4")
-        time.sleep(chance.uniform(0.6, 1.6))
+        assert proc.stderr is not None and proc.stderr.readline().startswith("batch: 80 items")  # it holds the folder
+        time.sleep(chance.uniform(0.2, 1.2))
         proc.kill()
         proc.communicate()
         ids = [row["id"] for row in rows(out)] if (out / "trajectories.jsonl").exists() else []
