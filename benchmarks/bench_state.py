@@ -8,6 +8,11 @@ one process.
 - **set, 1 MB in other keys**: the same set while 1,000 other keys hold about 1 KB each.
 - **get, 1 MB in other keys**: `state["tool_calls"]` read back, against the old store's read of
   its in-memory copy (a dict lookup: it never re-read the file, so never saw other processes).
+- **a tool call whose `post_tool_call` sets it** (small state; 1 MB in other keys): a whole
+  `PluginManager.dispatch_tool` of a plugin's tool whose `post_tool_call` hook sets
+  `ctx.state["tool_calls"]` (as the demo plugin's does), against the same call whose hook builds
+  the same value and does not set it; `adds` is the median paired difference, what the set costs
+  the tool call.
 
 Each measure is the median of paired ratios (new / old, timed back to back, the order
 alternating) over `--rounds` rounds of `--number` calls; times are the medians per call.
@@ -27,8 +32,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core import PluginState
-from hermes_core._ctx.state import STATE_QUOTA_BYTES
+from hermes_core import PluginManager, PluginState
+
+STATE_QUOTA_BYTES = 10 * 1024 * 1024  # ctx.state's quota
 
 
 class WholeFile:
@@ -64,9 +70,9 @@ class WholeFile:
 
 
 def paired(baseline: Callable[[], object], ours: Callable[[], object], rounds: int, number: int
-           ) -> tuple[float, float, float]:
-    """(median old time, median new time, median of paired ratios), per call."""
-    old, new, ratios = [], [], []
+           ) -> tuple[float, float, float, float]:
+    """(median old time, median new time, median of paired ratios, median of paired differences), per call."""
+    old, new, ratios, differences = [], [], [], []
     for i in range(rounds):
         times = {}
         for run in ((baseline, ours) if i % 2 == 0 else (ours, baseline)):
@@ -77,7 +83,8 @@ def paired(baseline: Callable[[], object], ours: Callable[[], object], rounds: i
         old.append(times[False])
         new.append(times[True])
         ratios.append(times[True] / times[False])
-    return statistics.median(old), statistics.median(new), statistics.median(ratios)
+        differences.append(times[True] - times[False])
+    return statistics.median(old), statistics.median(new), statistics.median(ratios), statistics.median(differences)
 
 
 def filled(folder: Path, name: str, others: dict[str, Any]) -> tuple[WholeFile, PluginState]:
@@ -121,8 +128,39 @@ def main() -> None:
         ]
         print(f"{'':<26} {'whole file':>12} {'SQLite':>10} {'paired ratio':>13}")
         for label, baseline, ours in rows:
-            b, o, ratio = paired(baseline, ours, options.rounds, options.number)
+            b, o, ratio, _ = paired(baseline, ours, options.rounds, options.number)
             print(f"{label:<26} {b * 1e6:>9.1f} µs {o * 1e6:>7.1f} µs {ratio:>12.3f}x")
+        print(f"\n{'a tool call whose hook':<34} {'no set':>9} {'sets it':>10} {'paired ratio':>13} {'adds':>10}")
+        for label, others in (("post_tool_call, small state", small), ("post_tool_call, 1 MB in other keys", large)):
+            quiet, setting = hooked(folder / "quiet" / label, others), hooked(folder / "setting" / label, others)
+            b, o, ratio, adds = paired(lambda: quiet.dispatch_tool("noop", {}), lambda: setting.dispatch_tool("noop", {}),
+                                       options.rounds, options.number)
+            print(f"{label:<34} {b * 1e6:>6.1f} µs {o * 1e6:>7.1f} µs {ratio:>12.3f}x {adds * 1e6:>7.1f} µs")
+            quiet.close()
+            setting.close()
+
+
+def hooked(home: Path, others: dict[str, Any]) -> PluginManager:
+    """A manager whose one plugin has a `noop` tool and a `post_tool_call` hook counting the calls,
+    kept in `ctx.state` (its home's `demo` state holding `others` besides) or only in memory."""
+    sets = home.parent.name == "setting"
+    calls: dict[str, int] = {}
+
+    def register(ctx: Any) -> None:
+        ctx.register_tool("noop", "bench", {"name": "noop", "parameters": {"type": "object"}}, lambda args, **kw: "{}")
+
+        def post_tool_call(tool_name: str, **kwargs: Any) -> None:
+            calls[tool_name] = calls.get(tool_name, 0) + 1
+            if sets:
+                ctx.state["tool_calls"] = dict(calls)
+
+        ctx.register_hook("post_tool_call", post_tool_call)
+
+    manager = PluginManager(home=home, discover_plugins=False).load()
+    manager.add_plugin(register, "demo")
+    PluginState(home / "plugin-data" / "demo" / "state.json", "demo").update(others)
+    manager.dispatch_tool("noop", {})  # the first call opens what it needs
+    return manager
 
 
 if __name__ == "__main__":
