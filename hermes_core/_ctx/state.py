@@ -127,7 +127,7 @@ class PluginState:
             if self._migrated:
                 return
             try:
-                text = self._legacy.read_text(encoding="utf-8")
+                text = self._legacy.read_bytes()
             except FileNotFoundError:
                 self._migrated = True
                 return
@@ -136,8 +136,8 @@ class PluginState:
                     f"cannot read the state of plugin {self._plugin_id!r} ({self._legacy}) to import it: {exc}"
                 ) from None
             try:
-                data = json.loads(text)
-            except ValueError as exc:
+                data = json.loads(text)  # from bytes: a BOM is read past
+            except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested past the parser
                 raise PluginStateError(
                     f"the state of plugin {self._plugin_id!r} ({self._legacy}) is not JSON ({exc}); "
                     "fix or remove the file") from None

@@ -188,8 +188,8 @@ class RegistrationMemory:
         if self._path is None:
             return {}
         try:
-            data = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(self._path.read_bytes())
+        except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8 JSON, nested past the parser
             return {}
         plugins = data.get("plugins") if isinstance(data, dict) and data.get("format") == _FORMAT else None
         if not isinstance(plugins, dict):

@@ -63,11 +63,11 @@ class OutputDir:
     def _read(self) -> dict[str, dict[str, Any]]:
         rows: dict[str, dict[str, Any]] = {}
         try:
-            with open(self.path / TRAJECTORIES, encoding="utf-8") as file:
+            with open(self.path / TRAJECTORIES, "rb") as file:
                 for number, line in enumerate(file, 1):
-                    try:
+                    try:  # from bytes: a BOM is read past, a line that is not UTF-8 is one bad line
                         row = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         row = None
                     if not isinstance(row, dict) or not isinstance(row.get("id"), str):
                         self.problems.append(f"{TRAJECTORIES} line {number} is no trajectory; left as it is")

@@ -45,8 +45,8 @@ class PairingStore:
 
     def _read(self, name: str) -> dict[str, Any]:
         try:
-            data = json.loads((self.root / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads((self.root / name).read_bytes())
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 

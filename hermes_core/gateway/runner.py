@@ -50,9 +50,9 @@ def status_path(home: Path) -> Path:
 def read_status(home: Path) -> dict[str, Any] | None:
     """The running gateway's status (None when none runs: no file, or its process is gone)."""
     try:
-        status = json.loads(status_path(home).read_text(encoding="utf-8"))
+        status = json.loads(status_path(home).read_bytes())
         os.kill(int(status["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     return status if isinstance(status, dict) and status.get("state") == "running" else None
 

@@ -55,7 +55,7 @@ def only_one(path: Path) -> Held:
     lock. `AlreadyRunningError` (its `pid`: the holder's) when another process holds it. Where the
     OS has no `fcntl` (Windows) the file is written and nothing is locked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+    handle = open(path, "a+", encoding="utf-8", errors="replace")  # noqa: SIM115 - held until release()
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: keeping to one is the operator's care

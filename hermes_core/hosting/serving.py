@@ -41,10 +41,10 @@ def is_loopback(host: str) -> bool:
 def secret_matches(given: str | bytes | None, expected: str | bytes) -> bool:
     """Whether `given` is the shared secret `expected`, compared in constant time; an empty
     `expected` matches nothing (a host without a secret lets no one in by it)."""
-    want = expected.encode() if isinstance(expected, str) else expected
+    want = expected.encode("utf-8", "surrogatepass") if isinstance(expected, str) else expected
     if not want:
         return False
-    got = given.encode() if isinstance(given, str) else (given or b"")
+    got = given.encode("utf-8", "surrogatepass") if isinstance(given, str) else (given or b"")
     return hmac.compare_digest(got, want)
 
 

@@ -141,6 +141,22 @@ def test_kill_9_at_random_moments_loses_and_duplicates_nothing(batch_home: Path,
     assert all(row["completed"] for row in rows(out))
 
 
+def test_a_trajectories_file_with_a_bom_or_lines_that_cannot_be_read_is_resumed_with_each_named(
+        batch_home: Path, tmp_path: Path) -> None:
+    data = dataset(tmp_path / "data.jsonl", [{"id": "a", "prompt": "say a"}, {"id": "b", "prompt": "say b"}])
+    out = tmp_path / "out"
+    hermes("batch", "run", str(data), "--out", str(out))
+    good = (out / "trajectories.jsonl").read_bytes().splitlines(keepends=True)
+    assert len(good) == 2
+    (out / "trajectories.jsonl").write_bytes(b"\xef\xbb\xbf" + good[0] + b'{"id": "\xff"}\n'
+                                               + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    result = hermes("batch", "run", str(data), "--out", str(out))
+    assert "trajectories.jsonl line 2 is no trajectory; left as it is" in result.stderr
+    assert "trajectories.jsonl line 3 is no trajectory; left as it is" in result.stderr
+    assert "2 items, 1 already finished, 1 to run" in result.stderr and "Traceback" not in result.stderr
+    assert (out / "trajectories.jsonl").read_bytes().count(b"\n") == 4  # nothing was lost: the bad lines stay
+
+
 def test_a_second_run_on_the_same_folder_is_refused(batch_home: Path, tmp_path: Path, llm_server: Any) -> None:
     llm_server.answer(lambda body: answer(body, delay=0.5))
     data = dataset(tmp_path / "data.jsonl", [{"id": str(i), "prompt": f"say {i}"} for i in range(8)])

@@ -388,3 +388,8 @@ def test_concurrent_processes_keep_every_plugin_and_a_damaged_file_is_rewritten(
     manager = lazy_manager(home)
     assert all(manager.record(name).lazy for name in names)
     assert imports(home) == []
+    for damaged in (b"[" * 100_000 + b"]" * 100_000, b'\xef\xbb\xbf{"format": 1, "plugins": {"\xff": 1}}'):
+        cache.write_bytes(damaged)  # nested past the parser; a BOM and a byte that is not UTF-8
+        manager = lazy_manager(home)
+        assert all(manager.record(name).status == "ok" and not manager.record(name).lazy for name in names)
+        assert sorted(imports(home)) == sorted(names) and json.loads(cache.read_text())["format"] == 1

@@ -166,8 +166,20 @@ def test_a_state_json_that_is_not_json_is_an_error_and_creates_no_database(home:
     with pytest.raises(PluginStateError, match=not_json):
         state_of(home)["runs"] = 1
     assert sorted(path.name for path in folder.iterdir()) == ["state.json"]
+    for damaged in (b'{"runs": "\xff"}', b"[" * 100_000 + b"]" * 100_000):  # not UTF-8; nested past the parser
+        (folder / "state.json").write_bytes(damaged)
+        with pytest.raises(PluginStateError, match=not_json):
+            state_of(home).get("runs")
+        assert sorted(path.name for path in folder.iterdir()) == ["state.json"]
     (folder / "state.json").unlink()
     assert state_of(home).keys() == []
+
+
+def test_a_state_json_written_with_a_bom_is_imported(home: Path) -> None:
+    folder = home / "plugin-data" / "memo"
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_bytes(b'\xef\xbb\xbf{"runs": 4, "last": "t\xc3\xa9"}')
+    assert dict(state_of(home).items()) == {"runs": 4, "last": "té"}
 
 
 KILLED = """

@@ -79,6 +79,11 @@ def test_the_webhook_answers_and_a_restart_resumes_the_conversation(home: Path, 
         assert gateway.stop() == 0
         assert gateway.lines[-2:] == ["hermes: gateway: stopped", "<exit>"]
     assert "gateway: not running" in hermes("gateway", "status").stdout
+    status_file = home / "gateway" / "status.json"
+    for damaged in (b"[" * 100_000 + b"]" * 100_000, b'{"state": "running", "pid": "\xff"}'):
+        status_file.write_bytes(damaged)  # nested past the parser; not UTF-8: no gateway runs, said so
+        shown = hermes("gateway", "status")
+        assert "gateway: not running" in shown.stdout and "Traceback" not in shown.stderr
     with GatewayProcess() as gateway:
         gateway.wait_for(r"webhook: connected")
         status, body = post_json(url, {"text": "what is my name?", "chat_id": "ada"}, SECRET)
@@ -154,6 +159,8 @@ def test_strangers_are_refused_paired_or_let_in(home: Path, llm_server, chat, mo
     assert "bob" in stored and code not in (home / "platforms" / "pairing" / "fakechat-pending.json").read_text()
     assert json.loads(hermes("pairing", "list", "--json").stdout)["approved"] == [
         {"platform": "fakechat", "user_id": "bob", "user_name": "Bob"}]
+    (home / "platforms" / "pairing" / "fakechat-pending.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    assert json.loads(hermes("pairing", "list", "--json").stdout)["pending"] == []  # unreadable: nothing waits
 
 
 SLOW_HOOK = """

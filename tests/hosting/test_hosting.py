@@ -65,6 +65,10 @@ def test_only_one_process_holds_a_job_and_a_killed_holder_lets_go(tmp_path: Path
         with pytest.raises(AlreadyRunningError) as refused:
             only_one(lock)
         assert refused.value.pid == holder.pid and str(holder.pid) in str(refused.value)
+        lock.write_bytes(b"\xff\xfe not a pid")  # whatever the file holds, the holder is still refused
+        with pytest.raises(AlreadyRunningError, match="held by another process") as unknown:
+            only_one(lock)
+        assert unknown.value.pid is None
     finally:
         holder.kill()
         holder.communicate()
@@ -121,6 +125,10 @@ def test_a_secret_matches_itself_only_and_an_empty_secret_matches_nothing(secret
                                                              secret.encode("utf-8", "surrogatepass"))
     assert secret_matches(other, secret) is (other == secret)
     assert not secret_matches(other, "") and not secret_matches(None, secret)
+
+
+def test_a_secret_with_a_lone_surrogate_is_compared_not_raised() -> None:
+    assert secret_matches("s\ud800", "s\ud800") and not secret_matches("s\ud800", "s3cret")
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Zs", "Cc", "Zl", "Zp")), min_size=1))
