@@ -17,13 +17,13 @@ is given (`_loading.loader.StandIns`): the manager gives every loader one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from .lazy import Deferrals
 
 if TYPE_CHECKING:
     from .._config.config import Config
-    from .._discovery.spec import PluginSpec
     from .._loading.record import PluginRecord
     from .isolated import Isolates
     from .lazy import Loads
@@ -34,34 +34,21 @@ if TYPE_CHECKING:
 __all__ = ["StandIns"]
 
 
-class StandIns:
-    """A loader's stand-ins: with `lazy`, plugins deferred until first needed (`lazy.Deferrals`);
-    plugins set to `isolation: process`, run in their processes (`isolated.isolate`)."""
+class StandIns(Deferrals):
+    """A loader's stand-ins: lazy activation (`Deferrals`: with `lazy`, a plugin deferred until
+    first needed), and a plugin set to `isolation: process` run in its process (`isolated`)."""
 
     def __init__(self, loader: Loader, home: Path, lazy: bool) -> None:
-        from .lazy import Deferrals
-
-        self._loader = loader
-        self.deferrals = Deferrals(loader, home, lazy)
-
-    def start(self, spec: PluginSpec) -> PluginRecord:
-        """Load `spec`, or stand in for it until it is first needed."""
-        return self.deferrals.start(spec)
+        super().__init__(loader, home, lazy)
+        self._isolating = loader
 
     def save(self) -> None:
         """Write what was remembered of the plugins loaded since the last save."""
-        self.deferrals.memory.save()
-
-    def activate_all(self, which: Callable[[dict[str, Any]], bool] = lambda remembered: True) -> None:
-        """Import every deferred plugin whose remembered registrations are `which`."""
-        self.deferrals.activate_all(which)
-
-    def would_defer(self, record: PluginRecord) -> bool:
-        """Whether a start would import `record`'s plugin (imported now) only when first needed."""
-        return self.deferrals.would_defer(record)
+        self.memory.save()
 
     def isolate(self, record: PluginRecord, config: Config) -> None:
-        """Run `record`'s plugin in a process of its own, stand-ins in the host."""
+        """Run `record`'s plugin in a process of its own, stand-ins in the host (`isolated` is
+        imported only then)."""
         from .isolated import isolate
 
-        isolate(self._loader, record, config)
+        isolate(self._isolating, record, config)
