@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import secrets
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.hosting import locked, write_json
+from hermes_core.hosting import locked, secret_matches, write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 
@@ -101,7 +100,7 @@ class PairingStore:
                 return None
             pending = self._live(platform, now)
             for entry_id, entry in pending.items():
-                if hmac.compare_digest(self._hash(str(entry["salt"]), code), str(entry["hash"])):
+                if secret_matches(self._hash(str(entry["salt"]), code), str(entry["hash"])):
                     del pending[entry_id]
                     approved = self._read(f"{platform}-approved.json")
                     approved[entry["user_id"]] = {"user_name": entry.get("user_name", ""), "approved_at": now}
