@@ -111,13 +111,14 @@ class Display:
             self._thread.join()
         self._stop = self._thread = None
 
-    def tool(self, name: str, arguments: Any) -> None:
-        """A tool call, as the model asked for it (text streamed before it was not the answer)."""
+    def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
+        """A tool call, as the model asked for it (text streamed before it was not the answer);
+        `call_id` is the model's id of the call."""
         self.done()
         self._streamed = None
         self._line(f"→ {name} {one_line(arguments if isinstance(arguments, str) else str(arguments))}")
 
-    def tool_result(self, name: str, result: str) -> None:
+    def tool_result(self, name: str, result: str, *, call_id: str = "") -> None:
         """A tool's result cut to one line, or its failure (a `{"error": ...}` result)."""
         self.done()
         failure = tool_failure(result)

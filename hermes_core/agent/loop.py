@@ -107,14 +107,18 @@ class Agent:
     A batch item sets what one run needs: `system_prompt` (else `agent.system_prompt`), `memory=False`
     (no memory provider in the session), `tools` (the names of the tools the model is offered and
     may call; None: every tool) and `store` (where the session is kept; else `$HERMES_HOME`'s).
+    A server's caller hands in `history`: the conversation so far, stored as the new session's
+    first messages (`sender_id` is stored as the user who started it).
     """
 
     def __init__(
         self, manager: PluginManager, *, session_id: str | None = None, resume: bool = False,
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
         sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
-        tools: Collection[str] | None = None, store: SessionStore | None = None,
+        tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
     ) -> None:
+        if resume and history:
+            raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
         self.manager = manager.load()
         self.manager.declare_fired_hooks(*FIRED_HOOKS)
         self.platform = platform
@@ -137,7 +141,12 @@ class Agent:
                 raise SessionNotFoundError(f"no session {self.session_id!r} (latest: {known}); see `hermes sessions list`")
             window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
         self.messages: Messages = window
-        self.store.start(self.session_id, self.model)
+        self.store.start(self.session_id, self.model, platform=platform, user=sender_id)
+        if history:
+            with self.store.step():
+                for message in repair_tool_pairing(list(history)):
+                    self._add(message)
+            window = self.messages
         who: dict[str, Any] = {"user_id": sender_id} if sender_id else {}  # Hermes' memory providers take it
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
@@ -342,7 +351,7 @@ class Agent:
         function = function if isinstance(function, dict) else {}
         name, arguments = str(function.get("name", "")), function.get("arguments", "{}")
         call_id = str(call.get("id", ""))
-        self.display.tool(name, arguments)
+        self.display.tool(name, arguments, call_id=call_id)
         self.display.working(f"running {name}")
         try:
             if self.tools is not None and name not in self.tools:  # not offered: as unknown as a made-up name
@@ -352,7 +361,7 @@ class Agent:
                                                     turn_id=turn.turn_id, api_request_id=api_request_id)
         finally:
             self.display.done()
-        self.display.tool_result(name, result)
+        self.display.tool_result(name, result, call_id=call_id)
         self._add({"role": "tool", "tool_call_id": call_id, "content": result})
         self.store.tool_call(self.session_id, call_id, name, arguments, result)
 

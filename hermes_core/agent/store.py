@@ -64,6 +64,12 @@ CREATE TABLE IF NOT EXISTS usage (
     cost REAL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS origins (
+    session_id TEXT PRIMARY KEY,
+    platform TEXT NOT NULL DEFAULT '',
+    user TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS origins_user ON origins(user);
 CREATE TABLE IF NOT EXISTS compressions (
     session_id TEXT NOT NULL,
     at_seq INTEGER NOT NULL,
@@ -87,7 +93,7 @@ class SessionStore(SqliteFile):
 
     what = "session store"
     schema = _SCHEMA
-    schema_version = 1
+    schema_version = 2  # 2: origins (the platform and user a session came from)
     synchronous = "NORMAL"
 
     def __init__(self, home: Path) -> None:
@@ -112,11 +118,19 @@ class SessionStore(SqliteFile):
         with self._batch():
             yield
 
-    def start(self, session_id: str, model: str) -> None:
+    def start(self, session_id: str, model: str, *, platform: str = "", user: str = "") -> None:
+        """Record a session (nothing when it exists): its model, and where it came from (the
+        platform, and the user who started it: a gateway's sender, an API caller's `X-Hermes-User`)."""
         now = time.time()
-        self._write(lambda db: db.execute(
-            "INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
-            (session_id, model, now, now)))
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
+                       (session_id, model, now, now))
+            if platform or user:
+                db.execute("INSERT OR IGNORE INTO origins(session_id, platform, user) VALUES (?, ?, ?)",
+                           (session_id, platform, user))
+
+        self._write(write)
 
     def append(self, session_id: str, message: Message) -> int:
         """Store one message (now, or at the end of the open `step()`); returns its sequence
@@ -188,7 +202,9 @@ class SessionStore(SqliteFile):
                               (session_id, at_seq)).fetchall()
         return [m for m in window if m.get("role") != "system"] + [json.loads(r[0]) for r in rows]
 
-    def sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+    def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0) -> list[dict[str, Any]]:
+        """The latest sessions first (`user`: only those that user started), with their counts."""
+        where, args = ("WHERE o.user = ?", [user]) if user is not None else ("", [])
         with self._reading() as db:
             rows = [] if db is None else db.execute(
                 f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "
@@ -196,18 +212,23 @@ class SessionStore(SqliteFile):
                 "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
-                "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id) "
-                "FROM sessions s ORDER BY updated DESC LIMIT ?", (limit,)).fetchall()
+                "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id), "
+                "coalesce(o.platform, ''), coalesce(o.user, '') "
+                f"FROM sessions s LEFT JOIN origins o ON o.session_id = s.id {where} "
+                "ORDER BY updated DESC LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
-                "compressions")
+                "compressions", "platform", "user")
         return [dict(zip(keys, row)) for row in rows]
 
-    def count(self, query: str | None = None) -> int:
-        """How many sessions there are, or (with `query`) how many messages `search` would find."""
+    def count(self, query: str | None = None, *, user: str | None = None) -> int:
+        """How many sessions there are (`user`: that user started), or (with `query`) how many
+        messages `search` would find."""
         terms = fts_phrases(query) if query is not None else []
         with self._reading() as db:
             if db is None or (query is not None and not terms):
                 return 0
+            if query is None and user is not None:
+                return int(db.execute("SELECT count(*) FROM origins WHERE user = ?", (user,)).fetchone()[0])
             if query is None:
                 return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
             return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
@@ -230,8 +251,9 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} FROM sessions s WHERE s.id = ?",
-                              (session_id,)).fetchone()
+            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED}, coalesce(o.platform, ''), "
+                              "coalesce(o.user, '') FROM sessions s LEFT JOIN origins o ON o.session_id = s.id "
+                              "WHERE s.id = ?", (session_id,)).fetchone()
             if head is None:
                 return None
             messages = [json.loads(r[0]) for r in db.execute(
@@ -247,4 +269,5 @@ class SessionStore(SqliteFile):
                 "SELECT at_seq, engine, replaced, window FROM compressions WHERE session_id = ? ORDER BY rowid",
                 (session_id,))]
         return {"id": head[0], "title": head[1], "model": head[2], "created": head[3], "updated": head[4],
-                "messages": messages, "tool_calls": calls, "usage": usage, "compressions": compressions}
+                "platform": head[5], "user": head[6], "messages": messages, "tool_calls": calls, "usage": usage,
+                "compressions": compressions}

@@ -165,23 +165,25 @@ def _showing(shown: int, total: int, what: str) -> None:
 
 @sessions.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.option("--user", help="Only the sessions this user started (a gateway sender, an API caller's X-Hermes-User).")
 @_limit_option(50)
-def list_(as_json: bool, limit: int) -> None:
+def list_(as_json: bool, user: str | None, limit: int) -> None:
     """The latest sessions first."""
     import time
 
     store = _store()
-    rows = store.sessions(limit)
+    rows = store.sessions(limit, user=user)
     if as_json:
         echo_json(rows)
     elif not rows:
-        click.echo("no sessions yet (start one: hermes run \"...\" or hermes chat)")
+        click.echo(f"no sessions of user {user!r}" if user is not None else
+                   "no sessions yet (start one: hermes run \"...\" or hermes chat)")
     else:
         echo_table(["id", "updated", "messages", "tokens", "title"],
                    [[r["id"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["updated"])), str(r["messages"]),
                      str(r["input_tokens"] + r["output_tokens"]), r["title"]] for r in rows])
     if len(rows) == limit:
-        _showing(len(rows), store.count(), "sessions")
+        _showing(len(rows), store.count(user=user), "sessions")
 
 
 @sessions.command()
