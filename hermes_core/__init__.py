@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
     from ._llm.client import PluginLlm
     from ._llm.reply import LlmAnswer
+    from ._llm.budget import spending_as
     from ._llm.request_hooks import TurnIdentity, turn_scope
     from ._llm.results import (
         PluginLlmCompleteResult,
@@ -162,7 +163,7 @@ _EXPORTS = {
     "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
     "PlatformEntry": "_ctx.platforms",
     "AuxiliaryLlm": "_llm.auxiliary", "AgentLlm": "_llm.auxiliary", "LlmAnswer": "_llm.reply",
-    "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks",
+    "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks", "spending_as": "_llm.budget",
     "discover": "_discovery.discover", "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file",
     "leave_sigint_to_the_main_thread": "_runtime.interrupts",
@@ -183,8 +184,8 @@ __all__ = [
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "ToolOutcome",
     "CommandRegistry",
     "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
-    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "discover", "Discovery",
-    "PluginSpec",
+    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "spending_as", "discover",
+    "Discovery", "PluginSpec",
     "Config", "load_config", "edit_config", "leave_sigint_to_the_main_thread",
     # the exception hierarchy
     "HermesError", "ConfigError", "ManifestError", "PluginNotFoundError", "RegistrationError", "ToolSchemaError",

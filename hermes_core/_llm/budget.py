@@ -1,7 +1,9 @@
 """LLM budgets: what each plugin's `ctx.llm` (and the host's own calls) may spend, and how fast.
 
 A budget comes from config: `plugins.entries.<id>.llm_budget`, else (key by key)
-`plugins.llm_budget`, for a plugin; `model.budget` for the host's own calls. Amounts (tokens and
+`plugins.llm_budget`, for a plugin; `model.budget` for the host's own calls, unless the host
+makes them on someone's behalf (`spending_as`): an API server's named key `key:<name>` is held to
+`api_server.keys.<name>.budget`. Amounts (tokens and
 cost per calendar day and month) are hard limits; rates (`requests_per_minute`, `max_concurrent`)
 make a call wait for room or refuse it, per `on_limit`. The ledger (`ledger.Ledger`) keeps what
 was spent; `gate.admit` is one call's way past its budget.
@@ -9,9 +11,10 @@ was spent; `gate.admit` is one call's way past its budget.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
@@ -21,10 +24,35 @@ from .._config.config import Config
 from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
-__all__ = ["AMOUNTS", "Budget", "Budgets", "HOST", "IMAGE_TOKENS", "RATES", "RESERVED_ANSWER_TOKENS", "budget_for",
-           "refused", "shown", "worst_case"]
+__all__ = ["AMOUNTS", "Budget", "Budgets", "HOST", "IMAGE_TOKENS", "KEY_HOLDER", "RATES", "RESERVED_ANSWER_TOKENS",
+           "budget_for", "host_holder", "refused", "shown", "spending_as", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
+KEY_HOLDER = "key:"  # an API server key's holder name starts with it
+_holder: ContextVar[str | None] = ContextVar("hermes_budget_holder", default=None)
+
+
+@contextlib.contextmanager
+def spending_as(holder: str | None) -> Iterator[None]:
+    """The host's own model calls made inside the block (in this thread or task) count against
+    `holder`'s budget instead of `model.budget`: `"key:<name>"` for an API server's named key
+    (`api_server.keys.<name>.budget`); None changes nothing.
+
+    >>> with spending_as("key:reports"):
+    ...     agent.ask("summarise today's tickets")
+    """
+    if holder is not None and not holder.startswith(KEY_HOLDER):
+        raise ValueError(f"spending_as: a budget holder is 'key:<name>' (got {holder!r})")
+    token = _holder.set(holder)
+    try:
+        yield
+    finally:
+        _holder.reset(token)
+
+
+def host_holder() -> str:
+    """Who the host's own calls are counted against here: `HOST`, or the holder `spending_as` set."""
+    return _holder.get() or HOST
 RESERVED_ANSWER_TOKENS = 4096  # what a call without max_tokens reserves for its answer
 IMAGE_TOKENS = 2000  # what an image (or audio) part of a prompt reserves: more than providers bill for one
 AMOUNTS = ("tokens_per_day", "cost_per_day", "cost_per_month")
@@ -63,6 +91,10 @@ def budget_for(config: Config, who: str) -> Budget | None:
     if who == HOST:
         values = {name: config.read(keys.MODEL_BUDGET[index]) for index, name in enumerate(names, start=1)}
         where = "model.budget"
+    elif who.startswith(KEY_HOLDER):
+        key = who[len(KEY_HOLDER):]
+        values = {name: config.read(keys.API_KEY_BUDGET[index], key) for index, name in enumerate(names, start=1)}
+        where = f"api_server.keys.{key}.budget"
     else:
         own, default = keys.PLUGIN_LLM_BUDGET, keys.PLUGINS_LLM_BUDGET
         mine = {name: config.read(own[index], who) for index, name in enumerate(names, start=1)}
@@ -131,7 +163,11 @@ def shown(name: str, value: float) -> str:
 
 
 def _whose(budget: Budget) -> str:
-    return "the host's own calls are at their" if budget.who == HOST else f"plugin {budget.who!r} is at its"
+    if budget.who == HOST:
+        return "the host's own calls are at their"
+    if budget.who.startswith(KEY_HOLDER):
+        return f"API key {budget.who[len(KEY_HOLDER):]!r} is at its"
+    return f"plugin {budget.who!r} is at its"
 
 
 def refused(budget: Budget, name: str, used: float, asked: float, limit: float, resets: str,

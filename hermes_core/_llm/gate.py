@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from .._errors import ConfigError, LlmConfigError, PluginLlmBudgetError
-from .budget import HOST, Budget, Budgets, worst_case
+from .budget import HOST, KEY_HOLDER, Budget, Budgets, worst_case
 from .ledger import Ledger, LedgerThread, Reservation
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def hooks_of(host: Any) -> BudgetHooks | None:
 def _asks_hook(hooks: BudgetHooks | None, who: str) -> bool:
     """Whether `who`'s call goes to `on_budget_check`: a plugin's call, when some plugin implements
     the hook and `who` is not one of them (a policy that calls ctx.llm from its check cannot loop)."""
-    if who == HOST or hooks is None or not hooks.has(HOOK):
+    if who == HOST or who.startswith(KEY_HOLDER) or hooks is None or not hooks.has(HOOK):
         return False
     return who not in hooks.implementers(HOOK)
 

@@ -19,7 +19,7 @@ from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
 from .audit import AuditLog
-from .budget import HOST, Budgets
+from .budget import Budgets, host_holder
 from .gate import Admission, admission, admitted, admitted_async, hooks_of
 from .ledger import Ledger, LedgerThread, Reservation
 from .credentials import Pool, pool_for
@@ -323,7 +323,7 @@ class LlmHost:
         try:
             plan = self._plan(call)
             attempts = _Attempts(self.home, plan, call)
-            who = HOST if call.task is not None else call.plugin_id  # a host side task is the host's own
+            who = host_holder() if call.task is not None else call.plugin_id  # a host side task is the host's own
             attempts.admission = admission(self._ledger, self._budgets, self._read_config(), who,
                                            (call.messages, call.tools, call.max_tokens), plan, hooks_of(self))
             yield attempts
