@@ -123,13 +123,17 @@ def _anything(value: Any) -> Any:
     return value
 
 
+def _one_of(*choices: str) -> Callable[[Any], str]:
+    """A value that must be one of `choices`."""
+    def convert(value: Any) -> str:
+        if value not in choices:
+            raise ValueError
+        return str(value)
+
+    return convert
+
+
 TOOL_CHOICES = ("auto", "required", "none", "omit")
-
-
-def _tool_choice(value: Any) -> str:
-    if value not in TOOL_CHOICES:
-        raise ValueError
-    return str(value)
 
 
 SECONDS, RATIO, COUNT, POSITIVE = "a number of seconds, 0 or more", "a fraction above 0 and at most 1", \
@@ -163,13 +167,7 @@ PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, 
                                  "the plugin may replace a tool another plugin registered (override=True)")
 PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
                   "false: the plugin is imported at every start even where plugins.lazy holds")
-def _isolation(value: Any) -> str:
-    if value not in ("process", "none"):
-        raise ValueError
-    return str(value)
-
-
-PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _isolation, "none",
+PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _one_of("process", "none"), "none",
                        "process: the plugin runs in a child process of its own (a crash is a failed call)")
 PLUGIN_MEMORY_MB = Key("plugins.entries.*.memory_mb", COUNT, _count, 0,
                        "an isolated plugin's address-space limit in MB (0: none)")
@@ -216,12 +214,6 @@ USD, ZONE = "a number of US dollars, 0 or more", "an IANA time zone such as UTC 
 ON_LIMIT = ("wait", "refuse")
 
 
-def _on_limit(value: Any) -> str:
-    if value not in ON_LIMIT:
-        raise ValueError
-    return str(value)
-
-
 def _budget(prefix: str, whose: str) -> tuple[Key[Any], ...]:
     """The keys of one budget section."""
     return (
@@ -233,7 +225,7 @@ def _budget(prefix: str, whose: str) -> tuple[Key[Any], ...]:
         Key(f"{prefix}.timezone", ZONE, _zone, None, f"{whose}: the time zone of its days and months (UTC)"),
         Key(f"{prefix}.requests_per_minute", COUNT, _count, None, f"{whose}: requests started in any 60 seconds"),
         Key(f"{prefix}.max_concurrent", POSITIVE, _positive, None, f"{whose}: requests running at once"),
-        Key(f"{prefix}.on_limit", "wait or refuse", _on_limit, None,
+        Key(f"{prefix}.on_limit", "wait or refuse", _one_of(*ON_LIMIT), None,
             f"{whose}: past requests_per_minute or max_concurrent, wait for room (within the call's time limit) "
             "or refuse at once (wait)"),
     )
@@ -269,7 +261,7 @@ MODEL_PRICING = Key("model.pricing", MAPPING, _mapping, _EMPTY,
 MODEL_CONTEXT_LENGTH = Key("model.context_length", POSITIVE, _positive, 128_000,
                            "the model's context window, in tokens")
 TOOL_CHOICE = "auto, required, none or omit"
-MODEL_TOOL_CHOICE = Key("model.tool_choice", TOOL_CHOICE, _tool_choice, "",
+MODEL_TOOL_CHOICE = Key("model.tool_choice", TOOL_CHOICE, _one_of(*TOOL_CHOICES), "",
                         "the tool_choice sent to this provider with tools (unset: agent.tool_choice); "
                         "also in each model.fallback entry")
 MODEL_NULL_TOOL_CALL_CONTENT = Key("model.null_tool_call_content", FLAG, _flag, False,
@@ -295,12 +287,6 @@ AGENT_PRICING = Key("agents.*.model.pricing", MAPPING, _mapping, _EMPTY, "that a
 # -- MCP servers whose tools the agent gets (Hermes' keys) -----------------------------------
 
 
-def _transport(value: Any) -> str:
-    if value not in ("stdio", "http", "streamable_http", "sse"):
-        raise ValueError
-    return str(value)
-
-
 MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY,
                   "MCP servers by name; their tools are mcp__<server>__<tool>")
 MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
@@ -312,8 +298,8 @@ MCP_ENV = Key("mcp_servers.*.env", MAPPING, _mapping, _EMPTY,
 MCP_CWD = Key("mcp_servers.*.cwd", TEXT, _text, "", "the folder it runs in")
 MCP_URL = Key("mcp_servers.*.url", TEXT, _text, "", "the server's Streamable HTTP (or SSE) endpoint")
 MCP_HEADERS = Key("mcp_servers.*.headers", MAPPING, _mapping, _EMPTY, "HTTP headers sent with every request", free=True)
-MCP_TRANSPORT = Key("mcp_servers.*.transport", "stdio, http, streamable_http or sse", _transport, "",
-                    "how to reach it (unset: stdio with a command, Streamable HTTP with a url)")
+MCP_TRANSPORT = Key("mcp_servers.*.transport", "stdio, http, streamable_http or sse",
+                    _one_of("stdio", "http", "streamable_http", "sse"), "", "how to reach it (unset: stdio with a command, Streamable HTTP with a url)")
 MCP_ENABLED = Key("mcp_servers.*.enabled", FLAG, _flag, True, "false: not started, its tools not offered")
 MCP_TIMEOUT = Key("mcp_servers.*.timeout", SECONDS, _seconds, 300.0, "seconds one of its tool calls may take")
 MCP_CONNECT_TIMEOUT = Key("mcp_servers.*.connect_timeout", SECONDS, _seconds, 60.0,
@@ -330,7 +316,7 @@ AGENT_MAX_ITERATIONS = Key("agent.max_iterations", POSITIVE, _positive, 20,
                            "rounds of tool calls the reference agent allows in one turn")
 AGENT_SYSTEM_PROMPT = Key("agent.system_prompt", TEXT, _text, "",
                           "the reference agent's system prompt (empty: its own)")
-AGENT_TOOL_CHOICE = Key("agent.tool_choice", TOOL_CHOICE, _tool_choice, "auto",
+AGENT_TOOL_CHOICE = Key("agent.tool_choice", TOOL_CHOICE, _one_of(*TOOL_CHOICES), "auto",
                         "the tool_choice the agent sends with its tools (omit: send none; servers such as "
                         "llama.cpp's call no tool without one)")
 COMPRESSION_THRESHOLD = Key("compression.threshold", RATIO, _ratio, 0.50,
@@ -348,18 +334,12 @@ LCM_FAN_IN = Key("lcm.fan_in", POSITIVE, _positive, 4, "lcm: summary nodes folde
 
 # -- the messaging gateway (`hermes gateway run`) --------------------------------------------------
 
-def _dm_behaviour(value: Any) -> str:
-    if value not in ("pair", "ignore"):
-        raise ValueError
-    return str(value)
-
-
 PLATFORMS = Key("platforms", MAPPING, _mapping, _EMPTY, "messaging platforms, each as platforms.<name>")
 PLATFORM = Key("platforms.*", MAPPING, _mapping, _EMPTY, "one platform: enabled, token, api_key, home_channel, "
                "reply_to_mode, and its adapter's own settings (beside them or under extra)", free=True)
 GATEWAY_PLATFORMS = Key("gateway.platforms", MAPPING, _mapping, _EMPTY,
                         "Hermes' other place for platforms.<name> (platforms: wins)", free=True)
-GATEWAY_UNAUTHORIZED_DM = Key("gateway.unauthorized_dm_behavior", "pair or ignore", _dm_behaviour, "pair",
+GATEWAY_UNAUTHORIZED_DM = Key("gateway.unauthorized_dm_behavior", "pair or ignore", _one_of("pair", "ignore"), "pair",
                               "a direct message from a sender not let in: a pairing code (pair) or nothing")
 GATEWAY_GROUP_SESSIONS = Key("gateway.group_sessions_per_user", FLAG, _flag, True,
                              "in a group chat, one conversation per member (false: one for the group)")
@@ -375,6 +355,35 @@ GATEWAY_SHUTDOWN_GRACE = Key("gateway.shutdown_grace", SECONDS, _seconds, 30.0,
                              "on SIGINT/SIGTERM, seconds running turns may take to finish before they are cancelled")
 PLUGIN_GATEWAY_INJECTION = Key("plugins.entries.*.allow_gateway_injection", FLAG, _flag, False,
                                "the plugin's ctx.inject_message may start a turn in a gateway conversation")
+
+# -- the API server (`hermes serve`, Hermes' api_server platform) -----------------------------------
+
+API_ENDPOINTS = ("models", "chat", "responses", "runs", "sessions")
+
+
+def _endpoints(value: Any) -> list[str]:
+    return [_one_of(*API_ENDPOINTS)(name) for name in _names(value)]
+
+
+API_SERVER_KEYS = Key("api_server.keys", MAPPING, _mapping, _EMPTY,
+                      "named API keys, each as api_server.keys.<name>: its own endpoints, tools and budget")
+API_SERVER_KEY = Key("api_server.keys.*", MAPPING, _mapping, _EMPTY, "one named API key")
+API_KEY_ENV = Key("api_server.keys.*.key_env", TEXT, _text, "",
+                  "the environment variable that holds the key's secret (never the secret itself)")
+API_KEY_ENDPOINTS: Key[list[str]] = Key("api_server.keys.*.endpoints", "a list of " + ", ".join(API_ENDPOINTS),
+                                        _endpoints, list(API_ENDPOINTS), "what the key may call (others answer 403)")
+API_KEY_TOOLS: Key[list[str]] = Key("api_server.keys.*.tools", NAMES, _names, [], "tool globs its agent is offered")
+API_KEY_PLUGINS: Key[list[str]] = Key("api_server.keys.*.plugins", NAMES, _names, [],
+                      "plugin ids whose tools its agent is offered (with tools:, either matches)")
+API_KEY_BUDGET = _budget("api_server.keys.*.budget", "the key's")
+API_SERVER_MAX_CONCURRENT = Key("api_server.max_concurrent_runs", POSITIVE, _positive, 10,
+                                "agent turns running at once; a request beyond them answers 429")
+API_SERVER_RETENTION_DAYS = Key("api_server.retention_days", "a number of days, 0 or more", _seconds, 30.0,
+                                "days stored responses and runs are kept")
+API_SERVER_MAX_STORED = Key("api_server.max_stored", POSITIVE, _positive, 10_000,
+                            "stored responses (and runs) kept at most; the oldest go first")
+API_SERVER_MAX_BODY = Key("api_server.max_body_bytes", POSITIVE, _positive, 4 * 1024 * 1024,
+                          "the largest request body accepted (413 beyond)")
 
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
@@ -394,6 +403,8 @@ KEYS: tuple[Key[Any], ...] = (
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
     GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,
     PLUGIN_GATEWAY_INJECTION,
+    API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
+    API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
 )
 
 
