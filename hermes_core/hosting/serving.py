@@ -96,16 +96,17 @@ def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.so
 
 async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None,
                      ready: Callable[[str], Awaitable[None] | None] | None = None, what: str = "hermes",
-                     grace: int | None = None) -> None:
+                     grace: int | None = None, app_checks_keys: bool = False) -> None:
     """Serve the ASGI `app` at `http://host:port` on uvicorn until SIGINT or SIGTERM: the first
     lets the requests that run finish (at most `grace` seconds, None: as long as they take), a
     second stops at once. `ready(base_url)` is called once the socket listens (port 0: the port
     chosen). With `token`, every request needs it as a bearer token (`RequireBearer`); a host that
     is not loopback needs one (`ServingError`, as for an address that cannot be bound; `what` names
-    the command in those errors)."""
+    the command in those errors), unless `app_checks_keys`: the app refuses every request without
+    one of its own keys."""
     import uvicorn
 
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not token and not app_checks_keys:
         raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
     sock = listening_socket(host, port, what=what)
     web = uvicorn.Server(uvicorn.Config(RequireBearer(app, token) if token else app, log_level="warning",
