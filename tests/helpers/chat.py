@@ -191,13 +191,15 @@ def register(ctx):
 '''
 
 
-class GatewayProcess:
-    """`hermes gateway run` in the background: its stderr lines, `wait_for(pattern)`, `stop()`."""
+class HermesProcess:
+    """A long-running `hermes` command in the background: its stderr lines, `wait_for(pattern)`, `stop()`."""
+
+    command: tuple[str, ...] = ()
 
     def __init__(self, *args: str) -> None:
         self.lines: list[str] = []
         self._seen = threading.Condition()
-        self.process = subprocess.Popen([str(HERMES), "gateway", "run", *args], stdout=subprocess.DEVNULL,
+        self.process = subprocess.Popen([str(HERMES), *self.command, *args], stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -239,11 +241,17 @@ class GatewayProcess:
         with self._seen:  # the reader closes stderr once it has read to the end
             self._seen.wait_for(lambda: "<exit>" in self.lines, timeout=10)
 
-    def __enter__(self) -> GatewayProcess:
+    def __enter__(self) -> HermesProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+class GatewayProcess(HermesProcess):
+    """`hermes gateway run` in the background."""
+
+    command = ("gateway", "run")
 
 
 def post_json(url: str, body: Any, headers: dict[str, str] | None = None, timeout: float = 30) -> tuple[int, Any]:

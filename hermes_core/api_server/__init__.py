@@ -1,0 +1,19 @@
+"""The API server: the reference agent and its plugins behind an OpenAI-compatible HTTP API.
+
+`hermes serve` runs it (and so does Hermes' `api_server` gateway platform): Hermes' routes with
+OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unchanged.
+
+- `app`: the Starlette app, chat completions, models, capabilities, health;
+- `responses`, `runs`, `sessions`: the Responses API, runs with their events, the sessions API;
+- `turns`: one agent turn per request, in a worker thread, its progress as events;
+- `keys`: `API_SERVER_KEY` and named keys with their endpoints, tools and budget;
+- `store`: stored responses, runs and idempotency keys (SQLite);
+- `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events.
+
+Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvicorn).
+"""
+
+from .app import DEFAULT_MODEL_NAME, DEFAULT_PORT, ApiServer
+from .keys import ApiKey, Keys
+
+__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys"]

@@ -1,0 +1,192 @@
+"""The API server: Hermes' routes with OpenAI's shapes, over the reference agent.
+
+`ApiServer(manager).app()` is a Starlette app; `serve(host, port)` runs it on uvicorn through
+`hermes_core.hosting.serve_asgi`. Every route but `/health` needs a key when any is configured
+(`API_SERVER_KEY`, `api_server.keys.<name>`); a key outside its endpoints gets 403.
+`X-Hermes-User` names the caller: stored with the session, given to the plugins as the session's
+user (`HERMES_SESSION_USER_ID`, `pre_llm_call`'s `sender_id`, a memory provider's `user_id`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from hermes_core import PluginManager, __version__
+from hermes_core import config_keys as keys
+from hermes_core.hosting import bearer_token, serve_asgi
+
+from .core import DEFAULT_MODEL_NAME, Core, Handler, finish_reason, flag, new_id, usage
+from .http import ApiError, error_response, header_value, sse
+from .inputs import chat_conversation
+from .keys import OPEN, ApiKey, Keys
+from .responses import Responses
+from .runs import Runs
+from .sessions import Sessions
+
+__all__ = ["ApiServer", "DEFAULT_MODEL_NAME", "DEFAULT_PORT"]
+
+log = logging.getLogger("hermes.api_server")
+DEFAULT_PORT = 8642  # Hermes' port
+
+
+class ApiServer(Core):
+    """The API server over a loaded `PluginManager` (see the module)."""
+
+    def __init__(self, manager: PluginManager, *, keys_: Keys | None = None, model_name: str | None = None) -> None:
+        super().__init__(manager, keys_=keys_, model_name=model_name)
+        self.responses = Responses(self)
+        self.runs = Runs(self)
+        self.sessions = Sessions(self)
+
+    # -- the app ---------------------------------------------------------------------------------
+
+    def app(self) -> Starlette:
+        def route(path: str, endpoint: str | None, handler: Handler, methods: list[str]) -> Route:
+            return Route(path, self._guarded(endpoint, handler), methods=methods)
+
+        routes = [
+            Route("/health", self._health, methods=["GET"]),
+            Route("/v1/health", self._health, methods=["GET"]),
+            route("/v1/models", "models", self._models, ["GET"]),
+            route("/v1/capabilities", None, self._capabilities, ["GET"]),
+            route("/v1/chat/completions", "chat", self._chat, ["POST"]),
+            *self.responses.routes(route), *self.runs.routes(route), *self.sessions.routes(route),
+        ]
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            yield
+            self.close()
+
+        return Starlette(routes=routes, lifespan=lifespan)
+
+    def close(self) -> None:
+        self.runs.close()
+        self.turns.close()
+        self.store.close()
+
+    async def serve(self, host: str, port: int, *, ready: Callable[[str], Any] | None = None,
+                    grace: int | None = None) -> None:
+        """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once)."""
+        await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
+                         app_checks_keys=self.keys.any)
+
+    def _guarded(self, endpoint: str | None, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """`handler` behind the key check (and `endpoint`'s scope), with errors as OpenAI's objects."""
+
+        async def guarded(request: Request) -> Response:
+            try:
+                rights = self._rights(request, endpoint)
+                user = header_value(request, "X-Hermes-User")
+                return await handler(request, rights, user)
+            except ApiError as exc:
+                return error_response(exc)
+            except Exception as exc:  # noqa: BLE001 - a request never takes the server down
+                log.error("%s %s failed", request.method, request.url.path, exc_info=True)
+                return error_response(ApiError(500, f"internal error: {type(exc).__name__}: {exc}",
+                                               type="server_error"))
+
+        return guarded
+
+    def _rights(self, request: Request, endpoint: str | None) -> ApiKey:
+        if not self.keys.any:
+            return OPEN
+        rights = self.keys.match(bearer_token(request.headers.get("authorization")))
+        if rights is None:
+            raise ApiError(401, "Invalid API key: send Authorization: Bearer <API_SERVER_KEY or a named key>",
+                           type="authentication_error", code="invalid_api_key",
+                           headers={"WWW-Authenticate": "Bearer"})
+        if endpoint is not None and not rights.may(endpoint):
+            raise ApiError(403, f"the key {rights.name!r} may not call the {endpoint} endpoints "
+                                f"(api_server.keys.{rights.name}.endpoints)", type="permission_error",
+                           code="endpoint_not_allowed")
+        return rights
+
+    # -- small routes ----------------------------------------------------------------------------
+
+    async def _health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "platform": "hermes-core", "version": __version__})
+
+    async def _models(self, request: Request, rights: ApiKey, user: str) -> Response:
+        return JSONResponse({"object": "list", "data": [
+            {"id": self.model_name, "object": "model", "created": self.started, "owned_by": "hermes"}]})
+
+    async def _capabilities(self, request: Request, rights: ApiKey, user: str) -> Response:
+        endpoints = {name: rights.may(name) for name in keys.API_ENDPOINTS}
+        return JSONResponse({
+            "object": "hermes.api_server.capabilities", "platform": "hermes-core", "version": __version__,
+            "model": self.model_name, "auth": {"type": "bearer", "required": self.keys.any, "key": rights.name},
+            "runtime": {"mode": "server_agent", "tool_execution": "server"},
+            "features": {
+                "chat_completions": endpoints["chat"], "chat_completions_streaming": endpoints["chat"],
+                "responses_api": endpoints["responses"], "responses_streaming": endpoints["responses"],
+                "run_submission": endpoints["runs"], "run_status": endpoints["runs"],
+                "run_events_sse": endpoints["runs"], "run_stop": endpoints["runs"],
+                "runs_idempotency": {"supported": endpoints["runs"], "durable": True, "retention_seconds": 86400},
+                "run_approval_response": False, "approval_events": False, "run_steer": False,
+                "tool_progress_events": True, "session_chat": endpoints["sessions"],
+                "session_fork": endpoints["sessions"], "caller_identity_header": "X-Hermes-User",
+                "session_continuity_header": "X-Hermes-Session-Id",
+            },
+            "endpoints": endpoints,
+        })
+
+    # -- chat completions ------------------------------------------------------------------------
+
+    async def _chat(self, request: Request, rights: ApiKey, user: str) -> Response:
+        body = await self.body(request)
+        ask = self.continuity(request, rights, chat_conversation(body))
+        ask.user, ask.stream = user, flag(body.get("stream"), "stream")
+        model = self.model_name
+        headers = {"X-Hermes-Session-Id": ask.session_id}
+        self.admit()
+        if ask.stream:
+            return StreamingResponse(self._chat_stream(self.events(ask), model), media_type="text/event-stream",
+                                     headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        try:
+            done = await self.turn(ask)
+        except Exception as exc:  # noqa: BLE001 - said to the caller
+            raise self.failure(exc) from None
+        result = done.result
+        text = result.text if result is not None else ""
+        return JSONResponse({
+            "id": new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": finish_reason(done)}],
+            "usage": usage(done),
+        }, headers=headers)
+
+    async def _chat_stream(self, events: AsyncIterator[tuple[str, Any]], model: str) -> AsyncIterator[str]:
+        chunk_id, created = new_id("chatcmpl-"), int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            return sse({"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
+
+        yield chunk({"role": "assistant", "content": ""})
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for kind, data in events:
+                if kind == "delta":
+                    yield chunk({"content": data})
+                elif kind in ("tool", "tool_result"):
+                    # Hermes' progress event; "choices": [] keeps a stock SDK client iterating past it
+                    yield sse({"object": "hermes.tool.progress", "choices": [], "tool": data["name"],
+                               "toolCallId": data["call_id"], "status": "running" if kind == "tool" else "completed",
+                               **({"label": data["arguments"][:200]} if kind == "tool" else {})},
+                              event="hermes.tool.progress")
+                elif kind == "keepalive":
+                    yield ": keepalive\n\n"
+                elif kind == "error":
+                    error = self.failure(data)
+                    yield chunk({}, "error", error={"message": error.message, "type": error.type, "code": error.code})
+                elif kind == "done":
+                    yield chunk({}, finish_reason(data), usage=usage(data))
+        yield sse("[DONE]")

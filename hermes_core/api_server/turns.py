@@ -1,0 +1,188 @@
+"""One agent turn for a request: the reference agent in a worker thread, its progress handed to
+the event loop as events, stopped when the caller goes away.
+
+`Turns.run(ask)` opens the agent (a new session with the caller's history, or a stored one
+resumed), runs the turn with the caller's identity in the session variables (as the gateway
+sets a sender's), and closes it. While it runs, `ask.events` (when given) receives
+`("delta", text)` for each piece of the model's text, `("tool", {...})` when a tool is called and
+`("tool_result", {...})` when it answered. `ask.cancel()` stops the turn at its next step: a
+streamed model request is broken off at its next piece, no further tool runs, and the session
+stays valid (as after Ctrl-C in `hermes chat`). At most `api_server.max_concurrent_runs` turns
+run at once; `Turns.admit()` says whether one more may start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from hermes_core import Messages, PluginManager, spending_as
+from hermes_core import config_keys as keys
+from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Display, SessionStore, TurnResult
+from hermes_core.gateway.conversations import in_thread
+from hermes_core.gateway.session_context import set_session_vars
+
+from .keys import ApiKey
+
+__all__ = ["Ask", "Relay", "TurnCancelled", "TurnDone", "Turns"]
+
+PLATFORM = "api_server"
+
+
+class TurnCancelled(KeyboardInterrupt):
+    """The caller of a turn went away or stopped it; the agent handles it as it does Ctrl-C."""
+
+
+Emit = Callable[[str, Any], None]
+
+
+class Relay(Display):
+    """The agent's display for a server: nothing is printed; its text and tool calls become
+    events, and a cancelled turn stops at the next thing the agent does."""
+
+    def __init__(self, emit: Emit | None, stream: bool) -> None:
+        super().__init__(quiet=True)
+        self.streams_answers = stream  # the model's answer is streamed only for a streamed request
+        self._emit = emit or (lambda kind, data: None)
+        self.cancelled = threading.Event()
+
+    def _check(self) -> None:
+        if self.cancelled.is_set():
+            raise TurnCancelled
+
+    def stream_delta(self, text: str) -> None:
+        self._check()
+        self._emit("delta", text)
+
+    def stream_end(self, text: str, finished: bool, error: str | None) -> None:
+        pass
+
+    def answer(self, text: str) -> None:
+        pass
+
+    def working(self, what: str) -> None:
+        self._check()
+
+    def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
+        self._check()
+        self._emit("tool", {"name": name, "call_id": call_id,
+                            "arguments": arguments if isinstance(arguments, str) else str(arguments)})
+
+    def tool_result(self, name: str, result: str, *, call_id: str = "") -> None:
+        self._emit("tool_result", {"name": name, "call_id": call_id, "result": result})
+
+
+@attrs.define
+class Ask:
+    """What one request asks of the agent."""
+
+    text: str
+    rights: ApiKey
+    session_id: str
+    resume: bool = False  # go on with the stored session `session_id` (else: a new one, with `history`)
+    user: str = ""
+    history: Messages = attrs.Factory(list)
+    instructions: str = ""  # the caller's system message, added to the agent's prompt
+    stream: bool = False
+    events: Emit | None = None
+    relay: Relay | None = None
+
+    def cancel(self) -> None:
+        if self.relay is not None:
+            self.relay.cancelled.set()
+
+
+@attrs.frozen
+class TurnDone:
+    """How a turn ended: its session, the result (None when cancelled), and the messages the turn
+    added after the user's (assistant messages, tool calls and results), with the session's
+    message count after it."""
+
+    session_id: str
+    result: TurnResult | None
+    added: Messages
+    seq: int
+
+
+class Turns:
+    """The agent turns of one server: a shared session store, and a cap on how many run at once."""
+
+    def __init__(self, manager: PluginManager, limit: int) -> None:
+        self.manager = manager
+        self.limit = limit
+        self.running = 0
+        self.busy: set[str] = set()  # the sessions a turn runs in now
+        self.store = SessionStore(manager.home)
+
+    def admit(self) -> bool:
+        """Take a place for one more turn (False: all `limit` are taken); `release` gives it back."""
+        if self.running >= self.limit:
+            return False
+        self.running += 1
+        return True
+
+    def release(self) -> None:
+        self.running = max(self.running - 1, 0)
+
+    async def run(self, ask: Ask) -> TurnDone:
+        """Run `ask`'s turn in a worker thread (see the module); the caller holds a place (`admit`)."""
+        loop = asyncio.get_running_loop()
+        emit = ask.events
+
+        def threadsafe(kind: str, data: Any) -> None:
+            if emit is not None:
+                try:
+                    loop.call_soon_threadsafe(emit, kind, data)
+                except RuntimeError:  # the loop has closed: no one listens any more
+                    pass
+
+        ask.relay = Relay(threadsafe, ask.stream)
+        self.busy.add(ask.session_id)
+        try:
+            return await in_thread(self._turn, ask)  # a daemon thread: a hung turn never holds the process
+        finally:
+            self.busy.discard(ask.session_id)
+
+    def _tools(self, rights: ApiKey) -> frozenset[str] | None:
+        return rights.tools.names(self.manager.tool_infos())
+
+    def _turn(self, ask: Ask) -> TurnDone:
+        assert ask.relay is not None
+        prompt = None
+        if ask.instructions:  # the caller's, added to the agent's own prompt (Hermes' ephemeral system prompt)
+            base = self.manager.config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
+            prompt = f"{base}\n\n{ask.instructions}"
+        agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
+                      history=None if ask.resume else ask.history, display=ask.relay,
+                      platform=PLATFORM, sender_id=ask.user, system_prompt=prompt, tools=self._tools(ask.rights),
+                      store=self.store)
+        set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
+                         chat_id=agent.session_id, chat_type="dm", session_key=f"{PLATFORM}:{agent.session_id}",
+                         session_id=agent.session_id, message_id=uuid.uuid4().hex)
+        result: TurnResult | None = None
+        try:
+            with spending_as(ask.rights.budget_holder):
+                result = agent.ask(ask.text)
+        except TurnCancelled:
+            pass
+        finally:
+            agent.close()
+        added = _after_last_user(agent.messages)
+        found = self.store.show(agent.session_id)
+        seq = len(found["messages"]) if found is not None else 0
+        return TurnDone(agent.session_id, result, added, seq)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _after_last_user(messages: Messages) -> Messages:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return list(messages[index + 1:])
+    return list(messages)

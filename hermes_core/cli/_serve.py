@@ -1,0 +1,56 @@
+"""`hermes serve`: the agent and its plugins behind an OpenAI-compatible API. Imported only when
+asked for; Starlette and uvicorn (the `server` extra) only inside the command."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import manager
+
+
+def _needs_extra() -> None:
+    import importlib.util
+
+    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise click.ClickException(f"hermes serve needs {' and '.join(missing)}: pip install 'hermes-core[server]'")
+
+
+@click.command()
+@click.option("--host", help="The address to listen on (default 127.0.0.1; another needs a key).")
+@click.option("--port", type=click.IntRange(0, 65535), help="The port (default 8642; 0: a free one).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Serve the agent over an OpenAI-compatible HTTP API until Ctrl-C or SIGTERM.
+
+    Chat completions, responses, models, runs and sessions, as Hermes' API server has them; the
+    first line on stderr starts with the base URL (for OPENAI_BASE_URL). Keys: API_SERVER_KEY
+    (full access) and api_server.keys.<name> in config.yaml (their own endpoints, tools, budget).
+    """
+    import asyncio
+
+    from .. import config_keys
+    from ._agent import NO_MODEL
+
+    _needs_extra()
+    from ..api_server import ApiServer, Keys
+    from ..api_server.settings import settings
+    from ..hosting import is_loopback
+
+    host_manager = manager(ctx)
+    config = host_manager.config
+    if not config.read(config_keys.MODEL_MODEL):
+        raise click.ClickException(NO_MODEL)
+    chosen = settings(config)
+    address, number = host or chosen.host, chosen.port if port is None else port
+    api_keys = Keys.from_config(config, main_key=chosen.key or None)
+    if not is_loopback(address) and not api_keys.any:
+        raise click.ClickException(f"hermes serve: {address} is not a loopback address; set API_SERVER_KEY (or "
+                                   "api_server.keys in config.yaml) so that only callers with a key get in")
+    server = ApiServer(host_manager, keys_=api_keys, model_name=chosen.model_name)
+
+    def ready(url: str) -> None:
+        access = f"{len(api_keys.secrets)} key(s)" if api_keys.any else "no key (loopback only)"
+        click.echo(f"{url}/v1 hermes serve: model {chosen.model_name}, {access}; Ctrl-C stops", err=True)
+
+    asyncio.run(server.serve(address, number, ready=ready))
