@@ -13,6 +13,8 @@ DESCRIPTIONS = {
     "lcm_grep and lcm_expand bring them back.",
     "webhook": "The webhook messaging platform: the agent behind a loopback HTTP endpoint with a shared secret "
     "(hermes gateway run).",
+    "api_server": "The api_server platform: hermes serve's OpenAI-compatible API, served by hermes gateway run "
+    "when platforms.api_server is enabled.",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",
 }

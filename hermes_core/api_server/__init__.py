@@ -6,7 +6,8 @@ OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unc
 - `app`: the Starlette app, chat completions, models, capabilities, health;
 - `responses`, `runs`, `sessions`: the Responses API, runs with their events, the sessions API;
 - `turns`: one agent turn per request, in a worker thread, its progress as events;
-- `keys`: `API_SERVER_KEY` and named keys with their endpoints, tools and budget;
+- `keys`: `API_SERVER_KEY` and named keys with their endpoints, tools and budget; `settings`: where it
+  listens and its model's name, from Hermes' variables and `platforms.api_server`;
 - `store`: stored responses, runs and idempotency keys (SQLite);
 - `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events.
 
@@ -15,5 +16,6 @@ Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvi
 
 from .app import DEFAULT_MODEL_NAME, DEFAULT_PORT, ApiServer
 from .keys import ApiKey, Keys
+from .settings import Settings, settings
 
-__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys"]
+__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys", "Settings", "settings"]

@@ -33,8 +33,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     from ._agent import NO_MODEL
 
     _needs_extra()
-    from ..api_server import ApiServer, Keys
-    from ..api_server.settings import settings
+    from ..api_server import ApiServer, Keys, settings
     from ..hosting import is_loopback
 
     host_manager = manager(ctx)

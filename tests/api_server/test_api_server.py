@@ -382,3 +382,22 @@ def test_a_key_budget_refuses_with_429(home: Path, llm_server, monkeypatch: pyte
         error = refused.value.body
         assert isinstance(error, dict) and error["code"] == "budget_exceeded"
         assert "API key 'tiny'" in error["message"] and "api_server.keys.tiny.budget" in error["message"]
+
+
+def test_the_gateway_serves_it_as_hermes_api_server_platform(home: Path, llm_server,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers import free_port
+    from tests.helpers.chat import GatewayProcess
+
+    port = free_port()
+    llm_config(home, llm_server.url, f"platforms:\n  api_server:\n    enabled: true\n    port: {port}\n")
+    monkeypatch.delenv("API_SERVER_KEY", raising=False)
+    llm_server.reply("From the gateway.")
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"^hermes: gateway: api_server: connected$")
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+        answer = client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}])
+        assert answer.choices[0].message.content == "From the gateway."
+        assert gateway.stop() == 0
+    with pytest.raises(OSError):  # stopped with the gateway
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()

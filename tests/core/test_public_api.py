@@ -37,12 +37,16 @@ def test_the_builtin_plugins_import_only_names_hermes_core_exports() -> None:
 
 
 def public(module: str, names: list[str]) -> bool:
-    """An export of `hermes_core` or of `hermes_core.hosting`, or a module of the gateway's public
-    package (Hermes' names)."""
+    """An export of `hermes_core`, of `hermes_core.hosting` or of the API server's package, or a
+    module of the gateway's public package (Hermes' names)."""
     if module == "hermes_core":
         return set(names) <= set(hermes_core.__all__)
     if module == "hermes_core.hosting":
         return set(names) <= set(hosting.__all__)
+    if module == "hermes_core.api_server":
+        from hermes_core import api_server
+
+        return set(names) <= set(api_server.__all__)
     return module.split(".")[:2] == ["hermes_core", "gateway"] and not any(
         part.startswith("_") for part in module.split("."))
 

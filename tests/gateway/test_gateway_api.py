@@ -87,7 +87,7 @@ def register(ctx):
 """, "name: probe\n")
     write_config(home, "plugins:\n  enabled: [probe]\n")
     manager = PluginManager().load()
-    assert manager.record("probe").status == "ok" and manager.platforms.names() == ["probe", "webhook"]
+    assert manager.record("probe").status == "ok" and manager.platforms.names() == ["api_server", "probe", "webhook"]
 
 
 def test_hermes_session_keys() -> None:
@@ -199,7 +199,7 @@ def register(ctx):
     assert record.status == "ok", record.failure
     assert record.registered["platforms"] == ["voip"] and manager.platforms.get("voip").plugin_id == "voip"
     registry = importlib.import_module("gateway.platform_registry").platform_registry
-    assert registry.registered_names() == ["voip", "webhook"]
+    assert registry.registered_names() == ["api_server", "voip", "webhook"]
     assert registry.create_adapter("voip", "the config") == "the config"
     manager.remove_plugin("voip")
     assert not registry.is_registered("voip")

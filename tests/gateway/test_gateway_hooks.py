@@ -126,11 +126,12 @@ def test_status_and_doctor_say_why_a_platform_cannot_start(home: Path, llm_serve
     result = hermes("gateway", "run", check=1)
     assert result.stderr.splitlines() == [
         "hermes: gateway: webhook: not ready: its configuration is incomplete (missing WEBHOOK_SECRET)",
-        "hermes: gateway: no messaging platform is enabled and ready (platforms: fakechat, webhook); "
+        "hermes: gateway: no messaging platform is enabled and ready (platforms: api_server, fakechat, webhook); "
         "see `hermes gateway status`",
     ]
     monkeypatch.setenv("WEBHOOK_SECRET", "s3cret")
-    assert hermes_json("gateway", "status")["platforms"][1]["state"] == "ready"
+    rows = {r["platform"]: r for r in hermes_json("gateway", "status")["platforms"]}
+    assert rows["webhook"]["state"] == "ready"
 
 
 def test_the_gateway_needs_a_model(home: Path, chat) -> None:

@@ -216,7 +216,8 @@ def test_a_failing_adapter_is_retried_while_the_others_run(home: Path, llm_serve
         assert gateway.stop() == 0
     shown = json.loads(hermes("gateway", "status", "--json").stdout)
     assert shown["running"] is False
-    assert {p["platform"]: p["state"] for p in shown["platforms"]} == {"fakechat": "ready", "webhook": "ready"}
+    assert {p["platform"]: p["state"] for p in shown["platforms"]} == {"api_server": "disabled", "fakechat": "ready",
+                                                                       "webhook": "ready"}
 
 
 def test_sigint_lets_a_running_turn_finish(home: Path, llm_server, chat) -> None:
