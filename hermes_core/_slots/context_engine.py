@@ -7,6 +7,8 @@ and defaults, so an engine written for Hermes runs here unchanged. Imports only 
 
 from __future__ import annotations
 
+import functools
+
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -233,17 +235,30 @@ def automatic_compaction_status_message(
 def accepted_kwargs(function: Any, offered: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of `offered` that `function` accepts (all of them when it takes
     `**kwargs`; none when its signature cannot be read), so that plugin code written for an
-    older signature keeps working."""
+    older signature keeps working. A function's signature is read once (a session calls the
+    same engine methods every turn)."""
+    underlying = getattr(function, "__func__", function)  # a bound method: its function's signature
+    try:
+        names = _keywords(underlying)
+    except TypeError:  # unhashable: read it each time
+        names = _keywords.__wrapped__(underlying)
+    if names is None:
+        return dict(offered)
+    return {k: v for k, v in offered.items() if k in names}
+
+
+@functools.lru_cache(maxsize=1024)
+def _keywords(function: Any) -> frozenset[str] | None:
+    """The keyword names `function` takes (None: any, it has `**kwargs`; none when unreadable)."""
     import inspect
 
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return {}
+        return frozenset()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return dict(offered)
-    names = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return {k: v for k, v in offered.items() if k in names}
+        return None
+    return frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def compress_kwargs(engine: Any, offered: Mapping[str, Any]) -> dict[str, Any]:
