@@ -158,6 +158,10 @@ class SessionStore(SqliteFile):
             self._write(write)
         return seq[0]
 
+    def last_seq(self, session_id: str) -> int:
+        """The sequence number of a session's last message: how many it has (0: none, or no such session)."""
+        return self._last_seq(session_id)
+
     def _last_seq(self, session_id: str) -> int:
         with self._reading() as db:
             found = None if db is None else db.execute(

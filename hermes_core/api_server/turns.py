@@ -172,10 +172,7 @@ class Turns:
             pass
         finally:
             agent.close()
-        added = _after_last_user(agent.messages)
-        found = self.store.show(agent.session_id)
-        seq = len(found["messages"]) if found is not None else 0
-        return TurnDone(agent.session_id, result, added, seq)
+        return TurnDone(agent.session_id, result, _after_last_user(agent.messages), self.store.last_seq(agent.session_id))
 
     def close(self) -> None:
         self.store.close()
