@@ -117,7 +117,10 @@ class Folded:
                       "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}]}
         if self.usage is not None:
             completion["usage"] = dict(self.usage)
-        return json.dumps(completion, ensure_ascii=False).encode()
+        try:
+            return json.dumps(completion, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate in the streamed text: escaped, it reads back the same
+            return json.dumps(completion).encode()
 
 
 def fold(chunks: Iterable[Any], route: Route, sink: StreamSink, reason: Callable[[BaseException], str]) -> bytes:
