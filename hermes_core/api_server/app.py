@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from hermes_core import PluginManager, __version__
@@ -25,7 +25,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import bearer_token, serve_asgi
 
 from .core import DEFAULT_MODEL_NAME, Core, Handler, finish_reason, flag, new_id, usage
-from .http import ApiError, error_response, header_value, sse
+from .http import ApiError, Json, error_response, header_value, sse
 from .inputs import chat_conversation
 from .keys import OPEN, ApiKey, Keys
 from .responses import Responses
@@ -113,15 +113,15 @@ class ApiServer(Core):
     # -- small routes ----------------------------------------------------------------------------
 
     async def _health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "platform": "hermes-core", "version": __version__})
+        return Json({"status": "ok", "platform": "hermes-core", "version": __version__})
 
     async def _models(self, request: Request, rights: ApiKey, user: str) -> Response:
-        return JSONResponse({"object": "list", "data": [
+        return Json({"object": "list", "data": [
             {"id": self.model_name, "object": "model", "created": self.started, "owned_by": "hermes"}]})
 
     async def _capabilities(self, request: Request, rights: ApiKey, user: str) -> Response:
         endpoints = {name: rights.may(name) for name in keys.API_ENDPOINTS}
-        return JSONResponse({
+        return Json({
             "object": "hermes.api_server.capabilities", "platform": "hermes-core", "version": __version__,
             "model": self.model_name, "auth": {"type": "bearer", "required": self.keys.any, "key": rights.name},
             "runtime": {"mode": "server_agent", "tool_execution": "server"},
@@ -143,8 +143,8 @@ class ApiServer(Core):
 
     async def _chat(self, request: Request, rights: ApiKey, user: str) -> Response:
         body = await self.body(request)
-        ask = self.continuity(request, rights, chat_conversation(body))
-        ask.user, ask.stream = user, flag(body.get("stream"), "stream")
+        ask = self.continuity(request, rights, user, chat_conversation(body))
+        ask.stream = flag(body.get("stream"), "stream")
         model = self.model_name
         headers = {"X-Hermes-Session-Id": ask.session_id}
         self.admit()
@@ -157,7 +157,7 @@ class ApiServer(Core):
             raise self.failure(exc) from None
         result = done.result
         text = result.text if result is not None else ""
-        return JSONResponse({
+        return Json({
             "id": new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": finish_reason(done)}],

@@ -95,14 +95,15 @@ class Core:
         log.error("an agent turn failed", exc_info=exc)
         return ApiError(500, f"internal error: {type(exc).__name__}: {exc}", type="server_error")
 
-    def continuity(self, request: Request, rights: ApiKey, conversation: Conversation) -> Ask:
+    def continuity(self, request: Request, rights: ApiKey, user: str, conversation: Conversation) -> Ask:
         """The turn a chat request asks for. `X-Hermes-Session-Id` goes on with that stored session
         (its history is the server's; only the request's last message is new). Otherwise the
-        conversation is named by its first message, as Hermes does: a client that sends the whole
-        history each time (every chat UI) goes on with the same stored session while the history it
-        sends is what that session holds, and starts a new one when it differs (an edited message)."""
+        conversation is named by its caller (key and user) and first message, as Hermes names it by
+        the first message: a client that sends the whole history each time (every chat UI) goes on
+        with the same stored session while the history it sends is what that session holds, and
+        starts a new one when it differs (an edited message)."""
         given = header_value(request, "X-Hermes-Session-Id")
-        base = Ask(conversation.prompt, rights, "", instructions=conversation.instructions,
+        base = Ask(conversation.prompt, rights, "", user=user, instructions=conversation.instructions,
                    history=conversation.history)
         if given:
             if self.turns.store.window(given) is None:
@@ -112,7 +113,7 @@ class Core:
             base.session_id, base.resume, base.history = given, True, []
             return base
         first = conversation.history[0]["content"] if conversation.history else conversation.prompt
-        seed = f"{rights.name}\0{conversation.instructions}\0{first}".encode("utf-8", "surrogatepass")
+        seed = f"{rights.name}\0{user}\0{conversation.instructions}\0{first}".encode("utf-8", "surrogatepass")
         derived = "api-" + hashlib.sha256(seed).hexdigest()[:16]
         stored = self.turns.store.window(derived)
         if stored is None:

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-__all__ = ["ApiError", "error_response", "read_json", "sse", "header_value", "dumps"]
+__all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -25,15 +25,27 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-def error_response(error: ApiError) -> JSONResponse:
-    body = {"error": {"message": error.message, "type": error.type, "param": error.param, "code": error.code}}
-    return JSONResponse(body, status_code=error.status, headers=error.headers)
-
-
 def dumps(value: Any) -> str:
-    """JSON for the wire: UTF-8 as is, a lone surrogate (which Python strings can hold) escaped."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-        "utf-8", "backslashreplace").decode("utf-8")
+    """JSON for the wire: UTF-8 as is, a lone surrogate (which a model's or a tool's text can
+    hold) as its JSON escape, never an error."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"), default=str)  # every non-ASCII character escaped
+    return text
+
+
+class Json(JSONResponse):
+    """A JSON response that any text can be put in (see `dumps`)."""
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content).encode("utf-8")
+
+
+def error_response(error: ApiError) -> Json:
+    body = {"error": {"message": error.message, "type": error.type, "param": error.param, "code": error.code}}
+    return Json(body, status_code=error.status, headers=error.headers)
 
 
 def sse(data: Any, event: str | None = None) -> str:

@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from hermes_core import Messages
 
 from .core import flag, new_id, new_session_id
-from .http import ApiError, sse
+from .http import ApiError, Json, sse
 from .inputs import responses_conversation
 from .keys import ApiKey
 from .turns import Ask, TurnDone
@@ -146,13 +146,13 @@ class Responses:
         found = self.server.store.response(response_id, rights.name)
         if found is None:
             raise ApiError(404, f"Response not found: {response_id}", code="response_not_found")
-        return JSONResponse(found[0])
+        return Json(found[0])
 
     async def _delete(self, request: Request, rights: ApiKey, user: str) -> Response:
         response_id = request.path_params["response_id"]
         if not self.server.store.delete_response(response_id, rights.name):
             raise ApiError(404, f"Response not found: {response_id}", code="response_not_found")
-        return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+        return Json({"id": response_id, "object": "response", "deleted": True})
 
     def _ask(self, body: dict[str, Any], rights: ApiKey, user: str) -> tuple[Ask, dict[str, Any] | None]:
         """The turn a request asks for, and the previous response it goes on from (None: none)."""
@@ -218,7 +218,7 @@ class Responses:
             done = await server.turn(ask)
         except Exception as exc:  # noqa: BLE001 - said to the caller
             raise server.failure(exc) from None
-        return JSONResponse(finish(done, output_items(done.added)), headers=headers)
+        return Json(finish(done, output_items(done.added)), headers=headers)
 
     async def _stream(self, events: AsyncIterator[tuple[str, Any]], base: dict[str, Any],
                       finish: Callable[[TurnDone, list[dict[str, Any]]], dict[str, Any]]) -> AsyncIterator[str]:

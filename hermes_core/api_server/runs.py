@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from .core import new_id, new_session_id
-from .http import ApiError, sse
+from .http import ApiError, Json, sse
 from .inputs import responses_conversation
 from .keys import ApiKey
 from .turns import Ask, TurnDone
@@ -100,7 +100,7 @@ class Runs:
                                    param="Idempotency-Key", code="idempotency_key_conflict")
                 found = self._find(earlier[1], rights)
                 status = found["status"] if found is not None else "started"
-                return JSONResponse({"run_id": earlier[1], "status": status, "replayed": True}, status_code=202,
+                return Json({"run_id": earlier[1], "status": status, "replayed": True}, status_code=202,
                                     headers={"Idempotency-Replayed": "true"})
         conversation = responses_conversation(body)
         session_id = body.get("session_id")
@@ -125,7 +125,7 @@ class Runs:
         task = asyncio.ensure_future(self._drive(run))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
-        return JSONResponse({"run_id": run_id, "status": "started", "replayed": False}, status_code=202,
+        return Json({"run_id": run_id, "status": "started", "replayed": False}, status_code=202,
                             headers={"X-Hermes-Session-Id": ask.session_id})
 
     async def _drive(self, run: _Run) -> None:
@@ -180,7 +180,7 @@ class Runs:
         return run_id, found
 
     async def _status(self, request: Request, rights: ApiKey, user: str) -> Response:
-        return JSONResponse(self._known(request, rights)[1])
+        return Json(self._known(request, rights)[1])
 
     async def _events(self, request: Request, rights: ApiKey, user: str) -> Response:
         run_id, status = self._known(request, rights)
@@ -211,10 +211,10 @@ class Runs:
         run_id, status = self._known(request, rights)
         live = self.live.get(run_id)
         if status["status"] in TERMINAL or live is None:
-            return JSONResponse(status)
+            return Json(status)
         live.ask.cancel()
         live.status["status"] = "stopping"
-        return JSONResponse({"run_id": run_id, "status": "stopping"})
+        return Json({"run_id": run_id, "status": "stopping"})
 
     async def _approval(self, request: Request, rights: ApiKey, user: str) -> Response:
         run_id, _ = self._known(request, rights)

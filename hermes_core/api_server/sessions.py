@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from .core import new_session_id
-from .http import ApiError, read_json
+from .http import ApiError, Json, read_json
 from .inputs import text_of
 from .keys import ApiKey
 from .turns import Ask
@@ -82,17 +82,17 @@ class Sessions:
         limit, offset = _count(request, "limit", 50, MAX_PAGE), _count(request, "offset", 0)
         who = request.query_params.get("user")
         rows = self.store.sessions(limit + 1, user=who, offset=offset)
-        return JSONResponse({"object": "list", "data": [_session(row) for row in rows[:limit]], "limit": limit,
+        return Json({"object": "list", "data": [_session(row) for row in rows[:limit]], "limit": limit,
                              "offset": offset, "has_more": len(rows) > limit})
 
     async def _get(self, request: Request, rights: ApiKey, user: str) -> Response:
-        return JSONResponse({"object": "hermes.session", "session": self._summary(self._found(request))})
+        return Json({"object": "hermes.session", "session": self._summary(self._found(request))})
 
     async def _messages(self, request: Request, rights: ApiKey, user: str) -> Response:
         found = self._found(request)
         limit, offset = _count(request, "limit", 500, 500), _count(request, "offset", 0)
         page = found["messages"][offset:offset + limit]
-        return JSONResponse({"object": "list", "session_id": found["id"], "data": page,
+        return Json({"object": "list", "session_id": found["id"], "data": page,
                              "pagination": {"limit": limit, "offset": offset, "returned": len(page),
                                             "total": len(found["messages"])}})
 
@@ -104,7 +104,7 @@ class Sessions:
             for message in found["messages"]:
                 self.store.append(fork, message)
         created = self.store.show(fork)
-        return JSONResponse({"object": "hermes.session", "session": self._summary(created),
+        return Json({"object": "hermes.session", "session": self._summary(created),
                              "forked_from": found["id"]}, status_code=201)
 
     async def _chat(self, request: Request, rights: ApiKey, user: str) -> Response:
@@ -129,6 +129,6 @@ class Sessions:
         result = done.result
         usage = {"input_tokens": result.input_tokens if result else 0,
                  "output_tokens": result.output_tokens if result else 0}
-        return JSONResponse({"object": "hermes.session.chat.completion", "session_id": done.session_id,
+        return Json({"object": "hermes.session.chat.completion", "session_id": done.session_id,
                              "message": {"role": "assistant", "content": result.text if result else ""},
                              "usage": usage}, headers={"X-Hermes-Session-Id": done.session_id})

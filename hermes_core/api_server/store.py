@@ -23,7 +23,6 @@ from hermes_core import SqliteFile
 __all__ = ["ApiStore", "IDEMPOTENCY_TTL"]
 
 IDEMPOTENCY_TTL = 24 * 3600.0  # seconds an Idempotency-Key is remembered (Hermes: 24 h)
-_PRUNE_EVERY = 100  # rows written between two prunings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -192,8 +191,10 @@ class ApiStore(SqliteFile):
     # -- retention -------------------------------------------------------------------------------
 
     def _maybe_prune(self) -> None:
+        """Prune after every tenth of `max_stored` rows written (at most every 100): the store
+        never holds more than 1.1 times `max_stored` of each."""
         self._written += 1
-        if self._written % _PRUNE_EVERY == 1:
+        if self._written % max(1, min(100, self.max_stored // 10)) == 0:
             self.prune()
 
     def prune(self) -> None:

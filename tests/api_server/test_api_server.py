@@ -401,3 +401,39 @@ def test_the_gateway_serves_it_as_hermes_api_server_platform(home: Path, llm_ser
         assert gateway.stop() == 0
     with pytest.raises(OSError):  # stopped with the gateway
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def test_a_run_can_be_stopped_and_old_responses_give_way_to_new(home: Path, llm_server,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_config(home, llm_server.url, "api_server:\n  max_stored: 3\n")
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    held = threading.Event()
+    llm_server.push(Reply("one two three four", hold=held, hold_after=1))
+    with Serve() as served:
+        run_id = call(f"{served.url}/runs", {"input": "long job"})[1]["run_id"]
+        _until(lambda: call(f"{served.url}/runs/{run_id}")[1].get("last_event") == "message.delta")
+        assert call(f"{served.url}/runs/{run_id}/stop", {})[1] == {"run_id": run_id, "status": "stopping"}
+        held.set()
+        _until(lambda: call(f"{served.url}/runs/{run_id}")[1]["status"] == "cancelled")
+        assert [d["event"] for _, d in sse_events(f"{served.url}/runs/{run_id}/events")][-1] == "run.cancelled"
+        llm_server.always("fine")
+        client = served.client()
+        ids = [client.responses.create(model="hermes-agent", input=f"n{i}").id for i in range(5)]
+        kept = [call(f"{served.url}/responses/{rid}")[0] for rid in ids]
+        assert kept == [404, 404, 200, 200, 200]  # the newest max_stored
+
+
+def test_text_no_encoder_takes_still_reaches_the_caller_and_users_get_their_own_sessions(served: Serve,
+                                                                                      llm_server) -> None:
+    llm_server.reply("half \ud800 a pair").reply("half \ud800 a pair")
+    client = served.client()
+    answer = client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "odd"}])
+    assert answer.choices[0].message.content == "half \ud800 a pair"
+    streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "odd again"}], stream=True) if c.choices)
+    assert streamed == "half \ud800 a pair"
+    llm_server.always("hello")
+    sessions = {client.chat.completions.with_raw_response.create(
+        model="hermes-agent", messages=[{"role": "user", "content": "hi"}],
+        extra_headers={"X-Hermes-User": who}).headers["x-hermes-session-id"] for who in ("ann", "ben")}
+    assert len(sessions) == 2  # the same first message from two callers: two conversations
