@@ -9,7 +9,8 @@ For plugin authors (a plugin module, its tools, hooks and engines):
     and its results and inputs (PluginLlmCompleteResult, PluginLlmStructuredResult, PluginLlmUsage,
     PluginLlmTextInput, PluginLlmImageInput), PluginState (`ctx.state`), PluginManifest
     (`ctx.manifest`); message lists (Message, Messages, message_problems, message_text,
-    repair_tool_pairing, split_for_compression, estimate_tokens); SqliteFile and fts_phrases for a
+    repair_tool_pairing, split_for_compression, estimate_tokens; storable_json, storable_text for
+    any text a model or tool gives); SqliteFile and fts_phrases for a
     store under `$HERMES_HOME`, hermes_home, redact_secrets, config_keys.
 
 For host authors (an agent that loads plugins; `hermes_core.agent` is the reference loop):
@@ -112,6 +113,8 @@ if TYPE_CHECKING:
         message_text,
         repair_tool_pairing,
         split_for_compression,
+        storable_json,
+        storable_text,
     )
     from ._paths import hermes_home
     from ._redact import redact_secrets
@@ -148,7 +151,7 @@ _EXPORTS = {
                      "PluginLlmImageInput"], "_llm.results"),
     "PluginState": "_ctx.state", "PluginManifest": "_ctx.manifest",
     **dict.fromkeys(["Message", "Messages", "message_problems", "message_text", "repair_tool_pairing",
-                     "estimate_tokens", "split_for_compression"], "_messages"),
+                     "estimate_tokens", "split_for_compression", "storable_json", "storable_text"], "_messages"),
     "SqliteFile": "_sqlite", "fts_phrases": "_sqlite", "hermes_home": "_paths", "redact_secrets": "_redact",
     "config_keys": "config_keys",
     # host authors
@@ -177,8 +180,8 @@ __all__ = [
     "hookimpl", "PluginContext", "Tool", "Command", "ContextEngine", "MemoryProvider", "RecallStatus", "providers",
     "PluginLlm", "PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
     "PluginLlmImageInput", "PluginState", "PluginManifest", "Message", "Messages", "message_problems", "message_text",
-    "repair_tool_pairing", "estimate_tokens", "split_for_compression", "SqliteFile", "fts_phrases", "hermes_home",
-    "redact_secrets", "config_keys",
+    "repair_tool_pairing", "estimate_tokens", "split_for_compression", "storable_json", "storable_text", "SqliteFile",
+    "fts_phrases", "hermes_home", "redact_secrets", "config_keys",
     # host authors
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "ToolOutcome",

@@ -2,6 +2,8 @@
 token estimate, and where a list can be cut without splitting a tool call from its results.
 
 Every engine, the session and the contract kit use these, so "valid" has one definition.
+`storable_json` and `storable_text` put a model's or a tool's text where UTF-8 is required (a
+file, SQLite, the wire), whatever it holds: `json.loads` gives strings with lone surrogates.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 __all__ = [
     "ROLES", "Message", "Messages", "estimate_tokens", "message_problems", "message_text", "repair_tool_pairing",
-    "split_for_compression",
+    "split_for_compression", "storable_json", "storable_text", "utf8_encodable",
 ]
 
 # One OpenAI-format chat message (`{"role": ..., "content": ...}`, and `tool_calls` / `tool_call_id`),
@@ -22,6 +24,37 @@ Messages = list[Message]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 STUB_RESULT = '{"error": "this tool result was lost when the conversation was compressed"}'
+
+
+def utf8_encodable(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (it holds no lone surrogate such as "\\ud800")."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def storable_json(value: Any, **options: Any) -> str:
+    """`value` as compact-where-asked JSON (`options` go to `json.dumps`) that UTF-8 can take: its
+    text as it is, or, when it holds a lone surrogate, with every non-ASCII character escaped (it
+    reads back exactly the same).
+
+    >>> storable_json({"text": "half \\ud800"})
+    '{"text": "half \\\\ud800"}'
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return text if utf8_encodable(text) else json.dumps(value, ensure_ascii=True, **options)
+
+
+def storable_text(text: Any) -> Any:
+    """`text` for a plain text column or line: a lone surrogate replaced by U+FFFD (anything that
+    is not a string as it is)."""
+    if not isinstance(text, str) or utf8_encodable(text):
+        return text
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _call_ids(message: Mapping[str, Any]) -> list[Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import MemoryStoreError, PluginStateError
+from .._messages import storable_json, utf8_encodable
 from .._sqlite import SqliteFile
 
 __all__ = ["PluginState", "STATE_QUOTA_BYTES"]
@@ -164,7 +165,7 @@ class PluginState:
         return rows
 
     def _check_key(self, key: object) -> None:
-        if not isinstance(key, str) or not key or not _encodable(key):
+        if not isinstance(key, str) or not key or not utf8_encodable(key):
             raise PluginStateError(
                 f"ctx.state of plugin {self._plugin_id!r} takes non-empty text keys, not {key!r}")
 
@@ -235,12 +236,8 @@ class PluginState:
 def _row(key: str, value: Any) -> _Row:
     """`key` and `value` as stored: `size` is what the pair adds to the state as one JSON object
     (`"key": value, `), the measure of the quota."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:  # a lone surrogate: JSON only when escaped
-        text = json.dumps(value, sort_keys=True)
-        size = len(text)
+    text = storable_json(value, sort_keys=True)
+    size = len(text.encode("utf-8"))
     return key, size + len(json.dumps(key, ensure_ascii=False).encode("utf-8")) + 4, text
 
 
@@ -250,10 +247,4 @@ def _over_quota(plugin_id: str) -> PluginStateError:
         "keep large data in files under the plugin's own folder")
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 

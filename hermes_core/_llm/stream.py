@@ -11,9 +11,10 @@ and arguments arrive in pieces on some servers), by choice and tool-call `index`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .._messages import storable_json
 
 if TYPE_CHECKING:
     from .routes import Route
@@ -117,10 +118,7 @@ class Folded:
                       "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}]}
         if self.usage is not None:
             completion["usage"] = dict(self.usage)
-        try:
-            return json.dumps(completion, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate in the streamed text: escaped, it reads back the same
-            return json.dumps(completion).encode()
+        return storable_json(completion).encode()  # a lone surrogate in the text: escaped
 
 
 def fold(chunks: Iterable[Any], route: Route, sink: StreamSink, reason: Callable[[BaseException], str]) -> bytes:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core import Message, Messages, SqliteFile, fts_phrases, message_text
+from hermes_core import Message, Messages, SqliteFile, fts_phrases, message_text, storable_json, storable_text
 
 __all__ = ["SessionStore"]
 
@@ -88,28 +88,6 @@ _UPDATED = ("max(s.updated, coalesce((SELECT m.created FROM messages m WHERE m.s
 _INSERT_MESSAGE = "INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)"
 
 
-def _json(value: Any) -> str:
-    """`value` as JSON for a column: UTF-8 as is, or, when its text holds a lone surrogate (a model's
-    or a tool's text can), every non-ASCII character escaped, so that it reads back exactly."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if text.isascii() or _encodes(text) else json.dumps(value, default=str)
-
-
-def _storable(text: Any) -> Any:
-    """`text` for a plain text column: a lone surrogate (which SQLite cannot take) as U+FFFD."""
-    if not isinstance(text, str) or text.isascii() or _encodes(text):
-        return text
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 class SessionStore(SqliteFile):
     """Every session of one `$HERMES_HOME`."""
 
@@ -158,8 +136,8 @@ class SessionStore(SqliteFile):
         """Store one message (now, or at the end of the open `step()`); returns its sequence
         number in the session."""
         now = time.time()
-        role, text = str(message.get("role")), _storable(message_text(message))
-        body = _json(message)
+        role, text = str(message.get("role")), storable_text(message_text(message))
+        body = storable_json(message, default=str)
         with self._lock:
             last = self._seqs.get(session_id)
             seq = [(self._last_seq(session_id) if last is None else last) + 1]
@@ -191,8 +169,8 @@ class SessionStore(SqliteFile):
         return int(found or 0)
 
     def tool_call(self, session_id: str, call_id: str, name: str, arguments: Any, result: str) -> None:
-        row = (session_id, _storable(call_id), _storable(name),
-               _storable(arguments) if isinstance(arguments, str) else _json(arguments), _storable(result),
+        row = (session_id, storable_text(call_id), storable_text(name),
+               storable_text(arguments) if isinstance(arguments, str) else storable_json(arguments), storable_text(result),
                time.time())
         self._write(lambda db: db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)", row))
 
@@ -204,7 +182,7 @@ class SessionStore(SqliteFile):
     def compression(self, session_id: str, engine: str, replaced: Sequence[Message],
                     window: Sequence[Message]) -> None:
         """A compression event: the window before (`replaced`) and after."""
-        row = [session_id, 0, engine, _json(list(replaced)), _json(list(window)),
+        row = [session_id, 0, engine, storable_json(list(replaced), default=str), storable_json(list(window), default=str),
                time.time()]
 
         def write(db: sqlite3.Connection) -> None:

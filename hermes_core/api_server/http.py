@@ -10,6 +10,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from hermes_core import storable_json
+
 __all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -26,14 +28,8 @@ class ApiError(Exception):
 
 
 def dumps(value: Any) -> str:
-    """JSON for the wire: UTF-8 as is, a lone surrogate (which a model's or a tool's text can
-    hold) as its JSON escape, never an error."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":"), default=str)  # every non-ASCII character escaped
-    return text
+    """Compact JSON for the wire that any text can be put in (`storable_json`)."""
+    return storable_json(value, separators=(",", ":"), default=str)
 
 
 class Json(JSONResponse):
