@@ -138,7 +138,7 @@ _ERRORS = (
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
-    "AlreadyRunningError", "ServingError",
+    "AlreadyRunningError", "ServingError", "CronError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -197,7 +197,7 @@ __all__ = [
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
-    "AlreadyRunningError", "ServingError",
+    "AlreadyRunningError", "ServingError", "CronError",
 ]
 
 

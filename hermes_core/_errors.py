@@ -154,6 +154,11 @@ class ServingError(HermesError):
     listen on without a bearer token, or one it cannot bind."""
 
 
+class CronError(HermesError, ValueError):
+    """A cron job or schedule that cannot be: a schedule no format reads, an unknown or ambiguous job,
+    a jobs.json that cannot be read. The message names it and what to do."""
+
+
 class PluginStateError(HermesError, ValueError):
     """`ctx.state` refused a value (not JSON, over the quota) or could not be written."""
 

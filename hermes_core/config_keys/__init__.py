@@ -244,7 +244,7 @@ PLUGIN_GATEWAY_INJECTION = Key("plugins.entries.*.allow_gateway_injection", FLAG
 
 # -- the API server (`hermes serve`, Hermes' api_server platform) -----------------------------------
 
-API_ENDPOINTS = ("models", "chat", "responses", "runs", "sessions")
+API_ENDPOINTS = ("models", "chat", "responses", "runs", "sessions", "jobs")
 
 
 def _endpoints(value: Any) -> list[str]:
@@ -271,6 +271,18 @@ API_SERVER_MAX_STORED = Key("api_server.max_stored", POSITIVE, _positive, 10_000
 API_SERVER_MAX_BODY = Key("api_server.max_body_bytes", POSITIVE, _positive, 4 * 1024 * 1024,
                           "the largest request body accepted (413 beyond)")
 
+# -- cron (`hermes cron`, ticked by `hermes gateway run`) ------------------------------------------
+
+TIMEZONE = Key("timezone", ZONE, _zone, None, "the time zone of cron schedules and timestamps (HERMES_TIMEZONE wins; "
+               "unset: this machine's)")
+CRON_TICK_INTERVAL = Key("cron.tick_interval", SECONDS, _seconds, 60.0, "seconds between two ticks of the gateway's "
+                         "scheduler")
+CRON_TIME_LIMIT = Key("cron.time_limit", SECONDS, _seconds, 600.0, "seconds one job's run may take before it is "
+                      "stopped and recorded as failed (HERMES_CRON_TIMEOUT wins; 0: none)")
+CRON_WRAP_RESPONSE = Key("cron.wrap_response", FLAG, _flag, True, "a delivered answer is framed with the job's name "
+                         "and id, as Hermes sends it")
+CRON_OUTPUT_RETENTION = Key("cron.output_retention", POSITIVE, _positive, 50, "output files kept per job")
+
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
@@ -291,6 +303,7 @@ KEYS: tuple[Key[Any], ...] = (
     PLUGIN_GATEWAY_INJECTION,
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
+    TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
 )
 
 

@@ -3,7 +3,7 @@
 The reference hosts (`hermes_core.agent`, `gateway`, `batch`, `mcp_server`) are built on
 hermes-core's public names and on this package; a host of your own can be too.
 
-- files: `write_json` (a JSON file replaced whole), `locked` (one writer of a file at a time,
+- files: `write_json` and `write_text` (a file replaced whole), `locked` (one writer of a file at a time,
   across processes), `only_one` (one process per job: a gateway per home, a batch run per folder;
   `AlreadyRunningError` otherwise);
 - serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
-    from .files import Held, locked, only_one, write_json
+    from .files import Held, locked, only_one, write_json, write_text
     from .serving import RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
 
 _EXPORTS = {
-    **dict.fromkeys(["Held", "locked", "only_one", "write_json"], "hermes_core.hosting.files"),
+    **dict.fromkeys(["Held", "locked", "only_one", "write_json", "write_text"], "hermes_core.hosting.files"),
     **dict.fromkeys(["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches",
                      "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
@@ -37,7 +37,8 @@ _EXPORTS = {
 }
 
 __all__ = ["Backoff", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
-           "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json"]
+           "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json",
+           "write_text"]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,7 @@ from typing import IO, Any
 from .._errors import AlreadyRunningError
 from .._files import locked, write_atomic
 
-__all__ = ["Held", "locked", "only_one", "write_json"]
+__all__ = ["Held", "locked", "only_one", "write_json", "write_text"]
 
 
 def write_json(path: Path, data: Any, *, mode: int | None = None, durable: bool = True) -> None:
@@ -27,6 +27,12 @@ def write_json(path: Path, data: Any, *, mode: int | None = None, durable: bool 
     go back a step in a power cut (a status file), but is never torn."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True), durable=durable, mode=mode)
+
+
+def write_text(path: Path, text: str, *, mode: int | None = None, durable: bool = True) -> None:
+    """Replace `path` with `text` (UTF-8), whole or not at all, as `write_json` does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text, durable=durable, mode=mode)
 
 
 class Held:
