@@ -36,7 +36,12 @@ def run(ctx: click.Context) -> None:
     host = manager(ctx)
     if not host.config.read(config_keys.MODEL_MODEL):
         raise click.ClickException(NO_MODEL)
-    ctx.exit(Gateway(host, say=_say).run())
+    gateway = Gateway(host, say=_say)
+    from ..cron import Scheduler, live_sender
+
+    scheduler = Scheduler(host, say=_say, live=live_sender(gateway.send_live))
+    gateway.every(host.config.read(config_keys.CRON_TICK_INTERVAL), scheduler.tick)  # as Hermes' gateway ticks cron
+    ctx.exit(gateway.run())
 
 
 @gateway.command()

@@ -75,6 +75,25 @@ class Gateway:
         self._force = asyncio.Event()
         self._fatal: dict[str, asyncio.Event] = {}  # platform → set by its adapter's fatal-error report
         self._started = time.time()
+        self._periodic: list[tuple[float, Callable[[], object]]] = []
+
+    def every(self, seconds: float, work: Callable[[], object]) -> None:
+        """Call `work()` (on a worker thread) every `seconds` while the gateway runs, first after
+        `seconds` (the cron scheduler's ticks); a failure is logged and the next call comes."""
+        self._periodic.append((seconds, work))
+
+    def send_live(self, platform: str, chat_id: str, text: str, thread_id: str | None = None,
+                  timeout: float = 60) -> bool:
+        """Send `text` through the connected adapter of `platform`, from any thread but the gateway's
+        own: False when none is connected; `ConnectionError` when it could not send."""
+        loop, adapter = self.conversations.loop, self.adapters.get(platform)
+        if loop is None or loop.is_closed() or adapter is None or not adapter.is_connected:
+            return False
+        metadata = {"thread_id": thread_id} if thread_id else None
+        result = asyncio.run_coroutine_threadsafe(adapter.send(chat_id, text, metadata=metadata), loop).result(timeout)
+        if getattr(result, "success", True) is False:
+            raise ConnectionError(f"{platform}: {getattr(result, 'error', None) or 'the adapter could not send'}")
+        return True
 
     def plan(self) -> list[Readiness]:
         """Every registered platform and whether it can start now."""
@@ -113,6 +132,8 @@ class Gateway:
             self.say(f"no messaging platform is enabled and ready (platforms: {names}); see `hermes gateway status`")
             return 1
         keepers = [loop.create_task(self._keep_connected(r), name=f"hermes-gateway-{r.entry.name}") for r in ready]
+        keepers += [loop.create_task(self._repeat(seconds, work), name="hermes-gateway-periodic")
+                    for seconds, work in self._periodic]
         self._write_status("running")
         try:
             await self._stop.wait()
@@ -133,6 +154,18 @@ class Gateway:
             self._signalled()  # not serving yet: it stops as soon as it starts
         elif not loop.is_closed():
             loop.call_soon_threadsafe(self._signalled)
+
+    async def _repeat(self, seconds: float, work: Callable[[], object]) -> None:
+        while not self._stop.is_set():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._stop.wait()), seconds)
+                return
+            except asyncio.TimeoutError:
+                pass
+            try:
+                await in_thread(work)
+            except Exception as exc:  # noqa: BLE001 - the next call comes regardless
+                log.warning("a periodic task of the gateway failed: %s: %s", type(exc).__name__, exc)
 
     async def _keep_connected(self, plan: Readiness) -> None:
         entry, config = plan.entry, self.manager.config

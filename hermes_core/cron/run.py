@@ -1,0 +1,141 @@
+"""One run of a job, in a process of its own: a fresh agent session (no history) with the plugins'
+tools and hooks (not the `cronjob` tool: a job does not schedule jobs), the job's skills as
+context, the answer saved as Hermes saves it (`cron/output/<job id>/<YYYY-mm-dd_HH-MM-SS>.md`).
+
+    python -m hermes_core.cron.run JOB_ID       # the scheduler starts it; its last stdout line is the outcome
+
+The scheduler gives the process its time limit and kills it (with anything it started) past it;
+the process ends itself when the scheduler that started it dies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from hermes_core import PluginManager, storable_json, storable_text
+from hermes_core import config_keys as keys
+from hermes_core.hosting import write_text
+
+from .jobs import Jobs
+from .schedule import now, zone
+
+__all__ = ["TOOLSET", "build_prompt", "output_path", "run_job"]
+
+TOOLSET = "cronjob"  # the toolset a job's agent is not offered
+HINT = ("[IMPORTANT: You are running as a scheduled cron job. Your final answer is delivered as it is; no one "
+        "is there to answer questions. To deliver nothing, answer exactly \"[SILENT]\".]")
+
+
+def _skill_text(manager: PluginManager, home: Path, name: str) -> str | None:
+    """A skill's instructions: a plugin's (`<plugin>:<name>`), else `$HERMES_HOME/skills/**/<name>/SKILL.md`."""
+    found = manager.skills.get(name)
+    paths = [found.path] if found is not None else sorted((home / "skills").glob(f"**/{name}/SKILL.md"))
+    for path in paths:
+        try:
+            return Path(path).read_text(encoding="utf-8-sig")
+        except OSError:
+            continue
+    return None
+
+
+def build_prompt(manager: PluginManager, job: dict[str, Any]) -> str:
+    """The one user message of a run: the cron hint, each skill as Hermes invokes it, the prompt."""
+    parts = [HINT]
+    skills = [str(name) for name in job.get("skills") or () if name]
+    missing = []
+    for name in skills:
+        text = _skill_text(manager, manager.home, name)
+        if text is None:
+            missing.append(name)
+            continue
+        parts.append(f'[IMPORTANT: The user has invoked the "{name}" skill, indicating they want you to follow its '
+                     f"instructions. The full skill content is loaded below.]\n\n{text.strip()}")
+    if missing:
+        parts.insert(1, "[IMPORTANT: The following skill(s) were listed for this job but could not be found and "
+                        f"were skipped: {', '.join(missing)}]")
+    prompt = str(job.get("prompt") or "").strip()
+    if prompt:
+        parts.append(("The user has provided the following instruction alongside the skill invocation: " + prompt)
+                     if len(parts) > 1 and skills else prompt)
+    return "\n\n".join(parts)
+
+
+def output_path(home: Path, job_id: str, started: dt.datetime, tz: dt.tzinfo) -> Path:
+    return home / "cron" / "output" / job_id / f"{started.astimezone(tz):%Y-%m-%d_%H-%M-%S}.md"
+
+
+def _save(manager: PluginManager, job: dict[str, Any], started: dt.datetime, tz: dt.tzinfo, answer: str | None,
+          error: str | None) -> Path:
+    """The run's output file (replaced whole, 0600); only the newest `cron.output_retention` are kept."""
+    path = output_path(manager.home, str(job["id"]), started, tz)
+    title = f"{job.get('name', job['id'])}" + (" (FAILED)" if error else "")
+    body = (f"# Cron Job: {title}\n\n**Job ID:** {job['id']}\n**Run Time:** {started.astimezone(tz):%Y-%m-%d %H:%M:%S}\n"
+            f"**Schedule:** {job.get('schedule_display', '')}\n\n## Prompt\n\n{job.get('prompt', '')}\n\n")
+    body += f"## Error\n\n{error}\n" if error else f"## Response\n\n{answer or '(No response generated)'}\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, storable_text(body), mode=0o600)
+    keep = manager.config.read(keys.CRON_OUTPUT_RETENTION)
+    for old in sorted(path.parent.glob("*.md"))[:-keep]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -> dict[str, Any]:
+    """Run `job` now, in this process: its outcome (`status` ok or error, `text`, `error`, `output`)."""
+    from hermes_core.agent import Agent
+
+    tz = zone(manager.config)
+    tools = {info.name for info in manager.tool_infos() if info.toolset != TOOLSET}
+    session = f"cron_{job['id']}_{started.astimezone(tz):%Y%m%d_%H%M%S}"
+    answer, error = None, None
+    try:
+        with Agent(manager, session_id=session, platform="cron", tools=tools) as agent:
+            result = agent.ask(build_prompt(manager, job))
+        answer = result.text
+        if result.stopped:
+            error = f"the agent stopped without an answer ({result.stopped})"
+        elif not answer.strip():
+            error = "the agent gave an empty answer"
+    except Exception as exc:  # noqa: BLE001 - the run's failure is its outcome
+        error = f"{type(exc).__name__}: {exc}"
+    path = _save(manager, job, started, tz, answer, error)
+    return {"status": "error" if error else "ok", "text": answer or "", "error": error, "output": str(path),
+            "session": session}
+
+
+def _orphan_watch() -> None:
+    """End this process when the scheduler that started it is gone (its parent changed)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="hermes-cron-orphan-watch", daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    _orphan_watch()
+    job_id = argv[0]
+    try:
+        manager = PluginManager().load()
+        job = Jobs.find(Jobs(manager.home).read(), job_id)
+        outcome = run_job(manager, job, now())
+    except Exception:  # noqa: BLE001 - said to the scheduler as the run's outcome
+        outcome = {"status": "error", "text": "", "error": traceback.format_exc(limit=3).strip(), "output": None}
+    sys.stdout.write("\n" + storable_json(outcome) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,237 @@
+"""The scheduler: what is due runs once, each run in a process of its own with a time limit, its
+outcome recorded on the job and its answer delivered.
+
+`Scheduler(manager).tick()` is one pass (`hermes cron tick`, and `hermes gateway run` every
+`cron.tick_interval` seconds); `run(ref)` runs one job now (`hermes cron run`). A pass holds
+`cron/.tick.lock` (a second pass at the same time does nothing). A due job is claimed first: the
+claim (the pass's pid) is written to jobs.json before the run starts, so no other pass or
+`run` starts it again; a claim whose process is gone (a pass killed with `kill -9`) is void, so
+the job is due again. After a downtime a job runs once and its next run is the first slot after
+now, not one per slot missed. A run that fails, passes `cron.time_limit` (it is killed, with
+every process it started) or dies is recorded as failed; the other jobs run regardless.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from hermes_core import AlreadyRunningError, PluginManager
+from hermes_core import config_keys as keys
+from hermes_core.hosting import only_one
+
+from .delivery import DeliveryError, Live, Outbox, send, targets, wrapped
+from .jobs import LIVE_STATES, Jobs
+from .schedule import next_run, now, stamp, zone
+
+__all__ = ["Scheduler"]
+
+SILENT = "[SILENT]"
+
+
+def _alive(claim: Any) -> bool:
+    """Whether a claim's process still runs (on this machine)."""
+    if not isinstance(claim, dict) or claim.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(claim.get("pid", 0)), 0)
+    except (OSError, ValueError, TypeError):
+        return False
+    return True
+
+
+class Scheduler:
+    """The cron scheduler of one loaded `PluginManager` (see the module)."""
+
+    def __init__(self, manager: PluginManager, *, say: Callable[[str], None] | None = None,
+                 live: Live | None = None) -> None:
+        self.manager = manager
+        self.jobs = Jobs(manager.home)
+        self.outbox = Outbox(manager.home)
+        self.say = say or (lambda line: None)
+        self.live = live
+
+    @property
+    def time_limit(self) -> float | None:
+        variable = os.environ.get("HERMES_CRON_TIMEOUT", "").strip()
+        limit = float(variable) if variable else self.manager.config.read(keys.CRON_TIME_LIMIT)
+        return limit or None
+
+    # -- passes ----------------------------------------------------------------------------------
+
+    def tick(self) -> int:
+        """Run every due job once (in parallel), retry waiting deliveries; how many jobs ran."""
+        try:
+            held = only_one(self.jobs.folder / ".tick.lock")
+        except AlreadyRunningError:
+            return 0
+        with held:
+            moment = now()
+            self.outbox.retry(lambda target, text: send(self.manager, target, text, self.live), moment,
+                              self._delivery_reported)
+            due = self._claim(lambda job: self._due(job, moment), moment)
+            self._run_all(due, moment)
+            return len(due)
+
+    def run(self, ref: str) -> dict[str, Any]:
+        """Run the job `ref` (an id or a name) now, due or not; its outcome."""
+        moment = now()
+        job_id = Jobs.find(self.jobs.read(), ref)["id"]
+        claimed = self._claim(lambda job: job.get("id") == job_id, moment)
+        if not claimed:
+            raise AlreadyRunningError(f"the job {ref!r} is running now (in another tick or run)")
+        return self._run_all(claimed, moment, manual=True)[0]
+
+    # -- claiming -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _due(job: dict[str, Any], moment: dt.datetime) -> bool:
+        due = stamp(job.get("next_run_at"))
+        return bool(job.get("enabled", True)) and job.get("state", "scheduled") in LIVE_STATES and due is not None \
+            and due <= moment
+
+    def _claim(self, wanted: Callable[[dict[str, Any]], bool], moment: dt.datetime) -> list[dict[str, Any]]:
+        """Mark the wanted jobs that nobody runs as this process's, on disk; copies of them."""
+        claim = {"at": moment.isoformat(), "pid": os.getpid(), "host": socket.gethostname()}
+
+        def mutate(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            taken = []
+            for job in jobs:
+                if wanted(job) and not _alive(job.get("claim")):
+                    job["claim"] = claim
+                    taken.append(dict(job))
+            return taken
+
+        return self.jobs.change(mutate, moment)
+
+    # -- running --------------------------------------------------------------------------------------
+
+    def _run_all(self, jobs: list[dict[str, Any]], moment: dt.datetime, manual: bool = False) -> list[dict[str, Any]]:
+        outcomes: list[dict[str, Any]] = [{} for _ in jobs]
+
+        def one(index: int, job: dict[str, Any]) -> None:
+            outcome = self._process(job)
+            outcomes[index] = outcome
+            self._record(job, outcome, moment, manual)
+
+        threads = [threading.Thread(target=one, args=(i, job), name=f"hermes-cron-{job['id']}", daemon=True)
+                   for i, job in enumerate(jobs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return outcomes
+
+    def _process(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The job's run in a child process, within the time limit."""
+        limit = self.time_limit
+        env = {**os.environ, "HERMES_HOME": str(self.manager.home)}
+        proc = subprocess.Popen([sys.executable, "-m", "hermes_core.cron.run", str(job["id"])], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            return {"status": "error", "text": "", "output": None,
+                    "error": f"the run took longer than its time limit ({limit:g}s, cron.time_limit) and was stopped"}
+        lines = [line for line in out.decode("utf-8", "replace").splitlines() if line.strip()]
+        try:
+            outcome = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            outcome = None
+        if not isinstance(outcome, dict):
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+            return {"status": "error", "text": "", "output": None,
+                    "error": f"the run ended without an outcome (exit code {proc.returncode})"
+                             + (f": {' '.join(tail)}" if tail else "")}
+        return outcome
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen[bytes]) -> None:
+        """Stop a run and everything it started (its process group)."""
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        proc.communicate()
+
+    # -- after a run ----------------------------------------------------------------------------------
+
+    def _record(self, job: dict[str, Any], outcome: dict[str, Any], started: dt.datetime, manual: bool) -> None:
+        """The run's outcome on the job (its next run, its repeat count), then its delivery."""
+        tz = zone(self.manager.config)
+        finished = max(now(), started)
+        failed = outcome.get("status") != "ok"
+
+        def mutate(jobs: list[dict[str, Any]]) -> dict[str, Any] | None:
+            current = next((j for j in jobs if j.get("id") == job["id"]), None)
+            if current is None:  # removed while it ran
+                return None
+            current.pop("claim", None)
+            repeat = dict(current.get("repeat") or {"times": None, "completed": 0})
+            repeat["completed"] = int(repeat.get("completed") or 0) + 1
+            current.update(repeat=repeat, last_run_at=started.astimezone(tz).isoformat(),
+                           last_status="error" if failed else "ok", last_error=outcome.get("error") if failed else None)
+            schedule = current.get("schedule") or {}
+            once = schedule.get("kind") == "once"
+            upcoming = stamp(current.get("next_run_at"))
+            if manual and not once and upcoming is not None and upcoming > finished:
+                following: dt.datetime | None = upcoming  # a run by hand leaves the schedule as it was
+            else:
+                following = next_run(schedule, finished, tz, ran=True)
+            spent = repeat.get("times") is not None and repeat["completed"] >= int(repeat["times"])
+            if following is None or spent:
+                current.update(enabled=False, state="completed", next_run_at=None)
+            else:
+                current.update(next_run_at=following.astimezone(tz).isoformat(),
+                               state="scheduled" if current.get("state") != "paused" else "paused")
+            return dict(current)
+
+        current = self.jobs.change(mutate, finished)
+        word = "failed" if failed else "ran"
+        self.say(f"cron: {job.get('name', job['id'])} ({job['id']}) {word}"
+                 + (f": {outcome.get('error')}" if failed else ""))
+        if current is not None and not failed:
+            self._deliver(current, str(outcome.get("text") or ""), finished)
+
+    def _deliver(self, job: dict[str, Any], text: str, moment: dt.datetime) -> None:
+        if text.strip().startswith(SILENT):
+            return
+        try:
+            found = targets(self.manager, job)
+        except DeliveryError as exc:
+            self._delivery_reported(str(job["id"]), str(exc))
+            return
+        body = wrapped(job, text) if self.manager.config.read(keys.CRON_WRAP_RESPONSE) else text
+        for target in found:
+            try:
+                send(self.manager, target, body, self.live)
+            except DeliveryError as exc:
+                self.outbox.add(str(job["id"]), target, body, str(exc), moment)
+                self._delivery_reported(str(job["id"]), f"{exc} (retrying)")
+
+    def _delivery_reported(self, job_id: str, error: str | None) -> None:
+        """A delivery's outcome on its job: `last_delivery_error` set (and `last_status`
+        delivery_failed) or cleared."""
+        def mutate(jobs: list[dict[str, Any]]) -> None:
+            for job in jobs:
+                if job.get("id") == job_id:
+                    job["last_delivery_error"] = error
+                    if error is not None:
+                        job["last_status"] = "delivery_failed"
+                    elif job.get("last_status") == "delivery_failed":
+                        job["last_status"] = "ok"
+
+        self.jobs.change(mutate, now())
+        if error is not None:
+            self.say(f"cron: delivering job {job_id}'s answer failed: {error}")
+
