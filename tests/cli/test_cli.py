@@ -99,7 +99,8 @@ def test_tools_list_and_call(home: Path) -> None:
     assert "field 'sides'" in json.loads(bad.stdout)["error"]
     unknown = hermes("tools", "call", "nope", "{}", check=1)
     assert unknown.stderr.startswith(
-        "hermes: error: unknown tool 'nope' (available: current_time, memory_forget, memory_save, memory_search, roll)")
+        "hermes: error: unknown tool 'nope' (available: cronjob, current_time, memory_forget, memory_save, memory_search, "
+        "roll)")
     assert "not a JSON object" in hermes("tools", "call", "roll", "{nope", check=2).stderr
 
 

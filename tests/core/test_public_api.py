@@ -43,10 +43,10 @@ def public(module: str, names: list[str]) -> bool:
         return set(names) <= set(hermes_core.__all__)
     if module == "hermes_core.hosting":
         return set(names) <= set(hosting.__all__)
-    if module == "hermes_core.api_server":
-        from hermes_core import api_server
+    if module in ("hermes_core.api_server", "hermes_core.cron"):
+        import importlib
 
-        return set(names) <= set(api_server.__all__)
+        return set(names) <= set(importlib.import_module(module).__all__)
     return module.split(".")[:2] == ["hermes_core", "gateway"] and not any(
         part.startswith("_") for part in module.split("."))
 

@@ -303,13 +303,13 @@ def test_a_memory_instance_that_cannot_be_copied_is_used_as_registered(home: Pat
 
 
 def test_a_plugin_relying_on_a_package_hermes_installs_is_told_what_to_install(home: Path) -> None:
-    """A Hermes plugin may import what Hermes Agent's environment has (croniter, fire, ...)
+    """A Hermes plugin may import what Hermes Agent's environment has (fire, croniter, ...)
     without declaring it: the failure says which package and how to get it, in one line."""
-    plugin(home, "cron-ish", "import croniter\n\ndef register(ctx):\n    pass\n")
+    plugin(home, "cron-ish", "import fire\n\ndef register(ctx):\n    pass\n")
     plugin(home, "yaml-user", "import yaml\n\ndef register(ctx):\n    ctx.register_command('y', lambda raw: yaml.safe_dump({'a': 1}))\n")
     write_config(home, "plugins:\n  enabled: [cron-ish, yaml-user]\n")
     report = hermes_json("plugins", "doctor", check=1)
     error = doctor_row(report, "cron-ish")["error"]
-    assert error.startswith("ModuleNotFoundError: needs croniter (imports croniter), which Hermes Agent installs "
-                            "with itself and the plugin does not declare: pip install croniter (in import "), error
+    assert error.startswith("ModuleNotFoundError: needs fire (imports fire), which Hermes Agent installs "
+                            "with itself and the plugin does not declare: pip install fire (in import "), error
     assert doctor_row(report, "yaml-user")["status"] == "ok"  # yaml comes with hermes-core, as with Hermes
