@@ -4,7 +4,8 @@
 OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unchanged.
 
 - `app`: the Starlette app, chat completions, models, capabilities, health;
-- `responses`, `runs`, `sessions`: the Responses API, runs with their events, the sessions API;
+- `responses`, `runs`, `sessions`, `jobs`: the Responses API, runs with their events, the sessions
+  API, the cron jobs;
 - `turns`: one agent turn per request, in a worker thread, its progress as events;
 - `keys`: `API_SERVER_KEY` and named keys with their endpoints, tools and budget; `settings`: where it
   listens and its model's name, from Hermes' variables and `platforms.api_server`;

@@ -27,6 +27,7 @@ from hermes_core.hosting import bearer_token, serve_asgi
 from .core import DEFAULT_MODEL_NAME, Core, Handler, finish_reason, flag, new_id, usage
 from .http import ApiError, Json, error_response, header_value, sse
 from .inputs import chat_conversation
+from .jobs import CronJobs
 from .keys import OPEN, ApiKey, Keys
 from .responses import Responses
 from .runs import Runs
@@ -46,6 +47,7 @@ class ApiServer(Core):
         self.responses = Responses(self)
         self.runs = Runs(self)
         self.sessions = Sessions(self)
+        self.cron_jobs = CronJobs(self)
 
     # -- the app ---------------------------------------------------------------------------------
 
@@ -60,6 +62,7 @@ class ApiServer(Core):
             route("/v1/capabilities", None, self._capabilities, ["GET"]),
             route("/v1/chat/completions", "chat", self._chat, ["POST"]),
             *self.responses.routes(route), *self.runs.routes(route), *self.sessions.routes(route),
+            *self.cron_jobs.routes(route),
         ]
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -133,7 +136,8 @@ class ApiServer(Core):
                 "runs_idempotency": {"supported": endpoints["runs"], "durable": True, "retention_seconds": 86400},
                 "run_approval_response": False, "approval_events": False, "run_steer": False,
                 "tool_progress_events": True, "session_chat": endpoints["sessions"],
-                "session_fork": endpoints["sessions"], "caller_identity_header": "X-Hermes-User",
+                "session_fork": endpoints["sessions"], "jobs_admin": endpoints["jobs"],
+                "caller_identity_header": "X-Hermes-User",
                 "session_continuity_header": "X-Hermes-Session-Id",
             },
             "endpoints": endpoints,

@@ -437,3 +437,21 @@ def test_text_no_encoder_takes_still_reaches_the_caller_and_users_get_their_own_
         model="hermes-agent", messages=[{"role": "user", "content": "hi"}],
         extra_headers={"X-Hermes-User": who}).headers["x-hermes-session-id"] for who in ("ann", "ben")}
     assert len(sessions) == 2  # the same first message from two callers: two conversations
+
+
+def test_hermes_jobs_routes_manage_the_cron_jobs(served: Serve, home: Path) -> None:
+    jobs = f"{served.root}/api/jobs"
+    status, created, _ = call(jobs, {"name": "digest", "schedule": "every 2h", "prompt": "Summarise the inbox"})
+    assert status == 200 and created["job"]["schedule"] == {"kind": "interval", "minutes": 120, "display": "every 120m"}
+    job_id = created["job"]["id"]
+    assert [j["id"] for j in call(jobs)[1]["jobs"]] == [job_id]
+    assert call(f"{jobs}/{job_id}", {"prompt": "Summarise the inbox briefly"}, method="PATCH")[1]["job"]["prompt"] == \
+        "Summarise the inbox briefly"
+    assert call(f"{jobs}/{job_id}/pause", {})[1]["job"]["state"] == "paused"
+    assert call(jobs)[1]["jobs"] == [] and len(call(f"{jobs}?include_disabled=true")[1]["jobs"]) == 1
+    assert call(f"{jobs}/{job_id}/run", {})[1]["job"]["state"] == "scheduled"
+    bad = call(jobs, {"name": "x", "schedule": "every fortnight"})
+    assert bad[0] == 400 and bad[1]["error"]["param"] == "schedule"
+    assert call(f"{jobs}/nothex", method="DELETE")[0] == 400 and call(f"{jobs}/0123456789ab")[0] == 404
+    assert call(f"{jobs}/{job_id}", method="DELETE")[1] == {"ok": True}
+    assert json.loads((home / "cron" / "jobs.json").read_text())["jobs"] == []

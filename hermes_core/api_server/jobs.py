@@ -1,0 +1,120 @@
+"""`/api/jobs`: the cron jobs, as Hermes' API server has them (its routes and success shapes; errors
+are this server's OpenAI-style objects). `POST /api/jobs/{id}/run` makes a job due now: the
+scheduler's next tick (`hermes gateway run`, `hermes cron tick`) runs it."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from hermes_core import CronError
+from hermes_core.cron import Jobs, now, zone
+
+from .http import ApiError, Json, read_json
+from .keys import ApiKey
+
+if TYPE_CHECKING:
+    from .core import Core, RouteMaker
+
+__all__ = ["CronJobs"]
+
+_ID = re.compile(r"[a-f0-9]{12}")
+_EDITABLE = ("name", "schedule", "prompt", "deliver", "skills", "repeat", "enabled")
+
+
+class CronJobs:
+    """The jobs routes of one server."""
+
+    def __init__(self, server: Core) -> None:
+        self.server = server
+        self.jobs = Jobs(server.manager.home)
+
+    def routes(self, route: RouteMaker) -> list[Route]:
+        return [route("/api/jobs", "jobs", self._list, ["GET"]),
+                route("/api/jobs", "jobs", self._create, ["POST"]),
+                route("/api/jobs/{job_id}", "jobs", self._get, ["GET"]),
+                route("/api/jobs/{job_id}", "jobs", self._patch, ["PATCH"]),
+                route("/api/jobs/{job_id}", "jobs", self._delete, ["DELETE"]),
+                *(route(f"/api/jobs/{{job_id}}/{verb}", "jobs", self._verb, ["POST"])
+                  for verb in ("pause", "resume", "run"))]
+
+    def _clock(self) -> tuple[Any, Any]:
+        return now(), zone(self.server.manager.config)
+
+    def _id(self, request: Request) -> str:
+        job_id = str(request.path_params["job_id"])
+        if not _ID.fullmatch(job_id):
+            raise ApiError(400, f"Invalid job ID format: {job_id!r} (12 hex digits)", param="job_id")
+        if not any(job.get("id") == job_id for job in self._read()):
+            raise ApiError(404, f"Job not found: {job_id}", code="job_not_found")
+        return job_id
+
+    def _read(self) -> list[dict[str, Any]]:
+        try:
+            return self.jobs.read()
+        except CronError as exc:
+            raise ApiError(500, str(exc), type="server_error") from None
+
+    async def _list(self, request: Request, rights: ApiKey, user: str) -> Response:
+        everything = request.query_params.get("include_disabled", "").lower() in ("1", "true", "yes")
+        return Json({"jobs": [job for job in self._read() if everything or job.get("enabled", True)]})
+
+    async def _get(self, request: Request, rights: ApiKey, user: str) -> Response:
+        job_id = self._id(request)
+        return Json({"job": next(job for job in self._read() if job.get("id") == job_id)})
+
+    async def _create(self, request: Request, rights: ApiKey, user: str) -> Response:
+        body = await read_json(request, self.server.max_body)
+        for field in ("name", "schedule"):
+            if not isinstance(body.get(field), str) or not body[field].strip():
+                raise ApiError(400, f"{field} is required (a non-empty string)", param=field)
+        moment, tz = self._clock()
+        try:
+            job = self.jobs.add(body["schedule"], str(body.get("prompt") or ""), moment, tz, name=body["name"],
+                                deliver=body.get("deliver") or "local", repeat=body.get("repeat"),
+                                skills=_skills(body.get("skills")))
+        except CronError as exc:
+            raise ApiError(400, str(exc), param="schedule") from None
+        return Json({"job": job})
+
+    async def _patch(self, request: Request, rights: ApiKey, user: str) -> Response:
+        job_id = self._id(request)
+        body = await read_json(request, self.server.max_body)
+        unknown = sorted(set(body) - set(_EDITABLE))
+        if unknown:
+            raise ApiError(400, f"cannot change {', '.join(unknown)} (only {', '.join(_EDITABLE)})", param=unknown[0])
+        moment, tz = self._clock()
+        try:
+            job = self.jobs.edit(job_id, moment, tz, schedule=body.get("schedule"), prompt=body.get("prompt"),
+                                 name=body.get("name"), deliver=body.get("deliver"), repeat=body.get("repeat"),
+                                 skills=_skills(body.get("skills")) if "skills" in body else None)
+            if isinstance(body.get("enabled"), bool):
+                job = self.jobs.set_paused(job_id, not body["enabled"], moment, tz)
+        except CronError as exc:
+            raise ApiError(400, str(exc)) from None
+        return Json({"job": job})
+
+    async def _delete(self, request: Request, rights: ApiKey, user: str) -> Response:
+        job_id = self._id(request)
+        self.jobs.remove(job_id, now())
+        return Json({"ok": True})
+
+    async def _verb(self, request: Request, rights: ApiKey, user: str) -> Response:
+        job_id = self._id(request)
+        verb = request.url.path.rsplit("/", 1)[-1]
+        moment, tz = self._clock()
+        job = self.jobs.trigger(job_id, moment, tz) if verb == "run" else \
+            self.jobs.set_paused(job_id, verb == "pause", moment, tz)
+        return Json({"job": job})
+
+
+def _skills(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ApiError(400, "skills must be a list of skill names", param="skills")
+    return list(value)
