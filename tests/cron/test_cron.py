@@ -285,3 +285,19 @@ def test_a_jobs_json_hermes_wrote_runs_here_unchanged(configured: Path, llm_serv
     job = jobs(home)[0]
     assert job["repeat"]["completed"] == 5 and job["provider_snapshot"] == "openrouter" and job["failure_streak"] == 0
     assert job["next_run_at"] == "2026-11-23T09:00:00+00:00"
+
+
+def test_a_jobs_skills_come_before_its_prompt_as_hermes_invokes_them(configured: Path, llm_server) -> None:
+    home = configured
+    skill = home / "skills" / "devops" / "triage"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: triage\ndescription: Triage failures\n---\nGroup failures by cause.\n")
+    llm_server.always("Triaged.")
+    cron("add", "every 1h", "Look at last night's failures", "--skill", "triage", "--skill", "missing-one")
+    assert cron("run", jobs(home)[0]["id"]).stdout.strip() == "Triaged."
+    sent = llm_server.requests[0].messages[-1]["content"]
+    assert "skill(s) were listed for this job but could not be found and were skipped: missing-one" in sent
+    assert '[IMPORTANT: The user has invoked the "triage" skill' in sent and "Group failures by cause." in sent
+    assert sent.index("Group failures by cause.") < sent.index("alongside the skill invocation: Look at last night's")
+    job = jobs(home)[0]
+    assert job["repeat"]["completed"] == 1 and job["next_run_at"] == "2026-11-23T09:00:00+00:00"  # run by hand
