@@ -29,12 +29,14 @@ import json
 import logging
 import os
 import threading
+import urllib.error
 import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from hermes_core import storable_json
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
 from hermes_core.gateway.platforms.event import MessageEvent, MessageType, ProcessingOutcome
@@ -44,6 +46,7 @@ log = logging.getLogger("hermes.gateway.webhook")
 
 SECRET_ENV = "WEBHOOK_SECRET"
 MAX_BODY = 1024 * 1024
+READ_TIMEOUT = 30.0  # seconds a request may take to arrive whole
 
 
 def secret(config: PlatformConfig) -> str:
@@ -61,6 +64,7 @@ class WebhookAdapter(BasePlatformAdapter):
         self.host = str(extra.get("host") or "127.0.0.1")
         self.port = int(extra.get("port", 8644))
         self.timeout = float(extra.get("timeout", 300))
+        self.read_timeout = float(extra.get("read_timeout", READ_TIMEOUT))
         self.secret = secret(config)
         self.remote_callbacks = extra.get("allow_remote_callbacks") is True
         self._server: ThreadingHTTPServer | None = None
@@ -79,8 +83,7 @@ class WebhookAdapter(BasePlatformAdapter):
                                   "platforms.webhook.allow_remote: true to listen there", retryable=False)
             return False
         self._loop = asyncio.get_running_loop()
-        self._server = ThreadingHTTPServer((self.host, self.port), _handler(self))
-        self._server.daemon_threads = True
+        self._server = _Server((self.host, self.port), _handler(self))
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, name="hermes-webhook", daemon=True).start()
         log.info("webhook: listening on http://%s:%d/message", self.host, self.port)
@@ -117,10 +120,12 @@ class WebhookAdapter(BasePlatformAdapter):
         return SendResult(success=True, message_id=reply_to)
 
     def _post(self, url: str, body: bytes) -> None:
+        """POST a signed answer to a callback URL. A redirect is never followed: the URL was checked
+        (loopback unless allowed), where a redirect points was not; a 3xx is a failed send."""
         signature = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
         request = urllib.request.Request(url, data=body, method="POST", headers={
             "Content-Type": "application/json", "X-Hermes-Signature": f"sha256={signature}"})
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - checked in _accept
+        with _NO_REDIRECTS.open(request, timeout=30) as response:  # checked in accept()
             response.read()
 
     async def get_chat_info(self, chat_id: str) -> dict[str, Any]:
@@ -181,18 +186,34 @@ class WebhookAdapter(BasePlatformAdapter):
         return 200, {"text": answer, "chat_id": chat_id, "message_id": message_id}
 
 
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, f"the callback answered {code} (a redirect to {newurl}); "
+                                     "callbacks are never redirected", headers, fp)
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # a burst of senders waits in the backlog instead of being reset (the default is 5)
+    daemon_threads = True
+
+
 def _handler(adapter: WebhookAdapter) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-
+        timeout = adapter.read_timeout  # a client that stops sending mid-request lets its thread go
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("webhook: " + format, *args)
 
         def _answer(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
+            data = storable_json(body).encode()  # an answer holding a lone surrogate goes out escaped
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 
@@ -206,13 +227,24 @@ def _handler(adapter: WebhookAdapter) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") != "/message":
                 self._answer(404, {"error": "POST /message"})
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            declared = (self.headers.get("Content-Length") or "0").strip()
+            if not declared.isdigit():  # "abc", "-1", "1e3": refused at once, the connection closed
+                self.close_connection = True
+                self._answer(400, {"error": "Content-Length must be a number of bytes"})
+                return
+            length = int(declared)
             if length > MAX_BODY:
+                self.close_connection = True
                 self._answer(413, {"error": f"the body is over {MAX_BODY} bytes"})
                 return
             try:
-                payload = json.loads(self.rfile.read(length) or b"null")
-            except ValueError:
+                raw = self.rfile.read(length)
+            except OSError:  # the client stopped sending (the read timed out) or went away
+                self.close_connection = True
+                return
+            try:
+                payload = json.loads(raw or b"null")
+            except (ValueError, RecursionError):
                 self._answer(400, {"error": "the body is not JSON"})
                 return
             self._answer(*adapter.accept(self.headers, payload))

@@ -239,3 +239,64 @@ def test_sigint_lets_a_running_turn_finish(home: Path, llm_server, chat) -> None
         assert gateway.stop() == 0
     (session,) = json.loads(hermes("sessions", "list", "--json").stdout)
     assert session["messages"] == 2
+
+
+def test_the_webhook_refuses_bad_framing_follows_no_redirect_and_takes_a_burst(home: Path, llm_server, chat) -> None:
+    """Hostile senders: a callback that redirects elsewhere is not followed (the signed answer
+    goes nowhere else); a malformed or negative Content-Length is a 400 at once; a sender that stops
+    mid-body loses its connection after the read timeout; 60 senders at once all get an answer."""
+    import http.server
+    import socket
+    import threading
+
+    stolen: list[str] = []
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            if self.path == "/steal":
+                stolen.append(self.headers.get("X-Hermes-Signature", ""))
+            self.send_response(302 if self.path == "/cb" else 200)
+            self.send_header("Location", f"http://127.0.0.1:{trap.server_address[1]}/steal")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST  # urllib turns a redirected POST into a GET
+
+    trap = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=trap.serve_forever, daemon=True).start()
+    url = configure(home, llm_server.url)
+    config = home / "config.yaml"  # a read timeout of a second, under platforms.webhook
+    config.write_text(config.read_text().replace("    secret: s3cret\n", "    secret: s3cret\n    read_timeout: 1\n"))
+    port = int(url.split(":")[2].split("/")[0])
+    llm_server.reply("Signed answer.")
+    try:
+        with GatewayProcess() as gateway:
+            gateway.wait_for(r"webhook: connected")
+            status, _ = post_json(url, {"text": "hi", "chat_id": "r", "callback_url":
+                                        f"http://127.0.0.1:{trap.server_address[1]}/cb"}, SECRET)
+            assert status == 202
+            gateway.wait_for(r"302")  # the failed send is reported, with the redirect it refused
+            assert stolen == []
+            for length in (b"abc", b"-5"):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                    sock.sendall(b"POST /message HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n")
+                    assert sock.recv(200).startswith(b"HTTP/1.1 400 ")
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"POST /message HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"te")
+                assert sock.recv(200) == b""  # closed after the read timeout, no thread pinned for good
+            answers: list[int] = []
+            burst = [threading.Thread(target=lambda: answers.append(post_json(url, {"text": "x"}, {})[0]))
+                     for _ in range(60)]
+            for thread in burst:
+                thread.start()
+            for thread in burst:
+                thread.join(60)
+            assert answers == [401] * 60  # every sender got its answer, none a reset
+            assert "Traceback" not in "\n".join(gateway.lines)
+            gateway.stop()
+    finally:
+        trap.shutdown()
+        trap.server_close()
