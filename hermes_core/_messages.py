@@ -9,6 +9,7 @@ file, SQLite, the wire), whatever it holds: `json.loads` gives strings with lone
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,9 @@ Messages = list[Message]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 STUB_RESULT = '{"error": "this tool result was lost when the conversation was compressed"}'
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf8_encodable(text: str) -> bool:
@@ -54,7 +58,7 @@ def storable_text(text: Any) -> Any:
     is not a string as it is)."""
     if not isinstance(text, str) or utf8_encodable(text):
         return text
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _call_ids(message: Mapping[str, Any]) -> list[Any]:

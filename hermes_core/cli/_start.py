@@ -35,6 +35,7 @@ _HELP_LINES: tuple[list[str], ...] = ([], ["--help"], ["-h"])  # the command lin
 
 def main() -> Any:
     """Run `hermes` with `sys.argv`."""
+    _never_raise_on_output()
     code = _fast_help(sys.argv[1:]) if sys.argv[1:] in _HELP_LINES else _fast_listing(sys.argv[1:])
     if code == 0:
         os._exit(0)  # written and flushed; the interpreter's teardown is ~10 ms of a ~70 ms listing
@@ -43,6 +44,16 @@ def main() -> Any:
     from ._main import main as click_main
 
     return click_main()
+
+
+def _never_raise_on_output() -> None:
+    """What the terminal cannot take (a lone surrogate a model or a tool gave, a character outside
+    a non-UTF-8 locale's charset) is written escaped (`\\ud800`), never an error that ends the command."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text file of io's (a test's, a closed one)
+            pass
 
 
 def _utf8(stream: Any) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from hermes_core import Command, HermesError, ToolInfo, ToolOutcome
+from hermes_core import Command, HermesError, ToolInfo, ToolOutcome, storable_text
 from hermes_core.hosting import ToolSelection
 
 __all__ = ["Host", "build_server"]
@@ -67,8 +67,9 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
         names.update(tools)
         return tools
 
-    def text(value: str, *, error: bool = False) -> Any:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=error)
+    def text(value: str, *, error: bool = False) -> Any:  # a lone surrogate the SDK cannot encode: U+FFFD
+        return types.CallToolResult(content=[types.TextContent(type="text", text=storable_text(value))],
+                                    is_error=error)
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[_tool(info) for info in served().values()])
@@ -96,7 +97,7 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
         except HermesError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         return types.GetPromptResult(description=commands()[params.name].description or None, messages=[
-            types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer or ""))])
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=storable_text(answer or "")))])
 
     if prompts:
         return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool,

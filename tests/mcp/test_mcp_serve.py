@@ -277,3 +277,30 @@ def test_a_served_host_is_an_mcp_server_another_host_can_use(http_server: tuple[
     names = [row["name"] for row in json.loads(hermes("tools", "list", "--json").stdout)]
     assert "mcp__remote__shout" in names
     assert hermes("tools", "call", "mcp__remote__shout", '{"text": "hi"}').stdout.strip() == '{"text": "HI!"}'
+
+
+ODD = '''
+import json
+
+def register(ctx):
+    ctx.register_tool("odd", "odd", {"name": "odd", "parameters": {"type": "object", "properties": {}}},
+                      lambda args, **kw: json.loads('"half \\\\ud800 a pair"'))
+'''
+
+
+def test_a_tool_result_no_encoder_takes_reaches_the_client_and_the_server_goes_on(home: Path) -> None:
+    """A lone surrogate (which json.loads gives) is replaced where text leaves the process, for
+    every client, and `hermes tools call` prints it escaped instead of ending in an internal error."""
+    make_folder_plugin(home / "plugins", "odd", ODD, "name: odd\n")
+    make_folder_plugin(home / "plugins", "demo", DEMO, "name: demo\n")
+    write_config(home, "plugins:\n  enabled: [odd, demo]\n")
+
+    async def session() -> list[Any]:
+        async with stdio() as client:
+            return [await client.call_tool("odd", {}), await client.call_tool("shout", {"text": "still"})]
+
+    odd, after = asyncio.run(session())
+    assert (odd.is_error, texts(odd)) == (False, "half \ufffd a pair")
+    assert texts(after) == '{"text": "STILL"}'  # the server went on
+    printed = hermes("tools", "call", "odd", "{}")
+    assert printed.stdout == "half \\ud800 a pair\n" and printed.returncode == 0
