@@ -163,10 +163,11 @@ def parse_schedule(text: str, *, at: dt.datetime | None = None, tz: dt.tzinfo | 
         run_at = run_at if run_at.tzinfo else run_at.replace(tzinfo=tz)
         if (moment - run_at).total_seconds() > ONESHOT_GRACE:
             raise CronError(f"the schedule {original!r} is more than {ONESHOT_GRACE:g}s in the past")
-        return {"kind": "once", "run_at": run_at.isoformat(), "display": f"once at {run_at.astimezone(tz):%Y-%m-%d %H:%M}"}
-    minutes = parse_duration(lowered)
-    if minutes is not None:
-        return {"kind": "interval", "minutes": minutes, "display": f"every {minutes}m"}
+        shown = f"once at {run_at.astimezone(tz):%Y-%m-%d %H:%M}"
+        return {"kind": "once", "run_at": run_at.isoformat(), "display": shown}
+    bare = parse_duration(lowered)
+    if bare is not None:
+        return {"kind": "interval", "minutes": bare, "display": f"every {bare}m"}
     raise CronError(f"the schedule {original!r} is not one hermes-core reads; use one of: {FORMATS}")
 
 
