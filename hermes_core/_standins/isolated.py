@@ -36,6 +36,7 @@ from .._errors import PluginProcessError, RegistrationError, owner
 from .._llm.routes import PROVIDERS
 from .._loading.record import LoadFailure
 from .._loading.registrar import Loaded, Registrar
+from .._runtime.processes import kill_group
 from .._runtime.frames import FrameError, receive, send
 from .._runtime.invoke import keeping_own_limit
 from .fields import Unavailable, stand_in_command, stand_in_tool
@@ -180,7 +181,7 @@ class ChildProcess:
         try:
             proc: subprocess.Popen[bytes] = _SPAWNER.run(lambda: subprocess.Popen(
                 command, pass_fds=[theirs.fileno()], env=environment, stdin=subprocess.DEVNULL,
-                cwd=str(self._home) if self._home.is_dir() else None))
+                cwd=str(self._home) if self._home.is_dir() else None, start_new_session=True))
         except OSError as exc:
             ours.close()
             raise PluginProcessError(f"{owner(self.plugin_id)}: its process could not start with "
@@ -250,9 +251,7 @@ class ChildProcess:
             proc, sock = self._proc, self._sock
             self._proc, self._sock = None, None
         if proc is not None:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+            kill_group(proc)  # with whatever the plugin started in it
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
@@ -272,8 +271,8 @@ class ChildProcess:
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                pass
+            kill_group(proc)  # it, if it did not exit, and what it left running
 
     # -- calls ----------------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 
 from hermes_core import AlreadyRunningError, PluginManager
 from hermes_core import config_keys as keys
-from hermes_core.hosting import only_one
+from hermes_core.hosting import kill_group, only_one
 
 from .delivery import DeliveryError, Live, Outbox, send, targets, wrapped
 from .jobs import LIVE_STATES, Jobs
@@ -140,7 +139,8 @@ class Scheduler:
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
-            self._kill(proc)
+            kill_group(proc)  # the run and every process it started
+            proc.communicate()
             return {"status": "error", "text": "", "output": None,
                     "error": f"the run took longer than its time limit ({limit:g}s, cron.time_limit) and was stopped"}
         lines = [line for line in out.decode("utf-8", "replace").splitlines() if line.strip()]
@@ -154,15 +154,6 @@ class Scheduler:
                     "error": f"the run ended without an outcome (exit code {proc.returncode})"
                              + (f": {' '.join(tail)}" if tail else "")}
         return outcome
-
-    @staticmethod
-    def _kill(proc: subprocess.Popen[bytes]) -> None:
-        """Stop a run and everything it started (its process group)."""
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        proc.communicate()
 
     # -- after a run ----------------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ hermes-core's public names and on this package; a host of your own can be too.
 - serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
   a token guards it, until a signal), `until_signal` (SIGINT/SIGTERM: stop, then stop now);
-- retry: `Backoff` (doubling delays up to a cap, `reset()` after a success);
+- retry: `Backoff` (doubling delays up to a cap, `reset()` after a success); processes: `kill_group`
+  (a child started with `start_new_session=True`, with everything it started);
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin).
 
 Every name is imported on first use: `import hermes_core.hosting` costs nothing.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
+    from .._runtime.processes import kill_group
     from .files import Held, locked, only_one, write_json, write_text
     from .serving import RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
@@ -32,12 +34,12 @@ _EXPORTS = {
     **dict.fromkeys(["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches",
                      "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
-    "Backoff": "hermes_core._runtime.backoff",
+    "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
 __all__ = ["Backoff", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
-           "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json",
+           "kill_group", "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json",
            "write_text"]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core import CommandFailedError, PluginManager
-from tests.helpers import ROOT, backdate, hermes, hermes_json, make_folder_plugin, make_venv, pip_install, write_config
+from tests.helpers import HERMES, ROOT, backdate, hermes, hermes_json, make_folder_plugin, make_venv, pip_install, write_config
 
 FRAGILE = '''
 import ctypes, json, os, signal
@@ -30,6 +30,11 @@ def _end(how):
         os.kill(os.getpid(), signal.SIGKILL)
     if how == "hang":
         ctypes.CDLL(None).sleep(60)  # stuck in C: no Python time limit can abandon it
+    if how == "spawn-hang":  # a grandchild that holds the host's stdout and stderr, then stuck
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        open(os.path.join(os.environ["HERMES_HOME"], "grandchild.pid"), "w").write(str(child.pid))
+        ctypes.CDLL(None).sleep(60)
     if how == "bomb":
         return len(bytearray(1 << 30))  # a gigabyte
     return None
@@ -390,3 +395,22 @@ def test_a_wrong_isolation_value_is_one_line_naming_the_field(home: Path) -> Non
     result = hermes("tools", "list", check=1)
     assert result.stderr.strip().splitlines()[-1].startswith(
         "hermes: error: plugins.entries.fragile.isolation in ") and "must be process or none" in result.stderr
+
+
+def test_a_killed_child_takes_what_it_started_with_it(isolated: Path) -> None:
+    """A plugin that started a process and then hung past its time limit: the grandchild dies with
+    the child, so a caller reading the command's output is not held for minutes."""
+    started = time.monotonic()
+    done = subprocess.run([str(HERMES), "tools", "call", "work", '{"how": "spawn-hang"}'], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and "did not finish within 3 s" in done.stdout + done.stderr
+    assert time.monotonic() - started < 30
+    grandchild = int((isolated / "grandchild.pid").read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the grandchild {grandchild} outlived the killed child")
