@@ -207,7 +207,7 @@ class Connection:
             with deadline:
                 async with contextlib.AsyncExitStack() as stack:
                     client = await stack.enter_async_context(await self._client_for(stack))
-                    tools = await _list_tools(client)
+                    tools = await _list_tools(client, self.server.name)
                     deadline.deadline = math.inf
                     timer.cancel()
                     self._client, self.tools, self.reason = client, tools, ""
@@ -263,13 +263,51 @@ class Connection:
         return Client(streamable_http_client(server.url, http_client=http))
 
 
-async def _list_tools(client: Any) -> list[Any]:
+async def _list_tools(client: Any, server: str) -> list[Any]:
+    """Every page of the server's tools. A page the SDK refuses (one tool's schema is not what the
+    protocol says) is read again as plain JSON: each tool that reads as one is kept, each one that
+    does not is left out with a warning naming it and its field. One bad tool costs only itself."""
+    from pydantic import ValidationError
+
     tools: list[Any] = []
     cursor = None
     for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
+        try:
+            page = await client.list_tools(cursor=cursor)
+        except ValidationError:
+            listed, cursor = await _tools_one_by_one(client, server, cursor)
+            tools.extend(listed)
+        else:
+            tools.extend(page.tools)
+            cursor = page.next_cursor
         if not cursor:
             break
     return tools
+
+
+async def _tools_one_by_one(client: Any, server: str, cursor: str | None) -> tuple[list[Any], str | None]:
+    import mcp.types as types
+    from pydantic import ValidationError
+
+    # The session checks a whole listing against the protocol before anyone sees it; its
+    # dispatcher's raw request is the only way to the tools that are fine.
+    dispatcher = getattr(client.session, "_dispatcher", None)
+    if dispatcher is None or not hasattr(dispatcher, "send_raw_request"):
+        raise RuntimeError("the server's tool listing does not follow the protocol, and this mcp SDK offers no way "
+                           "to read the tools that do one by one")
+    raw = await dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None, {})
+    kept = []
+    for item in raw.get("tools") or []:
+        try:
+            kept.append(types.Tool.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ())) or "the tool"
+            name = item.get("name") if isinstance(item, dict) else None
+            log.warning("MCP server %r: tool %r is left out: %s: %s", server, name, where, first.get("msg", exc))
+    following = raw.get("nextCursor")
+    following = following if isinstance(following, str) and following else None
+    absorb = getattr(client.session, "_absorb_tool_listing", None)
+    if absorb is not None:  # what the session learns from a listing (output schemas), for the calls to come
+        absorb(types.ListToolsResult(tools=kept, next_cursor=following), complete=cursor is None and following is None)
+    return kept, following

@@ -208,3 +208,13 @@ def test_a_server_over_sse_with_headers_from_the_environment(home: Path, tmp_pat
     finally:
         process.kill()
         process.communicate(timeout=30)
+
+
+def test_a_tool_with_an_invalid_schema_costs_only_itself(home: Path) -> None:
+    raw = json.dumps([str(SERVER.with_name("raw_server.py"))])
+    configure(home, f"  odd:\n    command: {sys.executable}\n    args: {raw}\n")
+    listed = hermes("tools", "list", "--json")
+    names = {row["name"] for row in json.loads(listed.stdout)}
+    assert {"mcp__odd__echo", "mcp__odd__add"} <= names and "mcp__odd__broken" not in names
+    assert "MCP server 'odd': tool 'broken' is left out: inputSchema: " in listed.stderr
+    assert hermes("tools", "call", "mcp__odd__echo", '{"text": "still"}').stdout.strip() == "echo: still"
