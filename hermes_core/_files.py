@@ -1,4 +1,5 @@
-"""Writing hermes-core's own files: whole or not at all, and when a cached read of one can be trusted."""
+"""hermes-core's own files: written whole or not at all, read whatever a disk or a person left in them
+(`json_lines`, `read_json`), and when a cached read of one can be trusted."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, NamedTuple
 
-__all__ = ["RACY_SECONDS", "locked", "write_atomic"]
+__all__ = ["RACY_SECONDS", "BadLine", "json_lines", "locked", "read_json", "write_atomic"]
 
 # File times are coarse (a kernel tick): a file modified less than this long ago may change
 # again without its modification time changing, so a cache keyed by it is not kept ("racy git").
@@ -61,3 +63,52 @@ def write_atomic(path: Path, text: str, *, durable: bool = True, mode: int | Non
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+class BadLine(NamedTuple):
+    """A line of a JSON-lines file that holds no JSON value: its number and why, in a few words."""
+
+    number: int
+    why: str
+
+
+def _parse(raw: bytes) -> Any:
+    import json
+
+    return json.loads(raw.decode("utf-8-sig"))
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 (byte {exc.start + 1})"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return f"not JSON ({exc})"
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any, bytes]]:
+    """The values of a JSON-lines file: (line number, value, the line's bytes without its ending). A
+    line that holds none (not UTF-8, not JSON, nested past the parser) has a `BadLine` as its value,
+    for the caller to name and skip. A BOM, CRLF endings and blank lines are read past. `OSError`
+    from opening `path`."""
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, 1):
+            line = raw.strip()
+            if number == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            if not line:
+                continue
+            try:
+                yield number, _parse(line), line
+            except (ValueError, RecursionError) as exc:
+                yield number, BadLine(number, _why(exc)), line
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value of a whole file (a BOM read past); `ValueError` naming the file and why when it
+    holds none (not UTF-8, not JSON, nested past the parser); `OSError` from reading it."""
+    raw = Path(path).read_bytes()
+    try:
+        return _parse(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{path} is {_why(exc)}") from None

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._discovery.spec import PluginSpec
-from .._files import RACY_SECONDS, locked, write_atomic
+from .._files import RACY_SECONDS, locked, read_json, write_atomic
+from .._messages import storable_json
 from .._version import __version__
 from .fields import command_fields, tool_fields
 from .kinds import LAZY
@@ -188,8 +189,8 @@ class RegistrationMemory:
         if self._path is None:
             return {}
         try:
-            data = json.loads(self._path.read_bytes())
-        except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8 JSON, nested past the parser
+            data = read_json(self._path)
+        except (OSError, ValueError):  # unreadable, not UTF-8 JSON, nested past the parser: remembered again
             return {}
         plugins = data.get("plugins") if isinstance(data, dict) and data.get("format") == _FORMAT else None
         if not isinstance(plugins, dict):
@@ -239,7 +240,7 @@ class RegistrationMemory:
                         plugins.pop(plugin_id, None)
                     else:
                         plugins[plugin_id] = entry
-                write_atomic(self._path, json.dumps({"format": _FORMAT, "plugins": plugins}, ensure_ascii=False),
+                write_atomic(self._path, storable_json({"format": _FORMAT, "plugins": plugins}),
                              durable=False)
         except OSError:
             pass

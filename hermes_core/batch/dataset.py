@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import attrs
+
+from hermes_core.hosting import BadLine, json_lines
 
 __all__ = ["Item", "read_dataset"]
 
@@ -26,7 +27,7 @@ class Item:
     model: str | None = None
 
 
-def _item(number: int, text: str, data: Any) -> Item | str:
+def _item(number: int, line: bytes, data: Any) -> Item | str:
     """The item of one line, or what is wrong with it."""
     if not isinstance(data, dict):
         return f"line {number}: a JSON object is expected, not {type(data).__name__}; skipped"
@@ -36,7 +37,7 @@ def _item(number: int, text: str, data: Any) -> Item | str:
     given = data.get("id")
     if given is not None and not isinstance(given, (str, int)) or isinstance(given, bool):
         return f"line {number}: id must be a string or a number; skipped"
-    item_id = str(given) if given is not None else "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    item_id = str(given) if given is not None else "sha256:" + hashlib.sha256(line).hexdigest()[:16]
     for key, kind in (("system", str), ("model", str)):
         if data.get(key) is not None and not isinstance(data[key], kind):
             return f"line {number}: {key} must be a string; skipped"
@@ -51,20 +52,13 @@ def read_dataset(path: Path) -> tuple[list[Item], list[str]]:
     items: list[Item] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as file:
-        for number, raw in enumerate(file, 1):
-            text = raw.strip()
-            if not text:
-                continue
-            try:
-                found = _item(number, text, json.loads(text))
-            except ValueError as exc:
-                found = f"line {number}: not JSON ({exc}); skipped"
-            if isinstance(found, str):
-                problems.append(found)
-            elif found.id in seen:
-                problems.append(f"line {number}: id {found.id!r} is line {seen[found.id]}'s too; skipped")
-            else:
-                seen[found.id] = number
-                items.append(found)
+    for number, value, line in json_lines(path):
+        found = f"line {number}: {value.why}; skipped" if isinstance(value, BadLine) else _item(number, line, value)
+        if isinstance(found, str):
+            problems.append(found)
+        elif found.id in seen:
+            problems.append(f"line {number}: id {found.id!r} is line {seen[found.id]}'s too; skipped")
+        else:
+            seen[found.id] = number
+            items.append(found)
     return items, problems

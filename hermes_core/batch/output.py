@@ -9,13 +9,12 @@ A lock on `.batch.lock` keeps a second run on the same folder out.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core import AlreadyRunningError
-from hermes_core.hosting import only_one, write_json
+from hermes_core import AlreadyRunningError, storable_json
+from hermes_core.hosting import BadLine, json_lines, only_one, write_json
 
 __all__ = ["BatchBusyError", "OutputDir"]
 
@@ -63,16 +62,12 @@ class OutputDir:
     def _read(self) -> dict[str, dict[str, Any]]:
         rows: dict[str, dict[str, Any]] = {}
         try:
-            with open(self.path / TRAJECTORIES, "rb") as file:
-                for number, line in enumerate(file, 1):
-                    try:  # from bytes: a BOM is read past, a line that is not UTF-8 is one bad line
-                        row = json.loads(line)
-                    except (ValueError, RecursionError):
-                        row = None
-                    if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-                        self.problems.append(f"{TRAJECTORIES} line {number} is no trajectory; left as it is")
-                        continue
-                    rows[row["id"]] = row
+            for number, row, _ in json_lines(self.path / TRAJECTORIES):
+                if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                    why = row.why if isinstance(row, BadLine) else "no trajectory"
+                    self.problems.append(f"{TRAJECTORIES} line {number} is {why}; left as it is")
+                    continue
+                rows[row["id"]] = row
         except FileNotFoundError:
             pass
         return rows
@@ -107,7 +102,7 @@ class OutputDir:
 
 
 def _write_line(fd: int, row: dict[str, Any], *, sync: bool) -> None:
-    data = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    data = (storable_json(row, default=str) + "\n").encode("utf-8")  # a lone surrogate a model gave: escaped
     view = memoryview(data)
     while view:  # one write of the whole line, but a short write goes on where it stopped
         view = view[os.write(fd, view):]

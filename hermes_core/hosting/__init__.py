@@ -3,7 +3,8 @@
 The reference hosts (`hermes_core.agent`, `gateway`, `batch`, `mcp_server`) are built on
 hermes-core's public names and on this package; a host of your own can be too.
 
-- files: `write_json` and `write_text` (a file replaced whole), `locked` (one writer of a file at a time,
+- files: `write_json` and `write_text` (a file replaced whole), `json_lines` and `read_json` (read
+  whatever is in them: invalid UTF-8, a BOM, deep nesting are a `BadLine` or one `ValueError`), `locked` (one writer of a file at a time,
   across processes), `only_one` (one process per job: a gateway per home, a batch run per folder;
   `AlreadyRunningError` otherwise);
 - serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
@@ -24,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
     from .._runtime.processes import kill_group
-    from .files import Held, locked, only_one, write_json, write_text
+    from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
     from .serving import RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
 
 _EXPORTS = {
-    **dict.fromkeys(["Held", "locked", "only_one", "write_json", "write_text"], "hermes_core.hosting.files"),
+    **dict.fromkeys(["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"],
+                    "hermes_core.hosting.files"),
     **dict.fromkeys(["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches",
                      "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
@@ -38,8 +40,8 @@ _EXPORTS = {
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
-__all__ = ["Backoff", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
-           "kill_group", "listening_socket", "locked", "only_one", "secret_matches", "serve_asgi", "until_signal", "write_json",
+__all__ = ["Backoff", "BadLine", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
+           "json_lines", "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi", "until_signal", "write_json",
            "write_text"]
 
 

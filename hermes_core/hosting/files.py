@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._errors import AlreadyRunningError
-from .._files import locked, write_atomic
+from .._files import BadLine, json_lines, locked, read_json, write_atomic
 
-__all__ = ["Held", "locked", "only_one", "write_json", "write_text"]
+__all__ = ["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"]
 
 
 def write_json(path: Path, data: Any, *, mode: int | None = None, durable: bool = True) -> None:

@@ -151,10 +151,22 @@ def test_a_trajectories_file_with_a_bom_or_lines_that_cannot_be_read_is_resumed_
     (out / "trajectories.jsonl").write_bytes(b"\xef\xbb\xbf" + good[0] + b'{"id": "\xff"}\n'
                                                + b"[" * 100_000 + b"]" * 100_000 + b"\n")
     result = hermes("batch", "run", str(data), "--out", str(out))
-    assert "trajectories.jsonl line 2 is no trajectory; left as it is" in result.stderr
-    assert "trajectories.jsonl line 3 is no trajectory; left as it is" in result.stderr
+    assert "trajectories.jsonl line 2 is not UTF-8 (byte 9); left as it is" in result.stderr
+    assert "trajectories.jsonl line 3 is nested too deeply; left as it is" in result.stderr
     assert "2 items, 1 already finished, 1 to run" in result.stderr and "Traceback" not in result.stderr
     assert (out / "trajectories.jsonl").read_bytes().count(b"\n") == 4  # nothing was lost: the bad lines stay
+
+
+def test_a_dataset_with_a_bom_crlf_invalid_utf8_or_deep_nesting_runs_its_good_lines_naming_the_others(
+        batch_home: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(b'\xef\xbb\xbf{"id": "a", "prompt": "say a"}\r\n' + b'{"id": "b", "prompt": "caf\xe9"}\r\n'
+                     + b"[" * 100_000 + b"]" * 100_000 + b"\r\n" + b'{"id": "c", "prompt": "say c"}\r\n')
+    out = tmp_path / "out"
+    result = hermes("batch", "run", str(data), "--out", str(out))
+    assert "data.jsonl line 2: not UTF-8 (byte 27); skipped" in result.stderr
+    assert "data.jsonl line 3: nested too deeply; skipped" in result.stderr
+    assert sorted(row["id"] for row in rows(out)) == ["a", "c"] and "internal error" not in result.stderr
 
 
 def test_a_second_run_on_the_same_folder_is_refused(batch_home: Path, tmp_path: Path, llm_server: Any) -> None:
