@@ -51,6 +51,21 @@ def owner(plugin_id: str | None) -> str:
     return f"plugin {quoted(plugin_id)}" if plugin_id else "the host"
 
 
+_MEMORY_LIMIT: list[str] = []  # what this process's memory limit is, when it has one (an isolated plugin's)
+
+
+def note_memory_limit(plugin_id: str, megabytes: int) -> None:
+    """This process runs `plugin_id` under a memory limit: a `MemoryError` is then said as running
+    out of it, naming the plugin and the key that sets it (`describe_memory_error`)."""
+    _MEMORY_LIMIT[:] = [f"{owner(plugin_id)} ran out of the memory its process may use ({megabytes} MB: "
+                        f"plugins.entries.{plugin_id}.memory_mb; raise it or leave it out)"] if megabytes > 0 else []
+
+
+def describe_memory_error(exc: BaseException) -> str | None:
+    """A `MemoryError` under a noted memory limit, in a line; None for anything else."""
+    return f"MemoryError: {_MEMORY_LIMIT[0]}" if isinstance(exc, MemoryError) and _MEMORY_LIMIT else None
+
+
 class HermesError(Exception):
     """Base class of every error hermes-core raises on purpose."""
 

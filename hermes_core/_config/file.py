@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._files import RACY_SECONDS, locked, write_atomic
+from .._files import RACY_SECONDS, locked, read_json, write_atomic
 from .._paths import hermes_home
 from .config import Config
 
@@ -109,10 +109,8 @@ def _identity(stat: os.stat_result) -> list[int]:
 
 
 def _read_cache(home: Path, identity: list[int]) -> Any:
-    import json
-
     try:
-        cached = json.loads(_cache_path(home).read_text(encoding="utf-8"))
+        cached = read_json(_cache_path(home))
     except (OSError, ValueError):
         return _MISSING
     if not isinstance(cached, dict) or cached.get("identity") != identity:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .._errors import describe_memory_error
+
 __all__ = ["HERMES_ENVIRONMENT", "HERMES_TOP_LEVEL", "HOST_DISTRIBUTION", "describe", "host_line", "needed_module",
            "needs_hermes", "undeclared_package"]
 
@@ -142,4 +144,4 @@ def describe(exc: BaseException) -> str:
     needed = needed_module(exc)
     if needed:
         return host_line(f"imports {needed}")
-    return undeclared_package(exc) or f"{type(exc).__name__}: {exc}"
+    return undeclared_package(exc) or describe_memory_error(exc) or f"{type(exc).__name__}: {exc}"

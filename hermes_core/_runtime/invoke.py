@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Protocol, TypeVar, final
 
+from .._errors import describe_memory_error
 from .._quote import MESSAGE_LIMIT, clip
 from .interrupts import is_plugin_fault
 from .workers import Overrun, run_coroutine, start, submit
@@ -69,6 +70,9 @@ def describe_error(exc: BaseException) -> str:
     """`ValueError: bad input`, or `KeyboardInterrupt` for an exception without a message; the
     message cut to a line's worth (`clip`)."""
     message = str(exc)
+    said = describe_memory_error(exc)
+    if said:
+        return said
     return f"{type(exc).__name__}: {clip(message, MESSAGE_LIMIT)}" if message else type(exc).__name__
 
 

@@ -35,6 +35,7 @@ from .._slots.context_engine import compress_kwargs
 from .._slots.recall import is_trivial_prompt
 from .._slots.registry import SlotProvider
 from .._tools import call as tool_call
+from .._tools.call import ToolOutcome
 from .._tools.checked import SchemaMemory
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import ToolInfo
@@ -180,8 +181,16 @@ class AgentSession:
         """Run a plugin's or an engine's tool with the lifecycle hooks around it; never raises.
         `task_id`, `turn_id` and `api_request_id` (the turn and model request that asked for
         the call) go to the hooks; `kwargs` to the handler."""
+        return self.run_tool(name, args, tool_call_id=tool_call_id, task_id=task_id, turn_id=turn_id,
+                             api_request_id=api_request_id, **kwargs).result
+
+    def run_tool(
+        self, name: str, args: Any, *, tool_call_id: str = "", task_id: str = "", turn_id: str = "",
+        api_request_id: str = "", **kwargs: Any,
+    ) -> ToolOutcome:
+        """`dispatch_tool`, telling how the call ended (`status`: ok, error or blocked)."""
         ids = tool_call.ToolCallIds(self.session_id, task_id, turn_id, tool_call_id, api_request_id)
-        return tool_call.dispatch(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
+        return tool_call.run(self.registry_for(name), self._hooks, name, args, ids=ids, kwargs=kwargs)
 
     async def adispatch_tool(
         self, name: str, args: Any, *, tool_call_id: str = "", task_id: str = "", turn_id: str = "",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from .._llm.host import LlmHost
 
+from .._errors import note_memory_limit
 from .._runtime.frames import FrameError, receive, send
 
 _NO_LIMITS = {"tools": {"timeout": 0, "timeouts": {}}, "commands": {"timeout": 0}}
@@ -122,6 +123,7 @@ class Child:
         self._send = threading.Lock()
         self.loader: Any = None
         self.plugin_id = ""
+        self.megabytes = 0  # its memory limit (0: none)
         self._asked: dict[str, tuple[threading.Event, list[Any]]] = {}  # what this process asked the host
         self._numbers = iter(range(1, 1 << 62))
 
@@ -169,6 +171,7 @@ class Child:
             fields[key] = tuple(fields.get(key) or ())
         fields["python"], fields["isolation"] = "", ""  # this process is where it runs: it loads here
         spec = PluginSpec(**fields)
+        note_memory_limit(spec.id, self.megabytes)
         plugins = dict(request["config"].get("plugins") or {})
         entries = dict(plugins.get("entries") or {})
         entries[spec.id] = {**(entries.get(spec.id) or {}), "isolation": "none"}  # here, it loads in this process
@@ -236,6 +239,7 @@ def main(argv: list[str]) -> None:
     _limit_memory(megabytes)
     sock = socket.socket(fileno=fd)
     child = Child(sock)
+    child.megabytes = megabytes
     try:
         first = receive(sock)
         try:

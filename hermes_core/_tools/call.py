@@ -233,7 +233,15 @@ def dispatch(
     kwargs: Mapping[str, Any],
 ) -> str:
     """Run tool `name` of `registry` from synchronous code, with `hooks` around it (None: none)."""
-    return drive(_call(registry, hooks, name, args, ids, kwargs)).result
+    return run(registry, hooks, name, args, ids=ids, kwargs=kwargs).result
+
+
+def run(
+    registry: Tools, hooks: LifecycleHooks | None, name: str, args: Any, *, ids: ToolCallIds = NO_IDS,
+    kwargs: Mapping[str, Any],
+) -> ToolOutcome:
+    """`dispatch`, telling a blocked call from one that ran."""
+    return drive(_call(registry, hooks, name, args, ids, kwargs))
 
 
 async def adispatch(

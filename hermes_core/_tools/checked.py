@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._files import read_json
+
 __all__ = ["SchemaMemory"]
 
 _FILE = "valid-schemas.json"
@@ -65,7 +67,7 @@ class SchemaMemory:
             self._known = {}
             if self._path is not None:
                 try:
-                    data = json.loads(self._path.read_text(encoding="utf-8"))
+                    data = read_json(self._path)
                 except (OSError, ValueError):
                     data = None
                 if isinstance(data, dict) and data.get("key") == self._key and isinstance(data.get("valid"), list):

@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .._files import read_json
+
 __all__ = ["fingerprint", "read", "read_help", "rendering", "short_help", "write", "write_help"]
 
 _FILE = "cli-commands.json"
@@ -87,7 +89,7 @@ def rendering() -> str | None:
 
 def _load() -> dict[str, Any] | None:
     try:
-        data = json.loads(_path().read_text(encoding="utf-8"))
+        data = read_json(_path())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("commands"), dict) else None

@@ -91,8 +91,14 @@ def approve(platform: str, code: str) -> None:
     """Let in the sender who was given CODE on PLATFORM."""
     from ..gateway.pairing import PairingStore
 
-    approved = PairingStore().approve_code(platform, code)
+    store = PairingStore()
+    approved = store.approve_code(platform, code)
     if approved is None:
+        until = store.locked_until(platform)
+        if until is not None:
+            raise click.ClickException(
+                f"approvals on {platform} are locked after too many wrong codes until "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))}; try again then")
         raise click.ClickException(f"no pending pairing code {code.strip().upper()!r} on {platform} (wrong, used or "
                                    "expired after an hour; `hermes pairing list` shows who is waiting)")
     who = approved["user_id"] + (f" ({approved['user_name']})" if approved.get("user_name") else "")

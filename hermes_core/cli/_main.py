@@ -167,6 +167,12 @@ def _main(argv: list[str] | None) -> Any:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(141)
+    except OSError as exc:  # a path of the command's input or output, or the disk: said as such
+        if exc.strerror is None and not _DEBUG:
+            from .._quote import internal_error
+
+            _fail(internal_error(exc))
+        _fail(os_error_line(exc))
     except Exception as exc:  # noqa: BLE001 - never a traceback unless asked for
         if _DEBUG:
             raise
@@ -174,6 +180,15 @@ def _main(argv: list[str] | None) -> Any:
 
         _fail(internal_error(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def os_error_line(exc: OSError) -> str:
+    """An `OSError` of the environment in one line: the path (and the other, for a rename) and what
+    the system said (`Not a directory`, `Read-only file system`, `No space left on device`)."""
+    where = f"{exc.filename}" + (f" -> {exc.filename2}" if getattr(exc, "filename2", None) else "")
+    if exc.filename is not None:
+        return f"cannot use {where}: {exc.strerror}"
+    return f"{exc.strerror} (errno {exc.errno}); check the disk and the output's destination"
 
 
 def _fail(message: str, code: int = 1) -> None:

@@ -33,10 +33,13 @@ def _bind(value: str) -> tuple[str, int]:
 def _token(token_file: str | None) -> str | None:
     if token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
+            token = Path(token_file).read_text(encoding="utf-8-sig").strip()
         except OSError as exc:
             raise McpError(f"hermes mcp serve: cannot read the token file {token_file}: "
                            f"{exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise McpError(f"hermes mcp serve: the token file {token_file} is not UTF-8 text (byte {exc.start + 1}); "
+                           "write the token in it as plain text") from None
         if not token:
             raise McpError(f"hermes mcp serve: the token file {token_file} is empty")
         return token

@@ -67,18 +67,15 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
         raise UnknownToolError(f"unknown tool {quoted(name)} (available: {available})")
     try:
         args = json.loads(arguments)
-    except ValueError as exc:
-        raise click.BadParameter(f"not a JSON object: {exc}", param_hint="ARGUMENTS") from None
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise click.BadParameter(f"not a JSON object: {why}", param_hint="ARGUMENTS") from None
     if not isinstance(args, dict):
         raise click.BadParameter("must be a JSON object, such as '{\"text\": \"hi\"}'", param_hint="ARGUMENTS")
-    result = session.dispatch_tool(name, args)
+    outcome = session.run_tool(name, args)
     loaded.close()
-    click.echo(result)
-    try:
-        failed = isinstance(parsed := json.loads(result), dict) and set(parsed) == {"error"}
-    except ValueError:
-        failed = False
-    if failed:
+    click.echo(outcome.result)
+    if outcome.status != "ok":  # failed, or blocked by a plugin's pre_tool_call
         ctx.exit(1)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import secrets
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.hosting import locked, secret_matches, write_json
+from hermes_core.hosting import locked, read_json, secret_matches, write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 
@@ -44,8 +43,8 @@ class PairingStore:
 
     def _read(self, name: str) -> dict[str, Any]:
         try:
-            data = json.loads((self.root / name).read_bytes())
-        except (OSError, ValueError, RecursionError):
+            data = read_json(self.root / name)
+        except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -116,6 +115,11 @@ class PairingStore:
                 limits[f"_failures:{platform}"] = 0
             self._write("_rate_limits.json", limits)
             return None
+
+    def locked_until(self, platform: str) -> float | None:
+        """When the platform's approvals, locked after too many wrong codes, open again (None: they are open)."""
+        until = float(self._read("_rate_limits.json").get(f"_lockout:{platform}", 0))
+        return until if until > time.time() else None
 
     def is_approved(self, platform: str, user_id: str) -> bool:
         return str(user_id) in self._read(f"{platform}-approved.json")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
+from hermes_core.hosting import read_json
 
 __all__ = ["acquire_scoped_lock", "release_scoped_lock"]
 
@@ -48,7 +49,7 @@ def acquire_scoped_lock(scope: str, identity: str, metadata: dict[str, Any] | No
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             try:
-                holder = json.loads(path.read_text(encoding="utf-8"))
+                holder = read_json(path)
             except (OSError, ValueError):
                 holder = {}
             if isinstance(holder, dict) and holder.get("pid") == os.getpid():
@@ -68,7 +69,7 @@ def release_scoped_lock(scope: str, identity: str) -> None:
     """Let the lock go if this process holds it."""
     path = _path(scope, str(identity))
     try:
-        holder = json.loads(path.read_text(encoding="utf-8"))
+        holder = read_json(path)
     except (OSError, ValueError):
         return
     if isinstance(holder, dict) and holder.get("pid") == os.getpid():

@@ -85,10 +85,10 @@ def test_hermes_trace_hooks_writes_one_line_per_callback_call_and_leaves_stdout_
     guard: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plain_echo = hermes("tools", "call", "echo", '{"text": "hi"}')
-    plain_secret = hermes("tools", "call", "secret", '{"text": "hi"}')
+    plain_secret = hermes("tools", "call", "secret", '{"text": "hi"}', check=1)
     monkeypatch.setenv("HERMES_TRACE_HOOKS", "1")
     echo = hermes("tools", "call", "echo", '{"text": "hi"}')
-    secret = hermes("tools", "call", "secret", '{"text": "hi"}')
+    secret = hermes("tools", "call", "secret", '{"text": "hi"}', check=1)
     assert traced(echo.stderr) == ECHO_LINES
     assert traced(secret.stderr) == SECRET_LINES
     assert (echo.stdout, secret.stdout) == (plain_echo.stdout, plain_secret.stdout)
@@ -96,8 +96,8 @@ def test_hermes_trace_hooks_writes_one_line_per_callback_call_and_leaves_stdout_
 
 
 def test_hermes_debug_traces_hook_calls_too(guard: Path) -> None:
-    plain = hermes("tools", "call", "secret", '{"text": "hi"}')
-    debug = hermes("--debug", "tools", "call", "secret", '{"text": "hi"}')
+    plain = hermes("tools", "call", "secret", '{"text": "hi"}', check=1)
+    debug = hermes("--debug", "tools", "call", "secret", '{"text": "hi"}', check=1)
     assert traced(debug.stderr) == SECRET_LINES
     assert debug.stdout == plain.stdout
 
@@ -107,7 +107,7 @@ def test_without_the_variable_no_trace_line_appears(guard: Path, monkeypatch: py
                                                      value: str | None) -> None:
     if value is not None:
         monkeypatch.setenv("HERMES_TRACE_HOOKS", value)
-    result = hermes("tools", "call", "secret", '{"text": "hi"}')
+    result = hermes("tools", "call", "secret", '{"text": "hi"}', check=1)
     assert result.stdout.strip() == "secrets stay secret"
     assert "hermes: hook " not in result.stderr
     assert "audit log unavailable" in result.stderr  # the failure is still logged, as always

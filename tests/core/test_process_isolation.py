@@ -119,7 +119,8 @@ def test_the_memory_limit_holds_and_the_child_has_no_provider_key(isolated: Path
     manager = PluginManager(home=isolated).load()
     assert work(manager)["env"] == ["GITHUB_TOKEN"]  # the plugin's own token stays; LLM keys do not cross
     bomb = work(manager, how="bomb")
-    assert "MemoryError" in bomb["error"]
+    assert bomb["error"] == ("Tool execution failed: MemoryError: plugin 'fragile' ran out of the memory its process "
+                             "may use (400 MB: plugins.entries.fragile.memory_mb; raise it or leave it out)")
     assert "pid" in work(manager)
     manager.remove_plugin("fragile")
 

@@ -7,10 +7,12 @@ other plugins still work: nothing a plugin does takes the host down.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -605,3 +607,61 @@ def test_a_huge_unknown_command_in_chat_is_answered_in_a_short_line(home: Path, 
     chat = hermes("chat", input=f"/{LONG}\n/exit\n")
     (line,) = [line for line in chat.stdout.splitlines() if line.startswith("error:")]
     assert len(line) < 1000 and "…(10,0" in line and " chars)" in line
+
+
+# -- hostile input and a hostile environment: every command answers in a sentence --------------------
+
+DEEP = "[" * 30_000 + "]" * 30_000  # past the JSON parser's depth, within an argument's size
+
+
+@pytest.mark.parametrize("args", [
+    ["tools", "call", "current_time", DEEP],
+    ["tools", "call", "current_time", '{"timezone": "\\ud800"}'],
+    ["tools", "call", "current_time", b"{\"timezone\": \"\xff\"}"],
+    ["tools", "call", b"\xff\xfe", "{}"],
+    ["cron", "add", b"every \xff", "x"],
+    ["cron", "add", DEEP, "x"],
+    ["cron", "edit", "nope", "--schedule", "30m"],
+    ["sessions", "show", b"\xff" * 300],
+    ["sessions", "search", DEEP],
+    ["batch", "run", "@file", "--out", "@out"],
+    ["mcp", "serve", "--http", "0", "--token-file", "@file"],
+], ids=lambda args: " ".join(a if isinstance(a, str) else repr(a) for a in args)[:60])
+def test_no_command_ends_in_an_internal_error_on_hostile_input(home: Path, tmp_path: Path, args: list[Any]) -> None:
+    hostile = tmp_path / "hostile"
+    hostile.write_bytes(b"\xef\xbb\xbf" + b'{"prompt": "\xff"}\r\n' + DEEP.encode() + b"\n" + b"\x00\x01\x02\n")
+    words = [str(hostile) if a == "@file" else str(tmp_path / "hostile" / "out") if a == "@out" else a for a in args]
+    llm_config(home, "http://127.0.0.1:9/v1")
+    done = subprocess.run([str(HERMES), *words], capture_output=True, timeout=120)
+    said = done.stderr.decode("utf-8", "replace")
+    assert done.returncode in (0, 1, 2), (done.returncode, said)
+    assert "internal error" not in said and "Traceback" not in said, said
+    assert len([line for line in said.splitlines() if line.startswith("hermes: error:")]) <= 1, said
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line_naming_it(home: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"prompt": "hi"}\n')
+    llm_config(home, "http://127.0.0.1:9/v1")
+    below_a_file = hermes("batch", "run", str(data), "--out", str(data / "out"), check=1).stderr
+    assert below_a_file == f"hermes: error: cannot use {data / 'out'}: Not a directory\n"
+    with open("/dev/full", "w") as full:
+        listed = subprocess.run([str(HERMES), "tools", "list", "--json"], stdout=full, stderr=subprocess.PIPE,
+                                text=True, timeout=60)
+    assert listed.returncode == 1
+    assert listed.stderr.startswith("hermes: error: No space left on device (errno 28)")
+
+
+def test_a_blocked_tool_call_exits_1_and_locked_approvals_say_until_when(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "guard", """
+def register(ctx):
+    ctx.register_hook("pre_tool_call", lambda tool_name, args, **kw: {"action": "block", "message": "not now"})
+""", "name: guard\n")
+    write_config(home, "plugins:\n  enabled: [guard]\n")
+    blocked = hermes("tools", "call", "current_time", "{}", check=1)
+    assert "not now" in blocked.stdout
+    for _ in range(5):
+        hermes("pairing", "approve", "irc", "WRONG123", check=1)
+    locked = hermes("pairing", "approve", "irc", "WRONG123", check=1).stderr
+    assert re.fullmatch(r"hermes: error: approvals on irc are locked after too many wrong codes until "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d; try again then\n", locked), locked

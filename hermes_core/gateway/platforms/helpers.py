@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import re
 import time
 from collections.abc import MutableMapping
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.hosting import write_json
+from hermes_core.hosting import read_json, write_json
 
 __all__ = ["MessageDeduplicator", "ThreadParticipationTracker", "strip_markdown", "redact_phone", "cancel_task",
            "bounded_put"]
@@ -98,7 +97,7 @@ class ThreadParticipationTracker:
         self._path = hermes_home() / f"{platform_name}_threads.json"
         self._max = max_tracked
         try:
-            stored = json.loads(self._path.read_text(encoding="utf-8-sig"))
+            stored = read_json(self._path)
         except (OSError, ValueError):
             stored = []
         self._threads: dict[str, None] = dict.fromkeys(str(t) for t in stored) if isinstance(stored, list) else {}
