@@ -186,4 +186,6 @@ def refused(budget: Budget, name: str, used: float, asked: float, limit: float, 
         period = "this month" if name == "cost_per_month" else "today"
         message = (f"{head} {period}, {shown(name, max(limit - used, 0))} left, and this call may take up to "
                    f"{shown(name, asked)}; it resets at {resets}")
+        if waited is not None:  # the reservations of calls running then never left it room
+            message += f" (it waited {waited:.1f} s, its time limit, for the calls running to settle)"
     return PluginLlmBudgetError(message, plugin_id=budget.who, budget=name, used=used, limit=limit, resets=resets)

@@ -126,7 +126,7 @@ def admit(ledger: Ledger, budget: Budget, request: tuple[Any, Any, int | None], 
         if isinstance(got, Reservation):
             return got
         wait = got.retry_in if got.retry_in is not None else poll
-        if budget.on_limit == "refuse":
+        if budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
             raise got.error(budget)
         if time.monotonic() + wait > deadline:
             raise got.error(budget, time.monotonic() - started)

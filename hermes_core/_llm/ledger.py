@@ -70,17 +70,21 @@ class Reservation:
 
 @attrs.frozen
 class Busy:
-    """A rate limit has no room for the call now: `retry_in` seconds until it may have (None: when a
-    running call ends, unknown), and the refusal should the call not wait."""
+    """A limit has no room for the call now: `retry_in` seconds until it may have (None: when a
+    running call ends, unknown), and the refusal should the call not wait. `reserved`: an amount
+    that the calls running now have reserved stands in the way (what was spent leaves room), so
+    the call waits for them to settle whatever `on_limit` says (it governs rates)."""
 
     name: str
     used: float
     limit: float
     retry_in: float | None
     resets: str
+    reserved: bool = False
+    asked: float = 1  # what the call asks of the limit
 
     def error(self, budget: Budget, waited: float | None = None) -> Exception:
-        return refused(budget, self.name, self.used, 1, self.limit, self.resets, waited)
+        return refused(budget, self.name, self.used, self.asked, self.limit, self.resets, waited)
 
 
 _NOTHING = dict.fromkeys(("tokens_per_day", "cost_per_day", "cost_per_month", "requests_per_minute",
@@ -132,10 +136,14 @@ class Ledger(SqliteFile):
             if limits:
                 used = self._used(db, budget.who, day, month, moment, {name for name, _ in limits})
                 asked = {"tokens_per_day": tokens, "cost_per_day": cost, "cost_per_month": cost}
+                spent: dict[str, float] | None = None
                 for name, limit in limits:
                     if name in AMOUNTS and used[name] + asked[name] > limit:
-                        raise refused(budget, name, used[name], asked[name], limit,
-                                      month_end if name == "cost_per_month" else day_end)
+                        resets = month_end if name == "cost_per_month" else day_end
+                        spent = spent if spent is not None else self._spent(db, budget.who, day, month)
+                        if spent[name] + asked[name] > limit:  # it cannot fit even once the others settle
+                            raise refused(budget, name, spent[name], asked[name], limit, resets)
+                        return Busy(name, used[name], limit, None, resets, reserved=True, asked=asked[name])
                 for name, limit in limits:
                     if name not in AMOUNTS and used[name] + 1 > limit:
                         return self._busy(db, budget, name, used[name], limit, moment)
@@ -154,6 +162,15 @@ class Ledger(SqliteFile):
         (oldest,) = db.execute("SELECT started FROM calls WHERE who = ? AND started > ? ORDER BY started "
                                "LIMIT 1 OFFSET ?", (budget.who, moment - _MINUTE, int(used - limit))).fetchone()
         return Busy(name, used, limit, max(oldest + _MINUTE - moment, 0.001), _iso(oldest + _MINUTE, budget.timezone))
+
+    @staticmethod
+    def _spent(db: sqlite3.Connection, who: str, day: str, month: str) -> dict[str, float]:
+        """What `who`'s settled calls used of each amount (no reservation of a running call counted)."""
+        tokens, cost = db.execute("SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM totals "
+                                  "WHERE who = ? AND period = ?", (who, day)).fetchone()
+        (monthly,) = db.execute("SELECT COALESCE(SUM(cost), 0) FROM totals WHERE who = ? AND period = ?",
+                                (who, month)).fetchone()
+        return {"tokens_per_day": float(tokens), "cost_per_day": float(cost), "cost_per_month": float(monthly)}
 
     @staticmethod
     def _used(db: sqlite3.Connection, who: str, day: str, month: str, moment: float,

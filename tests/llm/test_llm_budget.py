@@ -107,6 +107,26 @@ def test_concurrent_calls_never_take_more_than_the_budget_holds(home: Path, llm_
     assert all(not isinstance(r, BaseException) and r.text == "ok" for r in results if r not in refused)
 
 
+def test_calls_held_up_by_others_reservations_wait_for_them_and_the_budget_is_used(
+        home: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call reserves its worst case (500) and settles to what it used (100): a call that the
+    reservations of calls still running leave no room for waits for them to settle instead of
+    being refused, so calls go on until what was spent plus one call's worst case passes the cap."""
+    at("2026-11-25T10:00:00+00:00", monkeypatch)
+    budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
+    llm_server.always(Reply("ok", usage={"prompt_tokens": 50, "completion_tokens": 50, "total_tokens": 100},
+                            delay=0.2))
+    llm = plugin_ctx(home).llm
+
+    async def burst() -> list[Any]:
+        return await asyncio.gather(*(llm.acomplete(HI, max_tokens=465) for _ in range(8)), return_exceptions=True)
+
+    results = asyncio.run(burst())
+    refused = [r for r in results if isinstance(r, PluginLlmBudgetError)]
+    assert len(llm_server.requests) == 6 and len(refused) == 2  # 5 x 100 spent + 500 reserved fit; a 7th does not
+    assert all("used 600 tokens of 1,000 tokens today" in str(r) for r in refused)
+
+
 KILLED = """
 import os, sys
 from hermes_core import PluginManager
