@@ -13,7 +13,7 @@ from typing import Any
 from hermes_core.api_server import ApiServer, Keys, settings
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
-from hermes_core.hosting import is_loopback, listening_socket
+from hermes_core.hosting import BoundedRequests, is_loopback, listening_socket
 
 log = logging.getLogger("hermes.gateway")
 
@@ -39,7 +39,8 @@ class ApiServerAdapter(BasePlatformAdapter):
             return False
         self._api = ApiServer(manager, keys_=keys, model_name=chosen.model_name)
         sock = listening_socket(chosen.host, chosen.port, what="the api_server platform")
-        self._server = uvicorn.Server(uvicorn.Config(self._api.app(), log_level="warning", lifespan="on"))
+        app = BoundedRequests(self._api.app(), max_body=self._api.max_body)
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self._server.capture_signals = contextlib.nullcontext  # the gateway handles the signals
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
         while not self._server.started and not self._task.done():

@@ -80,7 +80,7 @@ class ApiServer(Core):
                     grace: int | None = None) -> None:
         """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once)."""
         await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
-                         app_checks_keys=self.keys.any)
+                         app_checks_keys=self.keys.any, max_body=self.max_body)
 
     def _guarded(self, endpoint: str | None, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         """`handler` behind the key check (and `endpoint`'s scope), with errors as OpenAI's objects."""

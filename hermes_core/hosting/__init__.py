@@ -9,7 +9,8 @@ hermes-core's public names and on this package; a host of your own can be too.
   `AlreadyRunningError` otherwise);
 - serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
-  a token guards it, until a signal), `until_signal` (SIGINT/SIGTERM: stop, then stop now);
+  a token guards it, until a signal; `BoundedRequests`: request bodies bounded in size and time),
+  `until_signal` (SIGINT/SIGTERM: stop, then stop now);
 - retry: `Backoff` (doubling delays up to a cap, `reset()` after a success); processes: `kill_group`
   (a child started with `start_new_session=True`, with everything it started);
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin).
@@ -26,23 +27,25 @@ if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
     from .._runtime.processes import kill_group
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
-    from .serving import RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi
+    from .serving import (
+        BoundedRequests, RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi,
+    )
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
 
 _EXPORTS = {
     **dict.fromkeys(["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"],
                     "hermes_core.hosting.files"),
-    **dict.fromkeys(["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches",
-                     "serve_asgi"], "hermes_core.hosting.serving"),
+    **dict.fromkeys(["BoundedRequests", "RequireBearer", "bearer_token", "is_loopback", "listening_socket",
+                     "secret_matches", "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
     "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
-__all__ = ["Backoff", "BadLine", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "bearer_token", "is_loopback",
-           "json_lines", "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi", "until_signal", "write_json",
-           "write_text"]
+__all__ = ["Backoff", "BadLine", "BoundedRequests", "Held", "RequireBearer", "STOP_SIGNALS", "ToolSelection",
+           "bearer_token", "is_loopback", "json_lines", "kill_group", "listening_socket", "locked", "only_one",
+           "read_json", "secret_matches", "serve_asgi", "until_signal", "write_json", "write_text"]
 
 
 def __getattr__(name: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 from .._errors import ServingError
 from .signals import until_signal
 
-__all__ = ["RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches", "serve_asgi"]
+__all__ = ["BoundedRequests", "RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches", "serve_asgi"]
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 
@@ -78,6 +78,69 @@ class RequireBearer:
         await self.app(scope, receive, send)
 
 
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BoundedRequests:
+    """ASGI middleware: a request body over `max_body` bytes gets 413 (a declared one before it is
+    read), and a body that stops arriving for `read_timeout` seconds gets 408, so no sender pins a
+    connection. Once the body is in, nothing more is timed (a streamed answer may take its time)."""
+
+    def __init__(self, app: Any, *, max_body: int | None = None, read_timeout: float | None = 30.0) -> None:
+        self.app, self.max_body, self.read_timeout = app, max_body, read_timeout
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        import asyncio
+
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"").strip()
+        if self.max_body is not None and declared.isdigit() and int(declared) > self.max_body:
+            await _answer(send, 413, f"the request body is larger than {self.max_body:,} bytes")
+            return
+        state = {"received": 0, "done": False, "started": False}
+
+        async def bounded() -> Any:
+            if state["done"]:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.read_timeout)
+            except asyncio.TimeoutError:
+                raise _Refused(408, f"the request body did not arrive within {self.read_timeout:g} s") from None
+            if message.get("type") == "http.request":
+                state["received"] += len(message.get("body", b""))
+                state["done"] = not message.get("more_body", False)
+                if self.max_body is not None and state["received"] > self.max_body:
+                    raise _Refused(413, f"the request body is larger than {self.max_body:,} bytes")
+            return message
+
+        async def tracked(message: Any) -> None:
+            state["started"] = state["started"] or message.get("type") == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, bounded, tracked)
+        except _Refused as refused:
+            if not state["started"]:
+                await _answer(send, refused.status, str(refused))
+
+
+async def _answer(send: Any, status: int, message: str) -> None:
+    import json
+
+    code = "body_too_large" if status == 413 else "request_timeout"
+    body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None,
+                                 "code": code}}).encode()  # OpenAI's error object: what an API client reads
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.socket:
     """A TCP socket bound to `host:port` (port 0: a free one) and listening; `ServingError` saying
     why it cannot be (the address in use, a name that is not this machine's, ...)."""
@@ -96,21 +159,23 @@ def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.so
 
 async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None,
                      ready: Callable[[str], Awaitable[None] | None] | None = None, what: str = "hermes",
-                     grace: int | None = None, app_checks_keys: bool = False) -> None:
+                     grace: int | None = None, app_checks_keys: bool = False, max_body: int | None = 4 * 1024 * 1024,
+                     read_timeout: float | None = 30.0) -> None:
     """Serve the ASGI `app` at `http://host:port` on uvicorn until SIGINT or SIGTERM: the first
     lets the requests that run finish (at most `grace` seconds, None: as long as they take), a
     second stops at once. `ready(base_url)` is called once the socket listens (port 0: the port
     chosen). With `token`, every request needs it as a bearer token (`RequireBearer`); a host that
     is not loopback needs one (`ServingError`, as for an address that cannot be bound; `what` names
     the command in those errors), unless `app_checks_keys`: the app refuses every request without
-    one of its own keys."""
+    one of its own keys. Every request's body is bounded (`max_body`, 413) and must arrive within
+    `read_timeout` seconds of silence (408): `BoundedRequests`."""
     import uvicorn
 
     if not is_loopback(host) and not token and not app_checks_keys:
         raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
     sock = listening_socket(host, port, what=what)
-    web = uvicorn.Server(uvicorn.Config(RequireBearer(app, token) if token else app, log_level="warning",
-                                        lifespan="on", timeout_graceful_shutdown=grace))
+    guarded = BoundedRequests(RequireBearer(app, token) if token else app, max_body=max_body, read_timeout=read_timeout)
+    web = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace))
     web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # until_signal's
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if sock.family == socket.AF_INET6 else host

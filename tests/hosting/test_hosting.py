@@ -150,7 +150,9 @@ SERVER = """
                 else:
                     await send({"type": "lifespan.shutdown.complete"})
                     return
-        await receive()
+        message = await receive()
+        while message.get("more_body"):  # the whole body
+            message = await receive()
         if scope["path"] in ("/slow", "/forever"):
             print("slow request started", file=sys.stderr, flush=True)
             await asyncio.sleep(1.5 if scope["path"] == "/slow" else 3600)
@@ -160,7 +162,8 @@ SERVER = """
     def ready(url):
         print(url, file=sys.stderr, flush=True)
 
-    asyncio.run(serve_asgi(app, "127.0.0.1", 0, token=sys.argv[1] or None, ready=ready, what="demo"))
+    asyncio.run(serve_asgi(app, "127.0.0.1", 0, token=sys.argv[1] or None, ready=ready, what="demo", max_body=1000,
+                           read_timeout=1.0))
     print("exited cleanly", file=sys.stderr, flush=True)
 """
 
@@ -189,6 +192,24 @@ def test_a_served_app_needs_its_bearer_token(tmp_path: Path) -> None:
         assert get(f"{url}/x") == (401, '{"error": "a bearer token is required"}')
         assert get(f"{url}/x", "wrong")[0] == 401
         assert get(f"{url}/x", "s3cret") == (200, "done /x")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def test_a_body_too_large_or_too_slow_is_refused_and_pins_nothing() -> None:
+    import socket
+
+    process, url = serve("")
+    port = int(url.rsplit(":", 1)[1])
+    try:
+        for head, body, status in ((b"Content-Length: 5000", b"", b"413"), (b"Content-Length: 100", b"0123456789", b"408")):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n\r\n" + body)
+                answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 " + status), answer
+        assert get(f"{url}/x") == (200, "done /x")
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
