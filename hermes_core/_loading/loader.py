@@ -144,7 +144,7 @@ class Loader:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self.may_override, time_limits(config), SchemaMemory(home))
+        self.tools = ToolRegistry(self.may_override, time_limits(config), SchemaMemory(home), gives_way=self.is_builtin)
         self.commands = CommandRegistry(lambda: config().read(keys.COMMANDS_TIMEOUT) or None)
         self.cli_commands = CliCommands()
         self.sections = PromptSections()
@@ -391,6 +391,11 @@ class Loader:
         if plugin_id not in self._states:
             self._states[plugin_id] = PluginState(self.home / "plugin-data" / plugin_id / "state.json", plugin_id)
         return self._states[plugin_id]
+
+    def is_builtin(self, plugin_id: str | None) -> bool:
+        """Whether `plugin_id` ships with hermes-core (its tools give way to an enabled plugin's)."""
+        record = self.records.get(plugin_id or "")
+        return record is not None and record.spec.source == "builtin"
 
     def may_override(self, plugin_id: str | None) -> bool:
         """Whether `plugin_id` may replace another's tool: the host and built-ins may; a

@@ -149,7 +149,12 @@ class Deferrals:
             record.rollback()
             fresh = self._loader.load(record.spec)  # in the same place of `records`
             now = self.remembered(fresh) if fresh.status == "ok" else None
-            if fresh.status == "ok" and now != remembered:
+            if fresh.status == "ok" and now != remembered and fresh.spec.source == "builtin":
+                # a built-in's tool gave its name to a plugin's since: hermes-core's own code did not change
+                key = plugin_key(fresh.spec, self._loader.config().read(keys.PLUGIN_SETTINGS, plugin_id))
+                self.memory.keep(plugin_id, key, now)
+                self.memory.save()
+            elif fresh.status == "ok" and now != remembered:
                 fresh.rollback()
                 fresh.status = "failed"
                 fresh.failure = LoadFailure("RegistrationChanged", _changed(remembered, now), "lazy import")

@@ -121,7 +121,9 @@ def _at_start(record: PluginRecord, tools: ToolRegistry, commands: CommandRegist
     why += list(dict.fromkeys(record.eager)) + [f"a problem: {problem}" for problem in record.problems]
     for name in record.registered.get("tools", []):
         entry = tools.entry(name)
-        if entry is None or entry.tool.plugin_id != record.id or entry.source is not None:
+        if tools.gave_way(name, record.id):  # a built-in's tool an enabled plugin's took over
+            why.append(f"tool {name!r} gave its name to a plugin's")
+        elif entry is None or entry.tool.plugin_id != record.id or entry.source is not None:
             why.append(f"tool {name!r} is not its own now")
         elif entry.tool.check_fn is not None:
             why.append(f"tool {name!r} has a check_fn")

@@ -68,17 +68,26 @@ class ToolRegistry:
     def __init__(
         self, grants: Callable[[str | None], bool] = lambda plugin_id: False,
         limit: Callable[[str], float | None] | None = None, schemas: SchemaMemory | None = None,
+        gives_way: Callable[[str | None], bool] = lambda plugin_id: False,
     ) -> None:
         self._entries: dict[str, ToolEntry] = {}
         self._schemas = schemas  # the valid schemas remembered from earlier starts
         self._lock = threading.RLock()
         self._grants = grants
+        self._gives_way = gives_way  # a plugin whose tools yield their names to any other's (a built-in)
+        self._yielded: set[tuple[str, str | None]] = set()  # (tool, built-in) that gave way
         self.limit: Callable[[str], float | None] = limit or time_limits(Config({}))
+
+    def gave_way(self, name: str, plugin_id: str | None) -> bool:
+        """Whether the built-in `plugin_id`'s tool `name` yielded its name to a plugin's tool."""
+        return (name, plugin_id) in self._yielded
 
     # -- registration -------------------------------------------------------------------
 
     def add(self, tool: Tool, *, source: Any = None) -> Undo:
-        """Register `tool`; returns a function that undoes exactly this registration.
+        """Register `tool`; returns a function that undoes exactly this registration. A built-in's
+        tool and an enabled plugin's of the same name: the plugin's is used, whichever came first
+        (`gave_way` tells which built-in tools yielded).
 
         Raises `ToolSchemaError` for a bad schema and `ToolOverrideError` (a
         `PermissionError`) when the name is taken and the plugin may not override it.
@@ -87,7 +96,16 @@ class ToolRegistry:
         with self._lock:
             previous = self._entries.get(tool.name)
             if previous is not None:
-                self._check_override(tool, previous.tool)
+                ours, theirs = self._gives_way(tool.plugin_id), self._gives_way(previous.tool.plugin_id)
+                if ours and not theirs:  # a built-in helps, never blocks: the plugin's tool keeps its name
+                    self._yielded.add((tool.name, tool.plugin_id))
+                    _gave_way(tool.name, previous.tool.plugin_id, tool.plugin_id)
+                    return lambda: None
+                if theirs and not ours:
+                    self._yielded.add((tool.name, previous.tool.plugin_id))
+                    _gave_way(tool.name, tool.plugin_id, previous.tool.plugin_id)
+                else:
+                    self._check_override(tool, previous.tool)
             entry = ToolEntry(tool, schema, tool.is_async or workers.is_coroutine_function(tool.handler), source,
                               ToolValidator(schema["parameters"]))
             return put(self._entries, tool.name, entry, self._lock)
@@ -200,3 +218,7 @@ class ToolRegistry:
     async def adispatch_without_hooks(self, name: str, args: Any, **kwargs: Any) -> str:
         """`dispatch_without_hooks` from async code; sync handlers run in a worker thread."""
         return await call.adispatch(self, None, name, args, kwargs=kwargs)
+
+
+def _gave_way(name: str, used: str | None, builtin: str | None) -> None:
+    log.warning("tool %r of %s is used instead of the built-in one of %s", name, owner(used), owner(builtin))

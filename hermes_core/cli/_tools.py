@@ -75,7 +75,11 @@ def call(ctx: click.Context, name: str, arguments: str) -> None:
     outcome = session.run_tool(name, args)
     loaded.close()
     click.echo(outcome.result)
-    if outcome.status != "ok":  # failed, or blocked by a plugin's pre_tool_call
+    try:  # the host's own error result ({"error": ...} alone); a tool's own error object is its output
+        failed = isinstance(parsed := json.loads(outcome.result), dict) and set(parsed) == {"error"}
+    except (ValueError, RecursionError):
+        failed = False
+    if failed or outcome.blocked:  # ... or a plugin's pre_tool_call blocked the call
         ctx.exit(1)
 
 

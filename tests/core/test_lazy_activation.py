@@ -345,20 +345,26 @@ def test_a_host_that_does_not_opt_in_imports_everything_and_writes_no_memory(hom
 
 OVERRIDES = '''
 def register(ctx):
-    ctx.register_tool("current_time", "clock", {"name": "current_time", "parameters": {"type": "object"}},
+    ctx.register_tool("sundial", "sun", {"name": "sundial", "parameters": {"type": "object"}},
                       lambda args, **kw: "{\\"time\\": \\"always noon\\"}", override=True)
+'''
+SUNDIAL = '''
+def register(ctx):
+    ctx.register_tool("sundial", "sun", {"name": "sundial", "parameters": {"type": "object"}},
+                      lambda args, **kw: "{\\"time\\": \\"by the sun\\"}")
 '''
 
 
 def test_the_override_gate_and_provenance_hold_as_if_it_had_loaded_at_start(home: Path) -> None:
+    backdate(make_folder_plugin(home / "plugins", "anchor", SUNDIAL, "name: anchor\n"))
     backdate(make_folder_plugin(home / "plugins", "noon", OVERRIDES, "name: noon\n"))
     granted = "  entries:\n    noon: {allow_tool_override: true}\n"
-    enable(home, "noon", extra=granted)
+    enable(home, "anchor", "noon", extra=granted)
     lazy_manager(home)
     manager = lazy_manager(home)
-    assert manager.record("noon").lazy and manager.tools.get("current_time").plugin_id == "noon"
-    assert manager.dispatch_tool("current_time", {}) == '{"time": "always noon"}'
-    enable(home, "noon")  # the grant withdrawn: refused, as at an eager start
+    assert manager.record("noon").lazy and manager.tools.get("sundial").plugin_id == "noon"
+    assert manager.dispatch_tool("sundial", {}) == '{"time": "always noon"}'
+    enable(home, "anchor", "noon")  # the grant withdrawn: refused, as at an eager start
     eager = PluginManager(home=home).load().record("noon")
     lazy = lazy_manager(home).record("noon")
     assert lazy.status == eager.status == "failed" and str(lazy.failure) == str(eager.failure)

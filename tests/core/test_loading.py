@@ -164,8 +164,8 @@ FAILING = {
                         "RuntimeError", "register(ctx)"),
     "invalid_schema": (tool_code("t") + "    ctx.register_tool('bad', 'ts', {'name': 'bad', 'parameters': {'type': 'object', 'properties': 3}}, print)\n",
                        "ToolSchemaError", "ctx.register_tool('bad')"),
-    "override_without_grant": (tool_code("t") + "    ctx.register_tool('current_time', 'mine', {'name': 'current_time'}, print, override=True)\n",
-                               "ToolOverrideError", "ctx.register_tool('current_time')"),
+    "override_without_grant": (tool_code("t") + "    ctx.register_tool('anchored', 'mine', {'name': 'anchored'}, print, override=True)\n",
+                               "ToolOverrideError", "ctx.register_tool('anchored')"),
     "system_exit": (tool_code("t") + "    raise SystemExit(3)\n", "SystemExit", "register(ctx)"),
 }
 
@@ -173,9 +173,10 @@ FAILING = {
 @pytest.mark.parametrize("case", sorted(FAILING))
 def test_a_failing_plugin_rolls_back_everything_and_others_load(home: Path, case: str) -> None:
     code, error_type, call = FAILING[case]
+    make_folder_plugin(home / "plugins", "anchor", tool_code("anchored"))  # loads first: its tool is another's
     make_folder_plugin(home / "plugins", "broken", code)
     make_folder_plugin(home / "plugins", "healthy", tool_code("healthy_tool"))
-    enable(home, "broken", "healthy")
+    enable(home, "anchor", "broken", "healthy")
     manager = PluginManager().load()
     record = manager.record("broken")
     assert record.status == "failed"
@@ -186,7 +187,7 @@ def test_a_failing_plugin_rolls_back_everything_and_others_load(home: Path, case
     assert manager.commands.get("c") is None
     assert "half-registered" not in manager.slots.names("tts")
     assert not [cb for cb in manager.hooks.callbacks("on_session_start") if cb.plugin_id == "broken"]
-    assert manager.tools.get("current_time").plugin_id == "clock"  # the override did not stick
+    assert manager.tools.get("anchored").plugin_id == "anchor"  # the override did not stick
     assert manager.record("healthy").status == "ok"
     assert manager.failures()["broken"] is record.failure
 
@@ -200,20 +201,21 @@ def test_failure_names_the_plugin_and_the_tool(home: Path) -> None:
 
 
 def test_granted_override_replaces_and_rollback_restores(home: Path) -> None:
-    override = "    ctx.register_tool('current_time', 'mine', {'name': 'current_time'}, lambda a, **k: %r, override=True)\n"
+    override = "    ctx.register_tool('anchored', 'mine', {'name': 'anchored'}, lambda a, **k: %r, override=True)\n"
+    make_folder_plugin(home / "plugins", "anchor", tool_code("anchored"))
     make_folder_plugin(home / "plugins", "over", tool_code("t") + override % "mine")
     make_folder_plugin(home / "plugins", "over_late", tool_code("t2") + override % "late" + "    raise ValueError('late')\n")
     grants = "  entries:\n    over:\n      allow_tool_override: true\n    over_late:\n      allow_tool_override: true\n"
-    enable(home, "over", "over_late", extra=grants)
+    enable(home, "anchor", "over", "over_late", extra=grants)
     manager = PluginManager().load()
     assert manager.record("over_late").status == "failed"
-    assert manager.tools.get("current_time").plugin_id == "over"  # restored to what over_late replaced
-    assert manager.dispatch_tool("current_time", {}) == "mine"
-    write_config(home, "plugins:\n  enabled: [over, over_late]\n")  # grants withdrawn
+    assert manager.tools.get("anchored").plugin_id == "over"  # restored to what over_late replaced
+    assert manager.dispatch_tool("anchored", {}) == "mine"
+    write_config(home, "plugins:\n  enabled: [anchor, over, over_late]\n")  # grants withdrawn
     manager = PluginManager().load()
     assert manager.record("over").failure.type == "ToolOverrideError"
     assert "plugins.entries.over.allow_tool_override: true" in manager.record("over").failure.message
-    assert manager.tools.get("current_time").plugin_id == "clock"
+    assert manager.tools.get("anchored").plugin_id == "anchor"
 
 
 def test_reregistering_a_name_in_the_same_toolset_is_not_a_silent_overwrite(home: Path) -> None:

@@ -313,3 +313,17 @@ def test_a_plugin_relying_on_a_package_hermes_installs_is_told_what_to_install(h
     assert error.startswith("ModuleNotFoundError: needs fire (imports fire), which Hermes Agent installs "
                             "with itself and the plugin does not declare: pip install fire (in import "), error
     assert doctor_row(report, "yaml-user")["status"] == "ok"  # yaml comes with hermes-core, as with Hermes
+
+
+def test_a_builtin_gives_its_tool_name_to_an_enabled_plugin_with_one_notice(home: Path) -> None:
+    """hermes-core's built-ins (clock's current_time, cron's cronjob) help and never block: a
+    published plugin registering a tool of the same name loads, and its tool is the one called."""
+    plugin(home, "mytime", "def register(ctx):\n"
+           "    ctx.register_tool('current_time', 'mytime', {'name': 'current_time', 'parameters': "
+           "{'type': 'object', 'properties': {}}}, lambda args, **kw: 'my own time')\n")
+    write_config(home, "plugins:\n  enabled: [mytime]\n")
+    called = hermes("tools", "call", "current_time", "{}")
+    assert called.stdout == "my own time\n"
+    assert called.stderr.count("tool 'current_time' of plugin 'mytime' is used instead of the built-in one of "
+                               "plugin 'clock'") == 1
+    assert doctor_row(hermes_json("plugins", "doctor"), "mytime")["status"] == "ok"
