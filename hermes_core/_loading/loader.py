@@ -338,6 +338,12 @@ class Loader:
         if profiles:
             record.registered["model_providers"] = profiles
         if not record.registered:
+            hooked = bool(self.pluggy.get_hookcallers(obj))  # any @hookimpl: a plugin of hermes-core's own kind
+            discovered = record.spec.path is not None or bool(record.spec.entry_point)  # as Hermes' loader finds one
+            if discovered and isinstance(obj, types.ModuleType) and not callable(getattr(obj, "register", None)) \
+                    and not hooked:
+                raise RegistrationError(f"no register() function: plugin {record.id!r} defines no register(ctx) "
+                                        "(nor a hook) and registered nothing at import; Hermes' loader needs one")
             record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
 
     def _slot_of(self, record: PluginRecord) -> str | None:

@@ -327,3 +327,15 @@ def test_a_builtin_gives_its_tool_name_to_an_enabled_plugin_with_one_notice(home
     assert called.stderr.count("tool 'current_time' of plugin 'mytime' is used instead of the built-in one of "
                                "plugin 'clock'") == 1
     assert doctor_row(hermes_json("plugins", "doctor"), "mytime")["status"] == "ok"
+
+
+def test_a_plugin_folder_without_register_fails_with_hermes_wording_unless_it_registered_at_import(home: Path) -> None:
+    plugin(home, "empty", "VERSION = 1\n")
+    plugin(home, "at-import", "from tools.registry import registry\n"
+           "registry.register(name='imported_tool', toolset='at_import', schema={'name': 'imported_tool', "
+           "'parameters': {'type': 'object', 'properties': {}}}, handler=lambda args, **kw: 'from import')\n")
+    write_config(home, "plugins:\n  enabled: [empty, at-import]\n")
+    report = hermes_json("plugins", "doctor", check=1)
+    assert doctor_row(report, "empty")["error"].startswith("RegistrationError: no register() function: plugin 'empty'")
+    assert doctor_row(report, "at-import")["status"] == "ok"
+    assert hermes("tools", "call", "imported_tool", "{}").stdout == "from import\n"
