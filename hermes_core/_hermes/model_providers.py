@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -59,6 +60,26 @@ class ProviderProfile:
     fixed_temperature: Any = None
     default_max_tokens: int | None = None
     default_aux_model: str = ""
+    # Late-2026 fields (newer Hermes; kept so a published provider that passes them constructs):
+    is_aggregator: bool = False
+    is_routing_aggregator: bool | None = None
+    hidden: bool = False
+    base_url_env_var: str = ""
+    supports_model_listing: bool = True
+    auth_handler: Callable[[str, Any], Any] | None = None  # `hermes auth ...` first asks it (Hermes' CLI)
+    refresh_credential: Callable[[Any], Any] | None = None
+    classify_api_error: Callable[..., Any] | None = None
+    native_reasoning_details_type: str | None = None
+    process_command: str = ""
+    process_args: tuple[str, ...] = ()
+    process_command_env_vars: tuple[str, ...] = ()
+    process_args_env_var: str = ""
+    model_aliases: dict[str, str] = field(default_factory=dict)
+    unsupported_response_formats: tuple[str, ...] = ()
+    fallback_aux_model: str = ""
+    default_vision_model_id: str = ""
+    rejects_vision_input: bool = False
+    model_capabilities: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def get_hostname(self) -> str:
         if self.hostname or not self.base_url:

@@ -128,6 +128,23 @@ class ContextEngine(ABC):
         `"compress"`), or None to say nothing. Manual `/compress` is not governed by this."""
         return default_message if self.emit_automatic_compaction_status else None
 
+    def should_prepare_async_compression(self, prompt_tokens: int | None = None,
+                                         messages: Messages | None = None) -> bool:
+        """Whether the host should prepare a compression candidate in the background (Hermes'
+        late-2026 hook; this host compresses in the turn, so never)."""
+        return False
+
+    def prepare_async_compression(self, messages: Messages, current_tokens: int | None = None,
+                                  focus_topic: str | None = None) -> Any:
+        """A compression candidate for a snapshot of `messages` (None: none)."""
+        return None
+
+    def on_async_compression_applied(self, candidate: Any, **kwargs: Any) -> None:
+        """A prepared candidate was adopted."""
+
+    def on_async_compression_discarded(self, candidate: Any, reason: str, **kwargs: Any) -> None:
+        """A prepared candidate was dropped, and why."""
+
     def has_content_to_compress(self, messages: Messages) -> bool:
         """False when a manual `/compress` has nothing to do (all of it protected): the host
         then says so without calling `compress`."""

@@ -213,3 +213,27 @@ def test_hermes_module_level_invoke_hook_and_has_hook_reach_the_plugins_hooks(ho
     finally:
         manager.close()
 
+
+
+def test_late_2026_provider_fields_and_async_compression_defaults_are_served(home: Path) -> None:
+    """A published provider passes `auth_handler` (newer Hermes' ProviderProfile); Hermes' own suite
+    calls `should_prepare_async_compression` on an engine that does not define it."""
+    PluginManager(home=home, discover_plugins=False).load()  # Hermes' names are served once a manager loads
+    namespace: dict = {}
+    exec("from providers.base import ProviderProfile\n"
+         "from agent.context_engine import ContextEngine\n"
+         "def handle(action, args):\n    return action == 'status'\n"
+         "profile = ProviderProfile(name='late', base_url='https://late.invalid/v1', auth_handler=handle,\n"
+         "                          supports_model_listing=False, model_aliases={'big': 'late-large'})\n"
+         "class Plain(ContextEngine):\n"
+         "    name = 'plain'\n"
+         "    def update_from_response(self, usage): pass\n"
+         "    def should_compress(self, prompt_tokens=None): return False\n"
+         "    def compress(self, messages, current_tokens=None, focus_topic=None): return messages\n",
+         namespace)
+    profile = namespace["profile"]
+    assert profile.auth_handler("status", None) is True and profile.supports_model_listing is False
+    assert profile.model_aliases == {"big": "late-large"} and profile.hidden is False
+    engine = namespace["Plain"]()
+    assert engine.should_prepare_async_compression(1000, []) is False
+    assert engine.prepare_async_compression([]) is None
