@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes_core import PluginManager
 from tests.helpers import make_folder_plugin, write_config
 
@@ -237,3 +239,20 @@ def test_late_2026_provider_fields_and_async_compression_defaults_are_served(hom
     engine = namespace["Plain"]()
     assert engine.should_prepare_async_compression(1000, []) is False
     assert engine.prepare_async_compression([]) is None
+
+
+def test_cache_media_bytes_classifies_and_caches_an_attachment_as_hermes_does(home: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    PluginManager(home=home, discover_plugins=False).load()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    from gateway.platforms.base import cache_media_bytes
+
+    png = cache_media_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 20, mime_type="image/png")
+    assert (png.kind, png.media_type) == ("image", "image/png") and png.path.endswith(".png")
+    assert cache_media_bytes(b"not an image", default_kind="image") is None  # a nameless photo that is not one
+    voice = cache_media_bytes(b"OggS voice", filename="note.ogg")
+    assert (voice.kind, voice.media_type) == ("audio", "audio/ogg")
+    report = cache_media_bytes(b"%PDF-1.7", filename="report.pdf")
+    assert (report.kind, report.media_type, report.display_name) == ("document", "application/pdf", "report.pdf")
+    assert report.context_note() == f"[document 'report.pdf' saved at: {report.path}]"
+    assert Path(report.path).read_bytes() == b"%PDF-1.7"

@@ -29,7 +29,8 @@ from .event import (
     coerce_plaintext_gateway_command,
 )
 from .media import (
-    DEFAULT_INBOUND_MEDIA_MAX_BYTES, SUPPORTED_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES, cache_audio_from_bytes,
+    DEFAULT_INBOUND_MEDIA_MAX_BYTES, SUPPORTED_DOCUMENT_TYPES, SUPPORTED_IMAGE_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES,
+    CachedMedia, cache_audio_from_bytes, cache_media_bytes,
     cache_audio_from_url, cache_document_from_bytes, cache_image_from_bytes, cache_image_from_url,
     cache_video_from_bytes, get_audio_cache_dir, get_document_cache_dir, get_image_cache_dir, get_video_cache_dir,
     _ssrf_redirect_guard, is_safe_url, validate_inbound_media_size, validate_media_delivery_path,
@@ -46,7 +47,7 @@ __all__ = [
     "get_video_cache_dir", "get_document_cache_dir", "DEFAULT_INBOUND_MEDIA_MAX_BYTES", "SUPPORTED_DOCUMENT_TYPES",
     "SUPPORTED_VIDEO_TYPES", "classify_send_error", "utf16_len", "safe_url_for_log", "is_safe_url",
     "_ssrf_redirect_guard", "validate_inbound_media_size", "validate_media_delivery_path",
-    "coerce_plaintext_gateway_command",
+    "coerce_plaintext_gateway_command", "CachedMedia", "cache_media_bytes", "SUPPORTED_IMAGE_DOCUMENT_TYPES",
 ]
 
 log = logging.getLogger("hermes.gateway")

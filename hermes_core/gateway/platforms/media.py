@@ -9,6 +9,7 @@ loopback, private and link-local addresses are refused, on every redirect too), 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import socket
 import uuid
@@ -24,7 +25,8 @@ __all__ = ["get_image_cache_dir", "get_audio_cache_dir", "get_video_cache_dir", 
            "cache_image_from_bytes", "cache_audio_from_bytes", "cache_video_from_bytes", "cache_document_from_bytes",
            "cache_image_from_url", "cache_audio_from_url", "is_safe_url", "DEFAULT_INBOUND_MEDIA_MAX_BYTES",
            "SUPPORTED_DOCUMENT_TYPES", "SUPPORTED_VIDEO_TYPES", "validate_inbound_media_size",
-           "validate_media_delivery_path", "_ssrf_redirect_guard"]
+           "validate_media_delivery_path", "_ssrf_redirect_guard", "CachedMedia", "cache_media_bytes",
+           "SUPPORTED_IMAGE_DOCUMENT_TYPES"]
 
 DEFAULT_INBOUND_MEDIA_MAX_BYTES = 128 * 1024 * 1024
 SUPPORTED_DOCUMENT_TYPES = {".pdf": "application/pdf", ".txt": "text/plain", ".md": "text/markdown",
@@ -32,6 +34,10 @@ SUPPORTED_DOCUMENT_TYPES = {".pdf": "application/pdf", ".txt": "text/plain", ".m
                             ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
                             ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
 SUPPORTED_VIDEO_TYPES = {".mp4": "video/mp4", ".mov": "video/quicktime", ".webm": "video/webm", ".mkv": "video/x-matroska"}
+SUPPORTED_IMAGE_DOCUMENT_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".gif": "image/gif",
+                                  ".webp": "image/webp", ".bmp": "image/bmp"}
+_AUDIO_TYPES = {".ogg": "audio/ogg", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".m4a": "audio/mp4",
+                ".opus": "audio/opus", ".flac": "audio/flac"}
 _IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM")
 
 
@@ -93,6 +99,48 @@ def cache_document_from_bytes(data: bytes, filename: str) -> str:
     if not base or base in (".", "..") or base != filename.replace("\\", "/").rsplit("/", 1)[-1]:
         raise ValueError(f"unsafe document name {filename!r}")
     return _write(get_document_cache_dir(), f"doc_{uuid.uuid4().hex[:12]}_{base}", data)
+
+
+@dataclasses.dataclass
+class CachedMedia:
+    """Raw attachment bytes, cached (Hermes' `cache_media_bytes`): where, as what, under which name."""
+
+    path: str
+    media_type: str
+    kind: str
+    display_name: str
+
+    def context_note(self) -> str:
+        return f"[{self.kind} '{self.display_name}' saved at: {self.path}]"
+
+
+def cache_media_bytes(data: bytes, *, filename: str = "", mime_type: str = "",
+                      default_kind: str | None = None) -> CachedMedia | None:
+    """Classify and cache raw attachment bytes as Hermes does: an image, a video or an audio by
+    MIME type, extension or `default_kind` (for a nameless platform photo), else a document; None
+    only for image bytes that are not an image."""
+    ext = Path(filename).suffix.lower() if filename else ""
+    mime = (mime_type or "").lower()
+    if not ext and mime:
+        ext = next((e for table in (SUPPORTED_DOCUMENT_TYPES, SUPPORTED_VIDEO_TYPES, SUPPORTED_IMAGE_DOCUMENT_TYPES)
+                    for e, m in table.items() if m == mime), "")
+    kinds = (("image", SUPPORTED_IMAGE_DOCUMENT_TYPES, ".jpg", cache_image_from_bytes, True),
+             ("video", SUPPORTED_VIDEO_TYPES, ".mp4", cache_video_from_bytes, False),
+             ("audio", _AUDIO_TYPES, ".ogg", cache_audio_from_bytes, True))
+    for kind, table, default_ext, cache, passthrough in kinds:
+        if mime.startswith(f"{kind}/") or ext in table or default_kind == kind:
+            used = ext if ext in table else default_ext
+            try:
+                path = cache(data, used)
+            except ValueError:
+                if kind == "image":
+                    return None
+                raise
+            media = mime if passthrough and mime.startswith(f"{kind}/") else table[used]
+            return CachedMedia(path, media, kind, filename or Path(path).name)
+    name = filename or (f"document{ext}" if ext else "document.bin")
+    path = cache_document_from_bytes(data, Path(name).name)
+    return CachedMedia(path, SUPPORTED_DOCUMENT_TYPES.get(ext) or mime or "application/octet-stream", "document", name)
 
 
 def is_safe_url(url: str) -> bool:
