@@ -15,8 +15,8 @@ OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unc
 Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvicorn).
 """
 
-from .app import DEFAULT_MODEL_NAME, DEFAULT_PORT, ApiServer
+from .app import ApiServer
 from .keys import ApiKey, Keys
-from .settings import Settings, settings
+from .settings import DEFAULT_MODEL_NAME, DEFAULT_PORT, Settings, settings
 
 __all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys", "Settings", "settings"]

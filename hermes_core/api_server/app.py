@@ -24,7 +24,7 @@ from hermes_core import PluginManager, __version__
 from hermes_core import config_keys as keys
 from hermes_core.hosting import bearer_token, serve_asgi
 
-from .core import DEFAULT_MODEL_NAME, Core, Handler, finish_reason, flag, new_id, usage
+from .core import Core, Handler, finish_reason, flag, new_id, usage
 from .http import ApiError, Json, error_response, header_value, sse
 from .inputs import chat_conversation
 from .jobs import CronJobs
@@ -32,11 +32,11 @@ from .keys import OPEN, ApiKey, Keys
 from .responses import Responses
 from .runs import Runs
 from .sessions import Sessions
+from .settings import DEFAULT_MODEL_NAME, DEFAULT_PORT
 
 __all__ = ["ApiServer", "DEFAULT_MODEL_NAME", "DEFAULT_PORT"]
 
 log = logging.getLogger("hermes.api_server")
-DEFAULT_PORT = 8642  # Hermes' port
 
 
 class ApiServer(Core):

@@ -23,13 +23,13 @@ from hermes_core.agent import FIRED_HOOKS
 from .http import ApiError, header_value, read_json
 from .inputs import Conversation
 from .keys import ApiKey, Keys
+from .settings import DEFAULT_MODEL_NAME
 from .store import ApiStore
 from .turns import Ask, TurnDone, Turns
 
-__all__ = ["Core", "Handler", "RouteMaker", "DEFAULT_MODEL_NAME", "flag", "new_id", "new_session_id"]
+__all__ = ["Core", "Handler", "RouteMaker", "flag", "new_id", "new_session_id"]
 
 log = logging.getLogger("hermes.api_server")
-DEFAULT_MODEL_NAME = "hermes-agent"  # what /v1/models offers (Hermes' name for the agent)
 KEEPALIVE = 10.0  # seconds between two `: keepalive` comments of a quiet stream
 
 Handler = Callable[[Request, ApiKey, str], Awaitable[Response]]

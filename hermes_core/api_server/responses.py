@@ -32,22 +32,18 @@ if TYPE_CHECKING:
 __all__ = ["Responses", "output_items"]
 
 
-def _id(prefix: str) -> str:
-    return new_id(prefix)
-
-
 def _message(text: str, status: str = "completed") -> dict[str, Any]:
-    return {"type": "message", "id": _id("msg_"), "status": status, "role": "assistant",
+    return {"type": "message", "id": new_id("msg_"), "status": status, "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
 
 
 def _call(call_id: str, name: str, arguments: str, status: str = "completed") -> dict[str, Any]:
-    return {"type": "function_call", "id": _id("fc_"), "call_id": call_id, "name": name, "arguments": arguments,
+    return {"type": "function_call", "id": new_id("fc_"), "call_id": call_id, "name": name, "arguments": arguments,
             "status": status}
 
 
 def _call_output(call_id: str, output: str) -> dict[str, Any]:
-    return {"type": "function_call_output", "id": _id("fco_"), "call_id": call_id, "output": output,
+    return {"type": "function_call_output", "id": new_id("fco_"), "call_id": call_id, "output": output,
             "status": "completed"}
 
 
@@ -196,7 +192,7 @@ class Responses:
         store = flag(body.get("store", True), "store")
         metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         base: dict[str, Any] = {
-            "id": _id("resp_"), "object": "response", "created_at": int(time.time()), "status": "in_progress",
+            "id": new_id("resp_"), "object": "response", "created_at": int(time.time()), "status": "in_progress",
             "model": server.model_name, "output": [], "previous_response_id": previous["id"] if previous else None,
             "instructions": ask.instructions or None, "error": None, "incomplete_details": None,
             "metadata": metadata, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],

@@ -14,15 +14,18 @@ import attrs
 from hermes_core import Config, ConfigError
 from hermes_core import config_keys as keys
 
-__all__ = ["Settings", "settings"]
+__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "Settings", "settings"]
+
+DEFAULT_PORT = 8642  # Hermes' port
+DEFAULT_MODEL_NAME = "hermes-agent"  # what /v1/models offers (Hermes' name for the agent)
 
 
 @attrs.frozen
 class Settings:
     host: str = "127.0.0.1"
-    port: int = 8642
+    port: int = DEFAULT_PORT
     key: str = ""
-    model_name: str = "hermes-agent"
+    model_name: str = DEFAULT_MODEL_NAME
     enabled: bool = False  # platforms.api_server.enabled (the gateway starts it)
 
 
@@ -46,7 +49,7 @@ def settings(config: Config, environ: Mapping[str, str] | None = None) -> Settin
         value = section.get(name)
         return default if value in (None, "") else value
 
-    port = pick("API_SERVER_PORT", "port", 8642)
+    port = pick("API_SERVER_PORT", "port", DEFAULT_PORT)
     try:
         number = int(port)
         if not 0 <= number <= 65535:
@@ -55,4 +58,4 @@ def settings(config: Config, environ: Mapping[str, str] | None = None) -> Settin
         raise ConfigError(f"the API server's port {port!r} (API_SERVER_PORT or platforms.api_server.port) is not a "
                           "port number (0 to 65535)") from None
     return Settings(str(pick("API_SERVER_HOST", "host", "127.0.0.1")), number, str(pick("API_SERVER_KEY", "key", "")),
-                    str(pick("API_SERVER_MODEL_NAME", "model_name", "hermes-agent")), section.get("enabled") is True)
+                    str(pick("API_SERVER_MODEL_NAME", "model_name", DEFAULT_MODEL_NAME)), section.get("enabled") is True)
