@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 import attrs
 
 from hermes_core import PluginManager
-from hermes_core.hosting import locked, write_json
+from hermes_core.hosting import locked, read_json, write_json
 
 __all__ = ["DeliveryError", "Live", "MAX_ATTEMPTS", "Outbox", "Target", "live_sender", "send", "targets", "wrapped"]
 
@@ -142,8 +141,8 @@ class Outbox:
 
     def _read(self) -> list[dict[str, Any]]:
         try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            data = read_json(self.path)
+        except (OSError, ValueError):  # none yet, or unreadable: nothing is waiting that can be sent
             return []
         return [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
 

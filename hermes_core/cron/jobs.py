@@ -12,14 +12,13 @@ is on disk then, and replaced whole (mode 0600): a reader sees the old file or t
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_core import CronError
-from hermes_core.hosting import locked, write_json
+from hermes_core.hosting import locked, read_json, write_json
 
 from .schedule import next_run, parse_schedule, stamp
 
@@ -67,16 +66,13 @@ class Jobs:
     def read(self) -> list[dict[str, Any]]:
         """The jobs on disk now ([] when there is no file)."""
         try:
-            raw = self.path.read_bytes()
+            data = read_json(self.path) if self.path.stat().st_size else {"jobs": []}
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise CronError(f"cannot read {self.path}: {exc}") from None
-        try:
-            data = json.loads(raw.decode("utf-8-sig")) if raw.strip() else {"jobs": []}
-        except (ValueError, RecursionError) as exc:
-            raise CronError(f"{self.path} is not valid JSON ({exc}); fix it or move it aside "
-                            "(hermes cron starts a new one)") from None
+            raise CronError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # not UTF-8, not JSON, nested past the parser: said by read_json
+            raise CronError(f"{exc}; fix it or move it aside (hermes cron starts a new one)") from None
         if isinstance(data, list):
             jobs = data
         elif isinstance(data, dict) and isinstance(data.get("jobs"), list):

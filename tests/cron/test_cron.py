@@ -266,6 +266,17 @@ def test_the_cronjob_tool_makes_jobs_from_a_conversation(configured: Path, llm_s
     assert refused == {"success": False, "error": "action 'pause' needs job_id (list the jobs first)"}
 
 
+def test_a_jobs_json_that_cannot_be_read_is_one_line_naming_it_and_is_left_as_it_is(configured: Path) -> None:
+    (configured / "cron").mkdir()
+    broken = b'{"jobs": [' + b"[" * 30_000 + b"\xff"
+    (configured / "cron" / "jobs.json").write_bytes(broken)
+    said = cron("list", check=1).stderr
+    assert said.startswith("hermes: error: ") and "jobs.json" in said and "move it aside" in said
+    assert len(said.splitlines()) == 1 and "internal error" not in said
+    assert cron("add", "30m", "x", check=1).returncode == 1
+    assert (configured / "cron" / "jobs.json").read_bytes() == broken  # nothing written over it
+
+
 def test_a_jobs_json_hermes_wrote_runs_here_unchanged(configured: Path, llm_server) -> None:
     home = configured
     (home / "cron").mkdir()
