@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hermes_core import Config, PluginManager
 from hermes_core.gateway.config import Platform, PlatformConfig, platform_config
 from hermes_core.gateway.pairing import PairingStore
-from hermes_core.gateway.platforms.base import BasePlatformAdapter
+from hermes_core.gateway.platforms.base import BasePlatformAdapter, fence_after
 from hermes_core.gateway.readiness import readiness
 from hermes_core.gateway.session import SessionSource, build_session_key, neutralize_untrusted_inline_text
 from hermes_core.gateway.session_context import get_session_env, reset_session_vars, set_session_vars
@@ -114,8 +114,27 @@ def test_an_answer_is_split_to_the_limit_and_nothing_is_lost(text: str, limit: i
     bodies = [re.sub(r" \(\d+/\d+\)$", "", piece) for piece in pieces]
     assert [re.search(r"\((\d+)/(\d+)\)$", p).groups() for p in pieces] == [
         (str(n), str(len(pieces))) for n in range(1, len(pieces) + 1)]
-    words = "".join(bodies).replace("```py", "").replace("```", "").split()
-    assert "".join(words) == "".join(text.replace("```py", "").replace("```", "").split())
+    if max(map(len, text.splitlines())) < (limit - 10) // 6:  # fences short enough to close and reopen
+        assert all(fence_after(body) is None for body in bodies[:-1])  # every code block cut in two is closed
+    # Closing and reopening adds only fences and their language: every other character is kept, in order.
+    assert re.sub(r"[`py\s]", "", "".join(bodies)) == re.sub(r"[`py\s]", "", text)
+
+
+def test_a_code_block_cut_in_two_is_closed_and_reopened_with_its_own_fence() -> None:
+    code = "".join(f"line {n}\n" for n in range(12))
+    text = f"Here:\n`````python title\n{code}````\nstill code\n``````\nafter"
+    pieces = BasePlatformAdapter.truncate_message(text, 60)
+    assert len(pieces) > 2 and all(len(piece) <= 60 for piece in pieces)
+    bodies = [re.sub(r" \(\d+/\d+\)$", "", piece) for piece in pieces]
+    assert bodies[0].startswith("Here:\n`````python title\n") and bodies[0].endswith("\n`````")
+    assert all(body.startswith("`````python\n") for body in bodies[1:])
+    assert all(body.endswith("\n`````") for body in bodies[:-1])  # "````" inside does not close it
+    assert bodies[-1].endswith("``````\nafter")
+    assert "".join(re.sub(r"^`````python\n|\n`````$", "", body) for body in bodies[1:]).count("line") == \
+        len(re.findall("line", text)) - bodies[0].count("line")
+    ticks = "`" * 13 + " " + "`" * 17  # backticks that open no block (CommonMark): plain text
+    assert "".join(re.sub(r" \(\d+/\d+\)$", "", p) for p in BasePlatformAdapter.truncate_message(ticks, 30)) == \
+        ticks.replace(" ", "")
 
 
 def test_session_variables_are_the_conversations_else_the_environment(monkeypatch) -> None:

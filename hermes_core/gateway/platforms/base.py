@@ -36,7 +36,7 @@ from .media import (
     _ssrf_redirect_guard, is_safe_url, validate_inbound_media_size, validate_media_delivery_path,
 )
 from .text import (
-    NETWORK_ERRORS, classify_send_error, extract_images, extract_media, fence_after, safe_url_for_log, utf16_len,
+    NETWORK_ERRORS, classify_send_error, extract_images, extract_media, fence_after, safe_url_for_log, split_text, utf16_len,
 )
 
 __all__ = [
@@ -416,24 +416,7 @@ class BasePlatformAdapter(ABC):
         measure = len_fn or len
         if measure(content) <= max_length:
             return [content]
-        budget = max(max_length - 10, 20)  # room for " (12/34)"
-        pieces: list[str] = []
-        rest, fence = content, None
-        while rest:
-            prefix = f"{fence}\n" if fence else ""
-            room = max(budget - measure(prefix) - 4, 10)  # 4: a closing "\n```"
-            if measure(rest) <= room:
-                piece, rest = rest, ""
-            else:
-                cut = rest.rfind("\n", 0, room)
-                if cut < room // 2:
-                    cut = rest.rfind(" ", 0, room)
-                if cut < room // 2:
-                    cut = room
-                piece, rest = rest[:cut], rest[cut:].lstrip("\n ")
-            body = prefix + piece
-            fence = fence_after(body)
-            pieces.append(body + "\n```" if fence and rest else body)
+        pieces = split_text(content, max(max_length - 10, 20), measure)  # 10: room for " (12/34)"
         total = len(pieces)
         return [f"{piece} ({number}/{total})" for number, piece in enumerate(pieces, 1)] if total > 1 else pieces
 

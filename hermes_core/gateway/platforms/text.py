@@ -4,9 +4,10 @@ failure a send was, and where a code block is open."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["NETWORK_ERRORS", "classify_send_error", "extract_images", "extract_media", "fence_after", "safe_url_for_log",
-           "utf16_len"]
+           "split_text", "utf16_len"]
 
 # What a failed send's error says when a retry may help.
 NETWORK_ERRORS = ("connecterror", "connectionerror", "connectionreset", "connectionrefused", "connecttimeout",
@@ -47,13 +48,65 @@ def classify_send_error(exc: BaseException | None, error_text: str = "") -> str:
     return "unknown"
 
 
+_OPENER = re.compile(r" {0,3}(`{3,})([^`]*)")
+_CLOSER = re.compile(r" {0,3}(`{3,})[ \t]*")
+
+
 def fence_after(text: str) -> str | None:
-    """The code fence open at the end of `text` (its opening line), or None."""
+    """The code fence open at the end of `text`, as the line that reopens it (its backticks and
+    language, as in "```py"), or None. Fences are CommonMark's: three or more backticks open one
+    (an info string holding a backtick does not), and only as many or more close it."""
     fence: str | None = None
     for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fence = None if fence is not None else line.strip()
+        if fence is None:
+            opened = _OPENER.fullmatch(line)
+            if opened:
+                fence = opened.group(1) + "".join(opened.group(2).split()[:1])
+        else:
+            closed = _CLOSER.fullmatch(line)
+            if closed and len(closed.group(1)) >= len(fence) - len(fence.lstrip("`")):
+                fence = None
     return fence
+
+
+def split_text(text: str, budget: int, measure: Callable[[str], int] = len) -> list[str]:
+    """`text` in pieces of at most `budget` (by `measure`), cut at a line break, else a space, else
+    anywhere. A code block cut in two is closed and reopened with its own fence and language; a
+    piece that cannot carry them (a fence line near half the budget) is cut as plain text."""
+    pieces: list[str] = []
+    rest, fence = text, None
+    while rest:
+        prefix = f"{fence}\n" if fence else ""
+        room, plain = budget - measure(prefix), False
+        while True:
+            if room < budget // 2:  # no room to carry the fence: a plain piece
+                prefix, room, plain = "", budget, True
+            piece, after = _cut(rest, room, measure)
+            body = prefix + piece
+            fence = fence_after(body) if after and not plain else None
+            close = "\n" + fence[: len(fence) - len(fence.lstrip("`"))] if fence else ""
+            over = measure(body + close) - budget
+            if over <= 0 or plain:
+                break
+            room -= over
+        pieces.append(body + close)
+        rest = after
+    return pieces
+
+
+def _cut(text: str, room: int, measure: Callable[[str], int]) -> tuple[str, str]:
+    """The first piece of `text` that fits `room` and the rest (its leading breaks dropped)."""
+    if measure(text) <= room:
+        return text, ""
+    room = max(room, 1)
+    cut = text.rfind("\n", 0, room)
+    if cut < room // 2:
+        cut = text.rfind(" ", 0, room)
+    if cut < room // 2:
+        cut = room
+    while cut > 1 and measure(text[:cut]) > room:  # a measure that counts more than characters
+        cut -= 1
+    return text[:cut], text[cut:].lstrip("\n ")
 
 
 def extract_images(content: str) -> tuple[list[tuple[str, str]], str]:
