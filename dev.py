@@ -54,7 +54,7 @@ def run(*args: object, **kwargs: object) -> None:
 def setup() -> None:
     """Create .venv and install hermes-core (with test extras) and the example plugins into it."""
     digest = hashlib.sha256()
-    for path in sorted([ROOT / "pyproject.toml", *ROOT.glob("examples/*/pyproject.toml")]):
+    for path in sorted([ROOT / "pyproject.toml", ROOT / "setup.py", *ROOT.glob("examples/*/pyproject.toml")]):
         digest.update(path.read_bytes())
     stamp = VENV / ".installed"
     if stamp.exists() and stamp.read_text() == digest.hexdigest() and PYTHON.exists():

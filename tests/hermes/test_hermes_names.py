@@ -495,6 +495,12 @@ def test_every_served_name_is_documented_in_the_table() -> None:
     assert set(served_names()) - rows == set()
 
 
+def test_the_start_up_finder_knows_every_top_level_name_served() -> None:
+    import _hermes_core_names
+
+    assert _hermes_core_names.TOP_LEVEL == {name.partition(".")[0] for name in served_names()}
+
+
 def test_every_package_of_hermes_core_ships_in_the_distribution() -> None:
     import tomllib
 

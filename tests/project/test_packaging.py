@@ -83,3 +83,48 @@ def test_help_kept_for_start_up_is_rendered_again_when_hermes_core_changes(venv_
         assert "Find and check every plugin." in run(venv_python, home, "--help").stdout
     finally:
         source.write_text(original)
+
+
+INSTALLER = """
+import sys
+
+def main() -> None:
+    try:  # the check a published plugin's installer makes: is this Hermes' environment?
+        from gateway.config import Platform
+        from hermes_cli.config import get_hermes_home
+    except ImportError:
+        sys.exit("Hermes Agent is not installed in this environment")
+    print(f"installing into {get_hermes_home()} beside {Platform.TELEGRAM.value}")
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_hermes_names_answer_a_plain_interpreter_of_the_environment(venv_python: Path, tmp_path: Path) -> None:
+    """An installer run as `python -m <pkg> install` imports Hermes' names with no host loaded."""
+    project = tmp_path / "installer"
+    (project / "hermes_fixture_installer").mkdir(parents=True)
+    (project / "hermes_fixture_installer" / "__init__.py").write_text("")
+    (project / "hermes_fixture_installer" / "__main__.py").write_text(INSTALLER)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "hermes-fixture-installer"\nversion = "1.0"\n')
+    pip_install(venv_python, project)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HERMES_HOME": str(tmp_path / "home")}
+
+    def python(*args: str, cwd: Path = tmp_path) -> str:
+        result = subprocess.run([str(venv_python), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert python("-m", "hermes_fixture_installer", "install") == f"installing into {tmp_path / 'home'} beside telegram"
+    # Starting an interpreter imports no hermes-core code: only the one small finder.
+    assert python("-c", "import sys; print(sorted(m for m in sys.modules if 'hermes' in m))") == \
+        "['_hermes_core_names']"
+    # A real module of that name always wins.
+    (tmp_path / "own" / "gateway").mkdir(parents=True)
+    (tmp_path / "own" / "gateway" / "__init__.py").write_text("")
+    (tmp_path / "own" / "gateway" / "config.py").write_text("OWN = True\n")
+    assert python("-c", "import gateway.config as c; print(c.OWN)", cwd=tmp_path / "own") == "True"
+    assert python("-c", "import importlib.util as u; print(u.find_spec('hermes_cli.nothing'))") == "None"
