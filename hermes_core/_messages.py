@@ -24,7 +24,9 @@ Message = dict[str, Any]
 Messages = list[Message]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
-STUB_RESULT = '{"error": "this tool result was lost when the conversation was compressed"}'
+# The result given to a tool call left unanswered: the turn was stopped (Ctrl-C, its caller), the
+# process died, or compression dropped the result.
+STUB_RESULT = '{"error": "no result: the turn ended before this tool answered, or its result was dropped"}'
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 import attrs
 
 from .. import config_keys as keys
+from .._runtime.cancel import cancel_check, pause
 from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
@@ -366,7 +367,8 @@ class LlmHost:
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
             if attempt.delay:
-                time.sleep(attempt.delay)
+                pause(attempt.delay)
+            cancel_check()  # a turn stopped by its caller makes no more attempts
             client = sync_client(attempt.route.base_url, attempt.key)
             try:
                 request = attempts.send(attempt)
@@ -376,6 +378,7 @@ class LlmHost:
                 else:
                     body = post(client, request, attempts.timeout)
             except Exception as exc:  # noqa: BLE001 - classified; raised later without it
+                cancel_check()  # broken off because the turn was stopped: not a failure to retry
                 attempts.failed(exc)
             else:
                 attempts.answered(body)

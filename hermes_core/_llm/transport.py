@@ -27,6 +27,8 @@ from typing import Any
 
 import attrs
 
+from .._runtime.cancel import breakable, breaking
+
 __all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "dropped_connection", "encode", "error_message",
            "post", "post_stream", "sync_client"]
 
@@ -137,7 +139,13 @@ def encode(request: dict[str, Any]) -> bytes:
 
 
 def post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
-    """Send one chat completion request through `client` (an `openai.OpenAI`); the response body."""
+    """Send one chat completion request through `client` (an `openai.OpenAI`); the response body.
+    In a turn that can be stopped, the request runs in its own thread, waited for until it answers
+    or the turn is stopped (then its answer, when it comes, is dropped)."""
+    return breakable(lambda: _post(client, request, timeout))
+
+
+def _post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     if _has_low_level(client):
         return client.post(_PATH, cast_to=bytes, content=encode(request),  # type: ignore[no-any-return]
                            options={"timeout": timeout, "security": _SECURITY})
@@ -158,12 +166,26 @@ def post_stream(client: Any, request: dict[str, Any], timeout: float) -> Iterato
     stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True, stream_cls=openai.Stream[object],
                          options={"timeout": timeout, "security": _SECURITY})
     try:
-        if "event-stream" not in stream.response.headers.get("content-type", "event-stream"):
-            yield as_chunk(json.loads(stream.response.read()))
-            return
-        yield from stream
+        with breaking(lambda: _shut(stream.response)):  # a stopped turn: the read blocked on the model returns
+            if "event-stream" not in stream.response.headers.get("content-type", "event-stream"):
+                yield as_chunk(json.loads(stream.response.read()))
+                return
+            yield from stream
     finally:
         stream.close()
+
+
+def _shut(response: Any) -> None:
+    """Break off `response` (an httpx response being read in another thread): its connection is
+    shut down, which wakes the blocked read (closing the socket alone would not)."""
+    import socket
+
+    network = response.extensions.get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is not None:
+        sock.shutdown(socket.SHUT_RDWR)
+    else:
+        response.close()
 
 
 def as_chunk(completion: Any) -> Any:

@@ -2,8 +2,9 @@
 
 A plugin's failure is anything its code raises: `Exception`, but also `SystemExit`,
 `KeyboardInterrupt`, `GeneratorExit` or any other `BaseException` subclass it raises itself.
-Only two things are not the plugin's failure and go on up: the user pressing Ctrl-C (SIGINT
-delivered to the process) and the host cancelling the task the plugin code runs in.
+Only three things are not the plugin's failure and go on up: the user pressing Ctrl-C (SIGINT
+delivered to the process), the host cancelling the task the plugin code runs in, and the caller
+of a turn stopping it (`cancel.Cancel`) while the plugin's code waited on the model.
 
 To know a Ctrl-C is real, `install()` puts a SIGINT handler in place that behaves like
 Python's default (it raises `KeyboardInterrupt`) and marks the exception it raises. It is
@@ -62,6 +63,14 @@ def is_user_interrupt(exc: BaseException) -> bool:
     return bool(getattr(exc, _MARK, False)) or handler is not _on_sigint
 
 
+def _stopped_turn() -> bool:
+    """Whether the turn this code runs in was stopped by its caller (`cancel.Cancel`)."""
+    from .cancel import current
+
+    cancel = current()
+    return cancel is not None and cancel.is_set
+
+
 def _cancelling() -> bool:
     """Whether the current asyncio task is being cancelled by its owner."""
     import asyncio
@@ -78,6 +87,8 @@ def is_plugin_fault(exc: BaseException) -> bool:
     """Whether `exc`, leaving plugin code, is that plugin's failure (contained and reported)
     rather than the user's Ctrl-C or the host cancelling the call (raised on)."""
     if is_user_interrupt(exc):
+        return False
+    if isinstance(exc, KeyboardInterrupt) and _stopped_turn():
         return False
     asyncio = sys.modules.get("asyncio")  # not imported yet: nothing can be cancelling
     if asyncio is not None and isinstance(exc, asyncio.CancelledError) and _cancelling():

@@ -26,6 +26,7 @@ from hermes_core import (
     repair_tool_pairing, turn_scope,
 )
 from hermes_core import config_keys as keys
+from hermes_core.hosting import Cancel, cancel_scope, cancel_check
 
 from .display import Display
 from .store import SessionStore
@@ -109,6 +110,11 @@ class Agent:
     may call; None: every tool) and `store` (where the session is kept; else `$HERMES_HOME`'s).
     A server's caller hands in `history`: the conversation so far, stored as the new session's
     first messages (`sender_id` is stored as the user who started it).
+
+    `cancel()`, from any thread, stops the running turn promptly: its model request is broken
+    off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
+    as Ctrl-C is: what was said stands, the session stays valid). A caller that may stop a turn
+    before it starts hands `ask` its own `hosting.Cancel`.
     """
 
     def __init__(
@@ -128,6 +134,7 @@ class Agent:
         self.store = store if store is not None else SessionStore(self.manager.home)
         self.tools = frozenset(tools) if tools is not None else None
         self.display = display or Display(quiet=True)
+        self._cancel: Cancel | None = None  # the running (or last) turn's
         self.stream_hooks = StreamHooks(self.manager.lifecycle)
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
         self.prompt = system_prompt or config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
@@ -214,13 +221,21 @@ class Agent:
                     break
         return request
 
-    def ask(self, text: str) -> TurnResult:
-        """Run one turn: the answer text, with the tokens and cost it took."""
+    def ask(self, text: str, *, cancel: Cancel | None = None) -> TurnResult:
+        """Run one turn: the answer text, with the tokens and cost it took. `cancel` (else a new
+        one) stops it when set; `cancel()` sets the running turn's."""
         task_id = str(uuid.uuid4())
         turn = TurnIdentity(self.session_id, task_id, f"{self.session_id}:{task_id}:{uuid.uuid4().hex[:8]}",
                             self.platform)
-        with turn_scope(turn):  # the host's side calls (compression summaries) name this turn
+        self._cancel = cancel or Cancel()
+        with turn_scope(turn), cancel_scope(self._cancel):  # the host's side calls (compression summaries) name this turn
             return self._turn(turn, text)
+
+    def cancel(self) -> None:
+        """Stop the running turn, if any (thread-safe; see the class)."""
+        running = self._cancel
+        if running is not None:
+            running.set()
 
     def _turn(self, turn: TurnIdentity, text: str) -> TurnResult:
         """The turn, with Hermes' hooks in Hermes' order: `pre_llm_call` (`_begin`); per model
@@ -311,6 +326,7 @@ class Agent:
         so), with the request hooks around each attempt; its usage accounted and stored. It is
         streamed when someone watches (the display shows the answer on a terminal, or a plugin
         listens to `on_stream_*`); the flag says whether any of its text was streamed."""
+        cancel_check()
         self._compress_if_needed()
         request = self.session.select_context(self._request(extra), self.messages)
         sink = None
@@ -351,6 +367,7 @@ class Agent:
         function = function if isinstance(function, dict) else {}
         name, arguments = str(function.get("name", "")), function.get("arguments", "{}")
         call_id = str(call.get("id", ""))
+        cancel_check()  # a stopped turn runs no further tool
         self.display.tool(name, arguments, call_id=call_id)
         self.display.working(f"running {name}")
         try:

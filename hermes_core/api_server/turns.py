@@ -5,16 +5,15 @@ the event loop as events, stopped when the caller goes away.
 resumed), runs the turn with the caller's identity in the session variables (as the gateway
 sets a sender's), and closes it. While it runs, `ask.events` (when given) receives
 `("delta", text)` for each piece of the model's text, `("tool", {...})` when a tool is called and
-`("tool_result", {...})` when it answered. `ask.cancel()` stops the turn at its next step: a
-streamed model request is broken off at its next piece, no further tool runs, and the session
-stays valid (as after Ctrl-C in `hermes chat`). At most `api_server.max_concurrent_runs` turns
+`("tool_result", {...})` when it answered. `ask.cancel()` stops the turn at once: its model
+request is broken off, no further tool runs, and the session stays valid (as after Ctrl-C in
+`hermes chat`). At most `api_server.max_concurrent_runs` turns
 run at once; `Turns.admit()` says whether one more may start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +25,7 @@ from hermes_core import config_keys as keys
 from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Display, SessionStore, TurnResult
 from hermes_core.gateway.conversations import in_thread
 from hermes_core.gateway.session_context import set_session_vars
+from hermes_core.hosting import Cancel, Cancelled, cancel_check
 
 from .keys import ApiKey
 
@@ -34,8 +34,7 @@ __all__ = ["Ask", "Relay", "TurnCancelled", "TurnDone", "Turns"]
 PLATFORM = "api_server"
 
 
-class TurnCancelled(KeyboardInterrupt):
-    """The caller of a turn went away or stopped it; the agent handles it as it does Ctrl-C."""
+TurnCancelled = Cancelled  # the caller of a turn went away or stopped it; the agent handles it as Ctrl-C
 
 
 Emit = Callable[[str, Any], None]
@@ -49,14 +48,9 @@ class Relay(Display):
         super().__init__(quiet=True)
         self.streams_answers = stream  # the model's answer is streamed only for a streamed request
         self._emit = emit or (lambda kind, data: None)
-        self.cancelled = threading.Event()
-
-    def _check(self) -> None:
-        if self.cancelled.is_set():
-            raise TurnCancelled
 
     def stream_delta(self, text: str) -> None:
-        self._check()
+        cancel_check()
         self._emit("delta", text)
 
     def stream_end(self, text: str, finished: bool, error: str | None) -> None:
@@ -66,10 +60,10 @@ class Relay(Display):
         pass
 
     def working(self, what: str) -> None:
-        self._check()
+        cancel_check()
 
     def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
-        self._check()
+        cancel_check()
         self._emit("tool", {"name": name, "call_id": call_id,
                             "arguments": arguments if isinstance(arguments, str) else str(arguments)})
 
@@ -90,11 +84,10 @@ class Ask:
     instructions: str = ""  # the caller's system message, added to the agent's prompt
     stream: bool = False
     events: Emit | None = None
-    relay: Relay | None = None
+    stop: Cancel = attrs.Factory(Cancel)  # set by `cancel()`, before or while the turn runs
 
     def cancel(self) -> None:
-        if self.relay is not None:
-            self.relay.cancelled.set()
+        self.stop.set()
 
 
 @attrs.frozen
@@ -141,24 +134,23 @@ class Turns:
                 except RuntimeError:  # the loop has closed: no one listens any more
                     pass
 
-        ask.relay = Relay(threadsafe, ask.stream)
+        relay = Relay(threadsafe, ask.stream)
         self.busy.add(ask.session_id)
         try:
-            return await in_thread(self._turn, ask)  # a daemon thread: a hung turn never holds the process
+            return await in_thread(self._turn, ask, relay)  # a daemon thread: a hung turn never holds the process
         finally:
             self.busy.discard(ask.session_id)
 
     def _tools(self, rights: ApiKey) -> frozenset[str] | None:
         return rights.tools.names(self.manager.tool_infos())
 
-    def _turn(self, ask: Ask) -> TurnDone:
-        assert ask.relay is not None
+    def _turn(self, ask: Ask, relay: Relay) -> TurnDone:
         prompt = None
         if ask.instructions:  # the caller's, added to the agent's own prompt (Hermes' ephemeral system prompt)
             base = self.manager.config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
             prompt = f"{base}\n\n{ask.instructions}"
         agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
-                      history=None if ask.resume else ask.history, display=ask.relay,
+                      history=None if ask.resume else ask.history, display=relay,
                       platform=PLATFORM, sender_id=ask.user, system_prompt=prompt, tools=self._tools(ask.rights),
                       store=self.store)
         set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
@@ -167,8 +159,8 @@ class Turns:
         result: TurnResult | None = None
         try:
             with spending_as(ask.rights.budget_holder):
-                result = agent.ask(ask.text)
-        except TurnCancelled:
+                result = agent.ask(ask.text, cancel=ask.stop)
+        except Cancelled:
             pass
         finally:
             agent.close()

@@ -283,11 +283,12 @@ def test_the_concurrency_cap_answers_429_and_a_client_that_leaves_stops_its_turn
         status, body, headers = call(f"{served.url}/chat/completions",
                                      {"messages": [{"role": "user", "content": "me too"}]})
         assert (status, body["error"]["code"], headers["retry-after"]) == (429, "rate_limit_exceeded", "1")
-        stream.close()  # the client goes away mid-answer
-        held.set()
+        stream.close()  # the client goes away mid-answer, while the model still holds the rest
         llm_server.reply("Next one.")
+        # The cap frees only once the server has stopped the broken-off turn: the model never finished it.
         answer = _retry_429(lambda: served.client().chat.completions.create(
             model="hermes-agent", messages=[{"role": "user", "content": "after"}]))
+        held.set()
         assert answer.choices[0].message.content == "Next one."
         served.stop()
     shown = hermes_json("sessions", "show", _session_with(home, "long answer"))
@@ -301,8 +302,9 @@ def _until(condition: Any, timeout: float = 30) -> None:
         time.sleep(0.02)
 
 
-def _retry_429(ask: Any, attempts: int = 50) -> Any:
-    for _ in range(attempts):
+def _retry_429(ask: Any, timeout: float = 30) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         try:
             return ask()
         except openai.RateLimitError:
