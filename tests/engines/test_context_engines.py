@@ -162,7 +162,7 @@ def test_message_validity_and_repair() -> None:
     repaired = repair_tool_pairing(lost)
     stub = next(m for m in repaired if m["role"] == "tool")
     assert repaired[repaired.index(stub) - 1]["tool_calls"][0]["id"] == stub["tool_call_id"]
-    assert "lost" in stub["content"]
+    assert "no result" in stub["content"]
 
 
 def test_split_never_separates_a_tool_call_from_its_results() -> None:
