@@ -5,23 +5,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PluginManifest"]
+__all__ = ["DEFAULTS", "PluginManifest"]
+
+
+# Hermes' `PluginManifest` fields and their defaults: a field the plugin's manifest does not set
+# reads as Hermes' default (a list or dict default is a new one each time).
+DEFAULTS: Mapping[str, Any] = {
+    "name": "", "version": "", "description": "", "author": "", "source": "", "path": None, "kind": "standalone",
+    "key": "", "requires_env": [], "provides_tools": [], "provides_hooks": [], "requires_hermes": "",
+    "capabilities": [], "portable": False, "skill_namespace": "", "manifest_version": 1, "api_version": None,
+    "requires_plugins": [], "python_dependencies": [], "config_schema": {}, "license": "", "homepage": "",
+    "update_url": "", "tags": [], "emits": [], "listens": [],
+}
 
 
 class PluginManifest:
     """What a plugin was discovered as (its plugin.yaml, or its entry point), read-only:
-    attributes (`ctx.manifest.name`, `.version`, `.kind`, ...) or keys (`ctx.manifest["name"]`)."""
+    attributes (`ctx.manifest.name`, `.version`, `.kind`, ...) or keys (`ctx.manifest["name"]`).
+    A field of Hermes' manifest that this one does not set reads as Hermes' default. Made from a
+    mapping, or as Hermes makes it: `PluginManifest(name, version=..., ...)`."""
 
     __slots__ = ("_fields",)
 
-    def __init__(self, fields: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_fields", dict(fields))
+    def __init__(self, fields: Mapping[str, Any] | str | None = None, /, **named: Any) -> None:
+        given = dict(fields) if isinstance(fields, Mapping) else {} if fields is None else {"name": fields}
+        object.__setattr__(self, "_fields", {**given, **named})
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self._fields[name]
         except KeyError:
-            raise AttributeError(f"the manifest has no field {name!r} (fields: {', '.join(self._fields)})") from None
+            pass
+        if name in DEFAULTS:
+            default = DEFAULTS[name]
+            return type(default)() if isinstance(default, (list, dict)) else default
+        raise AttributeError(f"the manifest has no field {name!r} (fields: {', '.join(self._fields)})") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ctx.manifest is read-only")

@@ -40,6 +40,9 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("hermes_core._slots.memory", ("MemoryProvider",)),
         ("hermes_core._slots.recall", ("RecallStatus", "is_trivial_prompt", "INDICATOR_GLYPH", "TRIVIAL_PROMPT_RE",
                                        "PRE_COMPRESS_CHECKPOINT_API_VERSION")),
+        ("hermes_core._slots.provider_helpers", ("spawn_context_thread", "ctx_bound", "MemoryObservation",
+                                                 "MemoryPrefetchResult", "MAX_MEMORY_OBSERVATIONS",
+                                                 "CORE_MEMORY_PROVIDER_SENTINELS", "is_core_memory_provider")),
     ),
     "agent.context_engine": (
         ("hermes_core._slots.context_engine", ("ContextEngine",)),
@@ -94,15 +97,28 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     # The late-2026 plugin runtime (`plugin_runtime.*`) and `hermes_cli.plugins`, its facade: the
     # names plugins import from them for a type hint or a check.
     "plugin_runtime": (),
-    "plugin_runtime.context": (("hermes_core._ctx.context", ("PluginContext",)),),
+    "plugin_runtime.context": (("hermes_core._ctx.context", ("PluginContext",)),
+                               ("hermes_core._hermes.runtime", ("PluginToolOverrideError",))),
     "plugin_runtime.manifest": (("hermes_core._ctx.manifest", ("PluginManifest",)),),
-    "plugin_runtime.dispatch": (("hermes_core._hooks.hermes_api", ("VALID_HOOKS", "invoke_hook", "ainvoke_hook",
-                                                                   "has_hook")),),
-    "plugin_runtime.api": (("hermes_core._ctx.manifest", ("PluginManifest",)),),
+    "plugin_runtime.dispatch": (
+        ("hermes_core._hooks.hermes_api", ("VALID_HOOKS", "invoke_hook", "ainvoke_hook", "has_hook")),
+        ("hermes_core._hermes.runtime", ("OBSERVER_SCHEMA_VERSION", "HERMES_EVENT_NAMESPACE", "SHELL_UNSUPPORTED_HOOKS",
+                                         "TOOL_REQUEST_MIDDLEWARE", "TOOL_EXECUTION_MIDDLEWARE",
+                                         "LLM_REQUEST_MIDDLEWARE", "LLM_EXECUTION_MIDDLEWARE", "VALID_MIDDLEWARE")),
+    ),
+    "plugin_runtime.api": (
+        ("hermes_core._ctx.manifest", ("PluginManifest",)),
+        ("hermes_core._hooks.hermes_api", ("invoke_hook", "ainvoke_hook", "has_hook")),
+        ("hermes_core._hermes.runtime", ("has_middleware", "invoke_middleware")),
+    ),
+    "plugin_runtime.capabilities": (("hermes_core._ctx.grants", ("CAPABILITY_REGISTRY", "CapabilitySpec", "GRANTED_KEY",
+                                                               "VALID_CAPABILITY_IDS", "plugin_capability_granted")),),
+    "plugin_runtime.compat_warning": (("hermes_core._hermes.runtime", ("HermesPluginCompatWarning",)),),
     "hermes_cli.plugins": (
         ("hermes_core._ctx.context", ("PluginContext",)),
         ("hermes_core._ctx.manifest", ("PluginManifest",)),
         ("hermes_core._hooks.hermes_api", ("VALID_HOOKS", "invoke_hook", "ainvoke_hook", "has_hook")),
+        ("hermes_core._hermes.runtime", ("PluginToolOverrideError",)),
     ),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),

@@ -14,6 +14,9 @@ and `profile` each need their own grant under `plugins.entries.<id>.llm`:
             allow_agent_id_override: false
             allow_profile_override: false
 
+Hermes' capability ids grant the same: `plugins.entries.<id>.granted_capabilities:
+[llm.model_override]` is `allow_model_override: true` (the allowlists still apply).
+
 Checks run in that order (provider, model, agent_id, profile) and the first refusal raises
 `PluginLlmTrustError` naming the exact key to set. A flag counts only when it is the boolean
 `true`; an allowlist that is neither a list of strings nor `"*"` allows nothing.
@@ -68,7 +71,9 @@ def check_overrides(plugin_id: str, read_config: Callable[[], Config], requested
         return
     prefix = f"plugins.entries.{plugin_id}.llm"
     try:
-        grants: Any = read_config().read(keys.PLUGIN_LLM, plugin_id)
+        config = read_config()
+        grants: Any = config.read(keys.PLUGIN_LLM, plugin_id)
+        by_id = config.read(keys.PLUGIN_GRANTED_CAPABILITIES, plugin_id)  # Hermes' capability ids
     except ConfigError as exc:
         arg, flag, _ = asked[0]
         raise PluginLlmTrustError(
@@ -81,10 +86,11 @@ def check_overrides(plugin_id: str, read_config: Callable[[], Config], requested
         grants = {}
     for arg, flag, allow in asked:
         value = str(requested[arg])
-        if grants.get(flag) is not True:
+        if grants.get(flag) is not True and f"llm.{arg}_override" not in by_id:
             raise PluginLlmTrustError(
                 f"plugin {plugin_id!r} may not choose its own {arg} ({value!r}): the operator has not granted it; "
-                f"to allow it, set {prefix}.{flag}: true in config.yaml",
+                f"to allow it, set {prefix}.{flag}: true in config.yaml (or list llm.{arg}_override in "
+                f"plugins.entries.{plugin_id}.granted_capabilities)",
                 plugin_id=plugin_id,
                 key=f"{prefix}.{flag}",
             )

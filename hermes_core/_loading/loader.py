@@ -30,6 +30,7 @@ from .._ctx.auxiliary import AuxiliaryTasks
 from .._ctx.capabilities import Capabilities
 from .._ctx.context import PluginContext
 from .._ctx.events import EventBus
+from .._ctx.grants import granted
 from .._ctx.prompt import PromptSections
 from .._ctx.platforms import Platforms
 from .._ctx.skills import Skills
@@ -405,11 +406,17 @@ class Loader:
 
     def may_override(self, plugin_id: str | None) -> bool:
         """Whether `plugin_id` may replace another's tool: the host and built-ins may; a
-        plugin needs `plugins.entries.<id>.allow_tool_override: true`."""
+        plugin needs `plugins.entries.<id>.allow_tool_override: true` (or `tools.override` in its
+        `granted_capabilities`)."""
         record = self.records.get(plugin_id or "")
         if plugin_id is None or (record is not None and record.spec.source == "builtin"):
             return True
-        return self.config().read(keys.PLUGIN_ALLOW_TOOL_OVERRIDE, plugin_id)
+        return granted(self.config(), plugin_id, "tools.override")
+
+    def granted(self, plugin_id: str, capability: str) -> bool:
+        """Whether the operator granted `plugin_id` one of Hermes' capability ids."""
+        return self.may_override(plugin_id) if capability == "tools.override" else granted(
+            self.config(), plugin_id, capability)
 
     def extend_cli(self, cli: Any) -> list[str]:
         """Let loaded plugins add click commands to the group `cli` (`register_cli_commands`);

@@ -16,6 +16,7 @@ from .. import config_keys as keys
 from .._commands.cli import CliCommand
 from .._commands.command import Command
 from .._ctx.auxiliary import AuxiliaryTask
+from .._ctx.grants import VALID_CAPABILITY_IDS
 from .._ctx.manifest import PluginManifest
 from .._ctx.prompt import PromptSection
 from .._ctx.state import PluginState
@@ -82,6 +83,7 @@ class Loaded(Protocol):
     def current_config(self) -> Callable[[], Config]: ...
     def state(self, plugin_id: str) -> PluginState: ...
     def may_override(self, plugin_id: str | None) -> bool: ...
+    def granted(self, plugin_id: str, capability: str) -> bool: ...
 
 
 class Registrar:
@@ -197,8 +199,8 @@ class Registrar:
         return task
 
     def has_capability(self, capability: str) -> bool:
-        if capability == "tools.override":
-            return self._loader.may_override(self._record.id)
+        if capability in VALID_CAPABILITY_IDS:  # a grant, by Hermes' id
+            return self._loader.granted(self._record.id, capability)
         return self._loader.capabilities.served(capability) is not None
 
     def host_call(self, member: str, *args: Any, **kwargs: Any) -> Any:

@@ -230,8 +230,11 @@ class MemoryCalls:
         self._guard.optional(self.provider, "on_turn_start", self._who, None, turn_number, message, **kwargs)
 
     def prefetch(self, query: str, session_id: str) -> str:
-        return self._guard.optional(self.provider, "prefetch", self._who, "", query, session_id=session_id,
-                                    expect=str)
+        """The provider's text for this turn (a `MemoryPrefetchResult` gives its `context`)."""
+        from .._slots.provider_helpers import prefetch_context
+
+        result = self._guard.optional(self.provider, "prefetch", self._who, "", query, session_id=session_id)
+        return self._guard(f"{self._who}.prefetch()", lambda: prefetch_context(result), "", str)
 
     def recall_status(self) -> RecallStatus | None:
         """The provider's status, as hermes-core's `RecallStatus` (a stand-in class of the same

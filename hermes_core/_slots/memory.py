@@ -87,16 +87,27 @@ class MemoryProvider(ABC):
 
     def sync_turn(
         self, user_content: str, assistant_content: str, *, session_id: str = "",
-        messages: Messages | None = None,
+        messages: Messages | None = None, turn_author: dict[str, Any] | None = None,
     ) -> None:
         """Called after each completed turn, to store what should be kept. `messages` is the
-        conversation as of that turn (tool calls and results included). Keep it quick."""
+        conversation as of that turn (tool calls and results included); `turn_author` who wrote
+        the user's message (`{"id", "name", "is_bot"}`) where the host knows. Keep it quick."""
 
-    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Answer a call of one of this provider's tools with a JSON string."""
         import json
 
-        return json.dumps({"error": f"memory provider {self.name!r} has no tool {name!r}"})
+        return json.dumps({"error": f"memory provider {self.name!r} has no tool {tool_name!r}"})
+
+    def identity_signature(self) -> dict[str, Any]:
+        """What makes this provider's view of a user differ (an account, a workspace): a host
+        keeping agents between messages starts a new one when it changes. Called without
+        `initialize`; {} for nothing."""
+        return {}
+
+    def cache_busting_signature(self) -> dict[str, Any] | None:
+        """The older name of `identity_signature`: None for nothing."""
+        return None
 
     def shutdown(self) -> None:
         """Release what the provider holds (connections, files). Called once per session."""

@@ -51,6 +51,10 @@ PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
 PLUGIN_ALLOW_TOOL_OVERRIDE = Key("plugins.entries.*.allow_tool_override", FLAG, _flag, False,
                                  "the plugin may replace a tool another plugin registered (override=True)")
+PLUGIN_GRANTED_CAPABILITIES: Key[list[str]] = Key(
+    "plugins.entries.*.granted_capabilities", NAMES, _names, [],
+    "capabilities granted to the plugin by Hermes' ids (tools.override, llm.provider_override, llm.model_override, "
+    "llm.agent_id_override, llm.profile_override, ...): each counts as its allow_* flag")
 PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
                   "false: the plugin is imported at every start even where plugins.lazy holds")
 PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _one_of("process", "none"), "none",
@@ -286,7 +290,7 @@ CRON_OUTPUT_RETENTION = Key("cron.output_retention", POSITIVE, _positive, 50, "o
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
-    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
+    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_GRANTED_CAPABILITIES, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
     MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT, MODEL_STREAM,
