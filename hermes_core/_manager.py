@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +189,12 @@ class PluginManager:
 
     auxiliary_tasks = LoaderPart[list[AuxiliaryTask]]("aux_tasks", "The `auxiliary.<key>` tasks plugins declared.",
                                                       lambda tasks: tasks.all())
+
+    def get_slack_action_handlers(self) -> list[tuple[Any, Callable[..., Any], str]]:
+        """`(action_id, callback, plugin id)` of each `ctx.register_slack_action_handler`, in order
+        (Hermes' shape, for an adapter that wires them itself; the gateway's adapters get them
+        through `BasePlatformAdapter.handle_slack_action`)."""
+        return self.platforms.slack_actions.handlers()
 
     def auxiliary_llm(self, task: str) -> AuxiliaryLlm:
         """The host's LLM client for a side task (`auxiliary.<task>`, else the main model); not for plugins."""

@@ -15,7 +15,6 @@ __all__ = ["Capabilities", "UNSERVED", "unserved"]
 UNSERVED: Mapping[str, tuple[str, str]] = {
     "register_platform_handler": ("gateway", "a messaging gateway"),
     "register_telegram_handler": ("gateway", "a messaging gateway"),
-    "register_slack_action_handler": ("gateway", "a messaging gateway"),
     "platform_actions": ("gateway", "a messaging gateway"),
     "inject_message": ("conversation", "a running conversation that accepts injected messages"),
     "register_approval_transport": ("approval", "a human-approval UI"),

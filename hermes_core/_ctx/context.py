@@ -22,7 +22,7 @@ from .._runtime.invoke import tagged
 from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
 from .capabilities import UNSERVED, unserved
-from .platforms import PlatformEntry, platform_entry
+from .platforms import PlatformEntry, platform_entry, slack_constraint
 from .prompt import PromptSection
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class Registrar(Protocol):
     def add_auxiliary_task(self, task: AuxiliaryTask) -> None: ...
 
     def add_platform(self, entry: PlatformEntry) -> None: ...
+
+    def add_slack_action(self, constraint: Any, callback: Callable[..., Any]) -> None: ...
 
     def on_unload(self, callback: Callable[[], Any]) -> None: ...
 
@@ -365,9 +367,20 @@ class PluginContext:
         """A native Telegram handler: needs a host serving "gateway"."""
         return self._unserved("register_telegram_handler", *args, **kwargs)
 
-    def register_slack_action_handler(self, action_id: str, callback: Callable[..., Any]) -> Any:
-        """A Slack Block Kit action handler: needs a host serving "gateway"."""
-        return self._unserved("register_slack_action_handler", action_id, callback)
+    def register_slack_action_handler(self, action_id: Any, callback: Callable[..., Any]) -> None:
+        """Handle an interactive action (a Slack Block Kit button, ...) an adapter reports:
+        `callback(ack, body, action)` (async, or plain) is called for the first action whose
+        `action_id` matches, as Hermes calls it (see `BasePlatformAdapter.handle_slack_action`).
+        `action_id`: the exact id, a compiled pattern, or a mapping of `action_id` / `block_id`
+        / `type` constraints. A non-callable callback or an empty id is a `ValueError`."""
+        call = f"ctx.register_slack_action_handler({action_id!r})"
+        if not callable(callback):
+            raise ValueError(f"Plugin {self.plugin_id!r} tried to register a Slack action handler with a "
+                             "non-callable callback.")
+        problem = slack_constraint(action_id)
+        if problem is not None:
+            raise ValueError(f"Plugin {self.plugin_id!r} tried to register a Slack action handler with {problem}.")
+        tagged(call, lambda: self._host(call).add_slack_action(action_id, callback))
 
     @property
     def platform_actions(self) -> Any:

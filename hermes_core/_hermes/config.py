@@ -41,6 +41,7 @@ __all__ = [
     "save_config",
     "save_env_value",
     "set_config_value",
+    "write_platform_config_field",
 ]
 
 log = logging.getLogger("hermes_core.hermes_names")
@@ -187,3 +188,7 @@ def save_env_value(key: str, value: str, *args: Any, **kwargs: Any) -> NoReturn:
 
 def remove_env_value(key: str, *args: Any, **kwargs: Any) -> NoReturn:
     _refuse("remove_env_value()")
+
+
+def write_platform_config_field(platform: str, field: str, value: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    _refuse("write_platform_config_field()")

@@ -108,7 +108,7 @@ def _chain(exc: BaseException) -> Iterable[BaseException]:
 
 def needed_module(exc: BaseException) -> str | None:
     """The Hermes module whose absence `exc` (or an exception it was raised from) reports, when
-    hermes-core does not serve it: `gateway.run`, `tools.delegate_tool`, `hermes_cli.setup`."""
+    hermes-core does not serve it: `gateway.run`, `tools.delegate_tool`, `hermes_cli.main`."""
     for error in _chain(exc):
         if not isinstance(error, ImportError) or not error.name:
             continue

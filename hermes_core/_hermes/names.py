@@ -90,6 +90,12 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("hermes_core._hermes.tool_registry", ("ToolRegistry", "ToolEntry", "tool_error", "tool_result")),
         ("hermes_core._hermes.served_registry", ("registry",)),
     ),
+    "tools.approval": (("hermes_core.gateway.approvals", (
+        "resolve_gateway_approval", "register_gateway_notify", "unregister_gateway_notify", "has_blocking_approval",
+        "list_gateway_approvals", "get_pending_gateway_approval", "pending_gateway_approval_count", "approve_session",
+        "approve_permanent", "is_approved", "clear_session")),),
+    "tools.clarify_gateway": (("hermes_core._hermes.interactions", ("resolve_gateway_clarify", "mark_awaiting_text")),),
+    "tools.slash_confirm": (("hermes_core._hermes.interactions", ("resolve",)),),
     "hermes_constants": (("hermes_core._hermes.constants", ALL),),
     "providers": (("hermes_core._hermes.model_providers", ("register_provider", "get_provider_profile",
                                                             "list_providers", "ProviderProfile")),),
@@ -122,6 +128,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     ),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
+    "hermes_cli.setup": (("hermes_core._hermes.setup_ui", ALL),),
     # The messaging gateway's names platform-adapter plugins import (`hermes_core.gateway`).
     "gateway": (),
     "gateway.config": (("hermes_core.gateway.config", ALL),),
@@ -130,6 +137,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gateway.platforms.event": (("hermes_core.gateway.platforms.event", ALL),),
     "gateway.platforms.helpers": (("hermes_core.gateway.platforms.helpers", ALL),),
     "gateway.session": (("hermes_core.gateway.session", ALL),),
+    "gateway.delivery": (("hermes_core.gateway.delivery", ALL),),
     "gateway.session_context": (("hermes_core.gateway.session_context", ALL),),
     "gateway.pairing": (("hermes_core.gateway.pairing", ("PairingStore",)),),
     "gateway.status": (("hermes_core.gateway.status", ALL),),

@@ -138,11 +138,15 @@ class FirstText(Chain["str | None"]):
 
 @attrs.frozen
 class ToolDecision:
-    """What the `pre_tool_call` callbacks decided: run with `args`, or block with `message`."""
+    """What the `pre_tool_call` callbacks decided: run with `args`, or block with `message`. A
+    call a callback put to a human (`approve`) is blocked unless the host's approver lets it run:
+    `asks` is that callback's reason, `rule_key` its rule."""
 
     blocked: bool
     args: Mapping[str, Any]
     message: str = ""
+    asks: str | None = None
+    rule_key: str = ""
 
 
 class Gate(Chain[ToolDecision]):
@@ -197,10 +201,12 @@ class Gate(Chain[ToolDecision]):
             return ToolDecision(False, {**args, **result["args"]})  # merged in, as Hermes does
         if action == "allow":
             return ToolDecision(False, args)
-        if action == "approve":  # Hermes' escalation to a human: a host without an approval prompt refuses
-            asked = result.get("message") or "it asked for approval"
+        if action == "approve":  # Hermes' escalation to a human: blocked unless the host's approver says yes
+            asked = str(result.get("message") or "it asked for approval")
+            rule = result.get("rule_key")
             return ToolDecision(True, args, f"Tool call {name!r} blocked: the {cb.label} requires a human's "
-                                            f"approval ({asked}), and this host has no approval prompt")
+                                            f"approval ({asked}), and no one here can give it", asks=asked,
+                                rule_key=rule if isinstance(rule, str) else "")
         log.error("%s returned an invalid decision %r; blocking (hooks fail closed)", cb.label, result)
         return ToolDecision(
             True, args,

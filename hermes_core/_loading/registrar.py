@@ -178,6 +178,10 @@ class Registrar:
     def add_platform(self, entry: PlatformEntry) -> None:
         self._record.note("platforms", entry.name, self._loader.platforms.add(entry))
 
+    def add_slack_action(self, constraint: Any, callback: Callable[..., Any]) -> None:
+        undo = self._loader.platforms.slack_actions.add(constraint, callback, self._record.id)
+        self._record.note("slack_actions", repr(constraint), undo)
+
     def on_unload(self, callback: Callable[[], Any]) -> None:
         plugin_id = self._record.id
 

@@ -22,6 +22,7 @@ import attrs
 from .._errors import ConfigError, owner
 from .._hermes.host import describe
 from .._quote import clip, quoted
+from .._runtime.approvals import APPROVED, ApprovalRequest, current_approver, pattern_key
 from .._runtime.invoke import Failure, Invoke, Policy, Resolvable, adrive, drive, keeps_own_limit
 from .tool import ToolEntry
 
@@ -204,6 +205,8 @@ def _call(
         decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **ids.arguments())
         parsed = dict(decision.args)
         blocked = decision.message if decision.blocked else None
+        if decision.asks is not None and current_approver() is not None:  # put to a human
+            blocked = yield from _approval(hooks, name, parsed, decision, ids)
     started = time.monotonic()
     result = blocked
     if result is None and isinstance(entry.tool.handler, Resolvable):  # its plugin is imported now
@@ -226,6 +229,29 @@ def _call(
     yield hooks.post_tool_call(tool_name=name, args=dict(parsed), **done)
     changed = yield hooks.transform_tool_result(tool_name=name, args=dict(parsed), **done)
     return ToolOutcome(changed if changed is not None else result, blocked is not None)
+
+
+def _approval(hooks: LifecycleHooks, name: str, args: Mapping[str, Any], decision: Any,
+              ids: ToolCallIds) -> Policy[str | None]:
+    """Ask the turn's approver about a call a `pre_tool_call` callback put to a human, with
+    Hermes' approval hooks around the question; None when it may run, else why it may not."""
+    approver = current_approver()
+    assert approver is not None
+    request = ApprovalRequest(name, dict(args), decision.asks, pattern_key(name, decision.asks, decision.rule_key),
+                              session_id=ids.session_id, turn_id=ids.turn_id, tool_call_id=ids.tool_call_id)
+    about: dict[str, Any] = {
+        "command": request.command, "description": request.description, "pattern_key": request.pattern_key,
+        "pattern_keys": [request.pattern_key], "session_key": getattr(approver, "session_key", ids.session_id),
+        "surface": getattr(approver, "surface", "gateway"), "turn_id": ids.turn_id, "tool_call_id": ids.tool_call_id,
+        "session_id": ids.session_id}
+    yield hooks.pre_approval_request(**about)
+    answer = yield Invoke(approver, (request,))  # waits for the human: on a worker thread for an async caller
+    choice = answer if isinstance(answer, str) else "notify_failed"
+    yield hooks.post_approval_response(**about, choice=choice)
+    if choice in APPROVED:
+        return None
+    return (f"Tool call {name!r} was not approved ({choice}): {decision.asks}. Do not try it again; tell the user "
+            "what you wanted to do instead")
 
 
 def dispatch(

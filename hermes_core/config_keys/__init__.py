@@ -229,6 +229,8 @@ PLATFORM = Key("platforms.*", MAPPING, _mapping, _EMPTY, "one platform: enabled,
                "reply_to_mode, and its adapter's own settings (beside them or under extra)", free=True)
 GATEWAY_PLATFORMS = Key("gateway.platforms", MAPPING, _mapping, _EMPTY,
                         "Hermes' other place for platforms.<name> (platforms: wins)", free=True)
+APPROVALS_TIMEOUT = Key("approvals.timeout", SECONDS, _seconds, 300.0, "seconds a tool call put to a human "
+                        "(a pre_tool_call hook's approve) waits for an answer in the chat; then it is denied")
 GATEWAY_UNAUTHORIZED_DM = Key("gateway.unauthorized_dm_behavior", "pair or ignore", _one_of("pair", "ignore"), "pair",
                               "a direct message from a sender not let in: a pairing code (pair) or nothing")
 GATEWAY_GROUP_SESSIONS = Key("gateway.group_sessions_per_user", FLAG, _flag, True,
@@ -304,7 +306,7 @@ KEYS: tuple[Key[Any], ...] = (
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
     GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,
-    PLUGIN_GATEWAY_INJECTION,
+    PLUGIN_GATEWAY_INJECTION, APPROVALS_TIMEOUT,
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,

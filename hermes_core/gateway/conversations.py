@@ -19,7 +19,9 @@ from hermes_core import (
 )
 from hermes_core import config_keys as keys
 from hermes_core.agent import Agent
+from hermes_core.hosting import approver_scope
 
+from . import approvals
 from .auth import PAIRING_REPLY, authorised
 from .pairing import PairingStore
 from .platforms.base import BasePlatformAdapter
@@ -96,10 +98,13 @@ class Conversations:
             if not authorised(source, entry, adapter, self.pairing):
                 return self._refuse(source)
         key = session_key_for(source, getattr(adapter.config, "extra", None))  # also an adapter on Hermes' own base
+        command = event.get_command() if event.is_command() else None
+        if command in ("approve", "deny"):  # answers the turn that waits for it
+            return approvals.answer(key, command, event.get_command_args())
         agent = await self._agent(key, source)
         self.busy.add(key)
         try:
-            return await in_thread(self._turn, agent, key, event)
+            return await in_thread(self._turn, agent, key, event, adapter)
         finally:
             self.busy.discard(key)
 
@@ -143,8 +148,29 @@ class Conversations:
         self.changed()
         return agent
 
-    def _turn(self, agent: Agent, key: str, event: MessageEvent) -> str:
-        """One turn (or slash command) of `agent`, on a worker thread."""
+    def _turn(self, agent: Agent, key: str, event: MessageEvent, adapter: BasePlatformAdapter) -> str:
+        """One turn (or slash command) of `agent`, on a worker thread; a tool call put to a human
+        is asked of this chat (`approvals`)."""
+        approvals.register_gateway_notify(key, self._notifier(adapter, event))
+        try:
+            with approver_scope(approvals.approver_for(self.manager, key)):
+                return self._answer(agent, key, event)
+        finally:
+            approvals.unregister_gateway_notify(key)
+
+    def _notifier(self, adapter: BasePlatformAdapter, event: MessageEvent) -> Callable[[dict[str, Any]], None]:
+        loop, source = self.loop, event.source
+        metadata = {"thread_id": source.thread_id} if source.thread_id else None
+
+        def notify(data: dict[str, Any]) -> None:  # on the turn's thread: sent on the loop, waited for
+            if loop is None or loop.is_closed():
+                raise ConnectionError("the gateway is stopping")
+            sent = asyncio.run_coroutine_threadsafe(approvals.present(adapter, source.chat_id, data, metadata), loop)
+            sent.result(timeout=60)
+
+        return notify
+
+    def _answer(self, agent: Agent, key: str, event: MessageEvent) -> str:
         source = event.source
         set_session_vars(platform=source.platform.value, source=source.platform.value, chat_id=source.chat_id,
                          chat_type=source.chat_type, chat_name=source.chat_name, thread_id=source.thread_id,

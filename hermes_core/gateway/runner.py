@@ -28,6 +28,7 @@ from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
 from hermes_core.hosting import Backoff, only_one, until_signal, write_json
 
+from . import approvals
 from .auth import authorised
 from .conversations import Conversations, in_thread
 from .pairing import PairingStore
@@ -40,7 +41,7 @@ __all__ = ["Gateway", "GATEWAY_HOOKS", "status_path", "read_status"]
 
 log = logging.getLogger("hermes.gateway")
 # The hooks the gateway fires besides the reference agent's (HOOK-ARGS.md: Hermes' moments).
-GATEWAY_HOOKS = frozenset({"pre_gateway_dispatch", "gateway_platform_event"})
+GATEWAY_HOOKS = frozenset({"pre_gateway_dispatch", "gateway_platform_event", "pre_approval_request", "post_approval_response"})
 
 
 def status_path(home: Path) -> Path:
@@ -68,6 +69,7 @@ class Gateway:
         self.states: dict[str, dict[str, Any]] = {}
         self.routes = Routes(self.manager.home)
         self.pairing = PairingStore()
+        approvals.load_permanent(self.manager.home)
         self.conversations = Conversations(self.manager, self.routes, self.pairing, self.adapters, self.say)
         self.conversations.changed = lambda: self._write_status("running")
         self.manager.serve("conversation", self.conversations)
@@ -254,6 +256,7 @@ class Gateway:
         adapter.set_fatal_error_handler(on_fatal)
         adapter.set_platform_event_handler(on_platform_event)
         adapter.set_session_store(self.routes)
+        adapter.set_slack_action_dispatch(self.manager.platforms.slack_actions.dispatch)
         adapter._registered_max_length = int(entry.max_message_length or 0)
         adapter.gateway_runner = self
 

@@ -88,6 +88,14 @@ class FakeChat:
             self._changed.notify_all()
             return str(message["id"])
 
+    def press(self, chat_id: str, user_id: str, **fields: Any) -> None:
+        """Someone presses a button: an update carrying `fields` (`button` and `session_key` for an
+        approval card, `action` for an interactive action)."""
+        with self._changed:
+            self.messages.append({"id": len(self.messages) + 1, "chat_id": chat_id, "user_id": user_id, "text": "",
+                                  "chat_type": "dm", "event": "", **fields})
+            self._changed.notify_all()
+
     def fail_sends(self, count: int) -> None:
         with self._changed:
             self._failing = count
@@ -116,6 +124,7 @@ import asyncio, json, os, urllib.request
 from gateway.config import Platform, PlatformConfig
 from gateway.platforms.base import BasePlatformAdapter, MessageEvent, MessageType, SendResult
 from gateway.session_context import get_session_env
+from tools.approval import resolve_gateway_approval
 
 
 class FakeChatAdapter(BasePlatformAdapter):
@@ -155,6 +164,21 @@ class FakeChatAdapter(BasePlatformAdapter):
                 return
             for update in updates:
                 self._after = update["id"]
+                if update.get("button"):  # an approval card's button, as Hermes' adapters answer it
+                    resolve_gateway_approval(update["session_key"], update["button"])
+                    continue
+                if update.get("action"):  # an interactive element, reported as Slack reports it
+                    body = {"type": "block_actions", "user": {"id": update["user_id"]},
+                            "channel": {"id": update["chat_id"]}, "actions": [update["action"]]}
+                    acked = []
+
+                    async def ack(*args, **kwargs):
+                        acked.append(True)
+
+                    handled = await self.handle_slack_action(ack, body, update["action"])
+                    await asyncio.to_thread(self._call, "/acks", {"chat_id": update["chat_id"], "handled": handled,
+                                                                  "acked": bool(acked)})
+                    continue
                 if update.get("event"):  # a reaction: a platform event, not a message
                     source = self.build_source(chat_id=update["chat_id"], user_id=update["user_id"])
                     await self._platform_event_handler({"platform": "fakechat", "event_type": update["event"],
@@ -177,6 +201,19 @@ class FakeChatAdapter(BasePlatformAdapter):
 
     async def get_chat_info(self, chat_id):
         return {"name": chat_id, "type": "dm"}
+
+    @classmethod
+    def supports_exec_approval_buttons(cls):
+        return bool(os.getenv("FAKECHAT_BUTTONS"))
+
+    async def send_exec_approval(self, chat_id, command, session_key, description=None, metadata=None,
+                                 allow_permanent=True, allow_session=True, smart_denied=False):
+        if not self.supports_exec_approval_buttons():
+            return await super().send_exec_approval(chat_id, command, session_key, description, metadata)
+        answer = await asyncio.to_thread(self._call, "/send", {
+            "chat_id": chat_id, "text": f"Approve? {command} ({description})", "buttons": ["once", "deny"],
+            "session_key": session_key})
+        return SendResult(success=True, message_id=answer["message_id"])
 
 
 def register(ctx):

@@ -163,11 +163,11 @@ def register(ctx):
     assert not ctx.platform_actions and not ctx.subagent_lifecycle
     ctx.register_tool("vk_status", "vk", {"name": "vk_status", "parameters": {"type": "object"}},
                       lambda args, **kw: "{}")
-    ctx.register_slack_action_handler("approve", lambda action: None)
+    ctx.register_telegram_handler(lambda app: None)
 """)
     found = row(hermes_json("plugins", "doctor", check=1), "vk")
     assert found["status"] == "failed" and found["registered"] == {}  # its tool was rolled back
-    assert found["error"].startswith("HostCapabilityError: ctx.register_slack_action_handler of plugin 'vk' needs a "
+    assert found["error"].startswith("HostCapabilityError: ctx.register_telegram_handler of plugin 'vk' needs a "
                                    "host with a messaging gateway (capability 'gateway')")
     assert "Traceback" not in hermes("plugins", "doctor", check=1).stderr
 
@@ -177,8 +177,8 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
         def __init__(self) -> None:
             self.calls: list[tuple] = []
 
-        def register_slack_action_handler(self, plugin_id, action_id, callback):
-            self.calls.append((plugin_id, action_id, callback()))
+        def register_platform_handler(self, plugin_id, platform, factory):
+            self.calls.append((plugin_id, platform, factory()))
             return "handle"
 
         def platform_actions(self, plugin_id):
@@ -190,7 +190,7 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
     seen = {}
 
     def register(ctx):
-        seen["handle"] = ctx.register_slack_action_handler("approve", lambda: "clicked")
+        seen["handle"] = ctx.register_platform_handler("slack", lambda: "wired")
         seen["actions"] = ctx.platform_actions
         seen["has"] = (ctx.has_capability("gateway"), ctx.has_capability("approval"))
         with pytest.raises(HostCapabilityError, match="ctx.register_middleware of plugin 'vk' needs a host with"):
@@ -198,7 +198,7 @@ def test_a_host_that_serves_a_capability_gets_the_calls(home: Path) -> None:
 
     record = manager.load().add_plugin(register, "vk")
     assert record.status == "ok", record.failure
-    assert gateway.calls == [("vk", "approve", "clicked")]
+    assert gateway.calls == [("vk", "slack", "wired")]
     assert seen == {"handle": "handle", "actions": "actions of vk", "has": (True, False)}
 
 

@@ -44,7 +44,7 @@ def register(ctx):
     ("from tools.delegate_tool import delegate_task", "tools.delegate_tool"),
     ("from hermes_cli.plugins import get_plugin_manager", "hermes_cli.plugins.get_plugin_manager"),
     ("from agent.usage_pricing import estimate", "agent.usage_pricing"),
-    ("from gateway.delivery import (\n    DeliveryRouter,\n)", "gateway.delivery"),
+    ("from gateway.delivery import (\n    DeliveryRouter,\n)", "gateway.delivery.DeliveryRouter"),
     ("import importlib\nimportlib.import_module('gateway.stream_consumer')", "gateway.stream_consumer"),
 ])
 def test_each_hermes_internal_import_names_what_it_needs(home: Path, statement: str, needed: str) -> None:
@@ -76,7 +76,7 @@ def test_a_missing_dependency_of_its_own_is_an_ordinary_failure(home: Path) -> N
 
 def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(home: Path, site: Path) -> None:
     folder = make_folder_plugin(home / "plugins", "relay", "from .adapter import Adapter\n")
-    (folder / "adapter.py").write_text("from . import util\nfrom gateway.delivery import DeliveryRouter\n")
+    (folder / "adapter.py").write_text("from . import util\nfrom gateway.run import GatewayRunner\n")
     (folder / "util.py").write_text("import hermes_state\n")
     install_dist(site, "hermes-tokens", {"tokens": "hermes_tokens"}, {
         "hermes_tokens.__init__": "from hermes_tokens.profile import PROFILE\n",
@@ -84,7 +84,7 @@ def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(
     })
     write_config(home, "plugins:\n  enabled: [relay, tokens]\n")
     listed, doctor = rows(), rows("doctor")
-    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.delivery)"
+    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.run)"
     assert doctor["relay"]["error"] == "needs the Hermes Agent host (imports hermes_state)"  # the first one met
     assert listed["tokens"]["needs_host"] == doctor["tokens"]["error"] == \
         "needs the Hermes Agent host (imports providers.routing)"

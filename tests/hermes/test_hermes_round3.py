@@ -184,3 +184,71 @@ def register(ctx):
         assert manager.run_command("probe") == repr(("tagged", [], [], 1, False, "other", "2.0", ["x"], "standalone"))
     finally:
         manager.close()
+
+
+VK_PATTERN = '''
+from agent.secret_scope import get_secret
+from gateway.config import Platform, PlatformConfig
+from gateway.platforms.base import BasePlatformAdapter, MessageEvent, MessageType, SendResult, cache_media_bytes
+from hermes_cli.config import get_env_value, read_raw_config, save_env_value, write_platform_config_field
+from hermes_cli.plugins import PluginContext
+from hermes_cli.setup import print_header, print_info, print_success, print_error, prompt, prompt_yes_no
+from hermes_constants import get_hermes_home
+from tools import slash_confirm
+from tools.approval import resolve_gateway_approval
+from tools.clarify_gateway import mark_awaiting_text, resolve_gateway_clarify
+
+
+def supports_cron_delivery():
+    from gateway import delivery  # a probe of an optional host contract, as the published adapter makes it
+    return hasattr(BasePlatformAdapter, "_is_partial_delivery") and hasattr(delivery, "PartialDeliveryError")
+
+
+class Adapter(BasePlatformAdapter):
+    async def connect(self, *, is_reconnect=False):
+        return True
+
+    async def disconnect(self):
+        pass
+
+    async def send(self, chat_id, content, reply_to=None, metadata=None):
+        return SendResult(success=True)
+
+    async def get_chat_info(self, chat_id):
+        return {}
+
+
+def interactive_setup():
+    print_header("Widget")
+    print_info("Connects a widget.")
+    if prompt_yes_no("Reconfigure?", default=False):
+        return "reconfigured"
+    return "kept"
+
+
+def register(ctx):
+    import asyncio
+    from gateway.delivery import DeliveryTarget
+
+    ctx.register_platform(name="widget", label="Widget", adapter_factory=Adapter, check_fn=lambda: True,
+                          setup_fn=interactive_setup, required_env=["WIDGET_TOKEN"], emoji="💬",
+                          max_message_length=0, pii_safe=True)
+    ctx.register_command("probe", lambda raw: repr((
+        supports_cron_delivery(), resolve_gateway_approval("nobody", "once"), resolve_gateway_clarify("c1", "yes"),
+        mark_awaiting_text("c1"), asyncio.run(slash_confirm.resolve("k", "c1", "once")),
+        DeliveryTarget.parse("widget:42:7").to_string(), interactive_setup())))
+'''
+
+
+def test_an_adapter_importing_hermes_interaction_modules_loads_and_registers(home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HERMES_NONINTERACTIVE", "1")
+    make_folder_plugin(home / "plugins", "widget", VK_PATTERN, "name: widget\n")
+    write_config(home, "plugins:\n  enabled: [widget]\n")
+    manager = PluginManager(home=home).load()
+    try:
+        record = manager.record("widget")
+        assert record.status == "ok", record.failure
+        assert manager.platforms.get("widget") is not None
+        assert manager.run_command("probe") == repr((False, 0, False, False, None, "widget:42:7", "kept"))
+    finally:
+        manager.close()

@@ -35,9 +35,14 @@ from .media import (
     cache_video_from_bytes, get_audio_cache_dir, get_document_cache_dir, get_image_cache_dir, get_video_cache_dir,
     _ssrf_redirect_guard, is_safe_url, validate_inbound_media_size, validate_media_delivery_path,
 )
+from .sending import SendDefaults
 from .text import (
-    NETWORK_ERRORS, classify_send_error, extract_images, extract_media, fence_after, safe_url_for_log, split_text, utf16_len,
+    NETWORK_ERRORS, classify_send_error, extract_images, extract_media, fence_after, safe_url_for_log,
+    split_text, utf16_len,
 )
+
+# Commands answered while the conversation's turn runs (it waits for them), not queued behind it.
+ANSWERS_A_RUNNING_TURN = frozenset({"approve", "deny"})
 
 __all__ = [
     "BasePlatformAdapter", "MessageEvent", "MessageType", "MessageHandler", "SendResult", "ProcessingOutcome",
@@ -55,7 +60,7 @@ log = logging.getLogger("hermes.gateway")
 ERROR_REPLY = "Sorry, I encountered an error ({kind}).\n{detail}\nTry again or use /reset to start a fresh session."
 
 
-class BasePlatformAdapter(ABC):
+class BasePlatformAdapter(SendDefaults, ABC):
     """A messaging platform's adapter (Hermes' base class; see the module's docstring)."""
 
     gateway_runner: Any = None
@@ -238,15 +243,22 @@ class BasePlatformAdapter(ABC):
 
     async def handle_message(self, event: MessageEvent) -> None:
         """Hand a received message to the gateway; returns at once. Its conversation's messages
-        are answered one after another, other conversations' meanwhile."""
+        are answered one after another, other conversations' meanwhile; `/approve` and `/deny`
+        at once, since the turn before them waits for them."""
         if self._message_handler is None or event.source is None:
             return
         key = self.session_key_for(event.source)
+        if key in self._active_sessions and event.is_command() and event.get_command() in ANSWERS_A_RUNNING_TURN:
+            self._background(self._process_message_background(event, key), key)  # now: the turn waits for it
+            return
         self._queues.setdefault(key, deque()).append(event)
         if key in self._active_sessions:
             return
         self._active_sessions[key] = asyncio.Event()
-        task = asyncio.get_running_loop().create_task(self._drain(key), name=f"hermes-gateway:{key}")
+        self._background(self._drain(key), key)
+
+    def _background(self, work: Any, key: str) -> None:
+        task = asyncio.get_running_loop().create_task(work, name=f"hermes-gateway:{key}")
         self._background_tasks.add(task)
         task.add_done_callback(self._background_tasks.discard)
 
@@ -356,43 +368,6 @@ class BasePlatformAdapter(ABC):
 
     async def on_processing_complete(self, event: MessageEvent, outcome: ProcessingOutcome) -> None:
         """A message was answered (or failed, or was cancelled)."""
-
-    def format_message(self, content: str) -> str:
-        return content
-
-    async def edit_message(self, chat_id: str, message_id: str, content: str, *, finalize: bool = False) -> SendResult:
-        return SendResult(success=False, error="editing messages is not supported on this platform")
-
-    async def delete_message(self, chat_id: str, message_id: str) -> bool:
-        return False
-
-    async def send_image(self, chat_id: str, image_url: str, caption: str | None = None, reply_to: str | None = None,
-                         metadata: dict[str, Any] | None = None) -> SendResult:
-        text = f"{caption}\n{image_url}" if caption else image_url
-        return await self.send(chat_id, text, reply_to=reply_to, metadata=metadata)
-
-    async def _send_file(self, chat_id: str, kind: str, path: str, caption: str | None, reply_to: str | None,
-                         metadata: dict[str, Any] | None) -> SendResult:
-        text = f"⚠️ Couldn't deliver the {kind} attachment ({path.rsplit('/', 1)[-1]})"
-        return await self.send(chat_id, f"{caption}\n{text}" if caption else text, reply_to=reply_to, metadata=metadata)
-
-    async def send_image_file(self, chat_id: str, image_path: str, caption: str | None = None,
-                              reply_to: str | None = None, metadata: dict[str, Any] | None = None,
-                              **_: Any) -> SendResult:
-        return await self._send_file(chat_id, "image", image_path, caption, reply_to, metadata)
-
-    async def send_document(self, chat_id: str, file_path: str, caption: str | None = None,
-                            file_name: str | None = None, reply_to: str | None = None,
-                            metadata: dict[str, Any] | None = None, **_: Any) -> SendResult:
-        return await self._send_file(chat_id, "document", file_name or file_path, caption, reply_to, metadata)
-
-    async def send_voice(self, chat_id: str, audio_path: str, caption: str | None = None,
-                         reply_to: str | None = None, metadata: dict[str, Any] | None = None, **_: Any) -> SendResult:
-        return await self._send_file(chat_id, "voice", audio_path, caption, reply_to, metadata)
-
-    async def send_video(self, chat_id: str, video_path: str, caption: str | None = None,
-                         reply_to: str | None = None, metadata: dict[str, Any] | None = None, **_: Any) -> SendResult:
-        return await self._send_file(chat_id, "video", video_path, caption, reply_to, metadata)
 
     async def cancel_background_tasks(self) -> None:
         """Cancel every conversation this adapter is answering, and wait until they have ended."""

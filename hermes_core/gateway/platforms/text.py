@@ -6,12 +6,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["NETWORK_ERRORS", "classify_send_error", "extract_images", "extract_media", "fence_after", "safe_url_for_log",
+__all__ = ["NETWORK_ERRORS", "approval_text", "classify_send_error", "extract_images", "extract_media", "fence_after", "safe_url_for_log",
            "split_text", "utf16_len"]
 
 # What a failed send's error says when a retry may help.
 NETWORK_ERRORS = ("connecterror", "connectionerror", "connectionreset", "connectionrefused", "connecttimeout",
                   "network", "broken pipe", "remotedisconnected", "eoferror", "timeout")
+
+
+def approval_text(command: str, description: str, *, allow_session: bool = True, allow_permanent: bool = True) -> str:
+    """The message that puts a tool call to a chat without buttons: what, why, and how to answer."""
+    answers = ["/approve (this once)"]
+    if allow_session:
+        answers.append("/approve session (for this conversation)")
+    if allow_permanent:
+        answers.append("/approve always")
+    answers.append("/deny [reason]")
+    why = f": {description}" if description else ""
+    return f"⚠️ Approval needed{why}\n{command}\nReply " + ", ".join(answers) + "."
 
 
 def utf16_len(text: str) -> int:
