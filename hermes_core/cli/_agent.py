@@ -86,7 +86,7 @@ def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None)
         names = [b.split()[0] for b in BUILTINS] + ["/quit"] + ["/" + c.name for c in agent.manager.commands]
         click.echo(f"session {agent.session_id} — /help for commands, /exit to leave, "
                    "Ctrl-C stops the current answer", err=True)
-        with Prompt(hermes_home(), names) as prompt:
+        with Prompt(hermes_home(), names) as prompt, _asking(agent, prompt.interactive):
             while True:
                 try:
                     line = prompt.read("you> ").strip()
@@ -111,6 +111,42 @@ def chat(ctx: click.Context, session_id: str | None, max_iterations: int | None)
 
                     click.echo(f"hermes: error: {bounded(exc.message)}", err=True)
         click.echo(f"session {agent.session_id} saved", err=True)
+
+
+class _Asker:
+    """`hermes chat`'s approver on a terminal: a tool call a `pre_tool_call` hook puts to a human
+    is asked at the prompt; "session" approves its rule until the chat ends."""
+
+    surface = "cli"
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.session_key = agent.session_id
+        self.approved: set[str] = set()
+
+    def __call__(self, request: Any) -> str:
+        if request.pattern_key in self.approved:
+            return "session"
+        self.agent.display.done()
+        click.echo(f"⚠️  approval needed: {request.description}\n   {request.command}", err=True)
+        try:
+            answer = input("approve? [o]nce, [s]ession, [d]eny (default: deny) ").strip().lower()
+        except EOFError:
+            return "deny"
+        choice = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session",
+                  "session": "session"}.get(answer, "deny")
+        if choice == "session":
+            self.approved.add(request.pattern_key)
+        return choice
+
+
+def _asking(agent: Any, interactive: bool) -> Any:
+    """Tool calls put to a human are asked at the prompt, on a terminal (else they are refused)."""
+    import contextlib
+
+    from ..hosting import approver_scope
+
+    return approver_scope(_Asker(agent)) if interactive else contextlib.nullcontext()
 
 
 def _help(agent: Any) -> str:

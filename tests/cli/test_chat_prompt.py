@@ -219,3 +219,34 @@ def test_sessions_search_takes_a_limit_and_says_when_it_cut(home: Path) -> None:
     assert len(json.loads(hermes("sessions", "search", "apple", "--json").stdout)) == 3
     assert "showing" not in hermes("sessions", "search", "apple").stderr
     assert "--limit" in hermes("sessions", "search", "apple", "-n", "0", check=2).stderr
+
+
+def test_a_tool_call_put_to_a_human_is_asked_at_the_chat_prompt(home: Path, llm_server, screen_of) -> None:
+    from hermes_core.testing import Reply
+    from tests.gateway.test_gateway_interactive import GUARD
+
+    make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [guard]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("wipe", {"path": "/tmp/a"})]), Reply("Wiped it."),
+                    Reply("", tool_calls=[tool_call("wipe", {"path": "/tmp/b"})]), Reply("Left it."))
+    chat = screen_of()
+    chat.expect("you> ")
+    chat.type("wipe /tmp/a\r")
+    chat.expect("approve? [o]nce, [s]ession, [d]eny")
+    assert "approval needed: it deletes files" in chat.shown and 'wipe({"path": "/tmp/a"})' in chat.shown
+    chat.type("o\r")
+    chat.expect("Wiped it.")
+    chat.expect("you> ")
+    chat.type("wipe /tmp/b\r")
+    chat.expect("approve? [o]nce")
+    chat.type("d\r")
+    chat.expect("Left it.")
+    chat.expect("you> ")
+    chat.type("/exit\r")
+    chat.finish()
+    assert (home / "wiped.txt").read_text().split() == ["/tmp/a"]
+    assert "was not approved (deny)" in llm_server.requests[3].body["messages"][-1]["content"]
+    # `hermes run` has no one to ask: the call is refused at once.
+    llm_server.push(Reply("", tool_calls=[tool_call("wipe", {"path": "/tmp/c"})]), Reply("Refused."))
+    assert hermes("run", "wipe /tmp/c").stdout.strip() == "Refused."
+    assert "no one here can give it" in llm_server.requests[-1].body["messages"][-1]["content"]
