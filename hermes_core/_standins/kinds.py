@@ -41,6 +41,7 @@ KINDS: Mapping[str, Kind] = MappingProxyType({
     "subscriptions": Kind(lazy=False, isolated=False),
     "auxiliary_tasks": Kind(lazy=False, isolated=False),
     "platforms": Kind(lazy=False, isolated=False),
+    "slack_actions": Kind(lazy=False, isolated=False),  # an action may come at any moment: its handler must be there
 })
 
 LAZY = frozenset(name for name, kind in KINDS.items() if kind.lazy)

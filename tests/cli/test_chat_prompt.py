@@ -223,7 +223,7 @@ def test_sessions_search_takes_a_limit_and_says_when_it_cut(home: Path) -> None:
 
 def test_a_tool_call_put_to_a_human_is_asked_at_the_chat_prompt(home: Path, llm_server, screen_of) -> None:
     from hermes_core.testing import Reply
-    from tests.gateway.test_gateway_interactive import GUARD
+    from tests.helpers.chat import GUARD
 
     make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
     llm_config(home, llm_server.url, "plugins:\n  enabled: [guard]\n")

@@ -333,7 +333,7 @@ def test_pre_tool_call_modify_merges_and_approve_refuses_without_an_approval_pro
     assert not decision.blocked and decision.args == {"command": "ls", "timeout": 5}  # merged, as Hermes does
     runner.add("pre_tool_call", lambda: {"action": "approve", "message": "deletes files"}, "careful")
     decision = decide(runner)
-    assert decision.blocked and "deletes files" in decision.message and "no approval prompt" in decision.message
+    assert decision.blocked and "deletes files" in decision.message and "no one here can give it" in decision.message
 
 
 def test_transform_llm_output_passes_over_an_empty_string(home: Path) -> None:

@@ -13,34 +13,8 @@ import pytest
 
 from hermes_core import PluginManager
 from hermes_core.testing import Reply, tool_call
-from tests.gateway.test_gateway_run import chat, configure  # noqa: F401 - the fixture
 from tests.helpers import make_folder_plugin
-from tests.helpers.chat import FakeChat, GatewayProcess
-
-GUARD = '''
-import json, os
-
-def register(ctx):
-    def wipe(args, **kwargs):
-        with open(os.path.join(os.environ["HERMES_HOME"], "wiped.txt"), "a") as out:
-            out.write(args.get("path", "") + "\\n")
-        return json.dumps({"wiped": args.get("path")})
-
-    def guard(tool_name, args, **kwargs):
-        if tool_name == "wipe":
-            return {"action": "approve", "message": "it deletes files", "rule_key": "wipe"}
-        return None
-
-    ctx.register_tool("wipe", "guard", {"name": "wipe", "parameters": {"type": "object", "properties": {
-        "path": {"type": "string"}}}}, wipe)
-    ctx.register_hook("pre_tool_call", guard)
-    for name in ("pre_approval_request", "post_approval_response"):
-        def heard(name=name, **kwargs):
-            with open(os.path.join(os.environ["HERMES_HOME"], "approvals.log"), "a") as out:
-                out.write(json.dumps([name, kwargs.get("choice"), kwargs.get("pattern_key"), kwargs.get("surface")]) + "\\n")
-        ctx.register_hook(name, heard)
-'''
-
+from tests.helpers.chat import GUARD, FakeChat, GatewayProcess, configure
 
 def wiped(home: Path) -> list[str]:
     path = home / "wiped.txt"
@@ -51,7 +25,7 @@ def texts(chat: FakeChat, chat_id: str, count: int) -> list[str]:
     return [s["text"] for s in chat.wait_sent(count, chat_id) if s["path"] == "/send"]
 
 
-def test_a_tool_call_put_to_a_human_waits_for_the_chats_answer(home: Path, llm_server, chat,  # noqa: F811
+def test_a_tool_call_put_to_a_human_waits_for_the_chats_answer(home: Path, llm_server, chat,
                                                                monkeypatch) -> None:
     monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
     make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
@@ -93,7 +67,7 @@ def test_a_tool_call_put_to_a_human_waits_for_the_chats_answer(home: Path, llm_s
     assert [h[1] for h in heard if h[0] == "post_approval_response"] == ["once", "deny", "session", "session"]
 
 
-def test_an_approval_button_answers_through_hermes_resolve_gateway_approval(home: Path, llm_server, chat,  # noqa: F811
+def test_an_approval_button_answers_through_hermes_resolve_gateway_approval(home: Path, llm_server, chat,
                                                                             monkeypatch) -> None:
     monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
     monkeypatch.setenv("FAKECHAT_BUTTONS", "1")
@@ -111,7 +85,7 @@ def test_an_approval_button_answers_through_hermes_resolve_gateway_approval(home
     assert wiped(home) == ["/tmp/x"]
 
 
-def test_an_unanswered_approval_times_out_and_the_call_is_denied(home: Path, llm_server, chat,  # noqa: F811
+def test_an_unanswered_approval_times_out_and_the_call_is_denied(home: Path, llm_server, chat,
                                                                   monkeypatch) -> None:
     monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
     make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
@@ -150,7 +124,7 @@ def register(ctx):
 '''
 
 
-def test_a_plugins_action_handlers_answer_the_actions_an_adapter_reports(home: Path, llm_server, chat,  # noqa: F811
+def test_a_plugins_action_handlers_answer_the_actions_an_adapter_reports(home: Path, llm_server, chat,
                                                                          monkeypatch) -> None:
     monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
     make_folder_plugin(home / "plugins", "sweeper", ACTIONS, "name: sweeper\n")

@@ -18,31 +18,9 @@ import pytest
 
 from hermes_core.testing import Reply
 from tests.helpers import free_port, hermes, llm_config, make_folder_plugin
-from tests.helpers.chat import ADAPTER_PLUGIN, FakeChat, GatewayProcess, post_json
+from tests.helpers.chat import FakeChat, GatewayProcess, configure, post_json
 
 SECRET = {"Authorization": "Bearer s3cret"}
-
-
-@pytest.fixture
-def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeChat]:
-    service = FakeChat()
-    monkeypatch.setenv("FAKECHAT_URL", service.url)  # enables the platform (its env_enablement_fn)
-    for name in ("FAKECHAT_ALLOWED_USERS", "FAKECHAT_ALLOW_ALL_USERS", "GATEWAY_ALLOWED_USERS",
-                 "GATEWAY_ALLOW_ALL_USERS", "WEBHOOK_SECRET"):
-        monkeypatch.delenv(name, raising=False)
-    yield service
-    service.close()
-
-
-def configure(home: Path, url: str, *, port: int = 0, plugins: tuple[str, ...] = (), extra: str = "") -> str:
-    """The scripted model, the fake chat plugin and `plugins`, the webhook on `port`; its URL."""
-    make_folder_plugin(home / "plugins", "fakechat", ADAPTER_PLUGIN, "name: fakechat\n")
-    port = port or free_port()
-    enabled = ", ".join(["fakechat", *plugins])
-    llm_config(home, url, f"plugins:\n  enabled: [{enabled}]\nplatforms:\n  webhook:\n    enabled: true\n"
-                          f"    port: {port}\n    secret: s3cret\ngateway:\n  reconnect_delay: 0.3\n"
-                          f"  shutdown_grace: 5\n{extra}")
-    return f"http://127.0.0.1:{port}/message"
 
 
 def whole(chat: FakeChat, chat_id: str, answers: int = 1) -> list[str]:

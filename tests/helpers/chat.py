@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.helpers import HERMES
+from tests.helpers import HERMES, free_port, llm_config, make_folder_plugin
 
 
 class FakeChat:
@@ -303,3 +303,41 @@ def post_json(url: str, body: Any, headers: dict[str, str] | None = None, timeou
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
+
+
+def configure(home: Path, url: str, *, port: int = 0, plugins: tuple[str, ...] = (), extra: str = "") -> str:
+    """The scripted model, the fake chat plugin and `plugins`, the webhook on `port`; its URL."""
+    make_folder_plugin(home / "plugins", "fakechat", ADAPTER_PLUGIN, "name: fakechat\n")
+    port = port or free_port()
+    enabled = ", ".join(["fakechat", *plugins])
+    llm_config(home, url, f"plugins:\n  enabled: [{enabled}]\nplatforms:\n  webhook:\n    enabled: true\n"
+                          f"    port: {port}\n    secret: s3cret\ngateway:\n  reconnect_delay: 0.3\n"
+                          f"  shutdown_grace: 5\n{extra}")
+    return f"http://127.0.0.1:{port}/message"
+
+
+# A plugin in the pattern of published guards: a tool that deletes, and a pre_tool_call hook that puts
+# each call of it to a human (Hermes' `approve`), listening to the approval hooks.
+GUARD = '''
+import json, os
+
+def register(ctx):
+    def wipe(args, **kwargs):
+        with open(os.path.join(os.environ["HERMES_HOME"], "wiped.txt"), "a") as out:
+            out.write(args.get("path", "") + "\\n")
+        return json.dumps({"wiped": args.get("path")})
+
+    def guard(tool_name, args, **kwargs):
+        if tool_name == "wipe":
+            return {"action": "approve", "message": "it deletes files", "rule_key": "wipe"}
+        return None
+
+    ctx.register_tool("wipe", "guard", {"name": "wipe", "parameters": {"type": "object", "properties": {
+        "path": {"type": "string"}}}}, wipe)
+    ctx.register_hook("pre_tool_call", guard)
+    for name in ("pre_approval_request", "post_approval_response"):
+        def heard(name=name, **kwargs):
+            with open(os.path.join(os.environ["HERMES_HOME"], "approvals.log"), "a") as out:
+                out.write(json.dumps([name, kwargs.get("choice"), kwargs.get("pattern_key"), kwargs.get("surface")]) + "\\n")
+        ctx.register_hook(name, heard)
+'''
