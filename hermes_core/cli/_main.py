@@ -25,7 +25,7 @@ class _RootGroup(click.Group):
 
     _extended = False
     _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths", "mcp": "_mcp",
-             "gateway": "_gateway", "pairing": "_gateway", "batch": "_batch", "serve": "_serve",
+             "gateway": "_gateway", "pairing": "_gateway", "batch": "_batch", "serve": "_serve", "acp": "_acp",
              "cron": "_cron"}
 
     def _extend(self, ctx: click.Context) -> None:

@@ -43,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "_runtime"},  # public names, the leaves and _runtime (held to it below)
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
-                   "api_server", "cron"},
+                   "api_server", "cron", "acp_server"},
 }
 
 
@@ -88,7 +88,8 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 PUBLIC_HOSTS = {"agent": {"agent", "hosting"}, "gateway": {"agent", "gateway", "hosting"},
                 "batch": {"agent", "batch", "hosting"}, "mcp_server": {"mcp_server", "hosting"},
                 "api_server": {"agent", "gateway", "api_server", "cron", "hosting"},
-                "cron": {"agent", "gateway", "cron", "hosting"}}
+                "cron": {"agent", "gateway", "cron", "hosting"},
+                "acp_server": {"agent", "gateway", "acp_server", "hosting"}}
 
 
 def test_every_stage_of_the_package_has_a_rule() -> None:

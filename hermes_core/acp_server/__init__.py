@@ -1,0 +1,38 @@
+"""`hermes acp`: the reference agent and its plugins in an editor, over the Agent Client Protocol
+(stdio, JSON-RPC; the official SDK, `hermes-core[acp]`).
+
+`serve(manager, stdin, stdout)` answers one editor until it closes the connection: `initialize`,
+`session/new`, `session/load` (the stored conversation replayed), `session/resume` (not
+replayed), `session/list`, `session/close`, `session/prompt` (the answer streamed, every tool
+call shown as it starts and ends, a tool call a hook puts to a human asked with
+`session/request_permission`) and `session/cancel` (the turn stops at once, `cancelled`).
+Sessions are the host's stored sessions. See docs/acp.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import BinaryIO
+
+from hermes_core import PluginManager
+
+from .server import HermesAcp
+
+__all__ = ["HermesAcp", "serve"]
+
+
+async def serve(manager: PluginManager, stdin: BinaryIO, stdout: BinaryIO, *, version: str = "") -> None:
+    """Serve ACP on `stdin` / `stdout` (byte streams of their own) until the client closes them."""
+    from acp import run_agent
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 2**20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    agent = HermesAcp(manager, version)
+    try:  # the SDK names the streams from the client's side: what it writes to (ours), what it reads
+        # a plain class on purpose: the SDK answers "method not found" for what it does not define
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
+    finally:
+        await agent.close()

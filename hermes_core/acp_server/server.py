@@ -1,0 +1,280 @@
+"""`hermes acp`'s agent: the Agent Client Protocol's methods on the reference agent.
+
+Each ACP session is a stored session of the host (`hermes sessions list` shows it, `hermes chat
+--resume` continues it, and `session/load` or `session/resume` continue a session `hermes chat`
+started). A prompt is one turn of the reference agent on a worker thread; `session/cancel` stops
+it at once (`hosting.Cancel`: the model request is broken off) and the prompt answers
+`cancelled` without waiting for a tool that is still running, whose session then takes the next
+prompt when it has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from pathlib import Path
+from typing import Any
+
+from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
+from hermes_core.agent import Agent, SessionStore
+from hermes_core.gateway.conversations import in_thread
+from hermes_core.hosting import Cancel, Cancelled, approver_scope, read_json, write_json
+
+from .relay import AcpApprover, Outbox, Relay
+from .replay import replayed
+
+__all__ = ["HermesAcp"]
+
+log = logging.getLogger("hermes.acp")
+PLATFORM = "acp"
+PAGE = 50  # sessions in one session/list answer
+
+
+class _Session:
+    """One open ACP session: its agent, its update sender, its approver, its running turn."""
+
+    def __init__(self, agent: Agent, outbox: Outbox, approver: AcpApprover, cwd: str) -> None:
+        self.agent, self.outbox, self.approver, self.cwd = agent, outbox, approver, cwd
+        self.turn: asyncio.Future[Any] | None = None  # the running (or last) turn's worker
+        self.cancel: Cancel | None = None
+
+
+class HermesAcp:
+    """The ACP agent (a plain class: a method it lacks is "method not found", as the SDK answers)."""
+
+    def __init__(self, manager: PluginManager, version: str) -> None:
+        self.manager = manager
+        self.version = version
+        self.conn: Any = None
+        self.sessions: dict[str, _Session] = {}
+        self.store = SessionStore(manager.home)
+        self.cwds_file = manager.home / "acp" / "sessions.json"
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # -- the connection ---------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **_: Any) -> Any:
+        from acp import PROTOCOL_VERSION
+        from acp.schema import (
+            AgentCapabilities, Implementation, InitializeResponse, McpCapabilities, PromptCapabilities,
+            SessionCapabilities, SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+        )
+
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
+                                                         resume=SessionResumeCapabilities(),
+                                                         close=SessionCloseCapabilities())),
+            agent_info=Implementation(name="hermes-core", title="Hermes (hermes-core)", version=self.version),
+            auth_methods=[])
+
+    # -- sessions ---------------------------------------------------------------------------------
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        from acp.schema import NewSessionResponse
+
+        self._note_mcp(mcp_servers)
+        session = await self._open(cwd, None)
+        return NewSessionResponse(session_id=session.agent.session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        """The stored session, continued, after its conversation is replayed to the editor."""
+        from acp.schema import LoadSessionResponse
+
+        self._note_mcp(mcp_servers)
+        session = await self._open(cwd, session_id)
+        shown = await in_thread(self.store.show, session_id)
+        for update in replayed(shown["messages"] if shown else []):
+            session.outbox.put(update)
+        await session.outbox.drained()
+        return LoadSessionResponse()
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None,
+                             **_: Any) -> Any:
+        """The stored session, continued, without replaying it (the editor has it)."""
+        from acp.schema import ResumeSessionResponse
+
+        self._note_mcp(mcp_servers)
+        await self._open(cwd, session_id)
+        return ResumeSessionResponse()
+
+    async def close_session(self, session_id: str, **_: Any) -> Any:
+        from acp.schema import CloseSessionResponse
+
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise _unknown(session_id)
+        await self._close(session)
+        return CloseSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:
+        """The host's stored sessions, the latest first (`cwd`: those started there, and those
+        started where no folder was recorded)."""
+        from acp import RequestError
+        from acp.schema import ListSessionsResponse, SessionInfo
+
+        try:
+            offset = int(cursor or 0)
+        except ValueError:
+            raise RequestError.invalid_params({"cursor": cursor, "reason": "not a cursor this agent gave"}) from None
+        cwds = self._cwds()
+        rows = await in_thread(lambda: self.store.sessions(PAGE + 1, offset=offset))
+        found = []
+        for row in rows[:PAGE]:
+            where = cwds.get(row["id"], "")
+            if cwd is not None and where and where != cwd:
+                continue
+            updated = datetime.datetime.fromtimestamp(float(row["updated"]), datetime.timezone.utc)
+            found.append(SessionInfo(session_id=row["id"], cwd=where or cwd or str(Path.cwd()),
+                                     title=row["title"] or None, updated_at=updated.isoformat()))
+        return ListSessionsResponse(sessions=found, next_cursor=str(offset + PAGE) if len(rows) > PAGE else None)
+
+    # -- a prompt ---------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> Any:
+        from acp import RequestError, text_block, update_agent_message
+        from acp.schema import PromptResponse
+
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise _unknown(session_id)
+        if session.turn is not None and not session.turn.done():  # a cancelled turn still in a tool
+            await asyncio.wait([session.turn])
+        text = _prompt_text(prompt)
+        stop = session.cancel = Cancel()
+        turn = session.turn = asyncio.ensure_future(in_thread(self._turn, session, text, stop))
+        stopped = asyncio.ensure_future(asyncio.to_thread(stop.wait))
+        try:
+            await asyncio.wait([turn, stopped], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.set() if not turn.done() and stopped.done() else None
+        if not turn.done():  # cancelled while a tool runs on: answered now, the tool ends on its own
+            await session.outbox.drained()
+            return PromptResponse(stop_reason="cancelled")
+        stop.set()  # ends the waiting thread
+        try:
+            result = turn.result()
+        except LlmProviderError as exc:
+            await session.outbox.drained()
+            raise RequestError.internal_error({"message": f"every provider failed: {str(exc).splitlines()[0]}"}) \
+                from None
+        if result is None:
+            await session.outbox.drained()
+            return PromptResponse(stop_reason="cancelled")
+        if result.text and not session.agent.display.streamed:  # type: ignore[attr-defined]
+            session.outbox.put(update_agent_message(text_block(result.text)))
+        await session.outbox.drained()
+        return PromptResponse(stop_reason="max_turn_requests" if result.stopped == "max_iterations" else "end_turn")
+
+    def _turn(self, session: _Session, text: str, stop: Cancel) -> Any:
+        """The turn, on its worker thread: its result, or None when it was stopped (a
+        `KeyboardInterrupt` must not cross into the event loop, which would end the process)."""
+        try:
+            with approver_scope(session.approver):
+                return session.agent.ask(text, cancel=stop)
+        except Cancelled:
+            return None
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.cancel is not None:
+            session.cancel.set()
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """The editor went away: every turn is stopped and every session closed."""
+        for session in list(self.sessions.values()):
+            if session.cancel is not None:
+                session.cancel.set()
+        while self.sessions:
+            await self._close(self.sessions.popitem()[1])
+        await in_thread(self.store.close)
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    async def _open(self, cwd: str, session_id: str | None) -> _Session:
+        from acp import RequestError
+
+        if session_id is not None and session_id in self.sessions:
+            await self._close(self.sessions.pop(session_id))
+        loop = asyncio.get_running_loop()
+        outbox = Outbox(self.conn, session_id or "", loop)
+
+        def open_agent() -> Agent:
+            return Agent(self.manager, session_id=session_id, resume=session_id is not None, display=Relay(outbox),
+                         platform=PLATFORM, store=self.store)
+
+        try:
+            agent = await in_thread(open_agent)
+        except SessionNotFoundError as exc:
+            outbox.close()
+            raise RequestError.resource_not_found(session_id or "") from exc
+        outbox.session_id = agent.session_id
+        session = _Session(agent, outbox, AcpApprover(self.conn, agent.session_id, loop), cwd)
+        self.sessions[agent.session_id] = session
+        await in_thread(self._remember_cwd, agent.session_id, cwd)
+        return session
+
+    async def _close(self, session: _Session) -> None:
+        if session.cancel is not None:
+            session.cancel.set()
+        if session.turn is not None and not session.turn.done():
+            await asyncio.wait([session.turn], timeout=5)
+        await session.outbox.drained()
+        session.outbox.close()
+        await in_thread(session.agent.close)
+
+    def _cwds(self) -> dict[str, str]:
+        try:
+            known = read_json(self.cwds_file) if self.cwds_file.exists() else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
+
+    def _remember_cwd(self, session_id: str, cwd: str) -> None:
+        known = self._cwds()
+        if known.get(session_id) != cwd:
+            write_json(self.cwds_file, {**known, session_id: cwd}, durable=False)
+
+    @staticmethod
+    def _note_mcp(servers: list[Any] | None) -> None:
+        if servers:
+            names = ", ".join(str(getattr(s, "name", "?")) for s in servers)
+            log.warning("the editor's MCP servers (%s) are not added to this session's tools yet; configure them "
+                        "under mcp_servers: in config.yaml", names)
+
+
+def _unknown(session_id: str) -> Exception:
+    from acp import RequestError
+
+    return RequestError.invalid_params({"sessionId": session_id, "reason": "no open session with this id "
+                                        "(session/new, session/load or session/resume opens one)"})
+
+
+def _prompt_text(blocks: list[Any]) -> str:
+    """A prompt's content blocks as the user's message: text as it is, an embedded text resource
+    as the file it is, a resource link as its URI."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(f'<file uri="{resource.uri}">\n{text}\n</file>' if text is not None
+                         else f"[attached: {resource.uri}]")
+        elif kind == "resource_link":
+            parts.append(f"[file: {block.uri}]")
+        else:
+            parts.append(f"[{kind or 'content'} not supported by this agent]")
+    return "\n".join(parts)

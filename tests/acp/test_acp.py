@@ -1,0 +1,259 @@
+"""`hermes acp` driven as an editor drives it: the official SDK's client side spawns the command
+and speaks ACP to it over stdio, against the scripted model. Streaming, tool calls, approvals
+allowed and rejected, cancel during a slow tool, load (replayed) against resume (not), the
+host's stored sessions both ways, and bad input on the wire."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("acp", reason="the ACP tests need the agent-client-protocol SDK (hermes-core[acp])")
+
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block  # noqa: E402
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse  # noqa: E402
+
+from hermes_core.testing import Reply, tool_call  # noqa: E402
+from tests.helpers import HERMES, hermes, hermes_json, llm_config, make_folder_plugin  # noqa: E402
+from tests.helpers.chat import GUARD  # noqa: E402
+
+
+class Editor:
+    """The client side: every update it was sent, and how it answers permission requests."""
+
+    def __init__(self, answers: list[str] | None = None) -> None:
+        self.updates: list[dict[str, Any]] = []
+        self.asked: list[dict[str, Any]] = []
+        self.answers = list(answers or [])
+        self.on_update: Callable[[dict[str, Any]], None] = lambda update: None
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        shown = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.updates.append(shown)
+        self.on_update(shown)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
+        self.asked.append({"tool_call_id": tool_call.tool_call_id, "title": tool_call.title,
+                           "options": [(o.option_id, o.kind) for o in options]})
+        answer = self.answers.pop(0) if self.answers else "cancelled"
+        outcome = DeniedOutcome(outcome="cancelled") if answer == "cancelled" else \
+            AllowedOutcome(outcome="selected", option_id=answer)
+        return RequestPermissionResponse(outcome=outcome)
+
+    async def read_text_file(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def write_text_file(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    def text(self) -> str:
+        return "".join(u["content"]["text"] for u in self.updates if u["sessionUpdate"] == "agent_message_chunk")
+
+    def kinds(self) -> list[str]:
+        return [u["sessionUpdate"] for u in self.updates]
+
+
+def session(editor: Editor, work: Callable[[Any], Any]) -> Any:
+    """Run `work(conn)` (a coroutine function) against a fresh `hermes acp`, initialized."""
+    async def main() -> Any:
+        async with spawn_agent_process(editor, str(HERMES), "acp", env=dict(os.environ),
+                                       transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            return await work(conn)
+
+    return asyncio.run(main())
+
+
+def test_initialize_says_what_works_and_a_prompt_streams_its_answer_into_a_stored_session(
+        home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("current_time", {})]), Reply("It is about noon, friend."))
+    editor = Editor()
+
+    async def work(conn: Any) -> Any:
+        answer = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        done = await conn.prompt(session_id=new.session_id, prompt=[text_block("What time is it?")])
+        return answer, new.session_id, done.stop_reason
+
+    answer, session_id, stop = session(editor, work)
+    capabilities = answer.agent_capabilities
+    assert answer.protocol_version == PROTOCOL_VERSION and answer.agent_info.name == "hermes-core"
+    assert capabilities.load_session and capabilities.prompt_capabilities.embedded_context
+    assert not capabilities.prompt_capabilities.image and not capabilities.mcp_capabilities.http
+    assert {"list", "resume", "close"} <= set(capabilities.session_capabilities.model_dump(exclude_none=True))
+    assert stop == "end_turn" and editor.text() == "It is about noon, friend."
+    started = [u for u in editor.updates if u["sessionUpdate"] == "tool_call"]
+    finished = [u for u in editor.updates if u["sessionUpdate"] == "tool_call_update"]
+    assert [(u["title"], u["status"], u["rawInput"]) for u in started] == [("current_time", "in_progress", {})]
+    assert finished[0]["status"] == "completed" and finished[0]["toolCallId"] == started[0]["toolCallId"]
+    assert "utc" in finished[0]["content"][0]["content"]["text"].lower()
+    kinds = editor.kinds()
+    assert kinds.index("tool_call") < kinds.index("tool_call_update") < kinds.index("agent_message_chunk")
+    listed = {row["id"]: row for row in hermes_json("sessions", "list")}
+    assert listed[session_id]["platform"] == "acp"  # the host's own store: hermes sessions list shows it
+
+
+def test_approvals_are_asked_of_the_editor_and_a_rejected_tool_never_runs(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [guard]\n  disabled: [cron]\n")
+    for path, answer in (("/a", "Wiped /a."), ("/b", "Left /b."), ("/c", "Wiped /c."), ("/d", "Wiped /d.")):
+        llm_server.push(Reply("", tool_calls=[tool_call("wipe", {"path": path})]), Reply(answer))
+    editor = Editor(answers=["once", "deny", "session"])
+
+    async def work(conn: Any) -> list[str]:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        stops = []
+        for path in ("/a", "/b", "/c", "/d"):
+            done = await conn.prompt(session_id=new.session_id, prompt=[text_block(f"wipe {path}")])
+            stops.append(done.stop_reason)
+        return stops
+
+    assert session(editor, work) == ["end_turn"] * 4
+    assert (home / "wiped.txt").read_text().split() == ["/a", "/c", "/d"]  # /b was denied; /d by the session grant
+    assert len(editor.asked) == 3
+    assert editor.asked[0]["options"] == [("once", "allow_once"), ("session", "allow_always"),
+                                          ("always", "allow_always"), ("deny", "reject_once")]
+    assert editor.asked[0]["title"] == "wipe: it deletes files"
+    statuses = [u["status"] for u in editor.updates if u["sessionUpdate"] == "tool_call_update"]
+    assert statuses == ["completed", "failed", "completed", "completed"]
+    heard = [json.loads(line) for line in (home / "approvals.log").read_text().splitlines()]
+    assert [h[1] for h in heard if h[0] == "post_approval_response"] == ["once", "deny", "session", "session"]
+    assert {h[3] for h in heard} == {"acp"}
+
+
+SLOW = '''
+import json, os, time
+
+def register(ctx):
+    def slow(args, **kwargs):
+        time.sleep(3)
+        open(os.path.join(os.environ["HERMES_HOME"], "slow-done"), "w").write("done")
+        return json.dumps({"slept": 3})
+
+    ctx.register_tool("slow", "slow", {"name": "slow", "parameters": {"type": "object"}}, slow)
+'''
+
+
+def test_cancel_answers_at_once_during_a_slow_tool_and_the_session_goes_on(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "slow", SLOW, "name: slow\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [slow]\n  disabled: [cron]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("slow", {})]))
+    editor = Editor()
+    running = threading.Event()
+    editor.on_update = lambda update: running.set() if update["sessionUpdate"] == "tool_call" else None
+
+    async def work(conn: Any) -> tuple[str, bool, str]:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        asked = asyncio.ensure_future(conn.prompt(session_id=new.session_id, prompt=[text_block("be slow")]))
+        await asyncio.to_thread(running.wait, 30)
+        await conn.cancel(session_id=new.session_id)
+        stop = (await asked).stop_reason
+        tool_done = (home / "slow-done").exists()
+        llm_server.reply("Fresh answer.")
+        again = await conn.prompt(session_id=new.session_id, prompt=[text_block("and now?")])
+        return stop, tool_done, again.stop_reason
+
+    stop, tool_done, again = session(editor, work)
+    assert (stop, tool_done, again) == ("cancelled", False, "end_turn")  # answered before the tool ended
+    assert editor.text() == "Fresh answer."
+    assert len(llm_server.requests) == 2  # the cancelled turn asked the model nothing after its tool
+
+
+def test_load_replays_a_stored_session_and_resume_does_not(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    llm_server.reply("Remembered: blue.")
+    first = Editor()
+
+    async def start(conn: Any) -> str:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("My colour is blue.")])
+        return new.session_id
+
+    session_id = session(first, start)
+    loaded = Editor()
+    session(loaded, lambda conn: conn.load_session(cwd=str(home), session_id=session_id, mcp_servers=[]))
+    assert [(u["sessionUpdate"], u["content"]["text"]) for u in loaded.updates] == [
+        ("user_message_chunk", "My colour is blue."), ("agent_message_chunk", "Remembered: blue.")]
+
+    resumed = Editor()
+    llm_server.reply("Blue, as you said.")
+
+    async def go_on(conn: Any) -> str:
+        await conn.resume_session(session_id=session_id, cwd=str(home))
+        done = await conn.prompt(session_id=session_id, prompt=[text_block("What is my colour?")])
+        return done.stop_reason
+
+    assert session(resumed, go_on) == "end_turn"
+    assert set(resumed.kinds()) == {"agent_message_chunk"} and resumed.text() == "Blue, as you said."  # no replay
+    sent = [m["content"] for m in llm_server.requests[-1].body["messages"] if m["role"] in ("user", "assistant")]
+    assert sent == ["My colour is blue.", "Remembered: blue.", "What is my colour?"]
+    # The same stored session goes on from the command line, and the other way round.
+    llm_server.reply("Still blue.")
+    assert hermes("run", "--session", session_id, "Once more?").stdout.strip() == "Still blue."
+    run_id = hermes_json("sessions", "list")[0]["id"]
+    listed = Editor()
+
+    async def listing(conn: Any) -> list[str]:
+        return [s.session_id for s in (await conn.list_sessions(cwd=str(home))).sessions]
+
+    assert session_id in session(listed, listing) and run_id == session_id
+
+
+def test_bad_input_gets_errors_and_the_server_keeps_serving_with_stdout_only_json(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "noisy", '''
+print("noise at import")
+import json
+
+def register(ctx):
+    print("noise in register")
+    def loud(args, **kwargs):
+        print("noise in a tool")
+        return json.dumps({"ok": True})
+    ctx.register_tool("loud", "noisy", {"name": "loud", "parameters": {"type": "object"}}, loud)
+''', "name: noisy\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [noisy]\n  disabled: [cron]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("loud", {})]), Reply("Loud done."))
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        "{this is not json",
+        {"jsonrpc": "2.0", "id": 2, "method": "no/such_method", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}},
+        {"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": str(home), "mcpServers": []}},
+    ]
+    with subprocess.Popen([str(HERMES), "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+
+        def send(message: Any) -> None:
+            process.stdin.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
+            process.stdin.flush()
+
+        def answer(wanted: int) -> None:
+            while wanted not in answers:
+                message = json.loads(process.stdout.readline())  # every stdout line is JSON-RPC
+                answers[message.get("id")] = message
+
+        answers: dict[Any, Any] = {}
+        for line in lines:
+            send(line)
+        answer(4)
+        send({"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {
+            "sessionId": answers[4]["result"]["sessionId"], "prompt": [{"type": "text", "text": "be loud"}]}})
+        answer(5)
+        process.stdin.close()  # the editor goes away: the process ends
+        assert process.wait(timeout=30) == 0
+        stderr = process.stderr.read()
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert answers[2]["error"]["code"] == -32601
+    assert answers[3]["error"]["code"] == -32602 and "no open session" in json.dumps(answers[3]["error"])
+    assert answers[5]["result"]["stopReason"] == "end_turn"
+    assert "noise in a tool" in stderr and "noise at import" in stderr
