@@ -114,13 +114,25 @@ def make_venv(path: Path) -> Path:
     return python
 
 
+def one_build_at_a_time() -> Any:
+    """Held while pip builds a project folder: one build at a time across test workers
+    (setuptools builds in the project's own build/ folder, which two builds at once would tear)."""
+    import tempfile
+
+    from hermes_core.hosting import locked
+
+    return locked(Path(tempfile.gettempdir()) / "hermes-core-tests-pip-build")
+
+
 def pip_install(python: Path, *targets: str | Path) -> None:
     """Build and install `targets` (project folders) into the venv of `python`, no deps, offline."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-         "--no-build-isolation", "--disable-pip-version-check", *map(str, targets)],
-        check=True, capture_output=True, text=True,
-    )
+    with one_build_at_a_time():
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+             "--no-build-isolation", "--disable-pip-version-check", *map(str, targets)],
+            capture_output=True, text=True,
+        )
+    assert result.returncode == 0, f"pip install {' '.join(map(str, targets))} failed:\n{result.stderr[-3000:]}"
 
 
 _MANAGERS: list[Any] = []  # a ctx works while its manager does: the helpers' managers live for the run

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import dev
-from tests.helpers import ROOT, make_venv, pip_install
+from tests.helpers import ROOT, make_venv, one_build_at_a_time, pip_install
 
 
 def _outer_site_without(names: tuple[str, ...], where: Path) -> Path:
@@ -86,12 +86,13 @@ def test_the_distribution_ships_its_mit_licence_and_the_template_hooks(lean_pyth
 
 def test_installing_the_checkout_as_dev_py_does_prints_no_setuptools_warning(tmp_path: Path) -> None:
     python = make_venv(tmp_path / "env")
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--quiet", *dev.INSTALL],
-        capture_output=True, text=True, env=dev.PIP_ENV,
-        timeout=600, cwd=tmp_path,
-    )
+    with one_build_at_a_time():
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-build-isolation",
+             "--disable-pip-version-check", "--quiet", *dev.INSTALL],
+            capture_output=True, text=True, env=dev.PIP_ENV,
+            timeout=600, cwd=tmp_path,
+        )
     assert result.returncode == 0, result.stderr
     output = result.stdout + result.stderr
     assert "warning" not in output.lower(), output
