@@ -69,6 +69,7 @@ class McpServers:
         self._servers: list[ServerConfig] | None = None  # as read at start; None: not started
         self._connections: dict[str, Connection] = {}
         self._registered: dict[str, list[Undo]] = {}
+        self._owners: dict[str, list[str]] = {}  # attached servers, by who attached them
         self.problems: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -118,12 +119,83 @@ class McpServers:
         with self._lock:
             connections, self._connections = list(self._connections.values()), {}
             self._servers = None
+            self._owners.clear()
             stopping = [future for future in (c.stop() for c in connections) if future is not None]
             concurrent.futures.wait(stopping, _CLOSE_WAIT)
             for undos in self._registered.values():
                 for undo in reversed(undos):
                     undo()
             self._registered.clear()
+
+    def attach(self, owner: str, servers: list[Mapping[str, Any]]) -> list[str]:
+        """Connect servers a host was handed at run time (an editor's, for one ACP session) beside
+        the configured ones, for `owner`; each a mapping with `name` and `command`, `args`, `env`
+        (stdio) or `url`, `headers` and `transport` ("http", the default for a url, or "sse"). Their tools join the registry (`mcp__<name>__<tool>`)
+        once each answered or `connect_timeout` passed; `tools_of(owner)` names them, `detach(owner)`
+        closes them. A server whose name the config already uses is left out. Returns one line per
+        server left out."""
+        problems: list[str] = []
+        started = []
+        try:
+            sdk.require("MCP servers handed to the agent")
+        except McpError as exc:
+            return [str(exc)]
+        with self._lock:
+            configured = {s.name for s in read_servers(self._config())[0]}
+            for raw in servers:
+                name = str(raw.get("name") or "")
+                if not name or name in configured or name in self._connections:
+                    problems.append(f"MCP server {name!r} is left out: its name is empty or already in use")
+                    continue
+                url = str(raw.get("url") or "")
+                transport = str(raw.get("transport") or ("http" if url else "stdio"))
+                server = ServerConfig(name, transport, str(raw.get("command") or ""),
+                                      tuple(str(a) for a in raw.get("args") or ()),
+                                      {str(k): str(v) for k, v in (raw.get("env") or {}).items()} or None,
+                                      url=url, headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()})
+                if transport not in ("stdio", "http", "sse") or not (server.url if url else server.command):
+                    problems.append(f"MCP server {name!r} is left out: transport {transport!r} with "
+                                    f"{'url ' + repr(url) if url else 'command ' + repr(server.command)} is not one "
+                                    "this host can start (stdio with a command, http or sse with a url)")
+                    continue
+                connection = Connection(server, self._listed)
+                self._connections[name] = connection
+                self._owners.setdefault(owner, []).append(name)
+                if len(self._connections) == 1:
+                    atexit.register(self.close)
+                    leftovers.closing(self.close)
+                connection.start()
+                started.append(connection)
+        for connection in started:
+            connection.settle(connection.server.connect_timeout + 1)
+        return problems
+
+    def tools_of(self, owner: str) -> set[str]:
+        """The names of the tools of the servers attached for `owner`."""
+        with self._lock:
+            return {name for server in self._owners.get(owner, []) for name in self._tool_names(server)}
+
+    def attached_tools(self) -> dict[str, set[str]]:
+        """Every owner's attached tools, by owner."""
+        with self._lock:
+            return {owner: self.tools_of(owner) for owner in self._owners}
+
+    def detach(self, owner: str) -> None:
+        """Close the servers attached for `owner` and take their tools away."""
+        with self._lock:
+            connections = [self._connections.pop(name) for name in self._owners.pop(owner, [])
+                           if name in self._connections]
+            for connection in connections:
+                for undo in reversed(self._registered.pop(connection.server.name, [])):
+                    undo()
+            stopping = [future for future in (c.stop() for c in connections) if future is not None]
+        concurrent.futures.wait(stopping, _CLOSE_WAIT)
+
+    def _tool_names(self, server: str) -> list[str]:
+        connection = self._connections.get(server)
+        if connection is None:
+            return []
+        return [names.tool_name(server, t.name) for t in connection.tools if connection.server.offers(t.name)]
 
     # -- what a host shows -----------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ class HermesAcp:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities(),
                                                          close=SessionCloseCapabilities())),
@@ -81,16 +81,14 @@ class HermesAcp:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         from acp.schema import NewSessionResponse
 
-        self._note_mcp(mcp_servers)
-        session = await self._open(cwd, None)
+        session = await self._open(cwd, None, mcp_servers)
         return NewSessionResponse(session_id=session.agent.session_id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         """The stored session, continued, after its conversation is replayed to the editor."""
         from acp.schema import LoadSessionResponse
 
-        self._note_mcp(mcp_servers)
-        session = await self._open(cwd, session_id)
+        session = await self._open(cwd, session_id, mcp_servers)
         shown = await in_thread(self.store.show, session_id)
         for update in replayed(shown["messages"] if shown else []):
             session.outbox.put(update)
@@ -102,8 +100,7 @@ class HermesAcp:
         """The stored session, continued, without replaying it (the editor has it)."""
         from acp.schema import ResumeSessionResponse
 
-        self._note_mcp(mcp_servers)
-        await self._open(cwd, session_id)
+        await self._open(cwd, session_id, mcp_servers)
         return ResumeSessionResponse()
 
     async def close_session(self, session_id: str, **_: Any) -> Any:
@@ -178,6 +175,7 @@ class HermesAcp:
         """The turn, on its worker thread: its result, or None when it was stopped (a
         `KeyboardInterrupt` must not cross into the event loop, which would end the process)."""
         try:
+            session.agent.tools = self._offered(session)
             with approver_scope(session.approver):
                 return session.agent.ask(text, cancel=stop)
         except Cancelled:
@@ -201,7 +199,7 @@ class HermesAcp:
 
     # -- helpers ----------------------------------------------------------------------------------
 
-    async def _open(self, cwd: str, session_id: str | None) -> _Session:
+    async def _open(self, cwd: str, session_id: str | None, mcp_servers: list[Any] | None = None) -> _Session:
         from acp import RequestError
 
         if session_id is not None and session_id in self.sessions:
@@ -222,6 +220,10 @@ class HermesAcp:
         session = _Session(agent, outbox, AcpApprover(self.conn, agent.session_id, loop), cwd)
         self.sessions[agent.session_id] = session
         await in_thread(self._remember_cwd, agent.session_id, cwd)
+        if mcp_servers:  # the editor's MCP servers: this session's tools too
+            for problem in await in_thread(self.manager.mcp.attach, agent.session_id,
+                                           [_mcp_entry(server) for server in mcp_servers]):
+                log.warning("session %s: %s", agent.session_id, problem)
         return session
 
     async def _close(self, session: _Session) -> None:
@@ -232,6 +234,17 @@ class HermesAcp:
         await session.outbox.drained()
         session.outbox.close()
         await in_thread(session.agent.close)
+        await in_thread(self.manager.mcp.detach, session.agent.session_id)
+
+    def _offered(self, session: _Session) -> frozenset[str] | None:
+        """The tools this session's turn is offered: every tool but those of MCP servers another
+        session's editor handed over (None: every tool)."""
+        attached = self.manager.mcp.attached_tools()
+        foreign = set().union(*(tools for owner, tools in attached.items() if owner != session.agent.session_id))
+        foreign -= attached.get(session.agent.session_id, set())
+        if not foreign:
+            return None
+        return frozenset(info.name for info in self.manager.tool_infos() if info.name not in foreign)
 
     def _cwds(self) -> dict[str, str]:
         try:
@@ -245,12 +258,13 @@ class HermesAcp:
         if known.get(session_id) != cwd:
             write_json(self.cwds_file, {**known, session_id: cwd}, durable=False)
 
-    @staticmethod
-    def _note_mcp(servers: list[Any] | None) -> None:
-        if servers:
-            names = ", ".join(str(getattr(s, "name", "?")) for s in servers)
-            log.warning("the editor's MCP servers (%s) are not added to this session's tools yet; configure them "
-                        "under mcp_servers: in config.yaml", names)
+
+def _mcp_entry(server: Any) -> dict[str, Any]:
+    """An MCP server as the editor handed it (the SDK's stdio, HTTP or SSE model) as `attach` takes it."""
+    return {"name": server.name, "command": getattr(server, "command", ""), "args": list(getattr(server, "args", [])),
+            "env": {v.name: v.value for v in getattr(server, "env", None) or []}, "url": getattr(server, "url", ""),
+            "headers": {h.name: h.value for h in getattr(server, "headers", None) or []},
+            "transport": getattr(server, "type", None) or ("http" if getattr(server, "url", "") else "stdio")}
 
 
 def _unknown(session_id: str) -> Exception:

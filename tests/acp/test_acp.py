@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -257,3 +258,26 @@ def register(ctx):
     assert answers[3]["error"]["code"] == -32602 and "no open session" in json.dumps(answers[3]["error"])
     assert answers[5]["result"]["stopReason"] == "end_turn"
     assert "noise in a tool" in stderr and "noise at import" in stderr
+
+
+def test_the_editors_mcp_servers_are_that_sessions_tools_only(home: Path, llm_server) -> None:
+    from acp.schema import McpServerStdio
+
+    server = McpServerStdio(name="helper", command=sys.executable,
+                            args=[str(Path(__file__).parents[1] / "mcp" / "mcp_server.py")], env=[])
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("mcp__helper__echo", {"text": "from the editor"})]),
+                    Reply("Echoed."), Reply("No helper here."))
+    editor = Editor()
+
+    async def work(conn: Any) -> None:
+        with_helper = await conn.new_session(cwd=str(home), mcp_servers=[server])
+        without = await conn.new_session(cwd=str(home), mcp_servers=[])
+        await conn.prompt(session_id=with_helper.session_id, prompt=[text_block("echo it")])
+        await conn.prompt(session_id=without.session_id, prompt=[text_block("echo it")])
+
+    session(editor, work)
+    finished = [u for u in editor.updates if u["sessionUpdate"] == "tool_call_update"]
+    assert finished[0]["status"] == "completed" and "from the editor" in finished[0]["content"][0]["content"]["text"]
+    offered = [{t["function"]["name"] for t in r.body.get("tools", [])} for r in llm_server.requests]
+    assert "mcp__helper__echo" in offered[0] and not any(n.startswith("mcp__helper") for n in offered[2])
