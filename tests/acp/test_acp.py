@@ -89,7 +89,7 @@ def test_initialize_says_what_works_and_a_prompt_streams_its_answer_into_a_store
     capabilities = answer.agent_capabilities
     assert answer.protocol_version == PROTOCOL_VERSION and answer.agent_info.name == "hermes-core"
     assert capabilities.load_session and capabilities.prompt_capabilities.embedded_context
-    assert not capabilities.prompt_capabilities.image and not capabilities.mcp_capabilities.http
+    assert not capabilities.prompt_capabilities.image and capabilities.mcp_capabilities.http
     assert {"list", "resume", "close"} <= set(capabilities.session_capabilities.model_dump(exclude_none=True))
     assert stop == "end_turn" and editor.text() == "It is about noon, friend."
     started = [u for u in editor.updates if u["sessionUpdate"] == "tool_call"]
@@ -181,7 +181,15 @@ def test_load_replays_a_stored_session_and_resume_does_not(home: Path, llm_serve
 
     session_id = session(first, start)
     loaded = Editor()
-    session(loaded, lambda conn: conn.load_session(cwd=str(home), session_id=session_id, mcp_servers=[]))
+
+    async def load(conn: Any) -> None:
+        await conn.load_session(cwd=str(home), session_id=session_id, mcp_servers=[])
+        for _ in range(200):  # the SDK's client hands each notification to a task of its own
+            if len(loaded.updates) >= 2:
+                break
+            await asyncio.sleep(0.02)
+
+    session(loaded, load)
     assert [(u["sessionUpdate"], u["content"]["text"]) for u in loaded.updates] == [
         ("user_message_chunk", "My colour is blue."), ("agent_message_chunk", "Remembered: blue.")]
 
