@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.helpers import make_venv, pip_install  # noqa: E402
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds one whole process of `cmd` takes (its output thrown away)."""
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
 
 
 def site_packages(python: Path) -> Path:
@@ -46,4 +55,4 @@ def bench_venv(path: Path, plugins: int) -> tuple[Path, list[str]]:
     return python, add_plugins(python, plugins)
 
 
-__all__ = ["bench_venv", "site_packages", "sysconfig"]
+__all__ = ["bench_venv", "site_packages", "sysconfig", "timed"]

@@ -17,17 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from _venv import bench_venv
+from _venv import bench_venv, timed
 
 BASELINE = "import importlib.metadata as m; m.entry_points(group='hermes_agent.plugins')"
 WITH_CLICK = "import click; " + BASELINE  # the part of the gap that is click's own import
 CLICK_MAIN = "from hermes_core.cli import main; main()"  # the click command line: what `hermes` runs for other commands
-
-
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
 
 
 def main() -> None:

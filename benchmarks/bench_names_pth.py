@@ -15,20 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from _venv import bench_venv, site_packages
+from _venv import bench_venv, site_packages, timed
 
 PTH = "hermes_core_names.pth"
-
-
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
 
 
 def main() -> None:

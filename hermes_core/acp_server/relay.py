@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any, Literal
 
-from hermes_core.agent import Display
+from hermes_core.agent import Relayed
 from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check
 
 __all__ = ["AcpApprover", "Outbox", "Relay"]
@@ -60,45 +60,35 @@ class Outbox:
         self._sender.cancel()
 
 
-class Relay(Display):
-    """The agent's display for an editor: nothing printed; its text and tool calls become updates."""
+class Relay(Relayed):
+    """The agent's display for an editor: its text and tool calls become updates."""
 
     def __init__(self, outbox: Outbox) -> None:
-        super().__init__(quiet=True)
-        self.streams_answers = True
+        super().__init__()
         self.outbox = outbox
         self.streamed = ""  # the text streamed since the last model request began
 
-    def stream_delta(self, text: str) -> None:
+    def delta(self, text: str) -> None:
         from acp import text_block, update_agent_message
 
-        cancel_check()
         self.streamed += text
         self.outbox.put(update_agent_message(text_block(text)))
 
-    def stream_end(self, text: str, finished: bool, error: str | None) -> None:
-        pass
-
-    def answer(self, text: str) -> None:
-        pass
-
     def working(self, what: str) -> None:
-        cancel_check()
+        super().working(what)
         if what == "thinking":
             self.streamed = ""
 
-    def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
+    def started(self, name: str, arguments: Any, call_id: str) -> None:
         from acp import start_tool_call
 
-        cancel_check()
         self.outbox.put(start_tool_call(call_id or name, name, kind="other", status="in_progress",
                                         raw_input=_parsed(arguments)))
 
-    def tool_result(self, name: str, result: str, *, call_id: str = "") -> None:
+    def finished(self, name: str, result: str, call_id: str) -> None:
         from acp import text_block, tool_content, update_tool_call
 
-        failed = _is_error(result)
-        self.outbox.put(update_tool_call(call_id or name, status="failed" if failed else "completed",
+        self.outbox.put(update_tool_call(call_id or name, status="failed" if _is_error(result) else "completed",
                                          content=[tool_content(text_block(result))]))
 
 

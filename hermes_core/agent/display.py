@@ -11,8 +11,9 @@ import threading
 from typing import Any, TextIO
 
 from hermes_core import leave_sigint_to_the_main_thread
+from hermes_core.hosting import cancel_check
 
-__all__ = ["Display", "format_cost"]
+__all__ = ["Display", "Relayed", "format_cost"]
 
 LINE = 100  # a tool's arguments or result are cut to this many characters, on one line
 
@@ -136,6 +137,46 @@ class Display:
         self.done()
         money = f", {format_cost(cost)}" if cost is not None else ""
         self._line(f"· tokens: {input_tokens:,} in, {output_tokens:,} out{money}")
+
+
+class Relayed(Display):
+    """The display of a host that shows the turn elsewhere (a server's events, an editor's
+    updates): nothing is printed, the answer streams (`streams`) into `delta(text)` and each tool
+    call into `started` / `finished`, which a subclass sends on; and each step first checks
+    whether the turn was stopped (`hosting.Cancel`), so a stopped turn ends at its next one."""
+
+    def __init__(self, streams: bool = True) -> None:
+        super().__init__(quiet=True)
+        self.streams_answers = streams
+
+    def delta(self, text: str) -> None:
+        """A piece of the answer."""
+
+    def started(self, name: str, arguments: Any, call_id: str) -> None:
+        """A tool call begins."""
+
+    def finished(self, name: str, result: str, call_id: str) -> None:
+        """A tool call answered."""
+
+    def stream_delta(self, text: str) -> None:
+        cancel_check()
+        self.delta(text)
+
+    def stream_end(self, text: str, finished: bool, error: str | None) -> None:
+        pass
+
+    def answer(self, text: str) -> None:
+        pass
+
+    def working(self, what: str) -> None:
+        cancel_check()
+
+    def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
+        cancel_check()
+        self.started(name, arguments, call_id)
+
+    def tool_result(self, name: str, result: str, *, call_id: str = "") -> None:
+        self.finished(name, result, call_id)
 
 
 def _isatty(stream: TextIO) -> bool:

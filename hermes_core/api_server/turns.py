@@ -22,10 +22,10 @@ import attrs
 
 from hermes_core import Messages, PluginManager, spending_as
 from hermes_core import config_keys as keys
-from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Display, SessionStore, TurnResult
+from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Relayed, SessionStore, TurnResult
 from hermes_core.gateway.conversations import in_thread
 from hermes_core.gateway.session_context import set_session_vars
-from hermes_core.hosting import Cancel, Cancelled, cancel_check
+from hermes_core.hosting import Cancel, Cancelled
 
 from .keys import ApiKey
 
@@ -40,34 +40,21 @@ TurnCancelled = Cancelled  # the caller of a turn went away or stopped it; the a
 Emit = Callable[[str, Any], None]
 
 
-class Relay(Display):
-    """The agent's display for a server: nothing is printed; its text and tool calls become
-    events, and a cancelled turn stops at the next thing the agent does."""
+class Relay(Relayed):
+    """The agent's display for a server: its text and tool calls become events."""
 
     def __init__(self, emit: Emit | None, stream: bool) -> None:
-        super().__init__(quiet=True)
-        self.streams_answers = stream  # the model's answer is streamed only for a streamed request
+        super().__init__(streams=stream)  # the model's answer is streamed only for a streamed request
         self._emit = emit or (lambda kind, data: None)
 
-    def stream_delta(self, text: str) -> None:
-        cancel_check()
+    def delta(self, text: str) -> None:
         self._emit("delta", text)
 
-    def stream_end(self, text: str, finished: bool, error: str | None) -> None:
-        pass
-
-    def answer(self, text: str) -> None:
-        pass
-
-    def working(self, what: str) -> None:
-        cancel_check()
-
-    def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
-        cancel_check()
+    def started(self, name: str, arguments: Any, call_id: str) -> None:
         self._emit("tool", {"name": name, "call_id": call_id,
                             "arguments": arguments if isinstance(arguments, str) else str(arguments)})
 
-    def tool_result(self, name: str, result: str, *, call_id: str = "") -> None:
+    def finished(self, name: str, result: str, call_id: str) -> None:
         self._emit("tool_result", {"name": name, "call_id": call_id, "result": result})
 
 
