@@ -21,6 +21,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = ["RayExecutor", "Worker", "without_credentials"]
 
 _CREDENTIALS = ("api_key", "apikey", "token", "secret", "password", "credential", "authorization")
 _ATTEMPTS = 3  # runs of one item on workers that died under it, before it is a failure
+_COMEBACK = 60.0  # seconds an item waits for a restarting worker (Ray's ActorUnavailableError) before it fails
 
 
 def without_credentials(value: Any) -> Any:
@@ -89,27 +91,41 @@ class RayExecutor:
         actor = ray.remote(Worker).options(max_concurrency=math.ceil(size / count), max_restarts=-1,
                                            num_cpus=0, scheduling_strategy="SPREAD")
         self.workers: list[Any] = [actor.remote(config, str(manager.home), options) for _ in range(count)]
-        self._running: dict[Any, tuple[Item, int]] = {}  # a call's future: its item and attempt
+        self._running: dict[Any, tuple[Item, int, float]] = {}  # a call's future: its item, attempt, waiting since
+        self._later: list[tuple[float, Item, int, float]] = []  # resubmitted once its time comes
         self._turn = 0
 
-    def submit(self, item: Item, attempt: int = 1) -> None:
+    def submit(self, item: Item, attempt: int = 1, waiting: float = 0.0) -> None:
         worker = self.workers[self._turn % len(self.workers)]
         self._turn += 1
-        self._running[worker.run.remote(item)] = (item, attempt)
+        self._running[worker.run.remote(item)] = (item, attempt, waiting)
 
     def wait(self, timeout: float) -> list[Outcome]:
         ray: Any = self._ray
+        now = time.monotonic()
+        for entry in [e for e in self._later if e[0] <= now]:
+            self._later.remove(entry)
+            self.submit(*entry[1:])
         if not self._running:
+            if self._later:  # only runs waiting for their time: wait a little, as ray.wait would
+                time.sleep(min(timeout, 0.1))
             return []
         ready, _ = ray.wait(list(self._running), num_returns=len(self._running), timeout=timeout)
         done: list[Outcome] = []
         for future in ready:
-            item, attempt = self._running.pop(future)
+            item, attempt, waiting = self._running.pop(future)
             try:
                 done.append((item, ray.get(future), None))
+            except ray.exceptions.ActorUnavailableError as exc:  # its worker is restarting: the same run, later
+                since = waiting or time.monotonic()
+                if time.monotonic() - since < _COMEBACK:
+                    self._later.append((time.monotonic() + 0.5, item, attempt, since))
+                else:
+                    done.append((item, None, f"its worker did not come back within {_COMEBACK:.0f} s: "
+                                             f"{type(exc).__name__}"))
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                 if attempt < _ATTEMPTS:  # its worker died under it: run again (Ray restarts the worker)
-                    self.submit(item, attempt + 1)
+                    self._later.append((time.monotonic() + 0.5, item, attempt + 1, 0.0))
                 else:
                     done.append((item, None, f"its worker died {attempt} times: {type(exc).__name__}"))
             except ray.exceptions.RayTaskError as exc:
