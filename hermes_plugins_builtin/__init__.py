@@ -15,6 +15,7 @@ DESCRIPTIONS = {
     "(hermes gateway run).",
     "api_server": "The api_server platform: hermes serve's OpenAI-compatible API, served by hermes gateway run "
     "when platforms.api_server is enabled.",
+    "acp_agents": "Other ACP agents (acp_agents: in config.yaml) as tools acp__<name> the agent hands a task to.",
     "cron": "The cronjob tool: the agent schedules, lists and manages cron jobs (hermes cron).",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",

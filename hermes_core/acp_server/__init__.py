@@ -6,24 +6,42 @@
 replayed), `session/list`, `session/close`, `session/prompt` (the answer streamed, every tool
 call shown as it starts and ends, a tool call a hook puts to a human asked with
 `session/request_permission`) and `session/cancel` (the turn stops at once, `cancelled`).
-Sessions are the host's stored sessions. See docs/acp.md.
+Sessions are the host's stored sessions. The other way round, `delegate` hands a task to another
+ACP agent (`acp_agents:`; `read_agents`). See docs/acp.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import BinaryIO
+import importlib
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hermes_core import PluginManager
 
-from .server import HermesAcp
+if TYPE_CHECKING:
+    from .delegates import DelegateConfig, delegate, read_agents, tool_name
+    from .server import HermesAcp
 
-__all__ = ["HermesAcp", "serve"]
+__all__ = ["DelegateConfig", "HermesAcp", "delegate", "read_agents", "serve", "tool_name"]
+
+_EXPORTS = {"HermesAcp": ".server", **dict.fromkeys(["DelegateConfig", "delegate", "read_agents", "tool_name"],
+                                                   ".delegates")}
+
+
+def __getattr__(name: str) -> Any:  # each name is imported on first use (the SDK only when it runs)
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core.acp_server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 
 async def serve(manager: PluginManager, stdin: BinaryIO, stdout: BinaryIO, *, version: str = "") -> None:
     """Serve ACP on `stdin` / `stdout` (byte streams of their own) until the client closes them."""
     from acp import run_agent
+
+    from .server import HermesAcp
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=50 * 2**20)

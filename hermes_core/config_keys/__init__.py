@@ -177,6 +177,18 @@ AGENT_PRICING = Key("agents.*.model.pricing", MAPPING, _mapping, _EMPTY, "that a
 # -- MCP servers whose tools the agent gets (Hermes' keys) -----------------------------------
 
 
+ACP_AGENTS = Key("acp_agents", MAPPING, _mapping, _EMPTY,
+                 "other ACP agents the agent may hand a task to, by name; each is its tool acp__<name>")
+ACP_AGENT = Key("acp_agents.*", MAPPING, _mapping, _EMPTY, "one ACP agent: the command that runs it over stdio")
+ACP_AGENT_COMMAND = Key("acp_agents.*.command", TEXT, _text, "", "the program that runs the agent (speaking ACP on stdio)")
+ACP_AGENT_ARGS: Key[list[str]] = Key("acp_agents.*.args", NAMES, _names, [], "its arguments")
+ACP_AGENT_ENV = Key("acp_agents.*.env", MAPPING, _mapping, _EMPTY,
+                    "variables its environment gets besides PATH, HOME and the like (never the others)", free=True)
+ACP_AGENT_CWD = Key("acp_agents.*.cwd", TEXT, _text, "", "the folder its session works in (default: the current one)")
+ACP_AGENT_DESCRIPTION = Key("acp_agents.*.description", TEXT, _text, "", "what it is good at, for the model")
+ACP_AGENT_TIMEOUT = Key("acp_agents.*.timeout", SECONDS, _seconds, 600.0,
+                        "seconds one task may take; then it is cancelled and its answer so far returned")
+ACP_AGENT_ENABLED = Key("acp_agents.*.enabled", FLAG, _flag, True, "false: not offered")
 MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY,
                   "MCP servers by name; their tools are mcp__<server>__<tool>")
 MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
@@ -302,6 +314,8 @@ KEYS: tuple[Key[Any], ...] = (
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
     *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
+    ACP_AGENTS, ACP_AGENT, ACP_AGENT_COMMAND, ACP_AGENT_ARGS, ACP_AGENT_ENV, ACP_AGENT_CWD, ACP_AGENT_DESCRIPTION,
+    ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,

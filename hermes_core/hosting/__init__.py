@@ -11,9 +11,11 @@ hermes-core's public names and on this package; a host of your own can be too.
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
   a token guards it, until a signal; `BoundedRequests`: request bodies bounded in size and time),
   `until_signal` (SIGINT/SIGTERM: stop, then stop now);
+- a handler that stops itself at its own time limit: `keeping_own_limit(fn)` (the tool driver waits
+  for it instead of abandoning it at `tools.timeout`);
 - retry: `Backoff` (doubling delays up to a cap, `reset()` after a success); processes: `kill_group`
   (a child started with `start_new_session=True`, with everything it started);
-- asking a human: `approver_scope(approver)` (a turn's tool calls that a `pre_tool_call` hook puts
+- asking a human: `approver_scope(approver)`, `current_approver()` (a turn's tool calls that a `pre_tool_call` hook puts
   to a human are asked of `approver(ApprovalRequest)`, which returns "once", "session", "always"
   or a refusal);
 - stopping a turn: `Cancel` (set from any thread; the turn run under `cancel_scope(cancel)` breaks
@@ -30,9 +32,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._runtime.approvals import ApprovalRequest, approver_scope
+    from .._runtime.approvals import ApprovalRequest, approver_scope, current_approver
     from .._runtime.backoff import Backoff
     from .._runtime.cancel import Cancel, Cancelled, cancel_check, cancel_scope
+    from .._runtime.invoke import keeping_own_limit
     from .._runtime.processes import kill_group
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
     from .serving import (
@@ -48,15 +51,17 @@ _EXPORTS = {
                      "secret_matches", "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
     "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",
-    **dict.fromkeys(["ApprovalRequest", "approver_scope"], "hermes_core._runtime.approvals"),
+    "keeping_own_limit": "hermes_core._runtime.invoke",
+    **dict.fromkeys(["ApprovalRequest", "approver_scope", "current_approver"], "hermes_core._runtime.approvals"),
     **dict.fromkeys(["Cancel", "Cancelled", "cancel_check", "cancel_scope"], "hermes_core._runtime.cancel"),
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
 __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel", "Cancelled", "Held",
            "RequireBearer", "STOP_SIGNALS", "ToolSelection", "approver_scope", "bearer_token", "cancel_check",
-           "cancel_scope", "is_loopback", "json_lines", "kill_group", "listening_socket", "locked", "only_one",
-           "read_json", "secret_matches", "serve_asgi", "until_signal", "write_json", "write_text"]
+           "cancel_scope", "current_approver", "is_loopback", "json_lines", "keeping_own_limit", "kill_group",
+           "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi", "until_signal",
+           "write_json", "write_text"]
 
 
 def __getattr__(name: str) -> Any:

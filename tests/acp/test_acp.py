@@ -289,3 +289,61 @@ def test_the_editors_mcp_servers_are_that_sessions_tools_only(home: Path, llm_se
     assert finished[0]["status"] == "completed" and "from the editor" in finished[0]["content"][0]["content"]["text"]
     offered = [{t["function"]["name"] for t in r.body.get("tools", [])} for r in llm_server.requests]
     assert "mcp__helper__echo" in offered[0] and not any(n.startswith("mcp__helper") for n in offered[2])
+
+
+def test_another_acp_agent_is_a_tool_the_agent_hands_a_task_to(home: Path, tmp_path: Path, llm_server) -> None:
+    """The delegate is another `hermes acp` with a home of its own, on the same scripted model."""
+    other = tmp_path / "other-home"
+    other.mkdir()
+    llm_config(other, llm_server.url, "plugins:\n  disabled: [cron, memory/builtin]\n")
+    make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
+    make_folder_plugin(other / "plugins", "guard", GUARD, "name: guard\n")
+    (other / "config.yaml").write_text((other / "config.yaml").read_text() + "  enabled: [guard]\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\nacp_agents:\n  helper:\n"
+                                     f"    command: {HERMES}\n    args: [acp]\n    env:\n      HERMES_HOME: {other}\n"
+                                     "    description: a careful assistant\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("acp__helper", {"task": "wipe /tmp/z and say so"})]),
+                    Reply("", tool_calls=[tool_call("wipe", {"path": "/tmp/z"})]),  # the helper's own turn
+                    Reply("I did not wipe it."), Reply("The helper says it did not wipe it."))
+    result = hermes("run", "Ask the helper to wipe /tmp/z.")
+    assert result.stdout.strip() == "The helper says it did not wipe it."
+    tools = {t["function"]["name"]: t["function"] for t in llm_server.requests[0].body["tools"]}
+    assert "a careful assistant" in tools["acp__helper"]["description"]
+    handed = llm_server.requests[1].body["messages"][-1]["content"]
+    assert handed == "wipe /tmp/z and say so"  # the helper's own session got the task
+    answer = llm_server.requests[3].body["messages"][-1]["content"]
+    assert answer.startswith("I did not wipe it.") and "wipe" in answer and "(failed)" in answer
+    assert not (other / "wiped.txt").exists()  # its permission request had no one to ask here: refused
+
+
+def test_a_stopped_turn_cancels_the_task_it_handed_to_another_acp_agent(home: Path, tmp_path: Path,
+                                                                         llm_server) -> None:
+    from hermes_core import PluginManager
+    from hermes_core.agent import Agent
+    from hermes_core.hosting import Cancelled
+
+    other = tmp_path / "other-home"
+    other.mkdir()
+    llm_config(other, llm_server.url, "plugins:\n  disabled: [cron, memory/builtin]\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron, memory/builtin]\nacp_agents:\n  helper:\n"
+                                     f"    command: {HERMES}\n    args: [acp]\n    env:\n      HERMES_HOME: {other}\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("acp__helper", {"task": "think for a long time"})]),
+                    Reply("too late", delay=20))
+    outcome: dict[str, Any] = {}
+    with Agent(PluginManager()) as agent:
+        def run() -> None:
+            try:
+                outcome["result"] = agent.ask("Ask the helper.")
+            except BaseException as exc:  # noqa: BLE001 - what the turn raised is the outcome
+                outcome["raised"] = exc
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        for _ in range(600):  # until the helper's own model request is under way
+            if len(llm_server.requests) >= 2:
+                break
+            threading.Event().wait(0.05)
+        agent.cancel()
+        thread.join(15)
+    assert isinstance(outcome.get("raised"), Cancelled), outcome
+    assert len(llm_server.requests) == 2  # nothing was asked after the stop

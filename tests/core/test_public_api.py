@@ -43,7 +43,7 @@ def public(module: str, names: list[str]) -> bool:
         return set(names) <= set(hermes_core.__all__)
     if module == "hermes_core.hosting":
         return set(names) <= set(hosting.__all__)
-    if module in ("hermes_core.api_server", "hermes_core.cron"):
+    if module in ("hermes_core.api_server", "hermes_core.cron", "hermes_core.acp_server"):
         import importlib
 
         return set(names) <= set(importlib.import_module(module).__all__)
