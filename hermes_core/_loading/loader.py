@@ -345,7 +345,8 @@ class Loader:
                     and not hooked:
                 raise RegistrationError(f"no register() function: plugin {record.id!r} defines no register(ctx) "
                                         "(nor a hook) and registered nothing at import; Hermes' loader needs one")
-            record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
+            if record.spec.source != "builtin":  # a built-in registers what the config asks for, maybe nothing
+                record.warnings.append(f"plugin {record.id!r} loaded but registered nothing")
 
     def _slot_of(self, record: PluginRecord) -> str | None:
         """The slot `record`'s kind names, if its kind is a slot."""
