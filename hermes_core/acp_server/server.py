@@ -148,15 +148,12 @@ class HermesAcp:
         text = _prompt_text(prompt)
         stop = session.cancel = Cancel()
         turn = session.turn = asyncio.ensure_future(in_thread(self._turn, session, text, stop))
-        stopped = asyncio.ensure_future(asyncio.to_thread(stop.wait))
-        try:
-            await asyncio.wait([turn, stopped], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stop.set() if not turn.done() and stopped.done() else None
+        stopped = asyncio.ensure_future(asyncio.to_thread(stop.wait))  # session/cancel sets it
+        await asyncio.wait([turn, stopped], return_when=asyncio.FIRST_COMPLETED)
         if not turn.done():  # cancelled while a tool runs on: answered now, the tool ends on its own
             await session.outbox.drained()
             return PromptResponse(stop_reason="cancelled")
-        stop.set()  # ends the waiting thread
+        stop.set()  # the turn is over: ends the thread waiting for a cancel
         try:
             result = turn.result()
         except LlmProviderError as exc:
