@@ -90,22 +90,19 @@ def edit(ctx: click.Context, job: str, schedule: str | None, prompt: str | None,
     click.echo(f"edited {_shown(changed, tz)}")
 
 
-@cron.command()
-@click.argument("job")
-@click.pass_context
-def pause(ctx: click.Context, job: str) -> None:
-    """Stop a job from running until it is resumed."""
-    _, jobs, moment, tz = _clock(ctx)
-    click.echo(f"paused {_shown(jobs.set_paused(job, True, moment, tz), tz)}")
+def _pausing(name: str, paused: bool, about: str) -> None:
+    """`hermes cron pause` / `resume`: one command each, the same but for which way they set it."""
+    @click.argument("job")
+    @click.pass_context
+    def command(ctx: click.Context, job: str) -> None:
+        _, jobs, moment, tz = _clock(ctx)
+        click.echo(f"{name}d {_shown(jobs.set_paused(job, paused, moment, tz), tz)}")
+
+    cron.command(name, help=about)(command)
 
 
-@cron.command()
-@click.argument("job")
-@click.pass_context
-def resume(ctx: click.Context, job: str) -> None:
-    """Let a paused job run again (from its next slot after now)."""
-    _, jobs, moment, tz = _clock(ctx)
-    click.echo(f"resumed {_shown(jobs.set_paused(job, False, moment, tz), tz)}")
+_pausing("pause", True, "Stop a job from running until it is resumed.")
+_pausing("resume", False, "Let a paused job run again (from its next slot after now).")
 
 
 @cron.command()
