@@ -103,10 +103,13 @@ def test_the_listing_imports_no_click_no_plugin_no_openai_no_mcp_and_no_ray(plug
     for args in option_lines():  # the config names an MCP server: listing plugins starts none
         modules = imported("plugins", "list", *args)
         assert "hermes_core._discovery.discover" in modules  # the probe sees the listing's imports...
-        heavy = {"click", "openai", "jsonschema", "pluggy", "mcp", "ray", "uvicorn", "starlette", "anyio", "croniter"}
+        heavy = {"click", "openai", "jsonschema", "pluggy", "mcp", "ray", "uvicorn", "starlette", "anyio", "croniter",
+                 "acp", "pydantic"}
         assert not {m for m in modules if m.split(".")[0] in heavy}, args
         assert not {m for m in modules if m.split(".")[:2] in (["hermes_core", "batch"], ["hermes_core", "_standins"],
-                                                               ["hermes_core", "hosting"], ["hermes_core", "mcp_server"])}
+                                                               ["hermes_core", "hosting"], ["hermes_core", "mcp_server"],
+                                                               ["hermes_core", "acp_server"], ["hermes_core", "api_server"],
+                                                               ["hermes_core", "cron"])}
         assert {m for m in modules if m.split(".")[0] == "hermes_core"} <= BEFORE_ISSUE_41, args
         assert not {"hermes_ep_module", "hermes_gw_module", "hermes_notes_module"} & modules  # ...and no plugin
 
