@@ -137,7 +137,6 @@ class Outbox:
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / "cron" / "deliveries.json"
-        self.lock = self.path.with_name(".deliveries.lock")
 
     def _read(self) -> list[dict[str, Any]]:
         try:
@@ -151,7 +150,7 @@ class Outbox:
                 "thread_id": target.thread_id, "text": text, "attempts": 1, "last_error": error,
                 "next_attempt_at": (now + dt.timedelta(seconds=FIRST_RETRY)).timestamp()}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with locked(self.lock):
+        with locked(self.path):
             write_json(self.path, [*self._read(), item], mode=0o600)
 
     def retry(self, attempt: Callable[[Target, str], None], now: dt.datetime,
@@ -160,7 +159,7 @@ class Outbox:
         an error ending in "gave up...": dropped after `MAX_ATTEMPTS`)."""
         if not self.path.exists():
             return
-        with locked(self.lock):
+        with locked(self.path):
             items, kept = self._read(), []
             for item in items:
                 if float(item.get("next_attempt_at", 0)) > now.timestamp():

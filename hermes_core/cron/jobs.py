@@ -5,12 +5,14 @@ Hermes versions wrote, is read too); each job has Hermes' fields: `id` (12 hex d
 `prompt`, `skills`, `schedule` (see `schedule`), `schedule_display`, `repeat` (`{"times": N or
 null, "completed": N}`), `enabled`, `state` (`scheduled`, `paused`, `completed`, `error`),
 `deliver`, `origin`, `created_at`, `next_run_at`, `last_run_at`, `last_status`, `last_error`,
-`last_delivery_error`. Every change is made under the file's lock (`cron/.jobs.lock`) on what
-is on disk then, and replaced whole (mode 0600): a reader sees the old file or the new one.
+`last_delivery_error`. Every change is made under the file's lock (`cron/jobs.json.lock`) on what
+is on disk then, and replaced whole (mode 0600) when it changed anything: a reader sees the old
+file or the new one.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import uuid
 from collections.abc import Callable
@@ -59,7 +61,6 @@ class Jobs:
     def __init__(self, home: Path) -> None:
         self.folder = Path(home) / "cron"
         self.path = self.folder / "jobs.json"
-        self.lock = self.folder / ".jobs.lock"
 
     # -- reading and writing ---------------------------------------------------------------------
 
@@ -85,12 +86,15 @@ class Jobs:
 
     def change(self, mutate: Callable[[list[dict[str, Any]]], T], now: dt.datetime) -> T:
         """`mutate(jobs)` on the jobs as they are on disk, under the lock, then written back whole
-        (nothing is written when it raises)."""
+        when it changed them (nothing is written when it raises, or when nothing changed: a tick
+        with nothing due writes nothing)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        with locked(self.lock):
+        with locked(self.path):
             jobs = self.read()
+            before = copy.deepcopy(jobs)
             result = mutate(jobs)
-            write_json(self.path, {"jobs": jobs, "updated_at": now.isoformat()}, mode=0o600)
+            if jobs != before:
+                write_json(self.path, {"jobs": jobs, "updated_at": now.isoformat()}, mode=0o600)
         return result
 
     # -- one job -----------------------------------------------------------------------------------
