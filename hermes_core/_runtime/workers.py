@@ -23,7 +23,7 @@ from .interrupts import leave_sigint_to_the_main_thread
 T = TypeVar("T")
 
 __all__ = [
-    "Job", "Overrun", "is_awaitable", "is_coroutine_function", "on_portal", "portal", "running_portal",
+    "Job", "Overrun", "in_thread", "is_awaitable", "is_coroutine_function", "on_portal", "portal", "running_portal",
     "run_coroutine", "start", "submit",
 ]
 
@@ -201,3 +201,32 @@ def is_awaitable(value: Any) -> bool:
     import inspect
 
     return inspect.isawaitable(value)
+
+
+async def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` awaited from a coroutine, on a daemon thread of its own, in a copy of this
+    context (a conversation's variables, a turn's cancel): a turn still running when its host
+    stops never holds the process open (the gateway's turns, the API server's, `hermes acp`'s)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def work() -> None:
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            error = exc
+            call = lambda: settle(lambda: future.set_exception(error))  # noqa: E731
+        else:
+            call = lambda: settle(lambda: future.set_result(result))  # noqa: E731
+        try:
+            loop.call_soon_threadsafe(call)
+        except RuntimeError:  # the loop is closed: the host has stopped
+            pass
+
+    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
+    return await future

@@ -23,9 +23,8 @@ import attrs
 from hermes_core import Messages, PluginManager, spending_as
 from hermes_core import config_keys as keys
 from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Relayed, SessionStore, TurnResult
-from hermes_core.gateway.conversations import in_thread
 from hermes_core.gateway.session_context import set_session_vars
-from hermes_core.hosting import Cancel, Cancelled
+from hermes_core.hosting import Cancel, Cancelled, in_thread
 
 from .keys import ApiKey
 

@@ -7,10 +7,8 @@ in a conversation the gateway knows."""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,7 +17,7 @@ from hermes_core import (
 )
 from hermes_core import config_keys as keys
 from hermes_core.agent import Agent
-from hermes_core.hosting import approver_scope
+from hermes_core.hosting import approver_scope, in_thread
 
 from . import approvals
 from .auth import PAIRING_REPLY, authorised
@@ -30,39 +28,11 @@ from .routes import Routes
 from .session import SessionSource, session_key_for
 from .session_context import set_session_vars
 
-__all__ = ["Conversations", "in_thread"]
+__all__ = ["Conversations"]
 
 log = logging.getLogger("hermes.gateway")
 T = TypeVar("T")
 OPEN_SESSIONS = 64  # agent sessions kept open; the least recently used idle ones beyond are closed
-
-
-async def in_thread(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` on a daemon thread, in a copy of this context (the conversation's variables):
-    a turn still running when the gateway stops never holds the process open."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
-
-    def work() -> None:
-        try:
-            result = context.run(fn, *args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-            error = exc
-            call = lambda: settle(lambda: future.set_exception(error))  # noqa: E731
-        else:
-            call = lambda: settle(lambda: future.set_result(result))  # noqa: E731
-        try:
-            loop.call_soon_threadsafe(call)
-        except RuntimeError:  # the loop is closed: the gateway has stopped
-            pass
-
-    threading.Thread(target=work, name="hermes-gateway-turn", daemon=True).start()
-    return await future
 
 
 class Conversations:

@@ -26,11 +26,11 @@ from typing import Any
 from hermes_core import AlreadyRunningError, PlatformEntry, PluginManager
 from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
-from hermes_core.hosting import Backoff, only_one, until_signal, write_json
+from hermes_core.hosting import Backoff, in_thread, only_one, until_signal, write_json
 
 from . import approvals
 from .auth import authorised
-from .conversations import Conversations, in_thread
+from .conversations import Conversations
 from .pairing import PairingStore
 from .platforms.base import BasePlatformAdapter
 from .platforms.event import MessageEvent

@@ -11,6 +11,7 @@ hermes-core's public names and on this package; a host of your own can be too.
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
   a token guards it, until a signal; `BoundedRequests`: request bodies bounded in size and time),
   `until_signal` (SIGINT/SIGTERM: stop, then stop now);
+- a turn from a coroutine: `await in_thread(fn, *args)` (a daemon thread, this context copied);
 - a handler that stops itself at its own time limit: `keeping_own_limit(fn)` (the tool driver waits
   for it instead of abandoning it at `tools.timeout`);
 - retry: `Backoff` (doubling delays up to a cap, `reset()` after a success); processes: `kill_group`
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
     from .._runtime.cancel import Cancel, Cancelled, cancel_check, cancel_scope
     from .._runtime.invoke import keeping_own_limit
+    from .._runtime.workers import in_thread
     from .._runtime.processes import kill_group
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
     from .serving import (
@@ -51,7 +53,7 @@ _EXPORTS = {
                      "secret_matches", "serve_asgi"], "hermes_core.hosting.serving"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
     "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",
-    "keeping_own_limit": "hermes_core._runtime.invoke",
+    "keeping_own_limit": "hermes_core._runtime.invoke", "in_thread": "hermes_core._runtime.workers",
     **dict.fromkeys(["ApprovalRequest", "approver_scope", "current_approver"], "hermes_core._runtime.approvals"),
     **dict.fromkeys(["Cancel", "Cancelled", "cancel_check", "cancel_scope"], "hermes_core._runtime.cancel"),
     "ToolSelection": "hermes_core.hosting.tools",
@@ -59,9 +61,9 @@ _EXPORTS = {
 
 __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel", "Cancelled", "Held",
            "RequireBearer", "STOP_SIGNALS", "ToolSelection", "approver_scope", "bearer_token", "cancel_check",
-           "cancel_scope", "current_approver", "is_loopback", "json_lines", "keeping_own_limit", "kill_group",
-           "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi", "until_signal",
-           "write_json", "write_text"]
+           "cancel_scope", "current_approver", "in_thread", "is_loopback", "json_lines", "keeping_own_limit",
+           "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi",
+           "until_signal", "write_json", "write_text"]
 
 
 def __getattr__(name: str) -> Any:
