@@ -66,18 +66,18 @@ class Relay(Relayed):
     def __init__(self, outbox: Outbox) -> None:
         super().__init__()
         self.outbox = outbox
-        self.streamed = ""  # the text streamed since the last model request began
+        self.streamed = False  # whether text was streamed since the last model request began
 
     def delta(self, text: str) -> None:
         from acp import text_block, update_agent_message
 
-        self.streamed += text
+        self.streamed = True
         self.outbox.put(update_agent_message(text_block(text)))
 
     def working(self, what: str) -> None:
         super().working(what)
         if what == "thinking":
-            self.streamed = ""
+            self.streamed = False
 
     def started(self, name: str, arguments: Any, call_id: str) -> None:
         from acp import start_tool_call

@@ -18,8 +18,7 @@ from typing import Any
 
 from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.gateway.conversations import in_thread
-from hermes_core.hosting import Cancel, Cancelled, approver_scope, read_json, write_json
+from hermes_core.hosting import Cancel, Cancelled, approver_scope, in_thread, read_json, write_json
 
 from .relay import AcpApprover, Outbox, Relay
 from .replay import replayed
@@ -34,10 +33,12 @@ PAGE = 50  # sessions in one session/list answer
 class _Session:
     """One open ACP session: its agent, its update sender, its approver, its running turn."""
 
-    def __init__(self, agent: Agent, outbox: Outbox, approver: AcpApprover, cwd: str) -> None:
-        self.agent, self.outbox, self.approver, self.cwd = agent, outbox, approver, cwd
+    def __init__(self, agent: Agent, relay: Relay, approver: AcpApprover) -> None:
+        self.agent, self.relay, self.outbox, self.approver = agent, relay, relay.outbox, approver
         self.turn: asyncio.Future[Any] | None = None  # the running (or last) turn's worker
-        self.cancel: Cancel | None = None
+        self.cancel: Cancel | None = None  # the running turn's, set by session/cancel
+        self.cancelled = asyncio.Event()  # the same, for the prompt waiting on the loop
+        self.one_turn = asyncio.Lock()  # one turn at a time, also after a cancelled one
 
 
 class HermesAcp:
@@ -143,17 +144,18 @@ class HermesAcp:
         session = self.sessions.get(session_id)
         if session is None:
             raise _unknown(session_id)
-        if session.turn is not None and not session.turn.done():  # a cancelled turn still in a tool
-            await asyncio.wait([session.turn])
-        text = _prompt_text(prompt)
-        stop = session.cancel = Cancel()
-        turn = session.turn = asyncio.ensure_future(in_thread(self._turn, session, text, stop))
-        stopped = asyncio.ensure_future(asyncio.to_thread(stop.wait))  # session/cancel sets it
-        await asyncio.wait([turn, stopped], return_when=asyncio.FIRST_COMPLETED)
+        async with session.one_turn:
+            if session.turn is not None and not session.turn.done():  # a cancelled turn still in a tool
+                await asyncio.wait([session.turn])
+            session.cancel, session.cancelled = Cancel(), asyncio.Event()
+            turn = session.turn = asyncio.ensure_future(in_thread(self._turn, session, _prompt_text(prompt),
+                                                                  session.cancel))
+            stopped = asyncio.ensure_future(session.cancelled.wait())
+            await asyncio.wait([turn, stopped], return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
         if not turn.done():  # cancelled while a tool runs on: answered now, the tool ends on its own
             await session.outbox.drained()
             return PromptResponse(stop_reason="cancelled")
-        stop.set()  # the turn is over: ends the thread waiting for a cancel
         try:
             result = turn.result()
         except LlmProviderError as exc:
@@ -163,7 +165,7 @@ class HermesAcp:
         if result is None:
             await session.outbox.drained()
             return PromptResponse(stop_reason="cancelled")
-        if result.text and not session.agent.display.streamed:  # type: ignore[attr-defined]
+        if result.text and not session.relay.streamed:
             session.outbox.put(update_agent_message(text_block(result.text)))
         await session.outbox.drained()
         return PromptResponse(stop_reason="max_turn_requests" if result.stopped == "max_iterations" else "end_turn")
@@ -182,6 +184,7 @@ class HermesAcp:
         session = self.sessions.get(session_id)
         if session is not None and session.cancel is not None:
             session.cancel.set()
+            session.cancelled.set()
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -204,8 +207,10 @@ class HermesAcp:
         loop = asyncio.get_running_loop()
         outbox = Outbox(self.conn, session_id or "", loop)
 
+        relay = Relay(outbox)
+
         def open_agent() -> Agent:
-            return Agent(self.manager, session_id=session_id, resume=session_id is not None, display=Relay(outbox),
+            return Agent(self.manager, session_id=session_id, resume=session_id is not None, display=relay,
                          platform=PLATFORM, store=self.store)
 
         try:
@@ -214,7 +219,7 @@ class HermesAcp:
             outbox.close()
             raise RequestError.resource_not_found(session_id or "") from exc
         outbox.session_id = agent.session_id
-        session = _Session(agent, outbox, AcpApprover(self.conn, agent.session_id, loop), cwd)
+        session = _Session(agent, relay, AcpApprover(self.conn, agent.session_id, loop))
         self.sessions[agent.session_id] = session
         await in_thread(self._remember_cwd, agent.session_id, cwd)
         if mcp_servers:  # the editor's MCP servers: this session's tools too
