@@ -123,8 +123,9 @@ def approve_permanent(pattern_key: str) -> None:
     """Approve the rule for every conversation, kept across restarts."""
     with _lock:
         _permanent.add(pattern_key)
-        if _permanent_file is not None:
-            write_json(_permanent_file, {"always": sorted(_permanent)})
+        path, kept = _permanent_file, sorted(_permanent)
+    if path is not None:  # written outside the lock: the event loop's /approve never waits on a disk
+        write_json(path, {"always": kept})
 
 
 def is_approved(session_key: str, pattern_key: str) -> bool:
@@ -217,15 +218,15 @@ def answer(session_key: str, command: str, args: str) -> str:
     words = args.split()
     resolve_all = bool(words) and words[0].lower() == "all"
     words = words[1:] if resolve_all else words
-    if not has_blocking_approval(session_key):
-        return "Nothing is waiting for an approval here."
-    if command == "deny":
-        count = resolve_gateway_approval(session_key, "deny", resolve_all, reason=" ".join(words) or None)
-        return f"Denied{f' {count} calls' if count > 1 else ''}."
     lowered = {word.lower() for word in words}
-    choice = ("always" if lowered & {"always", "permanent", "permanently"} else
-              "session" if lowered & {"session", "ses"} else "once")
-    count = resolve_gateway_approval(session_key, choice, resolve_all)
+    choice = "deny" if command == "deny" else ("always" if lowered & {"always", "permanent", "permanently"} else
+                                               "session" if lowered & {"session", "ses"} else "once")
+    count = resolve_gateway_approval(session_key, choice, resolve_all,
+                                     reason=" ".join(words) or None if choice == "deny" else None)
+    if not count:
+        return "Nothing is waiting for an approval here."
+    if choice == "deny":
+        return f"Denied{f' {count} calls' if count > 1 else ''}."
     scope = {"once": "this once", "session": "for this conversation", "always": "from now on"}[choice]
     return f"Approved {scope}{f' ({count} calls)' if count > 1 else ''}."
 
