@@ -132,7 +132,8 @@ def breakable(work: Callable[[], T]) -> T:
         finally:
             done.set()
 
-    threading.Thread(target=run, name="hermes-breakable", daemon=True).start()
+    context = contextvars.copy_context()  # the request runs in this turn's context (its session variables)
+    threading.Thread(target=context.run, args=(run,), name="hermes-breakable", daemon=True).start()
     with breaking(done.set):
         done.wait()
     cancel_check()
