@@ -38,7 +38,6 @@ def in_background(agent: Agent, text: str, **kwargs: Any) -> tuple[threading.Thr
             outcome["result"] = agent.ask(text, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - what the turn raised is the outcome
             outcome["raised"] = exc
-        outcome["ended"] = time.monotonic()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -58,18 +57,17 @@ def test_a_turn_stopped_mid_request_ends_at_once_and_the_session_goes_on(
     held = threading.Event()
     if streamed:  # the model sends a piece, then holds the rest of its answer
         llm_server.push(Reply("one two three", hold=held, hold_after=1))
-    else:  # the model takes 8 s to answer at all
-        llm_server.push(Reply("too late", delay=8))
+    else:  # the model takes a minute to answer at all
+        llm_server.push(Reply("too late", delay=60))
     llm_config(home, llm_server.url, "plugins:\n  disabled: [memory/builtin]\n")
     display = Watching() if streamed else Display(quiet=True)
     with Agent(PluginManager(), display=display) as agent:
         thread, outcome = in_background(agent, "Tell me a long story.")
         until(lambda: llm_server.requests and (not streamed or display.shown))  # type: ignore[attr-defined]
-        stopped = time.monotonic()
         agent.cancel()
-        thread.join(10)
+        thread.join(30)
+        assert not thread.is_alive()  # the turn ended while the model still held its answer
         assert isinstance(outcome.get("raised"), Cancelled), outcome
-        assert outcome["ended"] - stopped < 5  # not when the model would have gone on
         assert len(llm_server.requests) == 1  # a request broken off by its turn is not tried again
         held.set()
         llm_server.reply("Here is a short one.")
@@ -103,13 +101,13 @@ def test_a_plugin_waiting_on_its_own_model_call_is_stopped_with_the_turn_not_fai
         home: Path, llm_server: ScriptedServer) -> None:
     make_folder_plugin(home / "plugins", "asker", ASKER, "name: asker\n")
     llm_config(home, llm_server.url, "plugins:\n  enabled: [asker]\n  disabled: [memory/builtin]\n")
-    llm_server.push(Reply("", tool_calls=[tool_call("summarise", {})]), Reply("too late", delay=8))
+    llm_server.push(Reply("", tool_calls=[tool_call("summarise", {})]), Reply("too late", delay=60))
     with Agent(PluginManager()) as agent:
         thread, outcome = in_background(agent, "Summarise it.")
         until(lambda: len(llm_server.requests) == 2)  # the plugin's own request is being answered
         agent.cancel()
-        thread.join(10)
-        assert isinstance(outcome.get("raised"), Cancelled), outcome
+        thread.join(30)
+        assert isinstance(outcome.get("raised"), Cancelled), outcome  # long before the model's answer
         # Not the plugin's failure (which would be its tool's error result, sent to the model):
         # the turn ended, and its call has the stub result that keeps the session valid.
         results = [m["content"] for m in agent.messages if m.get("role") == "tool"]
