@@ -18,7 +18,7 @@ For host authors (an agent that loads plugins; `hermes_core.agent` is the refere
     LifecycleHooks (the one way to fire a hook), HookCall, ToolDecision, HookRunner,
     HookCallback, ToolRegistry, ToolInfo, ToolEntry, ToolOutcome, CommandRegistry, CliCommand, SlotRegistry,
     SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask, PlatformEntry (a messaging
-    platform, run by `hermes_core.gateway`); the host's own LLM clients (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope); discovery without loading
+    platform, run by `hermes_core.gateway`); the host's own LLM clients (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope, current_turn: the turn the calling code runs in); discovery without loading
     (discover, Discovery, PluginSpec); config (Config, load_config, edit_config, config_keys);
     leave_sigint_to_the_main_thread for a host's background threads. What hosts share (files, serving,
     signals, backoff, tool selection) is `hermes_core.hosting`.
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from ._llm.client import PluginLlm
     from ._llm.reply import LlmAnswer
     from ._llm.budget import spending_as
-    from ._llm.request_hooks import TurnIdentity, turn_scope
+    from ._llm.request_hooks import TurnIdentity, current_turn, turn_scope
     from ._llm.results import (
         PluginLlmCompleteResult,
         PluginLlmImageInput,
@@ -166,7 +166,8 @@ _EXPORTS = {
     "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
     "PlatformEntry": "_ctx.platforms",
     "AuxiliaryLlm": "_llm.auxiliary", "AgentLlm": "_llm.auxiliary", "LlmAnswer": "_llm.reply",
-    "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks", "spending_as": "_llm.budget",
+    "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks",
+    "current_turn": "_llm.request_hooks", "spending_as": "_llm.budget",
     "discover": "_discovery.discover", "Discovery": "_discovery.spec", "PluginSpec": "_discovery.spec",
     "Config": "_config.config", "load_config": "_config.file", "edit_config": "_config.file",
     "leave_sigint_to_the_main_thread": "_runtime.interrupts",
@@ -187,7 +188,7 @@ __all__ = [
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "ToolOutcome",
     "CommandRegistry",
     "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
-    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "spending_as", "discover",
+    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "current_turn", "spending_as", "discover",
     "Discovery", "PluginSpec",
     "Config", "load_config", "edit_config", "leave_sigint_to_the_main_thread",
     # the exception hierarchy

@@ -17,6 +17,9 @@ DESCRIPTIONS = {
     "when platforms.api_server is enabled.",
     "acp_agents": "Other ACP agents (acp_agents: in config.yaml) as tools acp__<name> the agent hands a task to.",
     "cron": "The cronjob tool: the agent schedules, lists and manages cron jobs (hermes cron).",
+    "files": "read_file and write_file on the turn's workspace, where the host opened one (hermes acp: the "
+    "editor's project, through the editor).",
+    "todo": "The todo_list tool: the agent's task list for multi-step work (an editor shows it as the plan).",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",
 }

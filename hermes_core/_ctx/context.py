@@ -19,6 +19,7 @@ from .._commands.command import Command
 from .._errors import RegistrationError
 from .._llm.results import freeze
 from .._runtime.invoke import tagged
+from .._runtime.workspace import Workspace, current_workspace
 from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
 from .capabilities import UNSERVED, unserved
@@ -251,8 +252,7 @@ class PluginContext:
 
     @property
     def profile_name(self) -> str:
-        """The Hermes profile this host runs as: `<name>` for a `$HERMES_HOME` of
-        `.../profiles/<name>`, else "default"."""
+        """The Hermes profile this host runs as: `<name>` for `$HERMES_HOME` `.../profiles/<name>`, else "default"."""
         home = Path(self.hermes_home)
         return home.name if home.parent.name == "profiles" else "default"
 
@@ -277,6 +277,11 @@ class PluginContext:
         tagged(call, lambda: self._host(call).set_setting(key, value))
 
     @property
+    def workspace(self) -> Workspace | None:
+        """The running turn's folder (`hermes acp`: the editor's project) or None: `hosting.Workspace`."""
+        return current_workspace()
+
+    @property
     def state(self) -> PluginState:
         """This plugin's durable key-value store (JSON values, at most 10 MB)."""
         return self._host("ctx.state").state()
@@ -288,13 +293,11 @@ class PluginContext:
         self._host("ctx.on_unload").on_unload(callback)
 
     def spawn_task(self, coro: Awaitable[Any]) -> Any:
-        """Run coroutine `coro` in the background, supervised: its failure is logged under this
-        plugin's id, and it is cancelled when the plugin is unloaded. Returns its task (or future)."""
+        """Run `coro` in the background, its failure logged, cancelled on unload; returns its task."""
         return self._host("ctx.spawn_task").spawn_task(coro)
 
     def has_capability(self, capability: str) -> bool:
-        """Whether this host serves `capability` ("gateway", "approval", "mcp", ...) or granted
-        it to this plugin ("tools.override")."""
+        """Whether this host serves `capability` ("gateway", "mcp", ...) or granted it ("tools.override")."""
         return self._host("ctx.has_capability").has_capability(capability)
 
     # -- the agent's prompt, skills, secrets, events -------------------------------------------

@@ -13,18 +13,25 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from hermes_core.agent import Relayed
 from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check
 
-__all__ = ["AcpApprover", "Outbox", "Relay"]
+__all__ = ["AcpApprover", "Outbox", "Relay", "from_editor"]
 
 log = logging.getLogger("hermes.acp")
 
 # Hermes' four choices, as ACP permission options: (option id, what the editor shows, ACP kind).
-OPTIONS: tuple[tuple[str, str, Literal["allow_once", "allow_always", "reject_once"]], ...] = (("once", "Allow once", "allow_once"), ("session", "Allow for this session", "allow_always"),
-           ("always", "Always allow", "allow_always"), ("deny", "Deny", "reject_once"))
+OPTIONS: tuple[tuple[str, str, Literal["allow_once", "allow_always", "reject_once"]], ...] = (
+    ("once", "Allow once", "allow_once"), ("session", "Allow for this session", "allow_always"),
+    ("always", "Always allow", "allow_always"), ("deny", "Deny", "reject_once"))
+
+
+# Hermes' task states as ACP's plan states (ACP has no "cancelled").
+PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
+    "pending": "pending", "in_progress": "in_progress", "completed": "completed", "cancelled": "completed"}
 
 
 class Outbox:
@@ -90,6 +97,9 @@ class Relay(Relayed):
 
         self.outbox.put(update_tool_call(call_id or name, status="failed" if _is_error(result) else "completed",
                                          content=[tool_content(text_block(result))]))
+        plan = _plan(result)
+        if plan is not None:
+            self.outbox.put(plan)
 
 
 class AcpApprover:
@@ -114,20 +124,13 @@ class AcpApprover:
                                      title=f"{request.tool_name}: {request.description}", kind="other",
                                      status="pending", raw_input=dict(request.args)),
             options=[PermissionOption(option_id=option, name=name, kind=kind) for option, name, kind in OPTIONS])
-        future = asyncio.run_coroutine_threadsafe(asked, self.loop)
-        while True:  # the turn may be stopped while the editor is asked
-            try:
-                response = future.result(timeout=0.2)
-                break
-            except concurrent.futures.TimeoutError:
-                try:
-                    cancel_check()
-                except Cancelled:
-                    future.cancel()
-                    raise
-            except Exception as exc:  # noqa: BLE001 - the editor could not be asked: nothing approves
-                log.warning("session %s: permission not asked: %s: %s", self.session_key, type(exc).__name__, exc)
-                return "notify_failed"
+        try:
+            response = from_editor(asked, self.loop)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the editor could not be asked: nothing approves
+            log.warning("session %s: permission not asked: %s: %s", self.session_key, type(exc).__name__, exc)
+            return "notify_failed"
         outcome = response.outcome
         if getattr(outcome, "outcome", "") != "selected":
             return "cancelled"
@@ -135,6 +138,52 @@ class AcpApprover:
         if choice in ("session", "always"):
             self.approved.add(request.pattern_key)
         return choice if choice in ("once", "session", "always") else "deny"
+
+
+def from_editor(request: Coroutine[Any, Any, Any], loop: asyncio.AbstractEventLoop,
+                timeout: float | None = None) -> Any:
+    """From the turn's worker thread: the editor's answer to `request`, sent on the event loop.
+    A turn stopped meanwhile stops waiting (`Cancelled`); past `timeout` seconds, `TimeoutError`."""
+    future = asyncio.run_coroutine_threadsafe(request, loop)
+    waited = 0.0
+    while True:
+        try:
+            return future.result(timeout=0.2)
+        except concurrent.futures.TimeoutError:
+            waited += 0.2
+            try:
+                cancel_check()
+            except Cancelled:
+                future.cancel()
+                raise
+            if timeout is not None and waited >= timeout:
+                future.cancel()
+                raise TimeoutError(f"the editor did not answer in {timeout:g} s") from None
+
+
+def _plan(result: str) -> Any:
+    """The editor's plan from a tool result that is Hermes' task list (`todo_list`'s
+    `{"todos": [{"id", "content", "status"}, ...], "summary": {...}}`), else None. ACP has no
+    "cancelled": a cancelled task stays on the plan, completed, marked "[cancelled]"."""
+    from acp import plan_entry, update_plan
+
+    if '"todos"' not in result:
+        return None
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return None
+    if not (isinstance(parsed, dict) and isinstance(parsed.get("todos"), list)
+            and isinstance(parsed.get("summary"), dict)):
+        return None
+    entries = []
+    for task in parsed["todos"]:
+        if not isinstance(task, dict) or not str(task.get("content") or "").strip():
+            continue
+        status, content = str(task.get("status") or "pending"), str(task["content"]).strip()
+        entries.append(plan_entry(f"[cancelled] {content}" if status == "cancelled" else content,
+                                  status=PLAN_STATUS.get(status, "pending")))
+    return update_plan(entries)
 
 
 def _parsed(arguments: Any) -> Any:

@@ -18,10 +18,13 @@ from typing import Any
 
 from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.hosting import Cancel, Cancelled, approver_scope, in_thread, read_json, write_json
+from hermes_core.hosting import (
+    Cancel, Cancelled, approver_scope, in_thread, read_json, workspace_scope, write_json,
+)
 
 from .relay import AcpApprover, Outbox, Relay
 from .replay import replayed
+from .workspace import EditorWorkspace
 
 __all__ = ["HermesAcp"]
 
@@ -33,8 +36,9 @@ PAGE = 50  # sessions in one session/list answer
 class _Session:
     """One open ACP session: its agent, its update sender, its approver, its running turn."""
 
-    def __init__(self, agent: Agent, relay: Relay, approver: AcpApprover) -> None:
+    def __init__(self, agent: Agent, relay: Relay, approver: AcpApprover, workspace: EditorWorkspace) -> None:
         self.agent, self.relay, self.outbox, self.approver = agent, relay, relay.outbox, approver
+        self.workspace = workspace  # the session's cwd, through the editor where it offers its files
         self.turn: asyncio.Future[Any] | None = None  # the running (or last) turn's worker
         self.cancel: Cancel | None = None  # the running turn's, set by session/cancel
         self.cancelled = asyncio.Event()  # the same, for the prompt waiting on the loop
@@ -48,6 +52,7 @@ class HermesAcp:
         self.manager = manager
         self.version = version
         self.conn: Any = None
+        self.files: Any = None  # the editor's file system capabilities (`fs`), from `initialize`
         self.sessions: dict[str, _Session] = {}
         self.store = SessionStore(manager.home)
         self.cwds_file = manager.home / "acp" / "sessions.json"
@@ -65,6 +70,7 @@ class HermesAcp:
             SessionCapabilities, SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
         )
 
+        self.files = getattr(client_capabilities, "fs", None)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -175,7 +181,7 @@ class HermesAcp:
         `KeyboardInterrupt` must not cross into the event loop, which would end the process)."""
         try:
             session.agent.tools = self._offered(session)
-            with approver_scope(session.approver):
+            with approver_scope(session.approver), workspace_scope(session.workspace):
                 return session.agent.ask(text, cancel=stop)
         except Cancelled:
             return None
@@ -202,6 +208,8 @@ class HermesAcp:
     async def _open(self, cwd: str, session_id: str | None, mcp_servers: list[Any] | None = None) -> _Session:
         from acp import RequestError
 
+        if not Path(cwd).is_absolute():
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "the session's folder must be an absolute path"})
         if session_id is not None and session_id in self.sessions:
             await self._close(self.sessions.pop(session_id))
         loop = asyncio.get_running_loop()
@@ -219,7 +227,11 @@ class HermesAcp:
             outbox.close()
             raise RequestError.resource_not_found(session_id or "") from exc
         outbox.session_id = agent.session_id
-        session = _Session(agent, relay, AcpApprover(self.conn, agent.session_id, loop))
+        files = self.files
+        workspace = EditorWorkspace(cwd, self.conn, agent.session_id, loop,
+                                    reads=bool(getattr(files, "read_text_file", False)),
+                                    writes=bool(getattr(files, "write_text_file", False)))
+        session = _Session(agent, relay, AcpApprover(self.conn, agent.session_id, loop), workspace)
         self.sessions[agent.session_id] = session
         await in_thread(self._remember_cwd, agent.session_id, cwd)
         if mcp_servers:  # the editor's MCP servers: this session's tools too

@@ -22,6 +22,9 @@ hermes-core's public names and on this package; a host of your own can be too.
 - stopping a turn: `Cancel` (set from any thread; the turn run under `cancel_scope(cancel)` breaks
   off its model request at once and raises `Cancelled`, a `KeyboardInterrupt`, at its next step:
   `cancel_check()`);
+- a turn's folder: `workspace_scope(Workspace(root))` (file tools, through `ctx.workspace`, read
+  and write inside `root`; a host subclasses `Workspace` to read and write elsewhere, as
+  `hermes acp` does through the editor), `current_workspace()`, `WorkspaceError`;
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin).
 
 Every name is imported on first use: `import hermes_core.hosting` costs nothing.
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from .._runtime.cancel import Cancel, Cancelled, cancel_check, cancel_scope
     from .._runtime.invoke import keeping_own_limit
     from .._runtime.workers import in_thread
+    from .._runtime.workspace import Workspace, WorkspaceError, current_workspace, workspace_scope
     from .._runtime.processes import kill_group
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
     from .serving import (
@@ -56,6 +60,8 @@ _EXPORTS = {
     "keeping_own_limit": "hermes_core._runtime.invoke", "in_thread": "hermes_core._runtime.workers",
     **dict.fromkeys(["ApprovalRequest", "approver_scope", "current_approver"], "hermes_core._runtime.approvals"),
     **dict.fromkeys(["Cancel", "Cancelled", "cancel_check", "cancel_scope"], "hermes_core._runtime.cancel"),
+    **dict.fromkeys(["Workspace", "WorkspaceError", "current_workspace", "workspace_scope"],
+                    "hermes_core._runtime.workspace"),
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
@@ -63,7 +69,8 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel",
            "RequireBearer", "STOP_SIGNALS", "ToolSelection", "approver_scope", "bearer_token", "cancel_check",
            "cancel_scope", "current_approver", "in_thread", "is_loopback", "json_lines", "keeping_own_limit",
            "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi",
-           "until_signal", "write_json", "write_text"]
+           "until_signal", "workspace_scope", "write_json", "write_text", "Workspace", "WorkspaceError",
+           "current_workspace"]
 
 
 def __getattr__(name: str) -> Any:

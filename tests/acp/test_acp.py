@@ -62,12 +62,13 @@ class Editor:
         return [u["sessionUpdate"] for u in self.updates]
 
 
-def session(editor: Editor, work: Callable[[Any], Any]) -> Any:
-    """Run `work(conn)` (a coroutine function) against a fresh `hermes acp`, initialized."""
+def session(editor: Editor, work: Callable[[Any], Any], capabilities: Any = None) -> Any:
+    """Run `work(conn)` (a coroutine function) against a fresh `hermes acp`, initialized (the
+    editor offering `capabilities`)."""
     async def main() -> Any:
         async with spawn_agent_process(editor, str(HERMES), "acp", env=dict(os.environ),
                                        transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
-            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
             return await work(conn)
 
     return asyncio.run(main())
@@ -347,3 +348,133 @@ def test_a_stopped_turn_cancels_the_task_it_handed_to_another_acp_agent(home: Pa
         thread.join(15)
     assert isinstance(outcome.get("raised"), Cancelled), outcome
     assert len(llm_server.requests) == 2  # nothing was asked after the stop
+
+
+class FileEditor(Editor):
+    """An editor that offers its file system: its open buffers, which differ from the disk."""
+
+    def __init__(self, buffers: dict[str, str]) -> None:
+        super().__init__()
+        self.buffers = buffers
+        self.reads: list[tuple[str, int | None, int | None]] = []
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **_: Any) -> Any:
+        from acp.schema import ReadTextFileResponse
+
+        self.reads.append((path, line, limit))
+        if path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        kept = self.buffers[path].splitlines(keepends=True)[(line or 1) - 1:]
+        return ReadTextFileResponse(content="".join(kept[:limit] if limit else kept))
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> Any:
+        self.buffers[path] = content
+
+
+def tool_results(editor: Editor) -> list[tuple[str, str]]:
+    return [(u["status"], u["content"][0]["content"]["text"]) for u in editor.updates
+            if u["sessionUpdate"] == "tool_call_update"]
+
+
+def test_file_tools_read_the_editors_unsaved_buffers_and_write_through_it(home: Path, tmp_path: Path,
+                                                                          llm_server) -> None:
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    project = tmp_path / "editor-project"
+    project.mkdir()
+    (project / "notes.md").write_text("saved line\n")
+    (tmp_path / "secret.txt").write_text("outside\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    calls = [tool_call("read_file", {"path": "notes.md"}),
+             tool_call("write_file", {"path": "sub/new.md", "content": "written\n"}),
+             tool_call("read_file", {"path": "../secret.txt"}),
+             tool_call("read_file", {"path": str(project / "notes.md"), "offset": 2, "limit": 1})]
+    llm_server.push(*[Reply("", tool_calls=[call]) for call in calls], Reply("Done with the files."))
+    editor = FileEditor({str(project / "notes.md"): "first, unsaved\nsecond, unsaved\nthird\n"})
+
+    async def work(conn: Any) -> str:
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        return (await conn.prompt(session_id=new.session_id, prompt=[text_block("edit")])).stop_reason
+
+    files = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+    assert session(editor, work, files) == "end_turn"
+    results = tool_results(editor)
+    read, written, refused, paged = results
+    assert read[0] == "completed" and "     1|first, unsaved" in json.loads(read[1])["content"]
+    assert json.loads(written[1])["path"] == str(project / "sub" / "new.md")
+    assert editor.buffers[str(project / "sub" / "new.md")] == "written\n" and not (project / "sub").exists()
+    assert refused[0] == "failed" and "outside the workspace" in refused[1]
+    assert json.loads(paged[1])["content"] == "     2|second, unsaved"
+    assert editor.reads == [(str(project / "notes.md"), 1, 500), (str(project / "notes.md"), 2, 1)]
+    offered = {t["function"]["name"] for t in llm_server.requests[0].body["tools"]}
+    assert {"read_file", "write_file"} <= offered
+
+    # An editor that does not offer its files: the session's folder on disk. Outside a workspace
+    # (hermes run), the file tools are not offered at all.
+    llm_server.push(Reply("", tool_calls=[calls[0]]), Reply("", tool_calls=[calls[1]]), Reply("Done."))
+    plain = Editor()
+    assert session(plain, work) == "end_turn"
+    assert "     1|saved line" in json.loads(tool_results(plain)[0][1])["content"]
+    assert (project / "sub" / "new.md").read_text() == "written\n"
+    llm_server.reply("No files here.")
+    hermes("run", "read notes.md")
+    assert not {"read_file", "write_file"} & {t["function"]["name"] for t in llm_server.requests[-1].body["tools"]}
+
+
+def test_the_agents_task_list_is_the_editors_plan(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    todos = [{"id": "1", "content": "Read the code", "status": "completed"},
+             {"id": "2", "content": "Fix the bug", "status": "in_progress"},
+             {"id": "3", "content": "Try a rewrite", "status": "cancelled"}]
+    llm_server.push(Reply("", tool_calls=[tool_call("todo_list", {"todos": todos})]),
+                    Reply("", tool_calls=[tool_call("todo_list", {"todos": [{"id": "2", "content": "Fix the bug",
+                                                                             "status": "completed"}],
+                                                                  "merge": True})]),
+                    Reply("Planned and done."))
+    editor = Editor()
+
+    async def work(conn: Any) -> None:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("plan it")])
+
+    session(editor, work)
+    plans = [[(e["content"], e["status"]) for e in u["entries"]] for u in editor.updates
+             if u["sessionUpdate"] == "plan"]
+    assert plans == [[("Read the code", "completed"), ("Fix the bug", "in_progress"),
+                      ("[cancelled] Try a rewrite", "completed")],
+                     [("Read the code", "completed"), ("Fix the bug", "completed"),
+                      ("[cancelled] Try a rewrite", "completed")]]
+    assert json.loads(tool_results(editor)[1][1])["revision"] == 2
+
+
+def test_end_to_end_with_acpx_from_npm(home: Path, tmp_path: Path, llm_server) -> None:
+    """`acpx`, a headless ACP client no one here wrote, runs a prompt against `hermes acp`: its
+    file system serves the read, the task list reaches it as a plan, the answer streams."""
+    import shutil
+
+    acpx = os.environ.get("ACPX") or shutil.which("acpx")
+    if acpx is None:
+        pytest.skip("acpx is not installed (npm install -g acpx; tested with 0.19.1), or set ACPX to its path")
+    project = tmp_path / "acpx-project"
+    project.mkdir()
+    (project / "notes.md").write_text("from the project\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("read_file", {"path": "notes.md"})]),
+                    Reply("", tool_calls=[tool_call("todo_list", {"todos": [
+                        {"id": "1", "content": "Say hello", "status": "in_progress"}]})]),
+                    Reply("Hello from hermes."))
+    result = subprocess.run([acpx, "--agent", f"{HERMES} acp", "--cwd", str(project), "--approve-all",
+                             "--format", "json", "exec", "read my notes"],
+                            env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    messages = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    methods = [m.get("method") for m in messages]
+    assert "fs/read_text_file" in methods  # acpx's own file system served the read
+    updates = [m["params"]["update"] for m in messages if m.get("method") == "session/update"]
+    assert [e["content"] for u in updates if u["sessionUpdate"] == "plan" for e in u["entries"]] == ["Say hello"]
+    read = next(u for u in updates if u["sessionUpdate"] == "tool_call_update")
+    assert "     1|from the project" in read["content"][0]["content"]["text"]
+    assert "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk") \
+        == "Hello from hermes."
+    assert any(m.get("result", {}).get("stopReason") == "end_turn" for m in messages)
