@@ -108,9 +108,10 @@ def _serve_http(server: object, address: tuple[str, int], token: str | None, cou
 
     from ..mcp_server import serve_http
 
-    def ready(url: str) -> None:
-        auth = ", bearer token required" if token else ""
-        click.echo(f"hermes: serving {count} tool{'s' if count != 1 else ''} over MCP at {url}{auth}", err=True)
+    def ready(url: str) -> None:  # the first line is the URL alone, for scripts that start the server
+        auth = "; clients must send the bearer token" if token else ""
+        click.echo(url, err=True)
+        click.echo(f"hermes: serving {count} tool{'s' if count != 1 else ''} over MCP{auth}", err=True)
 
     anyio.run(serve_http, server, address[0], address[1], token, ready)
 

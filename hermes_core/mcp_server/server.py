@@ -2,8 +2,9 @@
 SDK's low-level `Server`, which takes tools with raw JSON Schemas, as plugins have them.
 
 Every call takes the path the agent's calls take (`arun_tool`: validation, `pre_tool_call`, the
-time limit, `post_tool_call`, `transform_tool_result`); a blocked or failed call is an `isError`
-result with the message the model would read. Plugin slash commands that take one text argument
+time limit, `post_tool_call`, `transform_tool_result`); a blocked or failed call (invalid
+arguments too) is an `isError` result with the message the model would read; an unknown tool is
+JSON-RPC error -32602, as the spec has it. Plugin slash commands that take one text argument
 may be offered as prompts.
 """
 
@@ -76,7 +77,9 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         if params.name not in names and params.name not in served():  # the call checks availability itself
-            return text(f"Unknown tool: {params.name}", error=True)
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")  # a protocol error, as the spec has it
         outcome = await host.arun_tool(params.name, dict(params.arguments or {}),
                                        tool_call_id=f"mcp-{getattr(ctx, 'request_id', '')}")
         return text(outcome.message, error=True) if outcome.status != "ok" else text(outcome.result)

@@ -98,8 +98,15 @@ def test_a_call_takes_the_agents_path_and_a_failure_is_an_error_result(served: P
                     await client.call_tool("shout", {"text": "x" * 21}),       # validated against the schema
                     await client.call_tool("boom", {}),                        # the handler raised
                     await client.call_tool("sleepy", {}),                      # past its time limit
-                    await client.call_tool("nope", {}),
+                    await unknown_tool(client),
                     await client.call_tool("shout", {"text": "again"})]        # and the server goes on
+
+    async def unknown_tool(client: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("nope", {})
+        return raised.value
 
     ok, blocked, invalid, raised, slow, unknown, again = asyncio.run(session())
     assert (ok.is_error, texts(ok)) == (False, '{"text": "HI!"}')
@@ -107,7 +114,7 @@ def test_a_call_takes_the_agents_path_and_a_failure_is_an_error_result(served: P
     assert invalid.is_error and "field 'text'" in texts(invalid) and "too long" in texts(invalid)
     assert (raised.is_error, texts(raised)) == (True, "Tool execution failed: ZeroDivisionError: division by zero")
     assert slow.is_error and "tools.timeouts.sleepy" in texts(slow)
-    assert unknown.is_error and "Unknown tool: nope" in texts(unknown)
+    assert (unknown.code, unknown.message) == (-32602, "Unknown tool: nope")  # a protocol error, as the spec says
     assert (again.is_error, texts(again)) == (False, '{"text": "AGAIN"}')
 
 
@@ -164,10 +171,14 @@ def test_tools_and_plugin_choose_what_is_served(served: Path) -> None:
     assert asyncio.run(names("--plugin", "clock")) == {"current_time"}
 
     async def hidden() -> Any:
-        async with stdio("--plugin", "clock") as client:
-            return await client.call_tool("shout", {"text": "hi"})
+        from mcp.shared.exceptions import MCPError
 
-    assert asyncio.run(hidden()).is_error  # a tool not served cannot be called either
+        async with stdio("--plugin", "clock") as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("shout", {"text": "hi"})
+            return raised.value
+
+    assert asyncio.run(hidden()).code == -32602  # a tool not served cannot be called either: it is unknown
 
 
 def test_commands_taking_one_text_argument_are_offered_as_prompts(served: Path) -> None:
@@ -187,11 +198,11 @@ def http_server(served: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     process = subprocess.Popen([str(HERMES), "mcp", "serve", "--http", "127.0.0.1:0"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
-    line = process.stderr.readline()
-    found = re.search(r"at (http://127\.0\.0\.1:\d+/mcp), bearer token required", line)
-    assert found, line
+    url = process.stderr.readline().rstrip("\n")  # the first line is the URL alone
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url), url
+    assert "bearer token" in process.stderr.readline()
     try:
-        yield found.group(1), process
+        yield url, process
     finally:
         if process.poll() is None:
             process.kill()
