@@ -10,7 +10,8 @@ For plugin authors (a plugin module, its tools, hooks and engines):
     PluginLlmTextInput, PluginLlmImageInput), PluginState (`ctx.state`), PluginManifest
     (`ctx.manifest`); message lists (Message, Messages, message_problems, message_text,
     repair_tool_pairing, split_for_compression, estimate_tokens; storable_json, storable_text for
-    any text a model or tool gives); SqliteFile and fts_phrases for a
+    any text a model or tool gives); multimodal_parts, result_text, data_url and tool_message_content
+    for Hermes' multimodal tool result (text with images or audio); SqliteFile and fts_phrases for a
     store under `$HERMES_HOME`, hermes_home, redact_secrets, config_keys.
 
 For host authors (an agent that loads plugins; `hermes_core.agent` is the reference loop):
@@ -116,6 +117,7 @@ if TYPE_CHECKING:
         storable_json,
         storable_text,
     )
+    from ._multimodal import data_url, multimodal_parts, result_text, tool_message_content
     from ._paths import hermes_home
     from ._redact import redact_secrets
     from ._runtime.interrupts import leave_sigint_to_the_main_thread
@@ -152,6 +154,7 @@ _EXPORTS = {
     "PluginState": "_ctx.state", "PluginManifest": "_ctx.manifest",
     **dict.fromkeys(["Message", "Messages", "message_problems", "message_text", "repair_tool_pairing",
                      "estimate_tokens", "split_for_compression", "storable_json", "storable_text"], "_messages"),
+    **dict.fromkeys(["data_url", "multimodal_parts", "result_text", "tool_message_content"], "_multimodal"),
     "SqliteFile": "_sqlite", "fts_phrases": "_sqlite", "hermes_home": "_paths", "redact_secrets": "_redact",
     "config_keys": "config_keys",
     # host authors
@@ -182,6 +185,7 @@ __all__ = [
     "PluginLlm", "PluginLlmUsage", "PluginLlmCompleteResult", "PluginLlmStructuredResult", "PluginLlmTextInput",
     "PluginLlmImageInput", "PluginState", "PluginManifest", "Message", "Messages", "message_problems", "message_text",
     "repair_tool_pairing", "estimate_tokens", "split_for_compression", "storable_json", "storable_text", "SqliteFile",
+    "data_url", "multimodal_parts", "result_text", "tool_message_content",
     "fts_phrases", "hermes_home", "redact_secrets", "config_keys",
     # host authors
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",

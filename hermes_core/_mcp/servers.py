@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import McpAllowlistError, McpError, RegistrationError
+from .._multimodal import part_placeholder
 from .._runtime import leftovers, workers
 from .._standins.fields import stand_in_tool
 from .._tools.call import error_result
@@ -29,35 +30,58 @@ from .connection import Connection, why
 if TYPE_CHECKING:
     from .._tools.registry import ToolRegistry
 
-__all__ = ["McpServers", "MAX_RESULT_CHARS", "content_text"]
+__all__ = ["McpServers", "MAX_RESULT_CHARS", "content_parts", "content_text"]
 
 log = logging.getLogger("hermes_core.mcp")
 MAX_RESULT_CHARS = 65_536
 _CLOSE_WAIT = 6.0  # a stdio server gets 2 s to exit once its stdin closes, then SIGTERM, then SIGKILL
 
 
-def content_text(result: Any) -> str:
-    """The text of an MCP `CallToolResult`'s content blocks, one per line (non-text blocks named)."""
-    parts = []
+def content_parts(result: Any) -> list[dict[str, Any]]:
+    """An MCP result's content blocks as Hermes' multimodal parts (OpenAI's content parts, and
+    MCP's resource links and embedded resources as they are)."""
+    parts: list[dict[str, Any]] = []
     for block in getattr(result, "content", None) or []:
         kind = getattr(block, "type", "")
         if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource" and getattr(block.resource, "text", None) is not None:
-            parts.append(block.resource.text)
+            parts.append({"type": "text", "text": block.text})
+        elif kind == "image":
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
+        elif kind == "audio":
+            subtype = str(block.mime_type).partition("/")[2] or "wav"
+            parts.append({"type": "input_audio", "input_audio": {"data": block.data, "format": subtype}})
+        elif kind in ("resource_link", "resource"):
+            parts.append(block.model_dump(mode="json", by_alias=True, exclude_none=True,
+                                          exclude={"annotations", "meta", "icons"}))
         else:
-            parts.append(f"[{kind or 'content'}: {getattr(block, 'mime_type', None) or getattr(block, 'uri', '')}]")
-    return "\n".join(parts)
+            parts.append({"type": "text", "text": f"[{kind or 'content'}]"})
+    return parts
+
+
+def content_text(result: Any) -> str:
+    """The text of an MCP result's content blocks, one per line (each other block named, a
+    resource link with its title and URI)."""
+    return "\n".join(part["text"] if part["type"] == "text" else part_placeholder(part)
+                     for part in content_parts(result))
+
+
+def _content(result: Any) -> str:
+    """An MCP result as a tool result: its text, or Hermes' multimodal result when it has images,
+    audio or resources (a model that takes images gets them)."""
+    parts = content_parts(result)
+    if all(part["type"] == "text" for part in parts):
+        return "\n".join(part["text"] for part in parts)
+    return json.dumps({"_multimodal": True, "content": parts}, ensure_ascii=False)
 
 
 def _answer(server: str, result: Any) -> str:
     """What the model gets from a tool call of server `server`."""
-    text = content_text(result)
     if result.is_error:
+        text = content_text(result)
         return error_result(f"MCP server {server!r}: {text or 'the tool failed without a message'}")
-    if not text and result.structured_content is not None:
+    if not result.content and result.structured_content is not None:
         return json.dumps(result.structured_content, ensure_ascii=False, default=str)
-    return text
+    return _content(result)
 
 
 class McpServers:

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Literal
 
+from hermes_core import result_text
 from hermes_core.agent import Relayed
 from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check
 
@@ -96,7 +97,7 @@ class Relay(Relayed):
         from acp import text_block, tool_content, update_tool_call
 
         self.outbox.put(update_tool_call(call_id or name, status="failed" if _is_error(result) else "completed",
-                                         content=[tool_content(text_block(result))]))
+                                         content=[tool_content(text_block(result_text(result)))]))
         plan = _plan(result)
         if plan is not None:
             self.outbox.put(plan)

@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from hermes_core import leave_sigint_to_the_main_thread
+from hermes_core import leave_sigint_to_the_main_thread, result_text
 from hermes_core.hosting import cancel_check
 
 __all__ = ["Display", "Relayed", "format_cost"]
@@ -126,7 +126,7 @@ class Display:
         if failure is not None:
             self._line(f"✗ {name} failed: {one_line(failure)}")
         else:
-            self._line(f"← {name}: {one_line(result) or '(empty)'}")
+            self._line(f"← {name}: {one_line(result_text(result)) or '(empty)'}")
 
     def note(self, text: str) -> None:
         self.done()

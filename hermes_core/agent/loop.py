@@ -23,7 +23,7 @@ import attrs
 
 from hermes_core import (
     LifecycleHooks, LlmAnswer, Message, Messages, PluginManager, SessionNotFoundError, TurnIdentity,
-    repair_tool_pairing, turn_scope,
+    repair_tool_pairing, tool_message_content, turn_scope,
 )
 from hermes_core import config_keys as keys
 from hermes_core.hosting import Cancel, cancel_scope, cancel_check
@@ -139,6 +139,7 @@ class Agent:
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
         self.prompt = system_prompt or config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
         self.model = config.read(keys.MODEL_MODEL)
+        self.sees_images = bool(config.read(keys.MODEL_ROUTE[4]))  # model.supports_vision
         self.session_id = session_id or new_session_id()
         window: Messages = []
         if resume:
@@ -379,7 +380,7 @@ class Agent:
         finally:
             self.display.done()
         self.display.tool_result(name, result, call_id=call_id)
-        self._add({"role": "tool", "tool_call_id": call_id, "content": result})
+        self._add({"role": "tool", "tool_call_id": call_id, "content": tool_message_content(result, self.sees_images)})
         self.store.tool_call(self.session_id, call_id, name, arguments, result)
 
     def command(self, line: str) -> str:

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from hermes_core import Command, HermesError, ToolInfo, ToolOutcome, storable_text
 from hermes_core.hosting import ToolSelection
 
+from .content import mcp_content
+
 __all__ = ["Host", "build_server"]
 
 _TEXT_MODES = ("raw", "text", "required", "none")
@@ -82,7 +84,9 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")  # a protocol error, as the spec has it
         outcome = await host.arun_tool(params.name, dict(params.arguments or {}),
                                        tool_call_id=f"mcp-{getattr(ctx, 'request_id', '')}")
-        return text(outcome.message, error=True) if outcome.status != "ok" else text(outcome.result)
+        if outcome.status != "ok":
+            return text(outcome.message, error=True)
+        return types.CallToolResult(content=mcp_content(outcome.result), is_error=False)
 
     def commands() -> dict[str, Command]:
         return {c.name: c for c in host.commands if c.argument_mode in _TEXT_MODES}

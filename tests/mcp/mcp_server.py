@@ -1,6 +1,6 @@
 """A small MCP server written with the official SDK's low-level `Server`, run as a subprocess by
 the tests (`python mcp_server.py [--hang | --fail] [--marker PATH] [--sse URLFILE]`): tools echo,
-add, structured, big, slow, crash, fails and env; `--hang` never answers, `--fail` exits at once;
+add, structured, big, slow, crash, fails, picture and env; `--hang` never answers, `--fail` exits at once;
 `--marker PATH` appends a line to PATH each time the server starts (to count restarts); `--sse
 URLFILE` serves the older SSE transport on 127.0.0.1 (a free port) instead of stdio and writes its
 URL to URLFILE."""
@@ -27,9 +27,13 @@ TOOLS = [
                                                                  "properties": {"seconds": {"type": "number"}}}),
     types.Tool(name="crash", description="The server dies.", input_schema={"type": "object"}),
     types.Tool(name="fails", description="An error result.", input_schema={"type": "object"}),
+    types.Tool(name="picture", description="A picture, a sound and a link.", input_schema={"type": "object"}),
     types.Tool(name="env", description="An environment variable.", input_schema={"type": "object",
                                                                                   "properties": {"name": {"type": "string"}}}),
 ]
+
+
+DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"  # 1x1 red PNG
 
 
 def text(value: str, error: bool = False) -> types.CallToolResult:
@@ -49,6 +53,13 @@ async def call_tool(ctx, params):
     if params.name == "structured":
         return types.CallToolResult(content=[types.TextContent(type="text", text="two fields")],
                                     structured_content={"x": 1, "y": [2, 3]})
+    if params.name == "picture":
+        return types.CallToolResult(content=[
+            types.TextContent(type="text", text="a red dot"),
+            types.ImageContent(type="image", data=DOT, mime_type="image/png"),
+            types.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav"),
+            types.ResourceLink(type="resource_link", uri="file:///docs/guide.md", name="guide.md", title="The guide",
+                               mime_type="text/markdown")])
     if params.name == "big":
         return text("z" * 70_000)
     if params.name == "slow":

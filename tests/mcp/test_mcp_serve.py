@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,13 @@ def register(ctx):
     ctx.register_tool("sleepy", "demo", {"name": "sleepy", "parameters": {"type": "object"}},
                       lambda args, **kw: time.sleep(30))
     ctx.register_tool("together", "demo", {"name": "together", "parameters": {"type": "object"}}, together)
+    ctx.register_tool("chart", "demo", {"name": "chart", "parameters": {"type": "object"}}, lambda args, **kw: {
+        "_multimodal": True, "content": [
+            {"type": "text", "text": "the chart"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+            {"type": "resource_link", "uri": "https://example.org/data.csv", "name": "data.csv", "title": "The data"},
+            {"type": "resource", "resource": {"uri": "memo://notes", "mimeType": "text/plain", "text": "a note"}}]})
     ctx.register_command("greet", lambda raw: f"hello {raw}", description="Greet someone")
     ctx.register_command("pick", lambda raw: raw, description="Options", argument_mode="options")
 
@@ -315,3 +323,23 @@ def test_a_tool_result_no_encoder_takes_reaches_the_client_and_the_server_goes_o
     assert texts(after) == '{"text": "STILL"}'  # the server went on
     printed = hermes("tools", "call", "odd", "{}")
     assert printed.stdout == "half \\ud800 a pair\n" and printed.returncode == 0
+
+
+def test_images_audio_and_resources_are_served_as_mcp_content_also_from_another_server(served: Path) -> None:
+    helper = Path(__file__).with_name("mcp_server.py")
+    write_config(served, "plugins:\n  enabled: [demo]\nmcp_servers:\n  helper:\n"
+                         f"    command: {sys.executable}\n    args: [{json.dumps(str(helper))}]\n"
+                         "    tools:\n      include: [picture]\n")
+
+    async def session() -> tuple[Any, Any]:
+        async with stdio("--tools", "chart", "--tools", "mcp__helper__picture") as client:
+            return await client.call_tool("chart", {}), await client.call_tool("mcp__helper__picture", {})
+
+    chart, picture = asyncio.run(session())
+    assert [block.type for block in chart.content] == ["text", "image", "audio", "resource_link", "resource"]
+    _, image, audio, link, resource = chart.content
+    assert (image.mime_type, image.data, audio.mime_type) == ("image/png", "iVBORw0KGgo=", "audio/wav")
+    assert (str(link.uri), link.title) == ("https://example.org/data.csv", "The data")
+    assert (str(resource.resource.uri), resource.resource.text) == ("memo://notes", "a note")
+    assert [block.type for block in picture.content] == ["text", "image", "audio", "resource_link"]  # re-served whole
+    assert picture.content[1].data.startswith("iVBOR") and picture.content[3].title == "The guide"

@@ -44,7 +44,7 @@ def test_tools_are_named_as_hermes_names_them(home: Path) -> None:
 
 def test_a_servers_tools_are_listed_and_called_like_any_tool(home: Path) -> None:
     configure(home, server("echo"), server("only", extra="tools:\n  include: [ec*]\n  exclude: [echo]"),
-              server("less", extra="tools:\n  exclude: ['[a-e]*', big, slow, crash, fails]"))
+              server("less", extra="tools:\n  exclude: ['[a-e]*', big, slow, crash, fails, picture]"))
     rows = {row["name"]: row for row in hermes_json("tools", "list")}
     echo = rows["mcp__echo__echo"]
     assert (echo["toolset"], echo["plugin"], echo["available"]) == ("mcp-echo", "mcp:echo", True)
@@ -218,3 +218,28 @@ def test_a_tool_with_an_invalid_schema_costs_only_itself(home: Path) -> None:
     assert {"mcp__odd__echo", "mcp__odd__add"} <= names and "mcp__odd__broken" not in names
     assert "MCP server 'odd': tool 'broken' is left out: inputSchema: " in listed.stderr
     assert hermes("tools", "call", "mcp__odd__echo", '{"text": "still"}').stdout.strip() == "echo: still"
+
+
+def test_images_from_a_server_reach_a_model_that_takes_them_and_links_keep_their_uri(home: Path,
+                                                                                     llm_server) -> None:
+    from hermes_core.testing import Reply
+
+    entry = server("helper", extra="tools:\n  include: [picture]")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron, todo]\nmcp_servers:\n" + entry)
+    llm_server.push(Reply("", tool_calls=[tool_call("mcp__helper__picture", {})]), Reply("A red dot."))
+    assert hermes("run", "Show me.").stdout.strip() == "A red dot."
+    seen = llm_server.requests[1].body["messages"][-1]
+    assert seen["role"] == "tool" and isinstance(seen["content"], list)
+    kinds = [part["type"] for part in seen["content"]]
+    assert kinds == ["text", "image_url", "text", "text"]
+    assert seen["content"][1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    assert seen["content"][2]["text"] == "[audio: wav]"
+    assert seen["content"][3]["text"] == "[resource_link: The guide <file:///docs/guide.md> (text/markdown)]"
+
+    # A text-only model gets the text and a line for each other part.
+    llm_config(home, llm_server.url, "  supports_vision: false\nplugins:\n  disabled: [cron, todo]\nmcp_servers:\n"
+               + entry)
+    llm_server.push(Reply("", tool_calls=[tool_call("mcp__helper__picture", {})]), Reply("Described."))
+    hermes("run", "Describe it.")
+    assert llm_server.requests[-1].body["messages"][-1]["content"] == (
+        "a red dot\n[image: image/png]\n[audio: wav]\n[resource_link: The guide <file:///docs/guide.md> (text/markdown)]")
