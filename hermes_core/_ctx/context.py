@@ -19,10 +19,11 @@ from .._commands.command import Command
 from .._errors import RegistrationError
 from .._llm.results import freeze
 from .._runtime.invoke import tagged
+from .._runtime.progress import report_progress
 from .._runtime.workspace import Workspace, current_workspace
 from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
-from .capabilities import UNSERVED, unserved
+from .capabilities import UNSERVED, Unserved
 from .platforms import PlatformEntry, platform_entry, slack_constraint
 from .prompt import PromptSection
 
@@ -281,6 +282,11 @@ class PluginContext:
         """The running turn's folder (`hermes acp`: the editor's project) or None: `hosting.Workspace`."""
         return current_workspace()
 
+    def report_progress(self, progress: float, total: float | None = None, message: str = "") -> bool:
+        """From a running tool: how far it is (`progress` of `total`, a `message`), shown by the
+        host where it can (an MCP client's progress, an editor's tool call); whether anyone listens."""
+        return report_progress(progress, total, message)
+
     @property
     def state(self) -> PluginState:
         """This plugin's durable key-value store (JSON values, at most 10 MB)."""
@@ -423,28 +429,5 @@ class PluginContext:
         registrar = self._host(f"ctx.{member}")
         if registrar.has_capability(UNSERVED[member][0]):
             return registrar.host_call(member)
-        return _Unserved(self.plugin_id, member)
+        return Unserved(self.plugin_id, member)
 
-
-class _Unserved:
-    """What `ctx.platform_actions` / `ctx.subagent_lifecycle` are on a host that does not serve
-    them: false in a test (`if ctx.platform_actions:`), and any use raises the one clear error."""
-
-    __slots__ = ("_plugin_id", "_member")
-
-    def __init__(self, plugin_id: str, member: str) -> None:
-        self._plugin_id, self._member = plugin_id, member
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"<ctx.{self._member}: not served by this host>"
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise unserved(self._plugin_id, self._member)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise unserved(self._plugin_id, self._member)

@@ -25,7 +25,7 @@ import attrs
 
 from hermes_core import Config
 from hermes_core import config_keys as keys
-from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check
+from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check, report_progress
 
 __all__ = ["DelegateConfig", "delegate", "read_agents", "tool_name"]
 
@@ -87,6 +87,7 @@ class _Listener:
         kind = getattr(update, "session_update", "")
         if kind == "agent_message_chunk" and getattr(update.content, "type", "") == "text":
             self.text.append(update.content.text)
+            report_progress(len(self.text), None, "".join(self.text))  # its text so far, to whoever shows the call
         elif kind in ("tool_call", "tool_call_update"):
             title, status = self.tools.get(update.tool_call_id, ("", ""))
             self.tools[update.tool_call_id] = (update.title or title, update.status or status)

@@ -17,7 +17,7 @@ from collections.abc import Coroutine
 from typing import Any, Literal
 
 from hermes_core import result_text
-from hermes_core.agent import Relayed
+from hermes_core.agent import Relayed, progress_text
 from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check
 
 __all__ = ["AcpApprover", "Outbox", "Relay", "from_editor"]
@@ -92,6 +92,12 @@ class Relay(Relayed):
 
         self.outbox.put(start_tool_call(call_id or name, name, kind="other", status="in_progress",
                                         raw_input=_parsed(arguments)))
+
+    def progressed(self, name: str, call_id: str, progress: float, total: float | None, message: str) -> None:
+        from acp import text_block, tool_content, update_tool_call
+
+        shown = message or progress_text(progress, total, "")  # a delegate's text so far, or the count
+        self.outbox.put(update_tool_call(call_id or name, status="in_progress", content=[tool_content(text_block(shown))]))
 
     def finished(self, name: str, result: str, call_id: str) -> None:
         from acp import text_block, tool_content, update_tool_call

@@ -6,9 +6,9 @@ written to be read in one sitting and copied into a host of your own.
 
 from hermes_core import SessionNotFoundError
 
-from .display import Display, Relayed
+from .display import Display, Relayed, progress_text
 from .loop import DEFAULT_SYSTEM_PROMPT, FIRED_HOOKS, Agent, TurnResult
 from .store import SessionStore
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "FIRED_HOOKS", "Agent", "Display", "Relayed", "SessionNotFoundError",
-           "SessionStore", "TurnResult"]
+           "SessionStore", "TurnResult", "progress_text"]

@@ -33,6 +33,7 @@ class Display:
         self.streams_answers = not quiet and _isatty(self.answers)
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
+        self._what = ""  # what the spinner says
         self._open = False  # a streamed answer's line is not ended yet
         self._streamed: str | None = None  # the text of the last stream that finished
 
@@ -92,11 +93,12 @@ class Display:
             return
         self._stop = threading.Event()
         stop = self._stop
+        self._what = what
 
         def spin() -> None:
             leave_sigint_to_the_main_thread()
             for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
-                self.stream.write(f"\r{frame} {what}")
+                self.stream.write(f"\r\033[K{frame} {self._what}")
                 self.stream.flush()
                 if stop.wait(0.1):
                     break
@@ -111,6 +113,11 @@ class Display:
             self._stop.set()
             self._thread.join()
         self._stop = self._thread = None
+
+    def tool_progress(self, name: str, progress: float, total: float | None, message: str, *,
+                      call_id: str = "") -> None:
+        """A running tool's progress report (`ctx.report_progress`): the spinner's text, on a terminal."""
+        self._what = one_line(f"running {name}: {progress_text(progress, total, message)}")
 
     def tool(self, name: str, arguments: Any, *, call_id: str = "") -> None:
         """A tool call, as the model asked for it (text streamed before it was not the answer);
@@ -158,6 +165,13 @@ class Relayed(Display):
     def finished(self, name: str, result: str, call_id: str) -> None:
         """A tool call answered."""
 
+    def progressed(self, name: str, call_id: str, progress: float, total: float | None, message: str) -> None:
+        """A running tool call reported its progress."""
+
+    def tool_progress(self, name: str, progress: float, total: float | None, message: str, *,
+                      call_id: str = "") -> None:
+        self.progressed(name, call_id, progress, total, message)
+
     def stream_delta(self, text: str) -> None:
         cancel_check()
         self.delta(text)
@@ -184,6 +198,12 @@ def _isatty(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # no isatty, or closed
         return False
+
+
+def progress_text(progress: float, total: float | None, message: str) -> str:
+    """A progress report as a person reads it: `message (3/10)`, or the count alone."""
+    count = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+    return f"{message} ({count})" if message else count
 
 
 def one_line(text: str, width: int = LINE) -> str:

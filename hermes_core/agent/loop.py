@@ -26,7 +26,7 @@ from hermes_core import (
     repair_tool_pairing, tool_message_content, turn_scope,
 )
 from hermes_core import config_keys as keys
-from hermes_core.hosting import Cancel, cancel_scope, cancel_check
+from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope
 
 from .display import Display
 from .store import SessionStore
@@ -375,8 +375,12 @@ class Agent:
             if self.tools is not None and name not in self.tools:  # not offered: as unknown as a made-up name
                 result = json.dumps({"error": f"Unknown tool: {name}"})
             else:
-                result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id, task_id=turn.task_id,
-                                                    turn_id=turn.turn_id, api_request_id=api_request_id)
+                def progressed(progress: float, total: float | None, message: str) -> None:
+                    self.display.tool_progress(name, progress, total, message, call_id=call_id)
+
+                with progress_scope(progressed):
+                    result = self.session.dispatch_tool(name, arguments, tool_call_id=call_id, task_id=turn.task_id,
+                                                        turn_id=turn.turn_id, api_request_id=api_request_id)
         finally:
             self.display.done()
         self.display.tool_result(name, result, call_id=call_id)

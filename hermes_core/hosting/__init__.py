@@ -25,6 +25,8 @@ hermes-core's public names and on this package; a host of your own can be too.
 - a turn's folder: `workspace_scope(Workspace(root))` (file tools, through `ctx.workspace`, read
   and write inside `root`; a host subclasses `Workspace` to read and write elsewhere, as
   `hermes acp` does through the editor), `current_workspace()`, `WorkspaceError`;
+- a running tool's progress (`ctx.report_progress`): `progress_scope(listener)` (calls run inside
+  report to `listener(progress, total, message)`), `report_progress`;
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin).
 
 Every name is imported on first use: `import hermes_core.hosting` costs nothing.
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from .._runtime.backoff import Backoff
     from .._runtime.cancel import Cancel, Cancelled, cancel_check, cancel_scope
     from .._runtime.invoke import keeping_own_limit
+    from .._runtime.progress import ProgressListener, progress_scope, report_progress
     from .._runtime.workers import in_thread
     from .._runtime.workspace import Workspace, WorkspaceError, current_workspace, workspace_scope
     from .._runtime.processes import kill_group
@@ -62,6 +65,7 @@ _EXPORTS = {
     **dict.fromkeys(["Cancel", "Cancelled", "cancel_check", "cancel_scope"], "hermes_core._runtime.cancel"),
     **dict.fromkeys(["Workspace", "WorkspaceError", "current_workspace", "workspace_scope"],
                     "hermes_core._runtime.workspace"),
+    **dict.fromkeys(["ProgressListener", "progress_scope", "report_progress"], "hermes_core._runtime.progress"),
     "ToolSelection": "hermes_core.hosting.tools",
 }
 
@@ -70,7 +74,7 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel",
            "cancel_scope", "current_approver", "in_thread", "is_loopback", "json_lines", "keeping_own_limit",
            "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi",
            "until_signal", "workspace_scope", "write_json", "write_text", "Workspace", "WorkspaceError",
-           "current_workspace"]
+           "current_workspace", "ProgressListener", "progress_scope", "report_progress"]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,7 @@ may be offered as prompts.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -17,6 +18,7 @@ from hermes_core import Command, HermesError, ToolInfo, ToolOutcome, storable_te
 from hermes_core.hosting import ToolSelection
 
 from .content import mcp_content
+from .notify import Levels, notifying
 
 __all__ = ["Host", "build_server"]
 
@@ -63,6 +65,7 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
     from mcp.server.lowlevel import Server
 
     names: set[str] = set()  # what was served at the last listing: a call of one of these skips listing again
+    levels = Levels()
 
     def served() -> dict[str, ToolInfo]:
         tools = {info.name: info for info in host.tool_infos() if info.available and selection.wants(info)}
@@ -82,8 +85,9 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
             from mcp.shared.exceptions import MCPError
 
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")  # a protocol error, as the spec has it
-        outcome = await host.arun_tool(params.name, dict(params.arguments or {}),
-                                       tool_call_id=f"mcp-{getattr(ctx, 'request_id', '')}")
+        async with notifying(ctx, levels):
+            outcome = await host.arun_tool(params.name, dict(params.arguments or {}),
+                                           tool_call_id=f"mcp-{getattr(ctx, 'request_id', '')}")
         if outcome.status != "ok":
             return text(outcome.message, error=True)
         return types.CallToolResult(content=mcp_content(outcome.result), is_error=False)
@@ -106,7 +110,14 @@ def build_server(host: Host, selection: ToolSelection = ToolSelection(), *, prom
         return types.GetPromptResult(description=commands()[params.name].description or None, messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=storable_text(answer or "")))])
 
+    async def set_level(ctx: Any, params: Any) -> Any:
+        levels.set(str(params.level))
+        return types.EmptyResult()
+
+    handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool,
+                                "on_set_logging_level": set_level}
     if prompts:
-        return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool,
-                      on_list_prompts=list_prompts, on_get_prompt=get_prompt)
-    return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    with warnings.catch_warnings():  # logging/setLevel is deprecated by 2026-07-28, and older clients use it
+        warnings.simplefilter("ignore")
+        return Server(name, version=version, **handlers)

@@ -478,3 +478,24 @@ def test_end_to_end_with_acpx_from_npm(home: Path, tmp_path: Path, llm_server) -
     assert "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk") \
         == "Hello from hermes."
     assert any(m.get("result", {}).get("stopReason") == "end_turn" for m in messages)
+
+
+def test_a_delegates_streamed_text_reaches_the_editor_while_it_works(home: Path, tmp_path: Path, llm_server) -> None:
+    other = tmp_path / "other-home"
+    other.mkdir()
+    llm_config(other, llm_server.url, "plugins:\n  disabled: [cron, memory/builtin]\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\nacp_agents:\n  helper:\n"
+                                     f"    command: {HERMES}\n    args: [acp]\n    env:\n      HERMES_HOME: {other}\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("acp__helper", {"task": "say it"})]),
+                    Reply("The helper's own words."), Reply("Relayed."))
+    editor = Editor()
+
+    async def work(conn: Any) -> None:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("ask the helper")])
+
+    session(editor, work)
+    updates = [u for u in editor.updates if u["sessionUpdate"] == "tool_call_update"]
+    running = [u["content"][0]["content"]["text"] for u in updates if u["status"] == "in_progress"]
+    assert running and running[-1] == "The helper's own words."  # streamed while the task ran
+    assert updates[-1]["status"] == "completed" and updates.index(updates[-1]) > 0

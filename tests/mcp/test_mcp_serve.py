@@ -53,6 +53,16 @@ def register(ctx):
             {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
             {"type": "resource_link", "uri": "https://example.org/data.csv", "name": "data.csv", "title": "The data"},
             {"type": "resource", "resource": {"uri": "memo://notes", "mimeType": "text/plain", "text": "a note"}}]})
+    def steps(args, **kw):
+        import logging
+        said = logging.getLogger("demo.steps")
+        for step in range(1, 4):
+            ctx.report_progress(step, 3, f"step {step}")
+        said.info("an info line")
+        said.warning("a warning line")
+        return "stepped"
+
+    ctx.register_tool("steps", "demo", {"name": "steps", "parameters": {"type": "object"}}, steps)
     ctx.register_command("greet", lambda raw: f"hello {raw}", description="Greet someone")
     ctx.register_command("pick", lambda raw: raw, description="Options", argument_mode="options")
 
@@ -343,3 +353,45 @@ def test_images_audio_and_resources_are_served_as_mcp_content_also_from_another_
     assert (str(resource.resource.uri), resource.resource.text) == ("memo://notes", "a note")
     assert [block.type for block in picture.content] == ["text", "image", "audio", "resource_link"]  # re-served whole
     assert picture.content[1].data.startswith("iVBOR") and picture.content[3].title == "The guide"
+
+
+async def set_level(client: Any, level: str) -> None:
+    import warnings
+
+    with warnings.catch_warnings():  # logging/setLevel: deprecated by 2026-07-28, what 2025-11-25 clients send
+        warnings.simplefilter("ignore")
+        await client.set_logging_level(level)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # the 2026-07-28 protocol, and 2025-11-25
+def test_a_tools_progress_and_log_lines_reach_the_client_at_its_level(served: Path, mode: str) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[tuple[str, str | None, Any]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def on_log(params: Any) -> None:
+        logs.append((params.level, params.logger, params.data))
+
+    async def session() -> list[str]:
+        server = StdioServerParameters(command=str(HERMES), args=["mcp", "serve", "--tools", "steps"],
+                                       env=dict(os.environ))
+        async with Client(server, mode=mode, logging_callback=on_log, log_level="info") as client:
+            if mode == "legacy":
+                await set_level(client, "info")
+            first = await client.call_tool("steps", {}, progress_callback=on_progress)
+            seen = list(logs)
+            logs.clear()
+            if mode == "legacy":
+                await set_level(client, "error")  # nothing this tool says is that loud
+            second = await client.call_tool("steps", {})  # no progress asked for
+            await asyncio.sleep(0.2)
+            return [texts(first), texts(second), *(f"{level} {logger} {data}" for level, logger, data in seen)]
+
+    first, second, *seen = asyncio.run(session())
+    assert (first, second) == ("stepped", "stepped")
+    assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert seen == ["info demo.steps an info line", "warning demo.steps a warning line"]
+    if mode == "legacy":
+        assert logs == []  # at the client's new level
