@@ -53,13 +53,14 @@ def _token(token_file: str | None) -> str | None:
               help="Serve the tools whose name matches (repeatable).")
 @click.option("--plugin", "plugins", multiple=True, metavar="ID",
               help="Serve the tools of these plugins (repeatable, globs).")
-@click.option("--prompts", is_flag=True, help="Offer plugin slash commands that take one text argument as prompts.")
+@click.option("--prompts", is_flag=True, help="Offer plugin slash commands as prompts (arguments from their usage).")
+@click.option("--resources", is_flag=True, help="Offer the stored sessions (and skills) as read-only resources.")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback HOST (needs a bearer token).")
 @click.option("--token-file", type=click.Path(dir_okay=False), help=f"The bearer token HTTP clients must send "
               f"(else ${TOKEN_VARIABLE}; required off loopback).")
 @click.pass_context
 def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins: tuple[str, ...], prompts: bool,
-          allow_remote: bool, token_file: str | None) -> None:
+          resources: bool, allow_remote: bool, token_file: str | None) -> None:
     """Serve the enabled plugins' and active engines' tools over MCP (stdio unless --http).
 
     Every call takes the agent's path: argument validation, pre_tool_call, the time limit,
@@ -86,7 +87,13 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     from .._version import __version__
     from ..mcp_server import build_server
 
-    server = build_server(host, selection, prompts=prompts, version=__version__)
+    readable = None
+    if resources:
+        from ..agent import SessionStore
+        from ..mcp_server import Resources, SessionResources
+
+        readable = Resources([SessionResources(SessionStore(host.home))])
+    server = build_server(host, selection, prompts=prompts, resources=readable, version=__version__)
     if address is None:
         _serve_stdio(server)
     else:

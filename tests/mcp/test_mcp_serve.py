@@ -65,6 +65,8 @@ def register(ctx):
     ctx.register_tool("steps", "demo", {"name": "steps", "parameters": {"type": "object"}}, steps)
     ctx.register_command("greet", lambda raw: f"hello {raw}", description="Greet someone")
     ctx.register_command("pick", lambda raw: raw, description="Options", argument_mode="options")
+    ctx.register_command("forecast", lambda raw: f"forecast for {raw}", description="The weather",
+                         args_hint="<city> [days] [--units <metric|imperial>]")
 
     def gate(tool_name, args, **kwargs):
         if tool_name == "shout" and args.get("text") == "forbidden":
@@ -205,9 +207,59 @@ def test_commands_taking_one_text_argument_are_offered_as_prompts(served: Path) 
             return await client.list_prompts(), await client.get_prompt("greet", {"text": "Ada"})
 
     prompts, answer = asyncio.run(session())
-    assert [p.name for p in prompts.prompts] == ["greet"]  # "pick" takes options, not one text
-    assert [p.name for p in prompts.prompts[0].arguments] == ["text"]
+    offered = {p.name: [(a.name, a.required) for a in p.arguments or []] for p in prompts.prompts}
+    assert offered["greet"] == [("text", False)] and offered["pick"] == [("text", False)]
+    assert offered["forecast"] == [("city", True), ("days", False), ("units", False)]  # from its usage
     assert answer.messages[0].content.text == "hello Ada"
+
+
+def test_a_prompts_arguments_come_from_the_commands_usage_and_its_choices_complete(served: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import PromptReference
+
+    async def session() -> tuple[Any, Any, Any]:
+        async with stdio("--prompts") as client:
+            answer = await client.get_prompt("forecast", {"city": "Paris", "units": "metric"})
+            with pytest.raises(MCPError) as missing:
+                await client.get_prompt("forecast", {"days": "3"})
+            completed = await client.complete(PromptReference(name="forecast"), {"name": "units", "value": "me"})
+            return answer, missing.value, completed
+
+    answer, missing, completed = asyncio.run(session())
+    assert answer.messages[0].content.text == "forecast for Paris --units metric"
+    assert missing.code == -32602 and "needs the argument 'city'" in missing.message
+    assert completed.completion.values == ["metric"]
+
+
+def test_stored_sessions_are_read_only_resources_with_a_template(served: Path, llm_server) -> None:
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import ResourceTemplateReference
+
+    from tests.helpers import hermes_json, llm_config
+
+    llm_config(served, llm_server.url, "plugins:\n  enabled: [demo]\n")
+    llm_server.reply("Blue, of course.")
+    hermes("run", "What colour is the sky?")
+    session_id = hermes_json("sessions", "list")[0]["id"]
+
+    async def session() -> tuple[Any, ...]:
+        async with stdio("--resources") as client:
+            listed = await client.list_resources()
+            templates = await client.list_resource_templates()
+            read = await client.read_resource(f"hermes://sessions/{session_id}")
+            completed = await client.complete(ResourceTemplateReference(uri="hermes://sessions/{session_id}"),
+                                              {"name": "session_id", "value": session_id[:6]})
+            with pytest.raises(MCPError) as unknown:
+                await client.read_resource("hermes://sessions/nope")
+            return listed, templates, read, completed, unknown.value
+
+    listed, templates, read, completed, unknown = asyncio.run(session())
+    assert [str(r.uri) for r in listed.resources] == [f"hermes://sessions/{session_id}"]
+    assert [t.uri_template for t in templates.resource_templates] == ["hermes://sessions/{session_id}"]
+    text = read.contents[0].text
+    assert "**user**: What colour is the sky?" in text and "**assistant**: Blue, of course." in text
+    assert completed.completion.values == [session_id]
+    assert unknown.code == -32002
 
 
 @pytest.fixture
