@@ -412,6 +412,22 @@ class PluginContext:
         """Call a tool of an MCP server: needs a host serving "mcp"."""
         return self._unserved("call_mcp", server, tool, arguments, timeout)
 
+    def list_mcp_resources(self, server: str) -> Any:
+        """An MCP server's resources and templates (`{ok, resources, resourceTemplates}`): as `call_mcp`."""
+        return self._unserved("list_mcp_resources", server)
+
+    def read_mcp_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of an MCP server (`{ok, contents}`): as `call_mcp`."""
+        return self._unserved("read_mcp_resource", server, uri)
+
+    def list_mcp_prompts(self, server: str) -> Any:
+        """An MCP server's prompts (`{ok, prompts}`): as `call_mcp`."""
+        return self._unserved("list_mcp_prompts", server)
+
+    def get_mcp_prompt(self, server: str, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """A prompt of an MCP server, for `arguments` (`{ok, description, messages}`): as `call_mcp`."""
+        return self._unserved("get_mcp_prompt", server, name, arguments)
+
     @property
     def subagent_lifecycle(self) -> Any:
         """Subagent handles and snapshots: needs a host serving "subagents"."""

@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._quote import clip
@@ -63,6 +63,7 @@ class Connection:
         self.state = "starting"  # starting, ready, failed, closed
         self.reason = ""
         self.tools: list[Any] = []
+        self.capabilities: Any = None  # what the server said it offers, once connected
         self.connected_at: float | None = None
         self.retry_at: float | None = None
         self._on_tools = on_tools
@@ -105,10 +106,16 @@ class Connection:
         """Call tool `tool` of the server from any event loop: its `CallToolResult`. Raises
         `ConnectionError` when the server is down or does not come up in `connect_timeout`; the
         SDK's errors for the call itself (its `timeout`, a protocol error) pass through."""
+        return await self.ause(lambda client: client.call_tool(tool, arguments, read_timeout_seconds=timeout),
+                               f"a call of {tool!r}")
+
+    async def ause(self, use: Callable[[Any], Awaitable[Any]], what: str) -> Any:
+        """`await use(client)` with the server's SDK client, from any event loop (`acall`, and the
+        server's resources and prompts); `ConnectionError` as for `acall`."""
         if workers.on_portal():
-            return await self._call(tool, arguments, timeout)
+            return await self._use(use, what)
         loop = workers.portal()
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._call(tool, arguments, timeout), loop))
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._use(use, what), loop))
 
     def stop(self) -> concurrent.futures.Future[None] | None:
         """Stop connecting and close the connection (a stdio server is asked to exit, then stopped);
@@ -125,7 +132,7 @@ class Connection:
 
     # -- on the portal loop ------------------------------------------------------------------
 
-    async def _call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def _use(self, use: Callable[[Any], Awaitable[Any]], what: str) -> Any:
         client = self._client
         if client is None and self.state == "starting" and self._up is not None:
             with contextlib.suppress(asyncio.TimeoutError):
@@ -134,11 +141,11 @@ class Connection:
         if client is None:
             raise ConnectionError(f"MCP server {self.server.name!r} is {self.describe()}")
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await use(client)
         except Exception as exc:
             if not _closed(exc):
                 raise
-            reason = f"the connection closed during a call of {tool!r} ({why(exc)})"
+            reason = f"the connection closed during {what} ({why(exc)})"
             if self._client is client:  # down from now on; reconnected with backoff
                 self._fail(reason)
                 if self._broken is not None:
@@ -211,6 +218,7 @@ class Connection:
                     deadline.deadline = math.inf
                     timer.cancel()
                     self._client, self.tools, self.reason = client, tools, ""
+                    self.capabilities = client.server_capabilities  # resources, prompts: extras.py offers them
                     self.state, self.connected_at = "ready", time.time()
                     self._on_tools(self, tools)
                     self._settled.set()

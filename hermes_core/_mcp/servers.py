@@ -23,7 +23,7 @@ from .._runtime import leftovers, workers
 from .._standins.fields import stand_in_tool
 from .._tools.call import error_result
 from .._undo import Undo
-from . import names, sdk
+from . import extras, names, sdk
 from .config import ServerConfig, read_servers
 from .connection import Connection, why
 
@@ -254,6 +254,14 @@ class McpServers:
                                                             check_fn=connection.available, is_async=True)))
                 except RegistrationError as exc:
                     log.warning("MCP server %r: tool %r is left out: %s", server.name, tool.name, exc)
+            for utility in extras.offered(connection):  # its resources and prompts, Hermes' way
+                name = names.tool_name(server.name, utility)
+                _, description, parameters = extras.UTILITIES[utility]
+                fields = {"name": name, "toolset": names.toolset(server.name), "schema": {
+                    "name": name, "description": description.format(server=server.name), "parameters": parameters}}
+                undos.append(registry.add(stand_in_tool(fields, extras.handler(connection, utility),
+                                                        f"mcp:{server.name}", check_fn=connection.available,
+                                                        is_async=True)))
             self._registered[server.name] = undos
 
     # -- ctx.call_mcp (the host capability "mcp") ------------------------------------------------
@@ -263,16 +271,28 @@ class McpServers:
         """Hermes' `ctx.call_mcp`: `{ok: True, result}` or `{ok: False, error}`, with `structuredContent`
         when the server sent one and `truncated: True` past 65,536 characters. A server missing from
         `plugins.entries.<id>.mcp_allowlist` raises `McpAllowlistError` (a `PermissionError`)."""
-        if server not in self._config().read(keys.PLUGIN_MCP_ALLOWLIST, plugin_id):
-            raise McpAllowlistError(
-                f"plugin {plugin_id!r} may not call MCP server {server!r}: the operator can allow it with "
-                f"plugins.entries.{plugin_id}.mcp_allowlist: [{server}] in config.yaml")
+        connection = self._allowed(plugin_id, server, "ctx.call_mcp")
+        if isinstance(connection, dict):
+            return connection
         if arguments is not None and not isinstance(arguments, Mapping):
             return {"ok": False, "error": f"arguments must be a mapping, not {type(arguments).__name__}"}
         try:
             seconds = min(max(float(timeout), 1.0), 600.0)
         except (TypeError, ValueError):
             return {"ok": False, "error": f"timeout must be a number of seconds, not {timeout!r}"}
+        try:
+            result = workers.run_coroutine(connection.acall(tool, dict(arguments or {}), seconds), seconds + 5)
+        except Exception as exc:  # noqa: BLE001 - the envelope says what went wrong
+            return {"ok": False, "error": why(exc)}
+        return _envelope(result)
+
+    def _allowed(self, plugin_id: str, server: str, call: str) -> Connection | dict[str, Any]:
+        """The connection to `server` for `plugin_id`, `{ok: False, error}` when there is none, or
+        `McpAllowlistError` when the operator did not allow it."""
+        if server not in self._config().read(keys.PLUGIN_MCP_ALLOWLIST, plugin_id):
+            raise McpAllowlistError(
+                f"plugin {plugin_id!r} may not call MCP server {server!r}: the operator can allow it with "
+                f"plugins.entries.{plugin_id}.mcp_allowlist: [{server}] in config.yaml")
         self.start()
         connection = self._connections.get(server)
         if connection is None:
@@ -281,13 +301,37 @@ class McpServers:
             return {"ok": False,
                     "error": problem or f"no MCP server {server!r} is running (configured and enabled: {known})"}
         if workers.on_portal():
-            return {"ok": False, "error": "ctx.call_mcp waits for its answer: from async code, run it in a thread "
-                                          "(await asyncio.to_thread(ctx.call_mcp, ...))"}
-        try:
-            result = workers.run_coroutine(connection.acall(tool, dict(arguments or {}), seconds), seconds + 5)
-        except Exception as exc:  # noqa: BLE001 - the envelope says what went wrong
-            return {"ok": False, "error": why(exc)}
-        return _envelope(result)
+            return {"ok": False, "error": f"{call} waits for its answer: from async code, run it in a thread "
+                                          f"(await asyncio.to_thread({call}, ...))"}
+        return connection
+
+    def _utility(self, plugin_id: str, server: str, utility: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        connection = self._allowed(plugin_id, server, f"ctx.{utility.replace('_', '_mcp_', 1)}")
+        if isinstance(connection, dict):
+            return connection
+        connection.settle(connection.server.connect_timeout + 1)
+        needs = extras.UTILITIES[utility][0]
+        if getattr(connection.capabilities, needs, None) is None:
+            return {"ok": False, "error": f"MCP server {server!r} offers no {needs}"
+                                          + ("" if connection.state == "ready" else f" (it is {connection.describe()})")}
+        return workers.run_coroutine(extras.run(connection, utility, args), connection.server.timeout + 5)
+
+    def list_mcp_resources(self, plugin_id: str, server: str) -> dict[str, Any]:
+        """`ctx.list_mcp_resources`: `{ok, resources, resourceTemplates}` (see `call_mcp` for the allowlist)."""
+        return self._utility(plugin_id, server, "list_resources", {})
+
+    def read_mcp_resource(self, plugin_id: str, server: str, uri: str) -> dict[str, Any]:
+        """`ctx.read_mcp_resource`: `{ok, contents: [{uri, mimeType, text | blob}]}`."""
+        return self._utility(plugin_id, server, "read_resource", {"uri": uri})
+
+    def list_mcp_prompts(self, plugin_id: str, server: str) -> dict[str, Any]:
+        """`ctx.list_mcp_prompts`: `{ok, prompts: [{name, description, arguments}]}`."""
+        return self._utility(plugin_id, server, "list_prompts", {})
+
+    def get_mcp_prompt(self, plugin_id: str, server: str, name: str,
+                       arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """`ctx.get_mcp_prompt`: `{ok, description, messages: [{role, content}]}`."""
+        return self._utility(plugin_id, server, "get_prompt", {"name": name, "arguments": dict(arguments or {})})
 
 
 def _envelope(result: Any) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """A small MCP server written with the official SDK's low-level `Server`, run as a subprocess by
-the tests (`python mcp_server.py [--hang | --fail] [--marker PATH] [--sse URLFILE]`): tools echo,
+the tests (`python mcp_server.py [--hang | --fail] [--marker PATH] [--sse URLFILE] [--extras]`): tools echo,
 add, structured, big, slow, crash, fails, picture and env; `--hang` never answers, `--fail` exits at once;
 `--marker PATH` appends a line to PATH each time the server starts (to count restarts); `--sse
 URLFILE` serves the older SSE transport on 127.0.0.1 (a free port) instead of stdio and writes its
-URL to URLFILE."""
+URL to URLFILE; `--extras` adds a resource (memo://notes), a template (memo://items/{id}) and a
+prompt (review: code, language)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,38 @@ async def call_tool(ctx, params):
     return text(f"no tool {params.name}", error=True)
 
 
+async def list_resources(ctx, params):
+    return types.ListResourcesResult(resources=[types.Resource(uri="memo://notes", name="notes", title="The notes",
+                                                               mime_type="text/plain")])
+
+
+async def list_templates(ctx, params):
+    return types.ListResourceTemplatesResult(resource_templates=[
+        types.ResourceTemplate(uri_template="memo://items/{id}", name="item")])
+
+
+async def read_resource(ctx, params):
+    uri = str(params.uri)
+    if uri == "memo://notes" or uri.startswith("memo://items/"):
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain",
+                                                                             text=f"the text of {uri}")])
+    from mcp.shared.exceptions import MCPError
+
+    raise MCPError(-32002, "Resource not found", data={"uri": uri})
+
+
+async def list_prompts(ctx, params):
+    return types.ListPromptsResult(prompts=[types.Prompt(name="review", description="Review code", arguments=[
+        types.PromptArgument(name="code", required=True), types.PromptArgument(name="language")])])
+
+
+async def get_prompt(ctx, params):
+    args = params.arguments or {}
+    return types.GetPromptResult(description="Review code", messages=[types.PromptMessage(
+        role="user", content=types.TextContent(type="text",
+                                               text=f"Review this {args.get('language', 'code')}: {args['code']}"))])
+
+
 def main() -> None:
     if "--marker" in sys.argv:
         with open(sys.argv[sys.argv.index("--marker") + 1], "a") as marker:
@@ -82,7 +115,10 @@ def main() -> None:
         sys.exit("this server cannot start")
     if "--hang" in sys.argv:
         time.sleep(3600)
-    server = Server("test-server", on_list_tools=list_tools, on_call_tool=call_tool)
+    extras = {"on_list_resources": list_resources, "on_list_resource_templates": list_templates,
+              "on_read_resource": read_resource, "on_list_prompts": list_prompts,
+              "on_get_prompt": get_prompt} if "--extras" in sys.argv else {}
+    server = Server("test-server", on_list_tools=list_tools, on_call_tool=call_tool, **extras)
     if "--sse" in sys.argv:
         serve_sse(server, sys.argv[sys.argv.index("--sse") + 1])
         return

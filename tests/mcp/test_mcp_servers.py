@@ -243,3 +243,48 @@ def test_images_from_a_server_reach_a_model_that_takes_them_and_links_keep_their
     hermes("run", "Describe it.")
     assert llm_server.requests[-1].body["messages"][-1]["content"] == (
         "a red dot\n[image: image/png]\n[audio: wav]\n[resource_link: The guide <file:///docs/guide.md> (text/markdown)]")
+
+
+READER = '''
+import json
+
+def register(ctx):
+    def read(args, **kwargs):
+        return json.dumps({"read": ctx.read_mcp_resource("helper", args["uri"]),
+                           "listed": ctx.list_mcp_resources("helper"),
+                           "prompt": ctx.get_mcp_prompt("helper", "review", {"code": "x = 1"}),
+                           "prompts": ctx.list_mcp_prompts("helper"),
+                           "echo": ctx.list_mcp_resources("echo")})
+    ctx.register_tool("read_it", "reader", {"name": "read_it", "parameters": {"type": "object"}}, read)
+'''
+
+
+def test_a_servers_resources_and_prompts_are_tools_for_the_agent_and_ctx_calls_for_plugins(home: Path) -> None:
+    from tests.helpers import make_folder_plugin
+
+    make_folder_plugin(home / "plugins", "reader", READER, "name: reader\n")
+    configure(home, server("helper", "--extras", extra="tools:\n  include: [echo]"), server("echo"),
+              more="plugins:\n  enabled: [reader]\n  entries:\n    reader:\n      mcp_allowlist: [helper, echo]\n")
+    rows = {row["name"] for row in hermes_json("tools", "list")}
+    assert {"mcp__helper__list_resources", "mcp__helper__read_resource", "mcp__helper__list_prompts",
+            "mcp__helper__get_prompt"} <= rows
+    assert not any(name.startswith("mcp__echo__") and "resource" in name for name in rows)  # it offers none
+    read = json.loads(hermes("tools", "call", "mcp__helper__read_resource", '{"uri": "memo://items/7"}').stdout)
+    assert read["contents"] == [{"uri": "memo://items/7", "mimeType": "text/plain", "text": "the text of memo://items/7"}]
+    prompt = json.loads(hermes("tools", "call", "mcp__helper__get_prompt",
+                               '{"name": "review", "arguments": {"code": "f()", "language": "Python"}}').stdout)
+    assert prompt["messages"][0]["content"]["text"] == "Review this Python: f()"
+    missing = json.loads(hermes("tools", "call", "mcp__helper__read_resource", '{"uri": "memo://nope"}',
+                                check=1).stdout)
+    assert "Resource not found" in missing["error"]
+
+    answers = json.loads(hermes("tools", "call", "read_it", '{"uri": "memo://notes"}').stdout)
+    assert answers["read"] == {"ok": True, "contents": [
+        {"uri": "memo://notes", "mimeType": "text/plain", "text": "the text of memo://notes"}]}
+    listed = answers["listed"]
+    assert [r["uri"] for r in listed["resources"]] == ["memo://notes"] and listed["resources"][0]["title"] == "The notes"
+    assert [t["uriTemplate"] for t in listed["resourceTemplates"]] == ["memo://items/{id}"]
+    assert answers["prompt"]["messages"][0]["content"]["text"] == "Review this code: x = 1"
+    assert [(a["name"], a.get("required", False)) for a in answers["prompts"]["prompts"][0]["arguments"]] == [
+        ("code", True), ("language", False)]
+    assert answers["echo"] == {"ok": False, "error": "MCP server 'echo' offers no resources"}
