@@ -98,7 +98,7 @@ class Display:
         def spin() -> None:
             leave_sigint_to_the_main_thread()
             for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
-                self.stream.write(f"\r\033[K{frame} {self._what}")
+                self.stream.write(f"\r{frame} {self._what}\033[K")  # what a longer text left is cleared
                 self.stream.flush()
                 if stop.wait(0.1):
                     break
