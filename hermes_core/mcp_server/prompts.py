@@ -3,13 +3,15 @@
 A hint is read as a command line's usage: `<city>` is a required argument, `[days]` an optional
 one, `[--units <metric|imperial>]` an option, and `a|b|c` the values an argument takes (which
 completions offer). Getting the prompt puts the arguments back in that order, as the text the
-command gets: `Paris 3 --units metric`. A hint that names nothing (or none at all) is one
+command gets: `Paris 3 --units metric` (a value with spaces or quotes in shell quoting, `'New York'`,
+which `shlex.split` reads back). A hint that names nothing (or none at all) is one
 argument, `text`, the command's whole text.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 
 import attrs
@@ -81,4 +83,6 @@ def command_text(command: Command, given: Mapping[str, str]) -> str:
                 raise ValueError(f"/{command.name} needs the argument {argument.name!r}")
             continue
         words += [f"--{argument.name}", value] if argument.option else [value]
-    return " ".join(words)
+    if not _groups(command.args_hint or ""):  # the one `text` argument: the command's whole text, as given
+        return " ".join(words)
+    return " ".join(shlex.quote(word) if any(c.isspace() or c in "'\"" for c in word) else word for word in words)

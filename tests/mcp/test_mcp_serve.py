@@ -219,14 +219,14 @@ def test_a_prompts_arguments_come_from_the_commands_usage_and_its_choices_comple
 
     async def session() -> tuple[Any, Any, Any]:
         async with stdio("--prompts") as client:
-            answer = await client.get_prompt("forecast", {"city": "Paris", "units": "metric"})
+            answer = await client.get_prompt("forecast", {"city": "New York", "units": "metric"})
             with pytest.raises(MCPError) as missing:
                 await client.get_prompt("forecast", {"days": "3"})
             completed = await client.complete(PromptReference(name="forecast"), {"name": "units", "value": "me"})
             return answer, missing.value, completed
 
     answer, missing, completed = asyncio.run(session())
-    assert answer.messages[0].content.text == "forecast for Paris --units metric"
+    assert answer.messages[0].content.text == "forecast for 'New York' --units metric"  # shlex.split reads it back
     assert missing.code == -32602 and "needs the argument 'city'" in missing.message
     assert completed.completion.values == ["metric"]
 
