@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import McpError
-from .._files import write_atomic
+from .._files import locked, write_atomic
 from .config import ServerConfig
 
 __all__ = ["LoginNeeded", "TokenFile", "needs_login", "oauth_provider", "token_path"]
@@ -77,12 +77,14 @@ class TokenFile:
         return data
 
     def update(self, **fields: Any) -> None:
-        """Write `fields` into the login (None removes one), the file whole or not at all, mode 0600."""
-        data = self.read()
-        data.update(server=self.server, url=self.url, **fields)
-        data = {key: value for key, value in data.items() if value is not None}
+        """Write `fields` into the login (None removes one), the file whole or not at all, mode 0600;
+        one process at a time (a gateway and a run may refresh at once)."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
+        with locked(self.path):
+            data = self.read()
+            data.update(server=self.server, url=self.url, **fields)
+            data = {key: value for key, value in data.items() if value is not None}
+            write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
 
     def forget(self) -> bool:
         """Delete the login; whether there was one."""
