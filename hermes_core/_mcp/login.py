@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,14 +126,34 @@ def _within(server: ServerConfig, timeout: float, paste: bool) -> Any:
 
 
 async def _pasted(read_line: Callable[[], str]) -> str:
-    import anyio
+    """The first line pasted that is not blank, read on a daemon thread (left behind on a timeout)."""
+    loop = asyncio.get_running_loop()
+    pasted: asyncio.Future[str] = loop.create_future()
 
-    while True:
-        line = await anyio.to_thread.run_sync(read_line, abandon_on_cancel=True)
-        if not line:
-            raise McpError("nothing was pasted (the input ended)")
-        if line.strip():
-            return line.strip()
+    def give(line: str | None, exc: BaseException | None) -> None:
+        if pasted.done():
+            return
+        if exc is not None:
+            pasted.set_exception(exc)
+        else:
+            pasted.set_result(line or "")
+
+    def read() -> None:
+        error: BaseException | None = None
+        try:
+            line = read_line()
+            while line and not line.strip():
+                line = read_line()
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting loop
+            line, error = "", exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(give, line.strip(), error)
+
+    threading.Thread(target=read, name="hermes-mcp-login-paste", daemon=True).start()
+    answer = await pasted
+    if not answer:
+        raise McpError("nothing was pasted (the input ended)")
+    return answer
 
 
 class _Listener:
