@@ -1,10 +1,11 @@
 """An OAuth-protected MCP server for the tests, built from the official SDK's own pieces and run as a
-subprocess: `python oauth_server.py URLFILE [--ttl SECONDS]`.
+subprocess: `python oauth_server.py URLFILE [--ttl SECONDS] [--sse]`.
 
 Two apps on 127.0.0.1 (free ports): an authorization server (`create_auth_routes` over an in-memory
 provider: discovery, dynamic registration, PKCE authorization codes, refresh, revocation; its
 /authorize approves at once with a 302 to the redirect URI) and the MCP server (Streamable HTTP at
-/mcp, bearer-checked against that provider by `ProviderTokenVerifier`; one tool, `whoami`). Access
+/mcp, bearer-checked against that provider by `ProviderTokenVerifier`; one tool, `whoami`; with
+`--sse`, the high-level `MCPServer` over the older SSE transport at /sse instead). Access
 tokens live `--ttl` seconds (3600 unless given). URLFILE gets a JSON object once both listen:
 `{"mcp": <MCP url>, "issuer": <AS url>}`. GET <issuer>/counts answers what the AS did so far
 (register, authorize, code_exchange, refresh_exchange); POST <issuer>/revoke-all forgets every token.
@@ -112,7 +113,7 @@ def listening() -> socket.socket:
     return sock
 
 
-def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str) -> tuple[Starlette, Starlette]:
+def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool) -> tuple[Starlette, Starlette]:
     async def counts(request: Request) -> JSONResponse:
         return JSONResponse(provider.counts)
 
@@ -140,20 +141,32 @@ def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str) -> tuple[Starlet
         text = f"subject={token.subject if token else None} scopes={' '.join(token.scopes) if token else ''}"
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
+    settings = AuthSettings(issuer_url=issuer, resource_server_url=AnyHttpUrl(mcp_url), required_scopes=[SCOPE],
+                            validate_token_resource=True)
+    if sse:
+        from mcp.server.mcpserver import MCPServer
+
+        high = MCPServer("oauth-test-server", token_verifier=ProviderTokenVerifier(provider), auth=settings)
+
+        @high.tool(description="Who the token is for.")
+        def whoami() -> str:
+            from mcp.server.auth.middleware.auth_context import get_access_token
+
+            token = get_access_token()
+            return f"subject={token.subject if token else None} scopes={' '.join(token.scopes) if token else ''}"
+
+        return auth_server, high.sse_app()
     server = Server("oauth-test-server", on_list_tools=list_tools, on_call_tool=call_tool)
-    app = server.streamable_http_app(
-        host="127.0.0.1", token_verifier=ProviderTokenVerifier(provider),
-        auth=AuthSettings(issuer_url=issuer, resource_server_url=AnyHttpUrl(mcp_url), required_scopes=[SCOPE],
-                          validate_token_resource=True))
+    app = server.streamable_http_app(host="127.0.0.1", token_verifier=ProviderTokenVerifier(provider), auth=settings)
     return auth_server, app
 
 
-async def main(url_file: str, ttl: int) -> None:
+async def main(url_file: str, ttl: int, sse: bool) -> None:
     as_sock, rs_sock = listening(), listening()
     issuer = AnyHttpUrl(f"http://127.0.0.1:{as_sock.getsockname()[1]}")
-    mcp_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/mcp"
+    mcp_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/{'sse' if sse else 'mcp'}"
     provider = Provider(str(issuer), ttl)  # the issuer exactly as the AS metadata renders it (a trailing /)
-    auth_server, app = build(provider, issuer, mcp_url)
+    auth_server, app = build(provider, issuer, mcp_url, sse)
     servers = [uvicorn.Server(uvicorn.Config(a, log_level="warning", lifespan="on")) for a in (auth_server, app)]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, sock in zip(servers, (as_sock, rs_sock))]
     while not all(s.started for s in servers):
@@ -166,4 +179,4 @@ async def main(url_file: str, ttl: int) -> None:
 
 if __name__ == "__main__":
     ttl = int(sys.argv[sys.argv.index("--ttl") + 1]) if "--ttl" in sys.argv else 3600
-    asyncio.run(main(sys.argv[1], ttl))
+    asyncio.run(main(sys.argv[1], ttl, "--sse" in sys.argv))

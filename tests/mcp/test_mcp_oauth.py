@@ -148,6 +148,14 @@ def test_a_headless_login_takes_the_pasted_redirect_url_or_code(home: Path, oaut
     assert hermes("tools", "call", "mcp__srv__whoami", "{}").returncode == 0  # the old login still works
 
 
+def test_a_server_over_sse_logs_in_the_same_way(home: Path, oauth_server: Any) -> None:
+    server = oauth_server(sse=True)
+    write_config(home, "mcp_servers:\n" + entry("old", server.mcp, "transport: sse"))
+    assert states(home)["old"]["state"] == "needs login"
+    login(name="old")
+    assert hermes("tools", "call", "mcp__old__whoami", "{}").stdout.strip() == "subject=test-user scopes=mcp:tools"
+
+
 def test_a_login_nobody_finishes_ends_with_a_clear_message(home: Path, oauth_server: Any) -> None:
     server = oauth_server()
     write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
