@@ -116,7 +116,13 @@ class Connection:
         or still starting (a call waits for it), not while it is down."""
         if self.state in ("ready", "starting"):
             return True
-        return Unavailable(f"MCP server {self.server.name!r} is {self.describe()}")
+        return Unavailable(self._down())
+
+    def _down(self) -> str:
+        """Why a call cannot reach the server now, as a sentence."""
+        if self.state == "needs login":
+            return self.reason
+        return f"MCP server {self.server.name!r} is {self.describe()}"
 
     async def acall(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call tool `tool` of the server from any event loop: its `CallToolResult`. Raises
@@ -149,7 +155,7 @@ class Connection:
                 await asyncio.wait_for(self._up.wait(), self.server.connect_timeout)
             client = self._client
         if client is None:
-            raise ConnectionError(f"MCP server {self.server.name!r} is {self.describe()}")
+            raise ConnectionError(self._down())
         try:
             return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except Exception as exc:

@@ -11,6 +11,7 @@ server's metadata. A file written for another url counts as no login. A connecti
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -24,7 +25,7 @@ from .._errors import McpError
 from .._files import locked, write_atomic
 from .config import ServerConfig
 
-__all__ = ["LoginNeeded", "TokenFile", "needs_login", "oauth_provider", "token_path"]
+__all__ = ["LoginNeeded", "TokenFile", "oauth_provider", "token_path"]
 
 log = logging.getLogger("hermes_core.mcp")
 REFRESH_MARGIN = 60.0  # seconds before expiry a token is refreshed (at most half its lifetime)
@@ -159,15 +160,11 @@ class TokenFile:
         return str(uris[0]) if uris else ""
 
 
-def needs_login(home: Path, server: ServerConfig) -> bool:
-    """Whether an `auth: oauth` server has no stored tokens for its url (nothing is asked of it)."""
-    return server.auth == "oauth" and not TokenFile(home, server.name, server.url).has_tokens()
-
-
 def _margin(expires_in: float | None) -> float:
     return min(REFRESH_MARGIN, expires_in / 2) if expires_in else 0.0
 
 
+@functools.cache
 def _provider_class() -> Any:
     from mcp.client.auth import OAuthClientProvider
 

@@ -148,6 +148,25 @@ def test_a_headless_login_takes_the_pasted_redirect_url_or_code(home: Path, oaut
     assert hermes("tools", "call", "mcp__srv__whoami", "{}").returncode == 0  # the old login still works
 
 
+def test_a_token_is_refreshed_a_minute_before_it_expires(home: Path, oauth_server: Any) -> None:
+    server = oauth_server()  # tokens the server accepts for an hour
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    login()
+    path = token_file(home)
+
+    def call_with_expiry_in(seconds: float) -> dict[str, int]:
+        saved = json.loads(path.read_text())
+        saved["expires_at"] = time.time() + seconds
+        path.write_text(json.dumps(saved))
+        assert hermes("tools", "call", "mcp__srv__whoami", "{}").stdout.strip() == "subject=test-user scopes=mcp:tools"
+        return server.counts()
+
+    assert call_with_expiry_in(3000)["refresh_exchange"] == 0  # far from expiry: used as it is
+    counts = call_with_expiry_in(30)  # valid for 30 s more, inside the margin: refreshed first
+    assert counts["refresh_exchange"] == 1 and counts["authorize"] == 1
+    assert json.loads(path.read_text())["expires_at"] > time.time() + 3000  # the new token's expiry is kept
+
+
 def test_a_server_over_sse_logs_in_the_same_way(home: Path, oauth_server: Any) -> None:
     server = oauth_server(sse=True)
     write_config(home, "mcp_servers:\n" + entry("old", server.mcp, "transport: sse"))
