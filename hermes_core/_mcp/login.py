@@ -68,8 +68,10 @@ async def login(server: ServerConfig, home: Path, *, say: Callable[[str], None],
         finally:
             if listener is not None:
                 listener.close()
-        query = parse_qs(urlsplit(answer).query) if "code=" in answer or "error=" in answer else {
-            "code": [answer], "state": [state]}
+        if "code=" in answer or "error=" in answer:  # the URL, or its query alone
+            query = parse_qs(urlsplit(answer).query if "?" in answer else answer)
+        else:  # the code alone: the state is the one sent
+            query = {"code": [answer], "state": [state]}
         if "error" in query:
             detail = query.get("error_description", [""])[0]
             raise McpError(f"the authorization server refused the login: {query['error'][0]}"
