@@ -6,6 +6,7 @@ authorization server and protected MCP server built from the SDK's own pieces (`
 from __future__ import annotations
 
 import json
+import socket
 import stat
 import subprocess
 import time
@@ -16,7 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from hermes_core.testing import tool_call
-from tests.helpers import HERMES, hermes, hermes_json, llm_config, write_config
+from tests.helpers import HERMES, free_port, hermes, hermes_json, llm_config, write_config
 
 
 def entry(name: str, url: str, extra: str = "") -> str:
@@ -173,6 +174,28 @@ def test_a_server_over_sse_logs_in_the_same_way(home: Path, oauth_server: Any) -
     assert states(home)["old"]["state"] == "needs login"
     login(name="old")
     assert hermes("tools", "call", "mcp__old__whoami", "{}").stdout.strip() == "subject=test-user scopes=mcp:tools"
+
+
+def test_a_taken_redirect_port_registers_again_and_a_configured_one_is_kept(home: Path, oauth_server: Any) -> None:
+    server = oauth_server()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    login()
+    first = json.loads(token_file(home).read_text())["client_info"]["redirect_uris"][0]
+    with socket.socket() as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the last login's TIME_WAIT
+        taken.bind(("127.0.0.1", urlsplit(first).port or 0))
+        taken.listen(1)
+        login()  # its port is taken: another one, and the client registered with it
+        second = json.loads(token_file(home).read_text())["client_info"]["redirect_uris"][0]
+        assert second != first and server.counts()["register"] == 2
+        write_config(home, "mcp_servers:\n" + entry("srv", server.mcp, f"oauth: {{redirect_port: {urlsplit(first).port}}}"))
+        refused = hermes("mcp", "login", "srv", "--no-browser", check=1)
+        assert f"cannot listen on 127.0.0.1:{urlsplit(first).port} (mcp_servers.srv.oauth.redirect_port)" in refused.stderr
+    port = free_port()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp, f"oauth: {{redirect_port: {port}}}"))
+    login()
+    saved = json.loads(token_file(home).read_text())["client_info"]["redirect_uris"][0]
+    assert saved == f"http://127.0.0.1:{port}/callback" and server.counts()["register"] == 3
 
 
 def test_a_login_nobody_finishes_ends_with_a_clear_message(home: Path, oauth_server: Any) -> None:
