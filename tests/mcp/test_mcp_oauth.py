@@ -5,6 +5,7 @@ authorization server and protected MCP server built from the SDK's own pieces (`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import stat
@@ -183,8 +184,9 @@ def test_a_taken_redirect_port_registers_again_and_a_configured_one_is_kept(home
     first = json.loads(token_file(home).read_text())["client_info"]["redirect_uris"][0]
     with socket.socket() as taken:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the last login's TIME_WAIT
-        taken.bind(("127.0.0.1", urlsplit(first).port or 0))
-        taken.listen(1)
+        with contextlib.suppress(OSError):  # already taken by another test's process: taken all the same
+            taken.bind(("127.0.0.1", urlsplit(first).port or 0))
+            taken.listen(1)
         login()  # its port is taken: another one, and the client registered with it
         second = json.loads(token_file(home).read_text())["client_info"]["redirect_uris"][0]
         assert second != first and server.counts()["register"] == 2
