@@ -52,11 +52,8 @@ async def login(server: ServerConfig, home: Path, *, say: Callable[[str], None],
         say(url)
         if paste:
             say("Then paste here the URL the browser was sent to at the end (or only its code=...):")
-        elif browser:
-            import webbrowser
-
-            with contextlib.suppress(Exception):
-                webbrowser.open(url)
+        elif browser:  # on a thread: a $BROWSER command may wait for its page, which this loop serves
+            threading.Thread(target=_open_browser, args=(url,), name="hermes-mcp-login-browser", daemon=True).start()
 
     async def callback() -> Any:
         from mcp.shared.auth import AuthorizationCodeResult
@@ -98,6 +95,13 @@ async def login(server: ServerConfig, home: Path, *, say: Callable[[str], None],
 def logout(server: ServerConfig, home: Path) -> bool:
     """Forget `server`'s login; whether there was one."""
     return TokenFile(home, server.name, server.url).forget()
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    with contextlib.suppress(Exception):
+        webbrowser.open(url)
 
 
 def _port_of(uri: str) -> int:

@@ -10,6 +10,7 @@ import json
 import socket
 import stat
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -128,6 +129,15 @@ def test_login_call_refresh_and_logout_through_the_cli(home: Path, oauth_server:
     assert not path.exists()
     assert states(home)["srv"]["state"] == "needs login"
     assert hermes("mcp", "logout", "srv").stdout.strip() == "srv: there was no login to forget"
+
+
+def test_a_login_opens_the_browser(home: Path, oauth_server: Any, monkeypatch: Any) -> None:
+    server = oauth_server()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    monkeypatch.setenv("BROWSER", f"{sys.executable} {Path(__file__).with_name('browser.py')} %s")
+    result = hermes("mcp", "login", "srv")
+    assert result.stdout.splitlines()[-1] == "logged in to srv" and server.counts()["authorize"] == 1
+    assert hermes("tools", "call", "mcp__srv__whoami", "{}").stdout.strip() == "subject=test-user scopes=mcp:tools"
 
 
 def test_a_headless_login_takes_the_pasted_redirect_url_or_code(home: Path, oauth_server: Any) -> None:
