@@ -170,8 +170,9 @@ def _provider_class() -> Any:
 
     class Provider(OAuthClientProvider):
         """The SDK's provider, which keeps expiry and AS metadata across processes and refreshes a
-        margin before expiry. Relies on these private names of mcp 2.3 (pinned by
-        tests/mcp/test_mcp_oauth.py): `_initialize`, `_handle_token_response`,
+        margin before expiry, with the newest refresh token of the file (another process may have
+        used and rotated the one it holds). Relies on these private names of mcp 2.3 (pinned by
+        tests/mcp/test_mcp_oauth.py): `_initialize`, `_refresh_token`, `_handle_token_response`,
         `_handle_refresh_response`, `context.token_expiry_time`, `context.oauth_metadata`,
         `context.current_tokens`. Without them a stored token's expiry is unknown, so it is sent
         until refused, and a refusal always starts a new login (never a refresh)."""
@@ -191,6 +192,12 @@ def _provider_class() -> Any:
             await super()._handle_token_response(response)
             self._early()
             self.storage.set_oauth_metadata(self.context.oauth_metadata)
+
+        async def _refresh_token(self) -> Any:
+            stored = await self.storage.get_tokens()
+            if stored is not None and stored.refresh_token:
+                self.context.current_tokens = stored
+            return await super()._refresh_token()
 
         async def _handle_refresh_response(self, response: Any) -> bool:
             refreshed: bool = await super()._handle_refresh_response(response)

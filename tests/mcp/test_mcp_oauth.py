@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from hermes_core import PluginManager
 from hermes_core.testing import tool_call
 from tests.helpers import HERMES, free_port, hermes, hermes_json, llm_config, write_config
 
@@ -179,6 +180,25 @@ def test_a_token_is_refreshed_a_minute_before_it_expires(home: Path, oauth_serve
     assert json.loads(path.read_text())["expires_at"] > time.time() + 3000  # the new token's expiry is kept
 
 
+def test_a_process_refreshes_with_the_refresh_token_another_process_left(home: Path, oauth_server: Any) -> None:
+    server = oauth_server(ttl=4)  # refreshed 2 s after it is issued
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    login()
+    host = PluginManager(home=home).load()  # a long-lived host (a gateway) holding the login's tokens
+    try:
+        assert host.dispatch_tool("mcp__srv__whoami", {}) == "subject=test-user scopes=mcp:tools"
+        held = json.loads(token_file(home).read_text())
+        while time.time() <= held["expires_at"]:
+            time.sleep(0.2)
+        # another process refreshes first: the refresh token the host holds is used up (rotated)
+        assert hermes("tools", "call", "mcp__srv__whoami", "{}").stdout.strip() == "subject=test-user scopes=mcp:tools"
+        assert json.loads(token_file(home).read_text())["tokens"]["refresh_token"] != held["tokens"]["refresh_token"]
+        assert host.dispatch_tool("mcp__srv__whoami", {}) == "subject=test-user scopes=mcp:tools"
+        assert server.counts()["authorize"] == 1
+    finally:
+        host.mcp.close()
+
+
 def test_a_server_over_sse_logs_in_the_same_way(home: Path, oauth_server: Any) -> None:
     server = oauth_server(sse=True)
     write_config(home, "mcp_servers:\n" + entry("old", server.mcp, "transport: sse"))
@@ -256,7 +276,7 @@ def test_the_sdk_names_the_oauth_provider_relies_on_are_there() -> None:
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.auth.oauth2 import OAuthContext
 
-    for method in ("_initialize", "_handle_token_response", "_handle_refresh_response"):
+    for method in ("_initialize", "_refresh_token", "_handle_token_response", "_handle_refresh_response"):
         assert callable(getattr(OAuthClientProvider, method, None)), method
     fields = {field.name for field in dataclasses.fields(OAuthContext)}
     assert {"token_expiry_time", "oauth_metadata", "current_tokens", "storage"} <= fields
