@@ -78,7 +78,7 @@ class PluginManager:
             hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
             standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
-        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config)  # mcp_servers: in config.yaml
+        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home)  # mcp_servers: in config.yaml
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []

@@ -38,6 +38,10 @@ class ServerConfig:
     connect_timeout: float = 60.0
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    auth: str = ""  # "oauth": an OAuth login (`hermes mcp login <name>`) is needed
+    oauth_scope: str = ""
+    oauth_client_name: str = "hermes-core"
+    oauth_redirect_port: int = 0
 
     def offers(self, tool: str) -> bool:
         """Whether the agent gets tool `tool` of this server: `include` globs win, then `exclude`."""
@@ -79,6 +83,13 @@ def _server(config: Config, name: str) -> ServerConfig | None:
         raise ConfigError(f"config.yaml: {where} has no command (a stdio server) and no url (an HTTP one)")
     if transport != "stdio" and not url:
         raise ConfigError(f"config.yaml: {where} uses transport {transport} but has no url")
+    auth = config.read(keys.MCP_AUTH, name)
+    if auth and transport == "stdio":
+        raise ConfigError(f"config.yaml: {where} has auth: {auth}, which only a server reached by url (http or sse) "
+                          "can use")
+    port = config.read(keys.MCP_OAUTH_REDIRECT_PORT, name)
+    if port > 65535:
+        raise ConfigError(f"config.yaml: {where}.oauth.redirect_port is {port}, not a port (0 to 65535)")
     env = config.read(keys.MCP_ENV, name)
     include: list[str] = config.read(keys.MCP_INCLUDE, name)
     exclude: list[str] = config.read(keys.MCP_EXCLUDE, name)
@@ -88,7 +99,8 @@ def _server(config: Config, name: str) -> ServerConfig | None:
         _strings(env, f"{where}.env") if env else None, config.read(keys.MCP_CWD, name),
         _interpolated(url, f"{where}.url"), _strings(config.read(keys.MCP_HEADERS, name), f"{where}.headers"),
         config.read(keys.MCP_TIMEOUT, name) or 300.0, config.read(keys.MCP_CONNECT_TIMEOUT, name) or 60.0,
-        tuple(include), tuple(exclude),
+        tuple(include), tuple(exclude), auth, config.read(keys.MCP_OAUTH_SCOPE, name),
+        config.read(keys.MCP_OAUTH_CLIENT_NAME, name) or "hermes-core", port,
     )
 
 

@@ -16,13 +16,17 @@ import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+from .._errors import McpError
+from .._paths import hermes_home
 from .._quote import clip
 from .._runtime import workers
 from .._runtime.backoff import Backoff
 from .._standins.fields import Unavailable
 from .config import ServerConfig
+from .oauth import LoginNeeded
 
 __all__ = ["Connection", "why"]
 
@@ -38,10 +42,18 @@ class _Late(TimeoutError):
 
 def why(exc: BaseException) -> str:
     """One line for what stopped a connection or a call (the first leaf of an exception group)."""
+    exc = leaf(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, McpError):  # hermes-core's own words
+        return clip(text, 300)
+    return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 300)
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups: what really went wrong."""
     while getattr(exc, "exceptions", None):
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 300)
+    return exc
 
 
 def _closed(exc: BaseException) -> bool:
@@ -56,11 +68,14 @@ def _closed(exc: BaseException) -> bool:
 
 class Connection:
     """Server `server`, connected on the portal loop once `start()` is called; `on_tools(connection,
-    tools)` hears each listing of its tools (the SDK's `Tool` objects), on the loop's thread."""
+    tools)` hears each listing of its tools (the SDK's `Tool` objects), on the loop's thread. An
+    OAuth server's login is read from `home` (`$HERMES_HOME`)."""
 
-    def __init__(self, server: ServerConfig, on_tools: Callable[[Connection, list[Any]], None]) -> None:
+    def __init__(self, server: ServerConfig, on_tools: Callable[[Connection, list[Any]], None],
+                 home: Path | None = None) -> None:
         self.server = server
-        self.state = "starting"  # starting, ready, failed, closed
+        self.home = home if home is not None else hermes_home()
+        self.state = "starting"  # starting, ready, failed, needs login, closed
         self.reason = ""
         self.tools: list[Any] = []
         self.capabilities: Any = None  # what the server said it offers, once connected
@@ -90,6 +105,8 @@ class Connection:
         """The state in a few words: `ready (3 tools)`, `failed: <why>; retrying in 4 s`."""
         if self.state == "ready":
             return f"ready ({len(self.tools)} tool{'s' if len(self.tools) != 1 else ''})"
+        if self.state == "needs login":
+            return f"needs login: run `hermes mcp login {self.server.name}`"
         if self.state == "failed":
             wait = (self.retry_at or 0) - time.time()
             return f"failed: {self.reason}; " + (f"retrying in {wait:.0f} s" if wait >= 1 else "retrying now")
@@ -100,7 +117,13 @@ class Connection:
         or still starting (a call waits for it), not while it is down."""
         if self.state in ("ready", "starting"):
             return True
-        return Unavailable(f"MCP server {self.server.name!r} is {self.describe()}")
+        return Unavailable(self._down())
+
+    def _down(self) -> str:
+        """Why a call cannot reach the server now, as a sentence."""
+        if self.state == "needs login":
+            return self.reason
+        return f"MCP server {self.server.name!r} is {self.describe()}"
 
     async def acall(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call tool `tool` of the server from any event loop: its `CallToolResult`. Raises
@@ -139,7 +162,7 @@ class Connection:
                 await asyncio.wait_for(self._up.wait(), self.server.connect_timeout)
             client = self._client
         if client is None:
-            raise ConnectionError(f"MCP server {self.server.name!r} is {self.describe()}")
+            raise ConnectionError(self._down())
         try:
             return await use(client)
         except Exception as exc:
@@ -168,7 +191,7 @@ class Connection:
         self._up = asyncio.Event()
         backoff = Backoff(1.0, _MAX_DELAY)
         while self.state != "closed":
-            reason = ""
+            reason, state = "", "failed"
             with anyio.CancelScope() as self._scope:
                 try:
                     await self._attempt()
@@ -177,25 +200,30 @@ class Connection:
                     reason = str(exc)
                 except Exception as exc:  # noqa: BLE001 - it could not start or broke: say why, try again
                     reason = why(exc)
+                    state = "needs login" if isinstance(leaf(exc), LoginNeeded) else state
             if self.state == "closed":
                 break
             if self.connected_at is not None and time.time() - self.connected_at > _MAX_DELAY:
                 backoff.reset()  # it had been up for a while: a fresh failure starts the backoff again
-            self._fail(reason)
+            self._fail(reason, state)
             self._settled.set()
             delay = backoff.next()
             self.retry_at = time.time() + delay
             with anyio.CancelScope() as self._scope:
                 await anyio.sleep(delay)
 
-    def _fail(self, reason: str) -> None:
-        """The server is down for `reason`: said once (again only when the reason changes)."""
+    def _fail(self, reason: str, state: str = "failed") -> None:
+        """The server is down for `reason` (`state`: failed, or needs login): said once (again only
+        when the reason changes)."""
         if self.state == "closed":
             return
-        said = self.state == "failed" and self.reason == reason
-        self.state, self.reason, self._client = "failed", reason, None
+        said = self.state == state and self.reason == reason
+        self.state, self.reason, self._client = state, reason, None
         if self._up is not None:
             self._up.clear()
+        if state == "needs login":
+            (log.debug if said else log.warning)("%s; its tools are unavailable until then", reason)
+            return
         (log.debug if said else log.warning)(
             "MCP server %r: %s; its tools are unavailable until it is back (retried with backoff)", self.server.name,
             reason)
@@ -253,22 +281,35 @@ class Connection:
                 return
 
     async def _client_for(self, stack: contextlib.AsyncExitStack) -> Any:
-        from mcp import Client, StdioServerParameters
+        auth = None
+        if self.server.auth == "oauth":  # never asks a person: no login, or a refused one, is LoginNeeded
+            from .oauth import LoginNeeded, TokenFile, oauth_provider
 
-        server = self.server
-        if server.transport == "stdio":
-            return Client(StdioServerParameters(command=server.command, args=list(server.args),
-                                                env=dict(server.env) if server.env is not None else None,
-                                                cwd=server.cwd or None))
-        if server.transport == "sse":
-            from mcp.client.sse import sse_client
+            storage = TokenFile(self.home, self.server.name, self.server.url)
+            if not storage.has_tokens():
+                raise LoginNeeded(self.server.name)
+            auth = oauth_provider(self.server, storage)
+        return await client_for(self.server, stack, auth)
 
-            return Client(sse_client(server.url, headers=dict(server.headers) or None))
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None))
-        return Client(streamable_http_client(server.url, http_client=http))
+async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, auth: Any = None) -> Any:
+    """The SDK's `Client` for `server` (not yet entered), its HTTP client on `stack`; `auth` (an
+    `httpx2.Auth`, the OAuth provider) goes with every HTTP request."""
+    from mcp import Client, StdioServerParameters
+
+    if server.transport == "stdio":
+        return Client(StdioServerParameters(command=server.command, args=list(server.args),
+                                            env=dict(server.env) if server.env is not None else None,
+                                            cwd=server.cwd or None))
+    if server.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        return Client(sse_client(server.url, headers=dict(server.headers) or None, auth=auth))
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None, auth=auth))
+    return Client(streamable_http_client(server.url, http_client=http))
 
 
 async def _list_tools(client: Any, server: str) -> list[Any]:

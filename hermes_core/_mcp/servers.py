@@ -13,6 +13,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import config_keys as keys
@@ -87,8 +88,9 @@ def _answer(server: str, result: Any) -> str:
 class McpServers:
     """The host's MCP servers: `registry()` is where their tools go, `config()` the current config."""
 
-    def __init__(self, registry: Callable[[], ToolRegistry], config: Callable[[], Config]) -> None:
-        self._registry, self._config = registry, config
+    def __init__(self, registry: Callable[[], ToolRegistry], config: Callable[[], Config],
+                 home: Path | None = None) -> None:
+        self._registry, self._config, self._home = registry, config, home
         self._lock = threading.RLock()
         self._servers: list[ServerConfig] | None = None  # as read at start; None: not started
         self._connections: dict[str, Connection] = {}
@@ -125,7 +127,7 @@ class McpServers:
                 atexit.register(self.close)
                 leftovers.closing(self.close)
             for server in servers:
-                connection = Connection(server, self._listed)
+                connection = Connection(server, self._listed, self._home)
                 self._connections[server.name] = connection
                 connection.start()
 
@@ -182,7 +184,7 @@ class McpServers:
                                     f"{'url ' + repr(url) if url else 'command ' + repr(server.command)} is not one "
                                     "this host can start (stdio with a command, http or sse with a url)")
                     continue
-                connection = Connection(server, self._listed)
+                connection = Connection(server, self._listed, self._home)
                 self._connections[name] = connection
                 self._owners.setdefault(owner, []).append(name)
                 if len(self._connections) == 1:

@@ -1,15 +1,20 @@
-"""`hermes mcp serve` (the plugins' tools to any MCP client) and `hermes mcp list` (the servers of
-`mcp_servers:`). Imported only when `hermes mcp` is asked for; the SDK only inside the commands."""
+"""`hermes mcp serve` (the plugins' tools to any MCP client), `hermes mcp list` (the servers of
+`mcp_servers:`), and `hermes mcp login` / `logout` (an OAuth server's login). Imported only when
+`hermes mcp` is asked for; the SDK only inside the commands."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .._errors import McpError
-from ._common import echo_json, echo_table, manager
+from ._common import echo_json, echo_table, manager, setup_logging
+
+if TYPE_CHECKING:
+    from .._mcp.config import ServerConfig
 
 TOKEN_VARIABLE = "HERMES_MCP_TOKEN"
 
@@ -139,3 +144,67 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     else:
         echo_table(["name", "transport", "state", "tools"],
                    [[r["name"], r["transport"], r["detail"], ", ".join(r["tools"]) or "-"] for r in rows])
+
+
+def _oauth_server(ctx: click.Context, name: str, command: str) -> tuple[ServerConfig, Path]:
+    """Server `name` of `mcp_servers:` (one with `auth: oauth`) and `$HERMES_HOME`; `McpError` naming
+    the configured servers when there is no such one."""
+    from .._config.file import load_config
+    from .._mcp.config import read_servers
+    from .._paths import hermes_home
+
+    root = ctx.find_root()
+    setup_logging(bool(isinstance(root.obj, dict) and root.obj.get("debug")))
+    home = hermes_home()
+    servers, problems = read_servers(load_config(home))
+    found = next((server for server in servers if server.name == name), None)
+    if found is None:
+        problem = next((p for p in problems if f"mcp_servers.{name}" in p), "")
+        known = ", ".join(sorted(server.name for server in servers)) or "none"
+        raise McpError(problem or f"hermes mcp {command}: no MCP server {name!r} in mcp_servers: of config.yaml "
+                                  f"(configured and enabled: {known})")
+    if found.auth != "oauth":
+        raise McpError(f"hermes mcp {command}: MCP server {name!r} does not use OAuth "
+                       f"(mcp_servers.{name}.auth: oauth turns it on)")
+    return found, home
+
+
+@mcp.command()
+@click.argument("name")
+@click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
+@click.option("--paste", is_flag=True, help="Headless: paste the URL the browser ends on (or its code) here, "
+              "instead of a listener on 127.0.0.1 receiving it.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds to wait for the browser (or the paste).")
+@click.pass_context
+def login(ctx: click.Context, name: str, no_browser: bool, paste: bool, timeout: float) -> None:
+    """Log in to MCP server NAME (auth: oauth): authorize hermes-core in a browser; its tokens are kept
+    in $HERMES_HOME/mcp/oauth/ (mode 0600) and refreshed before they expire."""
+    import sys
+
+    import anyio
+
+    from .._mcp import sdk
+    from .._mcp.login import login as log_in
+
+    server, home = _oauth_server(ctx, name, "login")
+    sdk.require("hermes mcp login")
+
+    def say(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    anyio.run(lambda: log_in(server, home, say=say, read_line=sys.stdin.readline, browser=not no_browser,
+                             paste=paste, timeout=timeout))
+    click.echo(f"logged in to {name}")
+
+
+@mcp.command()
+@click.argument("name")
+@click.pass_context
+def logout(ctx: click.Context, name: str) -> None:
+    """Forget the login to MCP server NAME (its stored tokens and registration)."""
+    from .._mcp.login import logout as log_out
+
+    server, home = _oauth_server(ctx, name, "logout")
+    click.echo(f"logged out of {name}" if log_out(server, home) else f"{name}: there was no login to forget")

@@ -206,6 +206,15 @@ MCP_ENABLED = Key("mcp_servers.*.enabled", FLAG, _flag, True, "false: not starte
 MCP_TIMEOUT = Key("mcp_servers.*.timeout", SECONDS, _seconds, 300.0, "seconds one of its tool calls may take")
 MCP_CONNECT_TIMEOUT = Key("mcp_servers.*.connect_timeout", SECONDS, _seconds, 60.0,
                           "seconds it may take to start and list its tools before it counts as failed")
+MCP_AUTH = Key("mcp_servers.*.auth", "oauth", _one_of("oauth"), "",
+               "oauth: the server (http or sse) wants an OAuth login, made once with hermes mcp login <name>")
+MCP_OAUTH = Key("mcp_servers.*.oauth", MAPPING, _mapping, _EMPTY, "how to log in to it (with auth: oauth)")
+MCP_OAUTH_SCOPE = Key("mcp_servers.*.oauth.scope", TEXT, _text, "",
+                      "the scopes to ask for, space-separated (empty: those the server names)")
+MCP_OAUTH_CLIENT_NAME = Key("mcp_servers.*.oauth.client_name", TEXT, _text, "hermes-core",
+                            "the client name registered with the authorization server (shown on its consent page)")
+MCP_OAUTH_REDIRECT_PORT = Key("mcp_servers.*.oauth.redirect_port", COUNT, _count, 0,
+                              "the loopback port hermes mcp login listens on (0: a free one, kept once registered)")
 MCP_TOOLS = Key("mcp_servers.*.tools", MAPPING, _mapping, _EMPTY, "which of its tools the agent gets")
 MCP_INCLUDE: Key[list[str]] = Key("mcp_servers.*.tools.include", NAMES, _names, [],
                                   "only tools matching these globs (wins)")
@@ -317,7 +326,8 @@ KEYS: tuple[Key[Any], ...] = (
     ACP_AGENTS, ACP_AGENT, ACP_AGENT_COMMAND, ACP_AGENT_ARGS, ACP_AGENT_ENV, ACP_AGENT_CWD, ACP_AGENT_DESCRIPTION,
     ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
-    MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
+    MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_AUTH, MCP_OAUTH, MCP_OAUTH_SCOPE,
+    MCP_OAUTH_CLIENT_NAME, MCP_OAUTH_REDIRECT_PORT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
     GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,
     PLUGIN_GATEWAY_INJECTION, APPROVALS_TIMEOUT,
