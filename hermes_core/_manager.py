@@ -22,6 +22,7 @@ from ._discovery.discover import discover
 from ._discovery.spec import Discovery
 from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner
+from ._llm.client import PluginLlm
 from ._llm.clients import HostClients
 from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
 from ._loading.facade import LoaderPart
@@ -78,7 +79,8 @@ class PluginManager:
             hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
             standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
-        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home)  # mcp_servers: in config.yaml
+        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home,  # mcp_servers: in config.yaml
+                              lambda caller: PluginLlm(caller, self._loader.llm_host()))
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []

@@ -72,8 +72,9 @@ class Connection:
     OAuth server's login is read from `home` (`$HERMES_HOME`)."""
 
     def __init__(self, server: ServerConfig, on_tools: Callable[[Connection, list[Any]], None],
-                 home: Path | None = None) -> None:
+                 home: Path | None = None, sampling: Callable[..., Awaitable[Any]] | None = None) -> None:
         self.server = server
+        self.sampling = sampling  # the server's sampling requests: answered by it (`sampling.py`), or refused
         self.home = home if home is not None else hermes_home()
         self.state = "starting"  # starting, ready, failed, needs login, closed
         self.reason = ""
@@ -289,27 +290,30 @@ class Connection:
             if not storage.has_tokens():
                 raise LoginNeeded(self.server.name)
             auth = oauth_provider(self.server, storage)
-        return await client_for(self.server, stack, auth)
+        return await client_for(self.server, stack, auth, self.sampling)
 
 
-async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, auth: Any = None) -> Any:
+async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, auth: Any = None,
+                     sampling: Callable[..., Awaitable[Any]] | None = None) -> Any:
     """The SDK's `Client` for `server` (not yet entered), its HTTP client on `stack`; `auth` (an
-    `httpx2.Auth`, the OAuth provider) goes with every HTTP request."""
+    `httpx2.Auth`, the OAuth provider) goes with every HTTP request; `sampling` (the SDK's
+    sampling callback) answers the server's sampling requests (None: the client does not offer it)."""
     from mcp import Client, StdioServerParameters
 
+    answers: dict[str, Any] = {"sampling_callback": sampling} if sampling is not None else {}
     if server.transport == "stdio":
         return Client(StdioServerParameters(command=server.command, args=list(server.args),
                                             env=dict(server.env) if server.env is not None else None,
-                                            cwd=server.cwd or None))
+                                            cwd=server.cwd or None), **answers)
     if server.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return Client(sse_client(server.url, headers=dict(server.headers) or None, auth=auth))
+        return Client(sse_client(server.url, headers=dict(server.headers) or None, auth=auth), **answers)
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None, auth=auth))
-    return Client(streamable_http_client(server.url, http_client=http))
+    return Client(streamable_http_client(server.url, http_client=http), **answers)
 
 
 async def _list_tools(client: Any, server: str) -> list[Any]:

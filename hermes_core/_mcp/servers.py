@@ -24,7 +24,7 @@ from .._runtime import leftovers, workers
 from .._standins.fields import stand_in_tool
 from .._tools.call import error_result
 from .._undo import Undo
-from . import extras, names, sdk
+from . import extras, names, sampling, sdk
 from .config import ServerConfig, read_servers
 from .connection import Connection, why
 
@@ -89,8 +89,9 @@ class McpServers:
     """The host's MCP servers: `registry()` is where their tools go, `config()` the current config."""
 
     def __init__(self, registry: Callable[[], ToolRegistry], config: Callable[[], Config],
-                 home: Path | None = None) -> None:
+                 home: Path | None = None, llm: Callable[[str], Any] | None = None) -> None:
         self._registry, self._config, self._home = registry, config, home
+        self._llm = llm  # llm(caller): a PluginLlm, for the sampling requests of servers allowed to make them
         self._lock = threading.RLock()
         self._servers: list[ServerConfig] | None = None  # as read at start; None: not started
         self._connections: dict[str, Connection] = {}
@@ -127,9 +128,15 @@ class McpServers:
                 atexit.register(self.close)
                 leftovers.closing(self.close)
             for server in servers:
-                connection = Connection(server, self._listed, self._home)
+                connection = Connection(server, self._listed, self._home, self._sampling(server))
                 self._connections[server.name] = connection
                 connection.start()
+
+    def _sampling(self, server: ServerConfig) -> Callable[..., Any] | None:
+        """The sampling callback of `server`: None (refused, and not offered) unless the config allows it."""
+        if not server.sampling_max_tokens or self._llm is None:
+            return None
+        return sampling.callback(server.name, server.sampling_max_tokens, self._llm)
 
     def settle(self) -> None:
         """Start, then wait for each server's first attempt to end (its `connect_timeout` at most, all at

@@ -215,6 +215,12 @@ MCP_OAUTH_CLIENT_NAME = Key("mcp_servers.*.oauth.client_name", TEXT, _text, "her
                             "the client name registered with the authorization server (shown on its consent page)")
 MCP_OAUTH_REDIRECT_PORT = Key("mcp_servers.*.oauth.redirect_port", COUNT, _count, 0,
                               "the loopback port hermes mcp login listens on (0: a free one, kept once registered)")
+MCP_SAMPLING = Key("mcp_servers.*.sampling", MAPPING, _mapping, _EMPTY,
+                   "whether the server may ask the host's model for completions (sampling/createMessage)")
+MCP_SAMPLING_ENABLED = Key("mcp_servers.*.sampling.enabled", FLAG, _flag, False,
+                           "true: its sampling requests are answered by the host's model, as the caller mcp:<name>")
+MCP_SAMPLING_MAX_TOKENS = Key("mcp_servers.*.sampling.max_tokens_cap", COUNT, _count, 4096,
+                              "the most tokens one answer may take, whatever the server asks")
 MCP_TOOLS = Key("mcp_servers.*.tools", MAPPING, _mapping, _EMPTY, "which of its tools the agent gets")
 MCP_INCLUDE: Key[list[str]] = Key("mcp_servers.*.tools.include", NAMES, _names, [],
                                   "only tools matching these globs (wins)")
@@ -327,6 +333,7 @@ KEYS: tuple[Key[Any], ...] = (
     ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_AUTH, MCP_OAUTH, MCP_OAUTH_SCOPE,
+    MCP_SAMPLING, MCP_SAMPLING_ENABLED, MCP_SAMPLING_MAX_TOKENS,
     MCP_OAUTH_CLIENT_NAME, MCP_OAUTH_REDIRECT_PORT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
     GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,

@@ -1,6 +1,6 @@
 """A small MCP server written with the official SDK's low-level `Server`, run as a subprocess by
 the tests (`python mcp_server.py [--hang | --fail] [--marker PATH] [--sse URLFILE] [--extras]`): tools echo,
-add, structured, big, slow, crash, fails, picture and env; `--hang` never answers, `--fail` exits at once;
+add, structured, big, slow, crash, fails, picture, sample (a sampling request) and env; `--hang` never answers, `--fail` exits at once;
 `--marker PATH` appends a line to PATH each time the server starts (to count restarts); `--sse
 URLFILE` serves the older SSE transport on 127.0.0.1 (a free port) instead of stdio and writes its
 URL to URLFILE; `--extras` adds a resource (memo://notes), a template (memo://items/{id}) and a
@@ -29,6 +29,8 @@ TOOLS = [
     types.Tool(name="crash", description="The server dies.", input_schema={"type": "object"}),
     types.Tool(name="fails", description="An error result.", input_schema={"type": "object"}),
     types.Tool(name="picture", description="A picture, a sound and a link.", input_schema={"type": "object"}),
+    types.Tool(name="sample", description="Ask the client's model.", input_schema={"type": "object",
+                                                                                  "properties": {"q": {"type": "string"}}}),
     types.Tool(name="env", description="An environment variable.", input_schema={"type": "object",
                                                                                   "properties": {"name": {"type": "string"}}}),
 ]
@@ -61,6 +63,8 @@ async def call_tool(ctx, params):
             types.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav"),
             types.ResourceLink(type="resource_link", uri="file:///docs/guide.md", name="guide.md", title="The guide",
                                mime_type="text/markdown")])
+    if params.name == "sample":
+        return await sample(ctx, params, str(args.get("q", "?")))
     if params.name == "big":
         return text("z" * 70_000)
     if params.name == "slow":
@@ -73,6 +77,30 @@ async def call_tool(ctx, params):
     if params.name == "env":
         return text(os.environ.get(args.get("name", ""), "<unset>"))
     return text(f"no tool {params.name}", error=True)
+
+
+async def sample(ctx, params, question):
+    """A sampling request to the client: as an input request (2026-07-28), or a request of its own."""
+    import warnings
+
+    asked = types.CreateMessageRequestParams(messages=[types.SamplingMessage(
+        role="user", content=types.TextContent(type="text", text=question))], max_tokens=50000,
+        system_prompt="Answer briefly.")
+    if ctx.protocol_version == "2026-07-28":
+        answers = params.input_responses or {}
+        if "llm" not in answers:
+            return types.InputRequiredResult(input_requests={"llm": types.CreateMessageRequest(params=asked)},
+                                             request_state="asked")
+        answer = answers["llm"]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            answer = await ctx.session.create_message(asked.messages, max_tokens=asked.max_tokens,
+                                                      system_prompt=asked.system_prompt,
+                                                      related_request_id=ctx.request_id)
+    if isinstance(answer, types.ErrorData) or getattr(answer, "code", None) is not None:
+        return text(f"refused: {answer.message}", error=True)
+    return text(f"the model said: {answer.content.text} ({answer.model})")
 
 
 async def list_resources(ctx, params):

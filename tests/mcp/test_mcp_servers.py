@@ -44,7 +44,7 @@ def test_tools_are_named_as_hermes_names_them(home: Path) -> None:
 
 def test_a_servers_tools_are_listed_and_called_like_any_tool(home: Path) -> None:
     configure(home, server("echo"), server("only", extra="tools:\n  include: [ec*]\n  exclude: [echo]"),
-              server("less", extra="tools:\n  exclude: ['[a-e]*', big, slow, crash, fails, picture]"))
+              server("less", extra="tools:\n  exclude: ['[a-e]*', big, slow, crash, fails, picture, sample]"))
     rows = {row["name"]: row for row in hermes_json("tools", "list")}
     echo = rows["mcp__echo__echo"]
     assert (echo["toolset"], echo["plugin"], echo["available"]) == ("mcp-echo", "mcp:echo", True)
@@ -288,3 +288,33 @@ def test_a_servers_resources_and_prompts_are_tools_for_the_agent_and_ctx_calls_f
     assert [(a["name"], a.get("required", False)) for a in answers["prompts"]["prompts"][0]["arguments"]] == [
         ("code", True), ("language", False)]
     assert answers["echo"] == {"ok": False, "error": "MCP server 'echo' offers no resources"}
+
+
+def test_sampling_requests_are_refused_unless_allowed_then_answered_by_the_hosts_model_within_its_cap(
+        home: Path, llm_server) -> None:
+    from hermes_core.testing import Reply
+
+    def setup(sampling: str, budget: int = 100_000) -> None:
+        llm_config(home, llm_server.url, f"plugins:\n  disabled: [cron, todo]\n  llm_budget: {{tokens_per_day: {budget}}}\n"
+                   "mcp_servers:\n" + server("helper", extra="tools:\n  include: [sample]\n" + sampling))
+
+    setup("")
+    refused = hermes("tools", "call", "mcp__helper__sample", '{"q": "hi"}', check=1)
+    assert "Sampling not supported" in refused.stdout  # not offered: the server is told so by the SDK
+    assert llm_server.requests == []
+
+    setup("sampling:\n  enabled: true\n  max_tokens_cap: 64\n")
+    llm_server.reply("Forty-two.")
+    answered = hermes("tools", "call", "mcp__helper__sample", '{"q": "What is the answer?"}')
+    assert answered.stdout.strip() == "the model said: Forty-two. (scripted-model)"
+    asked = llm_server.requests[-1].body
+    assert asked["messages"] == [{"role": "system", "content": "Answer briefly."},
+                                 {"role": "user", "content": "What is the answer?"}]
+    assert asked["max_tokens"] == 64  # the server asked for 50,000
+    rows = {row["plugin"]: row for row in json.loads(hermes("plugins", "usage", "--json").stdout)}
+    assert rows["mcp:helper"]["requests"] == 1  # counted against the budget like a plugin's ctx.llm call
+
+    setup("sampling:\n  enabled: true\n", budget=10)  # the budget gate refuses it: the server is told why
+    over = hermes("tools", "call", "mcp__helper__sample", '{"q": "Again?"}', check=1)
+    assert "the client's model did not answer: plugin 'mcp:helper' is at its LLM budget" in over.stdout
+    assert len(llm_server.requests) == 1
