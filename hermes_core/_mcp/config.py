@@ -42,6 +42,8 @@ class ServerConfig:
     oauth_scope: str = ""
     oauth_client_name: str = "hermes-core"
     oauth_redirect_port: int = 0
+    oauth_client_id: str = ""  # a client registered beforehand; "": dynamic client registration
+    oauth_client_secret: str = attrs.field(default="", repr=False)
     sampling_max_tokens: int = 0  # > 0: its sampling requests are answered (sampling.max_tokens_cap); 0: refused
 
     def offers(self, tool: str) -> bool:
@@ -102,6 +104,8 @@ def _server(config: Config, name: str) -> ServerConfig | None:
         config.read(keys.MCP_TIMEOUT, name) or 300.0, config.read(keys.MCP_CONNECT_TIMEOUT, name) or 60.0,
         tuple(include), tuple(exclude), auth, config.read(keys.MCP_OAUTH_SCOPE, name),
         config.read(keys.MCP_OAUTH_CLIENT_NAME, name) or "hermes-core", port,
+        _interpolated(config.read(keys.MCP_OAUTH_CLIENT_ID, name), f"{where}.oauth.client_id"),
+        _interpolated(config.read(keys.MCP_OAUTH_CLIENT_SECRET, name), f"{where}.oauth.client_secret"),
         max(config.read(keys.MCP_SAMPLING_MAX_TOKENS, name), 1) if config.read(keys.MCP_SAMPLING_ENABLED, name) else 0,
     )
 

@@ -56,6 +56,7 @@ class TokenFile:
         self.path = token_path(home, server)
         self._warned = False
         self._login_uri = ""  # during a login: the stored tokens are not used, nor a client registered elsewhere
+        self.preregistered: tuple[str, str] | None = None  # (client id, secret) the operator registered
 
     # -- the file ------------------------------------------------------------------------------
 
@@ -141,7 +142,14 @@ class TokenFile:
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
+        from pydantic import AnyUrl
 
+        if self.preregistered is not None:  # the operator's client: never registered here
+            client_id, secret = self.preregistered
+            return OAuthClientInformationFull(
+                client_id=client_id, client_secret=secret or None,
+                redirect_uris=[AnyUrl(self._login_uri or self.redirect_uri() or "http://127.0.0.1:1/callback")],
+                token_endpoint_auth_method="client_secret_basic" if secret else "none")
         if self._login_uri and self.redirect_uri() != self._login_uri:
             return None  # registered with another redirect URI: registered again
         return self._model(OAuthClientInformationFull, self.read().get("client_info"))
@@ -230,6 +238,8 @@ def oauth_provider(server: ServerConfig, storage: TokenFile, redirect_uri: str =
     async def never() -> Any:  # pragma: no cover - refuse() has raised before
         raise LoginNeeded(server.name)
 
+    if server.oauth_client_id:
+        storage.preregistered = (server.oauth_client_id, server.oauth_client_secret)
     uri = redirect_uri or storage.redirect_uri() or "http://127.0.0.1:1/callback"
     metadata = OAuthClientMetadata(redirect_uris=[AnyUrl(uri)], client_name=server.oauth_client_name,
                                    scope=server.oauth_scope or None)

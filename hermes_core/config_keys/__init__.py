@@ -213,6 +213,10 @@ MCP_OAUTH_SCOPE = Key("mcp_servers.*.oauth.scope", TEXT, _text, "",
                       "the scopes to ask for, space-separated (empty: those the server names)")
 MCP_OAUTH_CLIENT_NAME = Key("mcp_servers.*.oauth.client_name", TEXT, _text, "hermes-core",
                             "the client name registered with the authorization server (shown on its consent page)")
+MCP_OAUTH_CLIENT_ID = Key("mcp_servers.*.oauth.client_id", TEXT, _text, "",
+                          "a client registered with the authorization server beforehand (no dynamic registration)")
+MCP_OAUTH_CLIENT_SECRET = Key("mcp_servers.*.oauth.client_secret", TEXT, _text, "",
+                              "that client's secret (${VAR} reads it from the environment); sent with HTTP Basic")
 MCP_OAUTH_REDIRECT_PORT = Key("mcp_servers.*.oauth.redirect_port", COUNT, _count, 0,
                               "the loopback port hermes mcp login listens on (0: a free one, kept once registered)")
 MCP_SAMPLING = Key("mcp_servers.*.sampling", MAPPING, _mapping, _EMPTY,
@@ -333,7 +337,7 @@ KEYS: tuple[Key[Any], ...] = (
     ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_AUTH, MCP_OAUTH, MCP_OAUTH_SCOPE,
-    MCP_SAMPLING, MCP_SAMPLING_ENABLED, MCP_SAMPLING_MAX_TOKENS,
+    MCP_SAMPLING, MCP_SAMPLING_ENABLED, MCP_SAMPLING_MAX_TOKENS, MCP_OAUTH_CLIENT_ID, MCP_OAUTH_CLIENT_SECRET,
     MCP_OAUTH_CLIENT_NAME, MCP_OAUTH_REDIRECT_PORT, MCP_TOOLS, MCP_INCLUDE, MCP_EXCLUDE,
     PLATFORMS, PLATFORM, GATEWAY_PLATFORMS, GATEWAY_UNAUTHORIZED_DM, GATEWAY_GROUP_SESSIONS, GATEWAY_THREAD_SESSIONS,
     GATEWAY_CONNECT_TIMEOUT, GATEWAY_RECONNECT_DELAY, GATEWAY_RECONNECT_MAX_DELAY, GATEWAY_SHUTDOWN_GRACE,

@@ -1,4 +1,4 @@
-"""The OAuth-protected MCP server of `oauth_server.py`, as a fixture: `oauth_server(ttl=..., sse=...)` starts one
+"""The OAuth-protected MCP server of `oauth_server.py`, as a fixture: `oauth_server(ttl=..., sse=..., client=...)` starts one
 (a subprocess) and hands back its URLs and what its authorization server did so far."""
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ class OAuthServer:
 def oauth_server(tmp_path: Path) -> Iterator[Callable[..., OAuthServer]]:
     processes: list[subprocess.Popen[bytes]] = []
 
-    def start(ttl: int = 3600, sse: bool = False) -> OAuthServer:
+    def start(ttl: int = 3600, sse: bool = False, client: str | None = None) -> OAuthServer:
         url_file = tmp_path / f"oauth-server-{len(processes)}.json"
         process = subprocess.Popen([sys.executable, str(SERVER), str(url_file), "--ttl", str(ttl),
-                                    *(["--sse"] if sse else [])])
+                                    *(["--sse"] if sse else []), *(["--client", client] if client else [])])
         processes.append(process)
         deadline = time.monotonic() + 60
         while not url_file.exists():

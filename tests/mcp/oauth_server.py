@@ -1,12 +1,13 @@
 """An OAuth-protected MCP server for the tests, built from the official SDK's own pieces and run as a
-subprocess: `python oauth_server.py URLFILE [--ttl SECONDS] [--sse]`.
+subprocess: `python oauth_server.py URLFILE [--ttl SECONDS] [--sse] [--client ID:SECRET:REDIRECT_URI]`.
 
 Two apps on 127.0.0.1 (free ports): an authorization server (`create_auth_routes` over an in-memory
 provider: discovery, dynamic registration, PKCE authorization codes, refresh, revocation; its
 /authorize approves at once with a 302 to the redirect URI) and the MCP server (Streamable HTTP at
 /mcp, bearer-checked against that provider by `ProviderTokenVerifier`; one tool, `whoami`; with
 `--sse`, the high-level `MCPServer` over the older SSE transport at /sse instead). Access
-tokens live `--ttl` seconds (3600 unless given). URLFILE gets a JSON object once both listen:
+tokens live `--ttl` seconds (3600 unless given). With `--client`, that client is registered
+beforehand (its secret sent with HTTP Basic) and dynamic registration is off. URLFILE gets a JSON object once both listen:
 `{"mcp": <MCP url>, "issuer": <AS url>}`. GET <issuer>/counts answers what the AS did so far
 (register, authorize, code_exchange, refresh_exchange); POST <issuer>/revoke-all forgets every token.
 """
@@ -31,7 +32,7 @@ from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.lowlevel import Server
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, AnyUrl  # AnyUrl: what the SDK compares redirect URIs with
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -113,7 +114,8 @@ def listening() -> socket.socket:
     return sock
 
 
-def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool) -> tuple[Starlette, Starlette]:
+def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool,
+          registration: bool = True) -> tuple[Starlette, Starlette]:
     async def counts(request: Request) -> JSONResponse:
         return JSONResponse(provider.counts)
 
@@ -124,7 +126,7 @@ def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool) -> tu
 
     routes = create_auth_routes(
         provider, issuer,
-        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE],
+        client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=[SCOPE],
                                                               default_scopes=[SCOPE]),
         revocation_options=RevocationOptions(enabled=True))
     auth_server = Starlette(routes=[*routes, Route("/counts", counts), Route("/revoke-all", revoke_all,
@@ -161,12 +163,17 @@ def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool) -> tu
     return auth_server, app
 
 
-async def main(url_file: str, ttl: int, sse: bool) -> None:
+async def main(url_file: str, ttl: int, sse: bool, client: str | None = None) -> None:
     as_sock, rs_sock = listening(), listening()
     issuer = AnyHttpUrl(f"http://127.0.0.1:{as_sock.getsockname()[1]}")
     mcp_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/{'sse' if sse else 'mcp'}"
     provider = Provider(str(issuer), ttl)  # the issuer exactly as the AS metadata renders it (a trailing /)
-    auth_server, app = build(provider, issuer, mcp_url, sse)
+    if client is not None:  # registered beforehand, as an operator does with a provider's console
+        client_id, secret, redirect = client.split(":", 2)
+        provider.clients[client_id] = OAuthClientInformationFull(
+            client_id=client_id, client_secret=secret, redirect_uris=[AnyUrl(redirect)], scope=SCOPE,
+            token_endpoint_auth_method="client_secret_basic")
+    auth_server, app = build(provider, issuer, mcp_url, sse, registration=client is None)
     servers = [uvicorn.Server(uvicorn.Config(a, log_level="warning", lifespan="on")) for a in (auth_server, app)]
     tasks = [asyncio.create_task(s.serve(sockets=[sock])) for s, sock in zip(servers, (as_sock, rs_sock))]
     while not all(s.started for s in servers):
@@ -179,4 +186,5 @@ async def main(url_file: str, ttl: int, sse: bool) -> None:
 
 if __name__ == "__main__":
     ttl = int(sys.argv[sys.argv.index("--ttl") + 1]) if "--ttl" in sys.argv else 3600
-    asyncio.run(main(sys.argv[1], ttl, "--sse" in sys.argv))
+    asyncio.run(main(sys.argv[1], ttl, "--sse" in sys.argv,
+                     sys.argv[sys.argv.index("--client") + 1] if "--client" in sys.argv else None))

@@ -280,3 +280,25 @@ def test_the_sdk_names_the_oauth_provider_relies_on_are_there() -> None:
         assert callable(getattr(OAuthClientProvider, method, None)), method
     fields = {field.name for field in dataclasses.fields(OAuthContext)}
     assert {"token_expiry_time", "oauth_metadata", "current_tokens", "storage"} <= fields
+
+
+def test_a_client_registered_beforehand_logs_in_with_its_secret_and_registers_nothing(
+        home: Path, oauth_server: Any, monkeypatch: Any) -> None:
+    port = free_port()
+    server = oauth_server(client=f"hermes-app:s3cret:http://127.0.0.1:{port}/callback")
+    monkeypatch.setenv("APP_SECRET", "s3cret")
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp, f"oauth:\n  client_id: hermes-app\n"
+                                                                   f"  client_secret: ${{APP_SECRET}}\n"
+                                                                   f"  redirect_port: {port}"))
+    login()
+    assert server.counts()["register"] == 0 and server.counts()["code_exchange"] == 1
+    assert "s3cret" not in token_file(home).read_text()  # the secret stays in the environment
+    assert states(home)["srv"]["state"] == "ready"
+
+    monkeypatch.setenv("APP_SECRET", "wrong")  # the authorization server refuses another secret
+    process, url = start_login("--no-browser")
+    with contextlib.suppress(urllib.error.URLError):
+        urllib.request.urlopen(url, timeout=60).read()
+    code, _, err = finish(process)
+    assert code == 1 and err.startswith("hermes: error: hermes mcp login srv:") and "401" in err, err
+    assert states(home)["srv"]["state"] == "ready"  # the login that worked is kept
