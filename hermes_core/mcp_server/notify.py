@@ -74,16 +74,24 @@ def _mcp_level(levelno: int) -> str:
 async def notifying(ctx: Any, levels: Levels) -> AsyncIterator[None]:
     """Run a tool call inside: its progress reports and its log records go to the client."""
     loop = asyncio.get_running_loop()
-    outbox: asyncio.Queue[Any] = asyncio.Queue()
     session = ctx.session
     wants_progress = (getattr(ctx, "meta", None) or {}).get("progress_token") is not None
     asked = (getattr(ctx, "meta", None) or {}).get("io.modelcontextprotocol/logLevel")  # 2026-07-28: per request
     threshold = LEVELS[asked if asked in LEVELS else levels.level]
     _let_through(threshold)
+    queued: list[Any] = []  # made from the call's threads (append is atomic): a call that says nothing costs nothing
+    sent: asyncio.Queue[Any] = asyncio.Queue()
+    sender: list[asyncio.Task[None]] = []  # started with the first notification
+
+    def on_loop(item: Any) -> None:
+        if not sender:
+            sender.append(loop.create_task(send_all()))
+        sent.put_nowait(item)
 
     def queue(item: Any) -> None:
+        queued.append(item)
         try:
-            loop.call_soon_threadsafe(outbox.put_nowait, item)
+            loop.call_soon_threadsafe(on_loop, item)
         except RuntimeError:  # the loop has closed: the client is gone
             pass
 
@@ -95,7 +103,7 @@ async def notifying(ctx: Any, levels: Levels) -> AsyncIterator[None]:
             queue(("log", _mcp_level(record.levelno), record.getMessage(), record.name))
 
     async def send_all() -> None:
-        while (item := await outbox.get()) is not None:
+        while (item := await sent.get()) is not None:
             try:
                 if item[0] == "progress":
                     await session.report_progress(*item[1:])
@@ -110,12 +118,18 @@ async def notifying(ctx: Any, levels: Levels) -> AsyncIterator[None]:
     root = logging.getLogger()
     if _forward not in root.handlers:
         root.addHandler(_forward)
-    sender = loop.create_task(send_all())
     token = _call.set(logged)
     try:
         with progress_scope(progressed if wants_progress else None):
             yield
     finally:
         _call.reset(token)
-        loop.call_soon(outbox.put_nowait, None)  # after what the call's threads queued before it ended
-        await sender
+        if queued:  # sent before the call's answer: after what its threads queued before it ended
+            flushed: asyncio.Future[None] = loop.create_future()
+
+            def finish() -> None:
+                on_loop(None)
+                sender[0].add_done_callback(lambda _: flushed.set_result(None))
+
+            loop.call_soon(finish)
+            await flushed
