@@ -29,6 +29,7 @@ from .prompt import PromptSection
 if TYPE_CHECKING:
     from .._llm.client import PluginLlm
     from .._llm.host import LlmHost
+    from .._skills.library import SkillLibrary
     from .manifest import PluginManifest
     from .state import PluginState
 
@@ -65,6 +66,8 @@ class Registrar(Protocol):
     def add_section(self, section: PromptSection) -> None: ...
 
     def add_skill(self, name: str, path: Any, description: str) -> None: ...
+
+    def skill_library(self, platform: str) -> SkillLibrary: ...
 
     def add_redaction_patterns(self, patterns: Iterable[Any]) -> None: ...
 
@@ -318,6 +321,15 @@ class PluginContext:
         """Offer the skill document at `path` (a `pathlib.Path` or a `str`) as `<plugin id>:<name>`, read-only."""
         call = f"ctx.register_skill({name!r})"
         tagged(call, lambda: self._host(call).add_skill(name, path, description))
+
+    def skill_library(self, platform: str | None = None) -> SkillLibrary:
+        """The skills the agent is offered on `platform` (None: the current turn's): the home's and the
+        plugins', as Hermes' `skills_list` and `skill_view` see them (`hermes_core.SkillLibrary`)."""
+        if platform is None:
+            from .._llm.request_hooks import current_turn
+
+            platform = current_turn().platform
+        return self._host("ctx.skill_library()").skill_library(platform)
 
     def register_redaction_patterns(self, patterns: Iterable[Any]) -> None:
         """Regular expressions for this plugin's secret shapes: masked wherever hermes-core redacts."""

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .._ctx.skills import Skills
     from .._hooks.runner import HookRunner
     from .._llm.host import LlmHost
+    from .._skills.library import SkillLibrary
     from .._slots.registry import SlotRegistry
     from .._tools.registry import ToolRegistry
 
@@ -160,6 +161,12 @@ class Registrar:
     def add_skill(self, name: str, path: Any, description: str) -> None:
         self._record.note("skills", f"{self._record.id}:{name}",
                           self._loader.skills.add(self._record.id, name, path, description))
+
+    def skill_library(self, platform: str) -> SkillLibrary:
+        from .._skills.library import SkillLibrary as Library
+
+        return Library(self._loader.home, self._loader.current_config(), self._loader.skills.all(),
+                            platform=platform)
 
     def add_redaction_patterns(self, patterns: Iterable[Any]) -> None:
         patterns = list(patterns)
