@@ -33,25 +33,15 @@ HINT = ("[IMPORTANT: You are running as a scheduled cron job. Your final answer 
         "is there to answer questions. To deliver nothing, answer exactly \"[SILENT]\".]")
 
 
-def _skill_text(manager: PluginManager, home: Path, name: str) -> str | None:
-    """A skill's instructions: a plugin's (`<plugin>:<name>`), else `$HERMES_HOME/skills/**/<name>/SKILL.md`."""
-    found = manager.skills.get(name)
-    paths = [found.path] if found is not None else sorted((home / "skills").glob(f"**/{name}/SKILL.md"))
-    for path in paths:
-        try:
-            return Path(path).read_text(encoding="utf-8-sig")
-        except OSError:
-            continue
-    return None
-
-
 def build_prompt(manager: PluginManager, job: dict[str, Any]) -> str:
-    """The one user message of a run: the cron hint, each skill as Hermes invokes it, the prompt."""
+    """The one user message of a run: the cron hint, each skill as Hermes invokes it (loaded as `skill_view`
+    loads it: the home's skills and the plugins', unless disabled for `cron`), the prompt."""
     parts = [HINT]
     skills = [str(name) for name in job.get("skills") or () if name]
     missing = []
+    library = manager.skill_library("cron") if skills else None
     for name in skills:
-        text = _skill_text(manager, manager.home, name)
+        text = library.content(name) if library is not None else None
         if text is None:
             missing.append(name)
             continue
