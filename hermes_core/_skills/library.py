@@ -284,3 +284,23 @@ class SkillLibrary:
         """The SKILL.md of the offered skill `name` (a plugin's `<plugin>:<name>` too), or None."""
         found = self.skill_view(name)
         return str(found["content"]) if found.get("success") else None
+
+    def invoke(self, names: Iterable[str], instruction: str = "") -> str:
+        """A user message invoking the skills `names` as Hermes does (each loaded in full, the ones not
+        offered named first), with `instruction` after them; `instruction` alone when `names` is empty."""
+        parts, missing = [], []
+        for name in names:
+            text = self.content(name)
+            if text is None:
+                missing.append(name)
+                continue
+            parts.append(f'[IMPORTANT: The user has invoked the "{name}" skill, indicating they want you to follow '
+                         f"its instructions. The full skill content is loaded below.]\n\n{text.strip()}")
+        if missing:
+            parts.insert(0, "[IMPORTANT: The following skill(s) were listed for this job but could not be found "
+                            f"and were skipped: {', '.join(missing)}]")
+        instruction = instruction.strip()
+        if instruction:
+            parts.append("The user has provided the following instruction alongside the skill invocation: "
+                         + instruction if parts else instruction)
+        return "\n\n".join(parts)

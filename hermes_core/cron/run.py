@@ -36,25 +36,10 @@ HINT = ("[IMPORTANT: You are running as a scheduled cron job. Your final answer 
 def build_prompt(manager: PluginManager, job: dict[str, Any]) -> str:
     """The one user message of a run: the cron hint, each skill as Hermes invokes it (loaded as `skill_view`
     loads it: the home's skills and the plugins', unless disabled for `cron`), the prompt."""
-    parts = [HINT]
     skills = [str(name) for name in job.get("skills") or () if name]
-    missing = []
-    library = manager.skill_library("cron") if skills else None
-    for name in skills:
-        text = library.content(name) if library is not None else None
-        if text is None:
-            missing.append(name)
-            continue
-        parts.append(f'[IMPORTANT: The user has invoked the "{name}" skill, indicating they want you to follow its '
-                     f"instructions. The full skill content is loaded below.]\n\n{text.strip()}")
-    if missing:
-        parts.insert(1, "[IMPORTANT: The following skill(s) were listed for this job but could not be found and "
-                        f"were skipped: {', '.join(missing)}]")
-    prompt = str(job.get("prompt") or "").strip()
-    if prompt:
-        parts.append(("The user has provided the following instruction alongside the skill invocation: " + prompt)
-                     if len(parts) > 1 and skills else prompt)
-    return "\n\n".join(parts)
+    prompt = str(job.get("prompt") or "")
+    body = manager.skill_library("cron").invoke(skills, prompt) if skills else prompt.strip()
+    return "\n\n".join(part for part in (HINT, body) if part)
 
 
 def output_path(home: Path, job_id: str, started: dt.datetime, tz: dt.tzinfo) -> Path:

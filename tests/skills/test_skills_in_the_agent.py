@@ -6,12 +6,14 @@ through the same library."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from hermes_core import PluginManager
 from hermes_core.agent import Agent
-from hermes_core.testing import tool_call
+from hermes_core.testing import Reply, tool_call
 from tests.helpers import hermes, llm_config, make_folder_plugin
+from tests.helpers.chat import HermesProcess, post_json
 from tests.helpers.skills import make_skill
 
 BODY = "BODY-MARKER: group failures by their cause before fixing any."
@@ -107,3 +109,42 @@ def test_a_skill_md_without_frontmatter_is_not_indexed_and_warned_about_once(hom
     prompt = system_prompt(llm_server.requests[0].body)
     assert "- good: Good one" in prompt and "bare" not in prompt
     assert result.stderr.count("bare/SKILL.md") == 1
+
+
+def test_a_batch_item_runs_with_its_own_skills_and_every_item_sees_the_index(home: Path, llm_server,
+                                                                             tmp_path: Path) -> None:
+    make_skill(home / "skills", "devops/triage", description="Triage failing builds", body=BODY)
+    make_skill(home / "skills", "writing", description="Write plainly", body="WRITING-MARKER")
+    llm_config(home, llm_server.url, "skills:\n  platform_disabled:\n    batch: [writing]\n")
+    llm_server.always(Reply("ok"))
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "a", "prompt": "fix the build", "skills": ["triage", "writing"]}) + "\n"
+                    + json.dumps({"id": "b", "prompt": "say hi"}) + "\n"
+                    + json.dumps({"id": "c", "prompt": "x", "skills": "triage"}) + "\n")
+    result = hermes("batch", "run", str(data), "--out", str(tmp_path / "out"))
+    assert "line 3: skills must be a list of skill names; skipped" in result.stderr + result.stdout
+    by_prompt = {r.body["messages"][-1]["content"]: r.body for r in llm_server.requests}
+    with_skill = next(body for text, body in by_prompt.items() if text.endswith("fix the build"))
+    sent = with_skill["messages"][-1]["content"]
+    assert '[IMPORTANT: The user has invoked the "triage" skill' in sent and BODY in sent
+    assert "could not be found and were skipped: writing" in sent and "WRITING-MARKER" not in sent
+    assert sent.endswith("alongside the skill invocation: fix the build")
+    assert by_prompt["say hi"]["messages"][-1]["content"] == "say hi"
+    for body in by_prompt.values():
+        assert "- triage: Triage failing builds" in system_prompt(body) and "writing" not in system_prompt(body)
+
+
+def test_hermes_serve_offers_the_index_on_its_platform(home: Path, llm_server, monkeypatch) -> None:
+    make_skill(home / "skills", "devops/triage", description="Triage failing builds", body=BODY)
+    make_skill(home / "skills", "writing", description="Write plainly")
+    llm_config(home, llm_server.url, "skills:\n  platform_disabled:\n    api_server: [writing]\n")
+    monkeypatch.setenv("API_SERVER_KEY", "skills-test-key-0123456789")
+    llm_server.reply("ok")
+    with HermesProcess("serve", "--port", "0") as served:
+        url = re.match(r"(http://\S+/v1) ", served.wait_for(r"http://")).group(1)
+        status, answer = post_json(f"{url}/chat/completions", {"model": "hermes-agent", "messages": [
+            {"role": "user", "content": "hi"}]}, {"Authorization": "Bearer skills-test-key-0123456789"})
+        served.stop()
+    assert status == 200 and answer["choices"][0]["message"]["content"] == "ok"
+    prompt = system_prompt(llm_server.requests[0].body)
+    assert "- triage: Triage failing builds" in prompt and "writing" not in prompt and BODY not in prompt
