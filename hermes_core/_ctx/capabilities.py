@@ -8,7 +8,7 @@ from typing import Any
 
 from .._errors import HostCapabilityError
 
-__all__ = ["Capabilities", "UNSERVED", "unserved"]
+__all__ = ["Capabilities", "UNSERVED", "Unserved", "unserved"]
 
 
 # ctx member → (capability, what a host needs to serve it)
@@ -55,3 +55,27 @@ def unserved(plugin_id: str, member: str) -> HostCapabilityError:
         f"ctx.{member} of plugin {plugin_id!r} needs a host with {what} (capability {capability!r}); this host "
         f"does not serve it. A host that has one declares it with PluginManager.serve({capability!r}, ...)"
     )
+
+
+class Unserved:
+    """What `ctx.platform_actions` / `ctx.subagent_lifecycle` are on a host that does not serve
+    them: false in a test (`if ctx.platform_actions:`), and any use raises the one clear error."""
+
+    __slots__ = ("_plugin_id", "_member")
+
+    def __init__(self, plugin_id: str, member: str) -> None:
+        self._plugin_id, self._member = plugin_id, member
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"<ctx.{self._member}: not served by this host>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unserved(self._plugin_id, self._member)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise unserved(self._plugin_id, self._member)

@@ -22,7 +22,7 @@ from .._runtime.invoke import tagged
 from .._runtime.workspace import Workspace, current_workspace
 from .._tools.tool import Tool
 from .auxiliary import AuxiliaryTask
-from .capabilities import UNSERVED, unserved
+from .capabilities import UNSERVED, Unserved, unserved
 from .platforms import PlatformEntry, platform_entry, slack_constraint
 from .prompt import PromptSection
 
@@ -67,7 +67,7 @@ class Registrar(Protocol):
 
     def add_skill(self, name: str, path: Any, description: str) -> None: ...
 
-    def skill_library(self, platform: str) -> SkillLibrary: ...
+    def skill_library(self, platform: str | None) -> SkillLibrary: ...
 
     def add_redaction_patterns(self, patterns: Iterable[Any]) -> None: ...
 
@@ -323,12 +323,8 @@ class PluginContext:
         tagged(call, lambda: self._host(call).add_skill(name, path, description))
 
     def skill_library(self, platform: str | None = None) -> SkillLibrary:
-        """The skills the agent is offered on `platform` (None: the current turn's): the home's and the
+        """The skills the agent is offered on `platform` (None: the current turn's), the home's and the
         plugins', as Hermes' `skills_list` and `skill_view` see them (`hermes_core.SkillLibrary`)."""
-        if platform is None:
-            from .._llm.request_hooks import current_turn
-
-            platform = current_turn().platform
         return self._host("ctx.skill_library()").skill_library(platform)
 
     def register_redaction_patterns(self, patterns: Iterable[Any]) -> None:
@@ -435,28 +431,5 @@ class PluginContext:
         registrar = self._host(f"ctx.{member}")
         if registrar.has_capability(UNSERVED[member][0]):
             return registrar.host_call(member)
-        return _Unserved(self.plugin_id, member)
+        return Unserved(self.plugin_id, member)
 
-
-class _Unserved:
-    """What `ctx.platform_actions` / `ctx.subagent_lifecycle` are on a host that does not serve
-    them: false in a test (`if ctx.platform_actions:`), and any use raises the one clear error."""
-
-    __slots__ = ("_plugin_id", "_member")
-
-    def __init__(self, plugin_id: str, member: str) -> None:
-        self._plugin_id, self._member = plugin_id, member
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return f"<ctx.{self._member}: not served by this host>"
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise unserved(self._plugin_id, self._member)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise unserved(self._plugin_id, self._member)

@@ -162,9 +162,12 @@ class Registrar:
         self._record.note("skills", f"{self._record.id}:{name}",
                           self._loader.skills.add(self._record.id, name, path, description))
 
-    def skill_library(self, platform: str) -> SkillLibrary:
+    def skill_library(self, platform: str | None) -> SkillLibrary:
+        from .._llm.request_hooks import current_turn
         from .._skills.library import SkillLibrary as Library
 
+        if platform is None:
+            platform = current_turn().platform
         return Library(self._loader.home, self._loader.current_config(), self._loader.skills.all(),
                             platform=platform)
 
