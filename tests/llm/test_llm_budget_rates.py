@@ -115,7 +115,8 @@ def test_a_budget_key_of_the_wrong_type_is_one_line_naming_it(home: Path, llm_se
 
 def test_the_hosts_model_budget_ends_run_with_one_line_and_chat_keeps_the_session(
         home: Path, llm_server: ScriptedServer) -> None:
-    llm_config(home, llm_server.url, "  budget: {tokens_per_day: 12000}\n")
+    # the built-in todo and skills tools left out: their schemas would make a run's reservation outgrow the figures
+    llm_config(home, llm_server.url, "  budget: {tokens_per_day: 12000}\nplugins:\n  disabled: [skills, todo]\n")
     llm_server.always(used(5000))
     hermes("run", "hello")  # reserves its prompt and 4,096 for the answer, settles to 5,000
     hermes("run", "hello again")  # 10,000 used
