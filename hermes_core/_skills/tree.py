@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ EXCLUDED = frozenset({".git", ".github", ".hub", ".archive", ".venv", "venv", "n
                       "__pycache__", ".tox", ".nox", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 CACHE_NAME = "skills.json"
 _VERSION = 1
+_DEPTH = 8
 
 
 @attrs.frozen
@@ -61,40 +62,42 @@ class Tree:
     roots: tuple[Path, ...]
 
 
-def _skill_files(root: Path) -> Iterator[Path]:
-    """Every SKILL.md under `root`, in name order, not searching inside a skill or an excluded folder."""
-    seen: set[str] = set()
+def _skill_files(root: Path) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Every SKILL.md under `root` with its path's parts below `root`, in name order, not searching
+    inside a skill or an excluded folder; a linked folder is followed once (and no deeper than 8)."""
+    followed: set[str] = set()
 
-    def walk(folder: Path) -> Iterator[Path]:
+    def walk(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
         try:
-            real = os.path.realpath(folder)
-            if real in seen:
-                return
-            seen.add(real)
             with os.scandir(folder) as entries:
-                children = sorted(entries, key=lambda entry: entry.name)
+                children = list(entries)
         except OSError:
             return
         if any(entry.name == "SKILL.md" and entry.is_file() for entry in children):
-            yield folder / "SKILL.md"
+            yield os.path.join(folder, "SKILL.md"), (*parts, "SKILL.md")
             return
-        for entry in children:
-            if entry.name.startswith(".") or entry.name in EXCLUDED:
+        for entry in sorted(children, key=lambda entry: entry.name):
+            if entry.name.startswith(".") or entry.name in EXCLUDED or len(parts) >= _DEPTH:
                 continue
             try:
-                if entry.is_dir():
-                    yield from walk(folder / entry.name)
+                if not entry.is_dir():
+                    continue
+                if entry.is_symlink():
+                    real = os.path.realpath(entry.path)
+                    if real in followed:
+                        continue
+                    followed.add(real)
             except OSError:
                 continue
+            yield from walk(entry.path, (*parts, entry.name))
 
-    yield from walk(root)
+    yield from walk(str(root), ())
 
 
-def categories(relative: Path) -> tuple[str, str | None]:
+def categories(parts: tuple[str, ...]) -> tuple[str, str | None]:
     """Hermes' two categories of a SKILL.md at `relative` to its root: the index's (`general` for one
     at the root, the folder's own name for `<skill>/SKILL.md`, else every folder above the skill's)
     and `skills_list`'s (the first folder, for `<category>/<skill>/SKILL.md` and deeper; else None)."""
-    parts = relative.parts
     index = "general" if len(parts) < 2 else parts[0] if len(parts) == 2 else "/".join(parts[:-2])
     return index, parts[0] if len(parts) >= 3 else None
 
@@ -114,10 +117,9 @@ class _Cache:
             except (OSError, ValueError):
                 pass
 
-    def entry(self, path: Path, read: Any) -> dict[str, Any]:
-        key = str(path)
+    def entry(self, key: str, read: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
         try:
-            stat = path.stat()
+            stat = os.stat(key)
         except OSError as exc:
             return {"error": f"cannot be read: {exc.strerror or exc}"}
         signature = [stat.st_mtime_ns, stat.st_size]
@@ -125,7 +127,7 @@ class _Cache:
         if isinstance(cached, list) and len(cached) == 3 and cached[:2] == signature and isinstance(cached[2], dict):
             entry: dict[str, Any] = cached[2]
         else:
-            entry = read(path)
+            entry = read(Path(key))
         self.new[key] = [*signature, entry]
         return entry
 
@@ -168,22 +170,21 @@ def scan(roots: Iterable[Path], cache: Path | None) -> Tree:
     descriptions: dict[str, str] = {}
     existing = tuple(root for root in roots if root.is_dir())
     for root in existing:
-        for path in _skill_files(root):
-            relative = path.relative_to(root)
+        for path, parts in _skill_files(root):
             entry = memo.entry(path, _read_skill)
             if "error" in entry:
                 problems.append(f"skill {path} skipped: {entry['error']}")
                 continue
-            index_category, category = categories(relative)
+            index_category, category = categories(parts)
             if entry["name"] in names:
                 continue
             names.add(entry["name"])
-            skills.append(LocalSkill(entry["name"], entry["description"], path, root, index_category, category,
+            skills.append(LocalSkill(entry["name"], entry["description"], Path(path), root, index_category, category,
                                      tuple(entry.get("platforms") or ())))
             if index_category not in descriptions:
-                folder = root if index_category == "general" else root / index_category
-                described = folder / "DESCRIPTION.md"
+                described = os.path.join(root, *(() if index_category == "general" else (index_category,)),
+                                         "DESCRIPTION.md")
                 descriptions[index_category] = memo.entry(described, _read_description).get("description", "") \
-                    if described.is_file() else ""
+                    if os.path.isfile(described) else ""
     memo.save()
     return Tree(tuple(skills), {k: v for k, v in descriptions.items() if v}, tuple(problems), existing)
