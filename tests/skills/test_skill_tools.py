@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,33 @@ def test_plugin_skills_are_listed_and_viewed_by_their_qualified_name(home: Path,
     assert call("skill_view", name="shipit:deploy", file_path="../rollback/SKILL.md")["success"] is False
     assert call("skill_view", name="shipit:rollback")["error"] == "Skill 'shipit:rollback' is disabled."
     assert call("skill_view", name="shipit:other")["available_skills"] == ["shipit:deploy", "shipit:rollback"]
+
+
+def test_external_dirs_add_skills_after_the_homes_own(home: Path, skills: Path, tmp_path: Path) -> None:
+    team = tmp_path / "team-skills"
+    make_skill(team, "ops/pager", description="Answer the pager")
+    make_skill(team, "ops/triage", description="The team's triage, shadowed by the home's")
+    write_config(home, f"skills:\n  external_dirs: ['{team}', missing-folder]\n")
+    listed = {s["name"]: s for s in call("skills_list")["skills"]}
+    assert listed["pager"] == {"name": "pager", "description": "Answer the pager", "category": "ops"}
+    assert listed["triage"]["description"] == "Triage failing builds by cause"
+    assert call("skill_view", name="pager")["skill_dir"] == str(team / "ops" / "pager")
+
+
+def test_a_folder_name_two_skills_share_is_ambiguous_and_their_paths_are_not(home: Path, skills: Path) -> None:
+    make_skill(skills, "writing-team/triage", name="team-triage", description="Another triage")
+    ambiguous = call("skill_view", name="triage")
+    assert ambiguous["success"] is False and ambiguous["error"].startswith("Ambiguous skill name 'triage': 2 skills")
+    assert sorted(ambiguous["matches"]) == [str(skills / "devops/triage/SKILL.md"),
+                                            str(skills / "writing-team/triage/SKILL.md")]
+    assert call("skill_view", name="writing-team/triage")["name"] == "team-triage"
+    assert call("skill_view", name="team-triage")["name"] == "team-triage"
+
+
+def test_a_skill_for_another_operating_system_is_not_offered(home: Path, skills: Path) -> None:
+    other = "windows" if sys.platform != "win32" else "linux"
+    make_skill(skills, "other-os", head=f"---\nname: other-os\ndescription: Elsewhere\nplatforms: [{other}]\n---\n")
+    assert "other-os" not in [s["name"] for s in call("skills_list")["skills"]]
+    refused = call("skill_view", name="other-os")
+    assert refused == {"success": False, "error": "Skill 'other-os' is not supported on this platform.",
+                       "readiness_status": "unsupported"}

@@ -3,6 +3,7 @@ config.yaml (edits keep the operator's comments)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
@@ -81,3 +82,14 @@ def test_a_malformed_skill_is_one_warning_and_the_listing_goes_on(home: Path) ->
     assert result.stderr.strip().splitlines() == [
         f"hermes: warning: skill {home / 'skills' / 'bad' / 'SKILL.md'} skipped: the frontmatter has no description"]
     assert "good" in result.stdout
+
+
+def test_a_changed_skill_md_is_read_again_and_a_remembered_problem_still_warns(home: Path) -> None:
+    folder = make_skill(home / "skills", "good", description="First words")
+    make_skill(home / "skills", "bad", head="---\nname: bad\n---\n", body="")
+    assert hermes_json("skills", "list")[0]["description"] == "First words"
+    assert (home / ".cache" / "skills.json").is_file()
+    (folder / "SKILL.md").write_text("---\nname: good\ndescription: Second words, longer\n---\nbody\n")
+    again = hermes("skills", "list", "--json")
+    assert json.loads(again.stdout)[0]["description"] == "Second words, longer"
+    assert "bad/SKILL.md skipped: the frontmatter has no description" in again.stderr
