@@ -159,8 +159,13 @@ class Registrar:
         self._record.note("prompt_sections", section.id, self._loader.sections.add(section))
 
     def add_skill(self, name: str, path: Any, description: str) -> None:
-        self._record.note("skills", f"{self._record.id}:{name}",
-                          self._loader.skills.add(self._record.id, name, path, description))
+        namespace = self._record.id
+        if self._record.spec.portable:  # Hermes' namespace of a portable package's skills
+            from .._skills.portable import skill_namespace
+
+            namespace = skill_namespace(self._record.id)
+        self._record.note("skills", f"{namespace}:{name}",
+                          self._loader.skills.add(self._record.id, name, path, description, namespace=namespace))
 
     def skill_library(self, platform: str | None) -> SkillLibrary:
         from .._llm.request_hooks import current_turn

@@ -6,11 +6,9 @@
 - `index`: the system prompt's skills index, in Hermes' format;
 - `files`: a skill's own files, read only from inside its folder;
 - `library`: `SkillLibrary` (public as `hermes_core.SkillLibrary`): the skills offered on a platform,
-  and the answers of Hermes' `skills_list` and `skill_view`.
+  and the answers of Hermes' `skills_list` and `skill_view`;
+- `portable`: a Portable Agent Plugins v1 package (`plugin.json`, `skills/`), read with the format's
+  safety rules (discovery reads its `plugin.json` only).
+
+Nothing is imported here: discovery imports `portable` on the `hermes plugins list` path.
 """
-
-from __future__ import annotations
-
-from .library import SkillLibrary
-
-__all__ = ["SkillLibrary"]

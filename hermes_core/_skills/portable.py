@@ -1,7 +1,8 @@
 """Portable Agent Plugins v1 (agent-plugins.org, spec 1.0.0): a package's `plugin.json` and its
 `skills/`, read with the format's safety rules as Hermes reads them (`plugin_runtime/portable.py`).
 
-Not wired into discovery yet: this module only reads and checks a package folder. A fatal problem
+Discovery reads only `plugin.json` (`read_manifest`); loading reads the skills (`load_agent_plugin`)
+and registers each as `agent-plugin-<slug>-<hash>:<skill>`, no Python imported. A fatal problem
 of `plugin.json` is an `AgentPluginError` (the package is refused); anything else is a diagnostic
 line (`[scope] message`) and the rest of the package stands: an unknown top-level field is dropped,
 a skill that breaks a rule is skipped. Every path is resolved and must stay inside the package.
@@ -19,8 +20,8 @@ import attrs
 
 from . import frontmatter
 
-__all__ = ["AgentPluginError", "PortableSkill", "AgentPlugin", "load_agent_plugin", "skill_namespace", "slug",
-           "SCHEMA"]
+__all__ = ["AgentPluginError", "PortableSkill", "AgentPlugin", "read_manifest", "load_agent_plugin",
+           "skill_namespace", "slug", "SCHEMA"]
 
 SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
 FIELDS = ("$schema", "name", "version", "description", "author", "homepage", "repository", "license", "keywords",
@@ -154,14 +155,25 @@ def _skills(root: Path, notes: list[str]) -> list[PortableSkill]:
     return found
 
 
-def load_agent_plugin(root: Path) -> AgentPlugin:
-    """The package at `root`: its manifest and valid skills; `AgentPluginError` when it is refused."""
+def _root(root: Path) -> Path:
     try:
         resolved = Path(root).resolve(strict=True)
     except OSError:
         raise AgentPluginError("plugin root must be a directory") from None
     if not resolved.is_dir():
         raise AgentPluginError("plugin root must be a directory")
+    return resolved
+
+
+def read_manifest(root: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The package's checked `plugin.json` and its diagnostics; `AgentPluginError` when it is refused."""
+    notes: list[str] = []
+    return _manifest(_root(root), notes), tuple(notes)
+
+
+def load_agent_plugin(root: Path) -> AgentPlugin:
+    """The package at `root`: its manifest and valid skills; `AgentPluginError` when it is refused."""
+    resolved = _root(root)
     notes: list[str] = []
     manifest = _manifest(resolved, notes)
     skills = _skills(resolved, notes)

@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_skills": {"config_keys", "_config"},
     "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills"},
-    "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
+    "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
     "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)
