@@ -18,7 +18,8 @@ For host authors (an agent that loads plugins; `hermes_core.agent` is the refere
     PluginManager and what it hands out: PluginRecord, LoadFailure, DoctorReport, AgentSession,
     LifecycleHooks (the one way to fire a hook), HookCall, ToolDecision, HookRunner,
     HookCallback, ToolRegistry, ToolInfo, ToolEntry, ToolOutcome, CommandRegistry, CliCommand, SlotRegistry,
-    SlotProvider, SlotDecl, Skills, Skill, EventBus, AuxiliaryTask, PlatformEntry (a messaging
+    SlotProvider, SlotDecl, Skills, Skill, SkillLibrary (the skills an agent is offered: the
+    system prompt's index, Hermes' skills_list and skill_view), EventBus, AuxiliaryTask, PlatformEntry (a messaging
     platform, run by `hermes_core.gateway`); the host's own LLM clients (AuxiliaryLlm, AgentLlm, LlmAnswer, TurnIdentity, turn_scope, current_turn: the turn the calling code runs in); discovery without loading
     (discover, Discovery, PluginSpec); config (Config, load_config, edit_config, config_keys);
     leave_sigint_to_the_main_thread for a host's background threads. What hosts share (files, serving,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ._ctx.platforms import PlatformEntry
     from ._ctx.skills import Skill, Skills
     from ._ctx.state import PluginState
+    from ._skills.library import SkillLibrary
     from ._discovery.discover import discover
     from ._discovery.spec import Discovery, PluginSpec
     from ._errors import (
@@ -166,7 +168,8 @@ _EXPORTS = {
     "ToolOutcome": "_tools.call",
     "CommandRegistry": "_commands.registry", "CliCommand": "_commands.cli",
     "SlotRegistry": "_slots.registry", "SlotProvider": "_slots.registry", "SlotDecl": "_slots.declarations",
-    "Skills": "_ctx.skills", "Skill": "_ctx.skills", "EventBus": "_ctx.events", "AuxiliaryTask": "_ctx.auxiliary",
+    "Skills": "_ctx.skills", "Skill": "_ctx.skills", "SkillLibrary": "_skills.library", "EventBus": "_ctx.events",
+    "AuxiliaryTask": "_ctx.auxiliary",
     "PlatformEntry": "_ctx.platforms",
     "AuxiliaryLlm": "_llm.auxiliary", "AgentLlm": "_llm.auxiliary", "LlmAnswer": "_llm.reply",
     "TurnIdentity": "_llm.request_hooks", "turn_scope": "_llm.request_hooks",
@@ -191,8 +194,8 @@ __all__ = [
     "PluginManager", "PluginRecord", "LoadFailure", "DoctorReport", "AgentSession", "LifecycleHooks", "HookCall",
     "ToolDecision", "HookRunner", "HookCallback", "ToolRegistry", "ToolInfo", "ToolEntry", "ToolOutcome",
     "CommandRegistry",
-    "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "EventBus", "AuxiliaryTask",
-    "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "current_turn", "spending_as", "discover",
+    "CliCommand", "SlotRegistry", "SlotProvider", "SlotDecl", "Skills", "Skill", "SkillLibrary", "EventBus",
+    "AuxiliaryTask", "PlatformEntry", "AuxiliaryLlm", "AgentLlm", "LlmAnswer", "TurnIdentity", "turn_scope", "current_turn", "spending_as", "discover",
     "Discovery", "PluginSpec",
     "Config", "load_config", "edit_config", "leave_sigint_to_the_main_thread",
     # the exception hierarchy

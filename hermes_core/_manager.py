@@ -42,6 +42,7 @@ from ._tools.tool import ToolInfo
 if TYPE_CHECKING:
     from ._llm.auxiliary import AgentLlm, AuxiliaryLlm
     from ._session.session import AgentSession
+    from ._skills.library import SkillLibrary
 
 __all__ = ["PluginManager"]
 
@@ -184,6 +185,13 @@ class PluginManager:
         return self._loader.sections.render()
 
     skills = LoaderPart[Skills]("skills", "The skill documents plugins registered (`<plugin>:<name>`).")
+
+    def skill_library(self, platform: str = "") -> SkillLibrary:
+        """The skills offered to an agent on `platform`: the home's and the plugins', less the disabled."""
+        from ._skills.library import SkillLibrary
+
+        self._ensure_loaded()
+        return SkillLibrary(self.home, self.config, self.skills.all(), platform=platform)
     platforms = LoaderPart[Platforms]("platforms", "The messaging platforms plugins registered "
                                       "(`ctx.register_platform`; `hermes_core.gateway`).")
     events = LoaderPart[EventBus]("events", "The plugins' event bus (`manager.events.emit(None, "

@@ -20,6 +20,8 @@ DESCRIPTIONS = {
     "files": "read_file and write_file on the turn's workspace, where the host opened one (hermes acp: the "
     "editor's project, through the editor).",
     "todo": "The todo_list tool: the agent's task list for multi-step work (an editor shows it as the plan).",
+    "skills": "Hermes' skills_list and skill_view: the agent loads a skill's instructions and files ($HERMES_HOME/skills, "
+    "the plugins' skills) when a task needs them.",
     "memory/builtin": "Long-term memory in SQLite with FTS5 under $HERMES_HOME: memory_save, memory_search, "
     "memory_forget (the default memory provider).",
 }

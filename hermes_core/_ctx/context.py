@@ -12,7 +12,7 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._commands.cli import CliCommand
 from .._commands.command import Command
@@ -26,66 +26,15 @@ from .auxiliary import AuxiliaryTask
 from .capabilities import UNSERVED, Unserved
 from .platforms import PlatformEntry, platform_entry, slack_constraint
 from .prompt import PromptSection
+from .registrar import Registrar
 
 if TYPE_CHECKING:
     from .._llm.client import PluginLlm
-    from .._llm.host import LlmHost
+    from .._skills.library import SkillLibrary
     from .manifest import PluginManifest
     from .state import PluginState
 
 __all__ = ["PluginContext", "Registrar"]
-
-
-class Registrar(Protocol):
-    """What a plugin's `ctx` may ask of the host, always under that plugin's id."""
-
-    def add_tool(self, tool: Tool) -> None: ...
-
-    def add_command(self, command: Command) -> None: ...
-
-    def add_hook(self, hook: str, callback: Callable[..., Any]) -> None: ...
-
-    def add_provider(self, slot: str, provider: Any, name: str | None) -> None: ...
-
-    def dispatch_tool(self, name: str, args: Any, **kwargs: Any) -> str: ...
-
-    def llm_host(self) -> LlmHost: ...
-
-    def manifest(self) -> PluginManifest: ...
-
-    def has_plugin(self, plugin_id: str) -> bool: ...
-
-    def settings(self) -> Mapping[str, Any]: ...
-
-    def set_setting(self, key: str, value: Any) -> None: ...
-
-    def state(self) -> PluginState: ...
-
-    def add_cli_command(self, command: CliCommand) -> None: ...
-
-    def add_section(self, section: PromptSection) -> None: ...
-
-    def add_skill(self, name: str, path: Any, description: str) -> None: ...
-
-    def add_redaction_patterns(self, patterns: Iterable[Any]) -> None: ...
-
-    def subscribe(self, event: str, callback: Callable[..., Any]) -> None: ...
-
-    def emit(self, event: str, payload: Any) -> bool: ...
-
-    def add_auxiliary_task(self, task: AuxiliaryTask) -> None: ...
-
-    def add_platform(self, entry: PlatformEntry) -> None: ...
-
-    def add_slack_action(self, constraint: Any, callback: Callable[..., Any]) -> None: ...
-
-    def on_unload(self, callback: Callable[[], Any]) -> None: ...
-
-    def spawn_task(self, coro: Awaitable[Any]) -> Any: ...
-
-    def has_capability(self, capability: str) -> bool: ...
-
-    def host_call(self, member: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
 # Each ctx's registrar, out of reach of the ctx's attributes. Weak both ways: the loader owns the
@@ -324,6 +273,11 @@ class PluginContext:
         """Offer the skill document at `path` (a `pathlib.Path` or a `str`) as `<plugin id>:<name>`, read-only."""
         call = f"ctx.register_skill({name!r})"
         tagged(call, lambda: self._host(call).add_skill(name, path, description))
+
+    def skill_library(self, platform: str | None = None) -> SkillLibrary:
+        """The skills the agent is offered on `platform` (None: the current turn's), the home's and the
+        plugins', as Hermes' `skills_list` and `skill_view` see them (`hermes_core.SkillLibrary`)."""
+        return self._host("ctx.skill_library()").skill_library(platform)
 
     def register_redaction_patterns(self, patterns: Iterable[Any]) -> None:
         """Regular expressions for this plugin's secret shapes: masked wherever hermes-core redacts."""

@@ -16,7 +16,7 @@ _SKILL_NAME = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 class Skill(NamedTuple):
-    name: str  # "<plugin>:<name>"
+    name: str  # "<plugin>:<name>" (a portable package's: "agent-plugin-<slug>-<hash>:<name>")
     path: Path
     description: str
     plugin_id: str
@@ -31,7 +31,7 @@ class Skills:
     def __init__(self) -> None:
         self._skills: dict[str, Skill] = {}
 
-    def add(self, plugin_id: str, name: str, path: Any, description: str) -> Undo:
+    def add(self, plugin_id: str, name: str, path: Any, description: str, *, namespace: str = "") -> Undo:
         where = f"ctx.register_skill({name!r})"
         if not isinstance(name, str) or not _SKILL_NAME.fullmatch(name):
             raise RegistrationError(f"{where}: a skill name is letters, digits, '_' or '-' (no ':')",
@@ -43,7 +43,7 @@ class Skills:
                                     plugin_id=plugin_id)
         if not path.is_file():
             raise RegistrationError(f"{where}: {path} is not a file", plugin_id=plugin_id)
-        skill = Skill(f"{plugin_id}:{name}", path, description, plugin_id)
+        skill = Skill(f"{namespace or plugin_id}:{name}", path, description, plugin_id)
         return put(self._skills, skill.name, skill)
 
     def get(self, name: str) -> Skill | None:

@@ -79,6 +79,22 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
     )
 
 
+def _portable_spec(folder: Path, source: str) -> PluginSpec:
+    """A Portable Agent Plugins v1 package: its `plugin.json` only (its skills are read when it loads)."""
+    from .._skills.portable import AgentPluginError, read_manifest
+
+    try:
+        manifest, notes = read_manifest(folder)
+    except AgentPluginError as exc:
+        return PluginSpec(id=folder.name, name=folder.name, source=source, path=folder, portable=True,
+                          error=f"{folder}/plugin.json: {exc}")
+    author = manifest.get("author")
+    return PluginSpec(id=manifest["name"], name=manifest["name"], source=source, path=folder, portable=True,
+                      version=manifest.get("version", ""), description=manifest.get("description", ""),
+                      author=author.get("name", "") if isinstance(author, dict) else "",
+                      warnings=tuple(f"Agent Plugin {manifest['name']!r} {note}" for note in notes))
+
+
 def _kind(category: str | None, declared: str, init: Path | None) -> tuple[str, str]:
     """A plugin's kind and where it comes from: its category folder or its manifest; failing
     those, Hermes' reading of its `__init__.py` (`_plugin_source.kind_from_source`)."""
@@ -131,8 +147,10 @@ def _scan_root(root: Path, source: str, slots: frozenset[str]) -> tuple[list[Plu
     specs: list[PluginSpec] = []
     skipped: list[Skipped] = []
     for child in children:
-        if find_manifest(child) is not None:
+        if find_manifest(child) is not None:  # plugin.yaml wins over plugin.json, as in Hermes
             specs.append(_folder_spec(child, source, kinds, None))
+        elif (child / "plugin.json").exists() or (child / "plugin.json").is_symlink():
+            specs.append(_portable_spec(child, source))
         elif child.name in slots or child.name in CATEGORY_KINDS:
             try:
                 subs = _children(child)

@@ -83,6 +83,7 @@ class PluginSpec(NamedTuple):
     hermes_imports: tuple[str, ...] = ()
     isolation: str = ""  # the manifest's hint (plugins.entries.<id>.isolation wins)
     python: str = ""  # the interpreter of the environment it is installed in, when not hermes' own
+    portable: bool = False  # a Portable Agent Plugins v1 package (plugin.json): no Python, its skills loaded
 
     @property
     def origin(self) -> str:

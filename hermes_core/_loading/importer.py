@@ -67,6 +67,8 @@ def _namespace() -> None:
 
 def import_plugin(spec: PluginSpec) -> tuple[Any, str | None]:
     """Import the plugin and return its object, and the module name to forget on rollback."""
+    if spec.portable:
+        return _portable(spec), None
     if spec.entry_point is not None:
         from importlib.metadata import EntryPoint
 
@@ -88,3 +90,21 @@ def import_plugin(spec: PluginSpec) -> tuple[Any, str | None]:
         raise
     setattr(sys.modules[NAMESPACE], name.rpartition(".")[2], module)  # `hermes_plugins.<slug>` as an attribute too
     return module, name
+
+
+def _portable(spec: PluginSpec) -> Any:
+    """A Portable Agent Plugins v1 package as a plugin: its valid skills registered, nothing imported."""
+    import logging
+
+    from .._skills.portable import load_agent_plugin
+
+    assert spec.path is not None
+    package = load_agent_plugin(spec.path)  # AgentPluginError: the plugin fails, saying why
+
+    def register(ctx: Any) -> None:
+        for note in package.diagnostics:
+            logging.getLogger("hermes_core.plugins").warning("Agent Plugin %r %s", spec.id, note)
+        for skill in package.skills:
+            ctx.register_skill(skill.name, skill.skill_md, skill.description, skill.frontmatter)
+
+    return register

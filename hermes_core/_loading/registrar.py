@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .._ctx.skills import Skills
     from .._hooks.runner import HookRunner
     from .._llm.host import LlmHost
+    from .._skills.library import SkillLibrary
     from .._slots.registry import SlotRegistry
     from .._tools.registry import ToolRegistry
 
@@ -158,8 +159,22 @@ class Registrar:
         self._record.note("prompt_sections", section.id, self._loader.sections.add(section))
 
     def add_skill(self, name: str, path: Any, description: str) -> None:
-        self._record.note("skills", f"{self._record.id}:{name}",
-                          self._loader.skills.add(self._record.id, name, path, description))
+        namespace = self._record.id
+        if self._record.spec.portable:  # Hermes' namespace of a portable package's skills
+            from .._skills.portable import skill_namespace
+
+            namespace = skill_namespace(self._record.id)
+        self._record.note("skills", f"{namespace}:{name}",
+                          self._loader.skills.add(self._record.id, name, path, description, namespace=namespace))
+
+    def skill_library(self, platform: str | None) -> SkillLibrary:
+        from .._llm.request_hooks import current_turn
+        from .._skills.library import SkillLibrary as Library
+
+        if platform is None:
+            platform = current_turn().platform
+        return Library(self._loader.home, self._loader.current_config(), self._loader.skills.all(),
+                            platform=platform)
 
     def add_redaction_patterns(self, patterns: Iterable[Any]) -> None:
         patterns = list(patterns)

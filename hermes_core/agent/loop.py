@@ -45,6 +45,7 @@ FIRED_HOOKS = frozenset({*STREAM_HOOKS,
     "on_budget_check",  # fired by ctx.llm, whichever host runs it
 })
 BUILTIN_COMMANDS = ("compress", "reset")
+SKILL_TOOLS = frozenset({"skills_list", "skill_view", "skill_manage"})  # offered: the prompt gets the skills index
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Hermes, a helpful agent. Use the tools you are given when they help; answer plainly and briefly."
@@ -159,6 +160,7 @@ class Agent:
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
+        self.skills_index = self._skills_index()  # once per session: the prompt stays byte-stable (caching)
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
             self.session.on_session_switch(self.session_id)  # the stored conversation goes on
@@ -188,11 +190,19 @@ class Agent:
         self.messages.append(message)
         self.store.append(self.session_id, message)
 
+    def _skills_index(self) -> str:
+        """Hermes' skills index of the home's skills offered on this platform, when a skills tool is offered."""
+        offered = {schema["function"]["name"] for schema in self.tool_schemas()}
+        if not offered & SKILL_TOOLS:
+            return ""
+        return self.manager.skill_library(self.platform).index_prompt(offered)
+
     def system_message(self) -> Message:
-        """The system prompt: ours, the plugins' sections before and after the memory block, and at the end."""
+        """The system prompt: ours, the plugins' sections before and after the memory block, the skills
+        index, and the sections at the end."""
         sections = self.sections
         parts = [self.prompt, *sections["before_memory"], self.session.system_prompt_block(),
-                 *sections["after_memory"], *sections["end"]]
+                 *sections["after_memory"], self.skills_index, *sections["end"]]
         return {"role": "system", "content": "\n\n".join(part for part in parts if part)}
 
     def _compress_if_needed(self) -> None:

@@ -1,5 +1,5 @@
 """A batch's dataset: JSONL, one object per line with a `prompt` and optional `id`, `system`,
-`max_turns` and `model`. A line that is not such an object is reported with its number and skipped."""
+`max_turns`, `model` and `skills` (names of skills loaded into the item's prompt, as a cron job's are). A line that is not such an object is reported with its number and skipped."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Item:
     system: str | None = None
     max_turns: int | None = None
     model: str | None = None
+    skills: tuple[str, ...] = ()
 
 
 def _item(number: int, line: bytes, data: Any) -> Item | str:
@@ -44,7 +45,10 @@ def _item(number: int, line: bytes, data: Any) -> Item | str:
     turns = data.get("max_turns")
     if turns is not None and (not isinstance(turns, int) or isinstance(turns, bool) or turns < 1):
         return f"line {number}: max_turns must be a whole number, 1 or more; skipped"
-    return Item(item_id, number, prompt, data.get("system"), turns, data.get("model"))
+    skills = data.get("skills")
+    if skills is not None and (not isinstance(skills, list) or not all(isinstance(s, str) and s for s in skills)):
+        return f"line {number}: skills must be a list of skill names; skipped"
+    return Item(item_id, number, prompt, data.get("system"), turns, data.get("model"), tuple(skills or ()))
 
 
 def read_dataset(path: Path) -> tuple[list[Item], list[str]]:

@@ -153,7 +153,9 @@ def run_item(item: Item, models: Models, options: BatchOptions, names: frozenset
     session_id = f"batch-{uuid.uuid4().hex[:12]}"
     with Agent(models.get(item.model), session_id=session_id, max_iterations=item.max_turns, platform="batch",
                system_prompt=item.system, memory=options.memory, tools=names, store=store) as agent:
-        result = agent.ask(item.prompt)
+        prompt = agent.manager.skill_library(agent.platform).invoke(item.skills, item.prompt) if item.skills \
+            else item.prompt
+        result = agent.ask(prompt)
         messages = [agent.system_message(), *agent.messages]
         schemas = agent.tool_schemas()
         model = agent.model

@@ -320,6 +320,31 @@ CRON_WRAP_RESPONSE = Key("cron.wrap_response", FLAG, _flag, True, "a delivered a
                          "and id, as Hermes sends it")
 CRON_OUTPUT_RETENTION = Key("cron.output_retention", POSITIVE, _positive, 50, "output files kept per job")
 
+# -- skills (`$HERMES_HOME/skills/`, the plugins' skills; Hermes' keys) ---------------------------
+
+
+def _skill_names(value: Any) -> list[str]:
+    """Hermes' forms of a list of skill names: a list, a string holding a list (`'["a", "b"]'`), or one name."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            return [part.strip().strip("'\"") for part in text[1:-1].split(",") if part.strip().strip("'\"")]
+        return [text] if text else []
+    return _names(value)
+
+
+SKILLS_DISABLED: Key[list[str]] = Key("skills.disabled", NAMES, _skill_names, [],
+                                      "skills the agent is not offered, on any platform (a plugin's as <plugin>:<name>)")
+SKILLS_PLATFORM_DISABLED = Key("skills.platform_disabled", MAPPING, _mapping, _EMPTY,
+                               "skills not offered on one platform, as skills.platform_disabled.<platform>")
+SKILLS_PLATFORM_DISABLED_ON: Key[list[str]] = Key(
+    "skills.platform_disabled.*", NAMES, _skill_names, [],
+    "skills the agent is not offered on this platform (cli, cron, telegram, api_server, acp, ...), besides "
+    "skills.disabled")
+SKILLS_EXTERNAL_DIRS: Key[list[str]] = Key("skills.external_dirs", NAMES, _skill_names, [],
+                                           "more skill folders, searched after $HERMES_HOME/skills (~ and ${VAR} "
+                                           "expanded; relative to $HERMES_HOME)")
+
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
@@ -345,6 +370,7 @@ KEYS: tuple[Key[Any], ...] = (
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
+    SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
 )
 
 

@@ -33,38 +33,13 @@ HINT = ("[IMPORTANT: You are running as a scheduled cron job. Your final answer 
         "is there to answer questions. To deliver nothing, answer exactly \"[SILENT]\".]")
 
 
-def _skill_text(manager: PluginManager, home: Path, name: str) -> str | None:
-    """A skill's instructions: a plugin's (`<plugin>:<name>`), else `$HERMES_HOME/skills/**/<name>/SKILL.md`."""
-    found = manager.skills.get(name)
-    paths = [found.path] if found is not None else sorted((home / "skills").glob(f"**/{name}/SKILL.md"))
-    for path in paths:
-        try:
-            return Path(path).read_text(encoding="utf-8-sig")
-        except OSError:
-            continue
-    return None
-
-
 def build_prompt(manager: PluginManager, job: dict[str, Any]) -> str:
-    """The one user message of a run: the cron hint, each skill as Hermes invokes it, the prompt."""
-    parts = [HINT]
+    """The one user message of a run: the cron hint, each skill as Hermes invokes it (loaded as `skill_view`
+    loads it: the home's skills and the plugins', unless disabled for `cron`), the prompt."""
     skills = [str(name) for name in job.get("skills") or () if name]
-    missing = []
-    for name in skills:
-        text = _skill_text(manager, manager.home, name)
-        if text is None:
-            missing.append(name)
-            continue
-        parts.append(f'[IMPORTANT: The user has invoked the "{name}" skill, indicating they want you to follow its '
-                     f"instructions. The full skill content is loaded below.]\n\n{text.strip()}")
-    if missing:
-        parts.insert(1, "[IMPORTANT: The following skill(s) were listed for this job but could not be found and "
-                        f"were skipped: {', '.join(missing)}]")
-    prompt = str(job.get("prompt") or "").strip()
-    if prompt:
-        parts.append(("The user has provided the following instruction alongside the skill invocation: " + prompt)
-                     if len(parts) > 1 and skills else prompt)
-    return "\n\n".join(parts)
+    prompt = str(job.get("prompt") or "")
+    body = manager.skill_library("cron").invoke(skills, prompt) if skills else prompt.strip()
+    return "\n\n".join(part for part in (HINT, body) if part)
 
 
 def output_path(home: Path, job_id: str, started: dt.datetime, tz: dt.tzinfo) -> Path:

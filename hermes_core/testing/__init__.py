@@ -5,6 +5,9 @@ its fixtures are available in any test suite without imports:
 
 - `llm_server`: a running `ScriptedServer`, an OpenAI-compatible server on 127.0.0.1.
 
+A plugin's skills: `check_plugin_skills(plugin)` (or `plugin_skill_problems`): valid Agent Skills
+frontmatter, every file inside its skill's folder.
+
 Contract suites (subclass them in a test file): `ContextEngineContract`, `MemoryProviderContract`. Hypothesis
 strategies: `hermes_core.testing.strategies`. Both need hypothesis (`hermes-core[testing]`).
 
@@ -22,11 +25,13 @@ if TYPE_CHECKING:
     from ._engine_contract import ContextEngineContract
     from ._memory_contract import MemoryProviderContract
     from ._server import Fault, RecordedRequest, Reply, ScriptedServer, tool_call
+    from ._skills_contract import check_plugin_skills, plugin_skill_problems
 
 _EXPORTS = {
     **dict.fromkeys(["ScriptedServer", "Reply", "Fault", "RecordedRequest", "tool_call"], "_server"),
     "MemoryProviderContract": "_memory_contract",
     "ContextEngineContract": "_engine_contract",
+    **dict.fromkeys(["check_plugin_skills", "plugin_skill_problems"], "_skills_contract"),
 }
 __all__ = [*_EXPORTS, "strategies"]
 

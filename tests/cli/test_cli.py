@@ -100,7 +100,7 @@ def test_tools_list_and_call(home: Path) -> None:
     unknown = hermes("tools", "call", "nope", "{}", check=1)
     assert unknown.stderr.startswith(
         "hermes: error: unknown tool 'nope' (available: cronjob, current_time, memory_forget, memory_save, memory_search, "
-        "read_file, roll, todo_list, write_file)")
+        "read_file, roll, skill_view, skills_list, todo_list, write_file)")
     assert "not a JSON object" in hermes("tools", "call", "roll", "{nope", check=2).stderr
 
 

@@ -19,7 +19,7 @@ PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
 
 # Each stage and the stages it may import (besides itself and the leaves), from the bottom up.
 BELOW_LOADING = {"config_keys", "_runtime", "_config", "providers", "_hermes", "_hooks", "hookspecs", "_commands",
-                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session"}
+                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills"}
 MAY_IMPORT: dict[str, set[str]] = {
     "leaf": set(),
     "config_keys": set(),
@@ -33,8 +33,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},
     "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
-    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm"},
-    "_discovery": {"config_keys", "_config", "_hermes", "_slots"},
+    "_skills": {"config_keys", "_config"},
+    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills"},
+    "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
     "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)

@@ -63,7 +63,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 # The tiny model calls the first tool it is offered: only clock's current_time is left on.
-CONFIG = "plugins:\n  disabled: [memory/builtin, cron, todo]\n"
+CONFIG = "plugins:\n  disabled: [memory/builtin, cron, todo, skills]\n"
 
 
 def test_the_server_refuses_null_content_beside_tool_calls(llama_server: str) -> None:
@@ -136,7 +136,7 @@ def test_llama_cpp_streams_an_answer_without_tools(home: Path, llama_server: str
     from tests.helpers.streams import heard, stream_recorder
 
     stream_recorder(home)
-    llm_config(home, llama_server, "plugins:\n  disabled: [memory/builtin, clock, cron, todo]\n  enabled: [streams]\n",
+    llm_config(home, llama_server, "plugins:\n  disabled: [memory/builtin, clock, cron, todo, skills]\n  enabled: [streams]\n",
                model="tiny")
     result = hermes("run", "Say", "hello.")
     events = heard(home)

@@ -116,7 +116,7 @@ def test_a_budget_key_of_the_wrong_type_is_one_line_naming_it(home: Path, llm_se
 def test_the_hosts_model_budget_ends_run_with_one_line_and_chat_keeps_the_session(
         home: Path, llm_server: ScriptedServer) -> None:
     # the built-in tools' schemas are part of each reservation: fewer of them, room for two runs
-    llm_config(home, llm_server.url, "  budget: {tokens_per_day: 12000}\nplugins:\n  disabled: [cron, todo]\n")
+    llm_config(home, llm_server.url, "  budget: {tokens_per_day: 12000}\nplugins:\n  disabled: [cron, skills, todo]\n")
     llm_server.always(used(5000))
     hermes("run", "hello")  # reserves its prompt and 4,096 for the answer, settles to 5,000
     hermes("run", "hello again")  # 10,000 used

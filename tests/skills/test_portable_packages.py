@@ -1,0 +1,106 @@
+"""Portable Agent Plugins v1 packages (`plugin.json`, `skills/`) in `$HERMES_HOME/plugins/`, as a user
+meets them through `hermes` (a subprocess): discovered from `plugin.json` alone, opt-in like any
+plugin, their valid skills reachable as `agent-plugin-<slug>-<hash>:<skill>`, a bad skill one
+warning, a manifest that breaks the format refusing the package with its reason, and everything
+read only from inside the package."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import hermes, hermes_json, write_config
+from tests.helpers.skills import make_skill
+
+SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
+NAMESPACE = f"agent-plugin-acme-tools-{hashlib.sha256(b'acme.tools').hexdigest()[:8]}"
+
+
+def package(root: Path, manifest: object = None, **fields: object) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    data = manifest if manifest is not None else {"$schema": SCHEMA, "name": "acme.tools", **fields}
+    (root / "plugin.json").write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return root
+
+
+def call(tool: str, **args: object) -> dict:
+    return json.loads(hermes("tools", "call", tool, json.dumps(args)).stdout)
+
+
+def test_a_package_is_listed_from_its_manifest_and_its_skills_load_when_enabled(home: Path, tmp_path: Path) -> None:
+    root = package(home / "plugins" / "acme", version="1.0.0", description="Acme's skills",
+                   author={"name": "Acme"}, color="blue")
+    make_skill(root / "skills", "deploy", description="Deploy the app", body="Run deploy.",
+               files={"references/a.md": "ref"})
+    make_skill(root / "skills", "Bad_Name", name="Bad_Name")
+    make_skill(root / "skills", "nested-meta", head="---\nname: nested-meta\ndescription: x\nmetadata:\n"
+                                                    "  hermes: {tags: [a]}\n---\n")
+    (tmp_path / "outside.md").write_text("---\nname: linked\ndescription: out\n---\n")
+    (root / "skills" / "linked").mkdir()
+    os.symlink(tmp_path / "outside.md", root / "skills" / "linked" / "SKILL.md")
+    (listed,) = [row for row in hermes_json("plugins", "list") if row["id"] == "acme.tools"]
+    assert (listed["version"], listed["source"], listed["enabled"], listed["description"]) == \
+        ("1.0.0", "user", False, "Acme's skills")
+    assert call("skills_list")["skills"] == []  # opt-in, like any plugin
+    write_config(home, "plugins:\n  enabled: [acme.tools]\n")
+    result = hermes("skills", "list", "--json")
+    assert [row["name"] for row in json.loads(result.stdout)] == [f"{NAMESPACE}:deploy"]
+    assert result.stderr.count("\n") == 4 and all(line.startswith("hermes: warning: ")
+                                                  for line in result.stderr.splitlines())
+    for line in ("[manifest] ignored unknown top-level field: color",
+                 "[skill:Bad_Name] name must match the directory and satisfy Agent Skills constraints",
+                 "[skill:linked] SKILL.md must be a regular in-root file",
+                 "[skill:nested-meta] metadata must map string keys to string values"):
+        assert line in result.stderr
+    shown = call("skill_view", name=f"{NAMESPACE}:deploy")
+    assert shown["success"] is True and "Run deploy." in shown["content"]
+    assert call("skill_view", name=f"{NAMESPACE}:deploy", file_path="references/a.md")["content"] == "ref"
+    assert call("skill_view", name=f"{NAMESPACE}:deploy", file_path="../Bad_Name/SKILL.md")["success"] is False
+
+
+@pytest.mark.parametrize("manifest, error", [
+    ("not json", "plugin.json is not valid readable JSON"),
+    ([1, 2], "plugin.json must contain a JSON object"),
+    ({"name": "acme"}, "plugin.json declares an unsupported or missing Agent Plugins schema"),
+    ({"$schema": SCHEMA, "name": "Acme--Tools"}, "plugin.json name does not satisfy v1 constraints"),
+    ({"$schema": SCHEMA, "name": "acme", "version": 1}, "plugin.json version must be a string"),
+    ({"$schema": SCHEMA, "name": "acme", "author": {"name": "A", "phone": "1"}},
+     "plugin.json author may contain only string name, email, and url fields"),
+    ({"$schema": SCHEMA, "name": "acme", "extensions": {"com.example": 3}},
+     "plugin.json extension namespace values must be objects"),
+])
+def test_a_manifest_that_breaks_the_format_refuses_the_package_saying_why(home: Path, manifest: object,
+                                                                           error: str) -> None:
+    package(home / "plugins" / "broken", manifest)
+    write_config(home, "plugins:\n  enabled: [broken]\n")
+    report = json.loads(hermes("plugins", "doctor", "--json", check=None).stdout)
+    (row,) = [p for p in report["plugins"] if p["id"] == "broken"]
+    assert row["status"] == "failed" and error in row["error"]
+
+
+def test_a_manifest_or_skills_folder_linked_from_outside_the_package_is_refused(home: Path, tmp_path: Path) -> None:
+    elsewhere = package(tmp_path / "elsewhere")
+    root = home / "plugins" / "linked"
+    root.mkdir(parents=True)
+    os.symlink(elsewhere / "plugin.json", root / "plugin.json")
+    inside = package(home / "plugins" / "acme")
+    make_skill(tmp_path / "shared-skills", "deploy", description="Deploy")
+    os.symlink(tmp_path / "shared-skills", inside / "skills")
+    write_config(home, "plugins:\n  enabled: [linked, acme.tools]\n")
+    report = json.loads(hermes("plugins", "doctor", "--json", check=None).stdout)
+    (row,) = [p for p in report["plugins"] if p["id"] == "linked"]
+    assert "plugin.json must be a regular file within the plugin root" in row["error"]
+    result = hermes("skills", "list", "--json")
+    assert json.loads(result.stdout) == [] and "[skills] skills must be an in-root directory" in result.stderr
+
+
+def test_a_plugin_yaml_wins_over_a_plugin_json(home: Path) -> None:
+    root = package(home / "plugins" / "both")
+    (root / "plugin.yaml").write_text("name: both\n")
+    (root / "__init__.py").write_text("def register(ctx):\n    pass\n")
+    ids = [row["id"] for row in hermes_json("plugins", "list")]
+    assert "both" in ids and "acme.tools" not in ids
