@@ -29,6 +29,7 @@ from ._loading.facade import LoaderPart
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
 from ._mcp.servers import McpServers
+from ._skills.portable_mcp import package_servers
 from ._paths import hermes_home
 from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
@@ -81,7 +82,8 @@ class PluginManager:
             standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
         self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home,  # mcp_servers: in config.yaml
-                              lambda caller: PluginLlm(caller, self._loader.llm_host()))
+                              lambda caller: PluginLlm(caller, self._loader.llm_host()),
+                              lambda: package_servers(self.records, self.home))
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []

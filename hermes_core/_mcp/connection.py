@@ -316,6 +316,7 @@ async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, aut
     return Client(streamable_http_client(server.url, http_client=http), **answers)
 
 
+
 async def _list_tools(client: Any, server: str) -> list[Any]:
     """Every page of the server's tools. A page the SDK refuses (one tool's schema is not what the
     protocol says) is read again as plain JSON: each tool that reads as one is kept, each one that

@@ -89,8 +89,10 @@ class McpServers:
     """The host's MCP servers: `registry()` is where their tools go, `config()` the current config."""
 
     def __init__(self, registry: Callable[[], ToolRegistry], config: Callable[[], Config],
-                 home: Path | None = None, llm: Callable[[str], Any] | None = None) -> None:
+                 home: Path | None = None, llm: Callable[[str], Any] | None = None,
+                 portable: Callable[[], list[tuple[str, list[dict[str, Any]]]]] | None = None) -> None:
         self._registry, self._config, self._home = registry, config, home
+        self._portable = portable  # the servers of the loaded portable packages (their mcp.json), by package
         self._llm = llm  # llm(caller): a PluginLlm, for the sampling requests of servers allowed to make them
         self._lock = threading.RLock()
         self._servers: list[ServerConfig] | None = None  # as read at start; None: not started
@@ -104,15 +106,35 @@ class McpServers:
     def configure(self, config: Config) -> None:
         """A (re)loaded config: servers whose entry changed are closed and started again on next need."""
         with self._lock:
-            if self._servers is not None and read_servers(config)[0] != self._servers:
+            if self._servers is not None and self._read(config)[0] != self._servers:
                 self.close()
+
+    def _read(self, config: Config) -> tuple[list[ServerConfig], list[str]]:
+        """config.yaml's servers, then the portable packages' (a name config.yaml or another package
+        took first is one line, and that server is left out)."""
+        servers, problems = read_servers(config)
+        owners = {server.name: "" for server in servers}
+        for package, entries in self._portable() if self._portable is not None else []:
+            for entry in entries:
+                name = entry["name"]
+                if name in owners:
+                    problems.append(f"Agent Plugin {package!r} MCP server {name!r} skipped: " + (
+                        "it conflicts with mcp_servers in config.yaml" if not owners[name]
+                        else f"name already taken by plugin {owners[name]!r}; rename one server"))
+                    continue
+                owners[name] = package
+                servers.append(ServerConfig(
+                    name, entry["transport"], entry.get("command", ""), tuple(entry.get("args", ())),
+                    entry.get("env"), entry.get("cwd", ""), entry.get("url", ""), dict(entry.get("headers", {})),
+                    package=package))
+        return servers, problems
 
     def start(self) -> None:
         """Start connecting to every enabled server (idempotent; returns at once)."""
         with self._lock:
             if self._servers is not None:
                 return
-            servers, self.problems = read_servers(self._config())
+            servers, self.problems = self._read(self._config())
             self._servers = servers
             for problem in self.problems:
                 log.warning("%s", problem)

@@ -104,3 +104,66 @@ def test_a_plugin_yaml_wins_over_a_plugin_json(home: Path) -> None:
     (root / "__init__.py").write_text("def register(ctx):\n    pass\n")
     ids = [row["id"] for row in hermes_json("plugins", "list")]
     assert "both" in ids and "acme.tools" not in ids
+
+
+MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
+SERVER = Path(__file__).parents[1] / "mcp" / "mcp_server.py"
+
+
+def test_a_packages_mcp_servers_join_the_host_with_plugin_root_and_data_and_the_rules_refuse_the_rest(
+        home: Path) -> None:
+    import shutil
+    import stat
+    import sys
+
+    root = package(home / "plugins" / "acme")
+    make_skill(root / "skills", "deploy", description="Deploy the app")
+    shutil.copy(SERVER, root / "server.py")
+    run = root / "run.sh"
+    run.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    run.chmod(run.stat().st_mode | stat.S_IXUSR)
+    servers = {
+        "Tools": {"type": "stdio", "command": "./run.sh", "args": ["${PLUGIN_ROOT}/server.py"],
+                  "cwd": "${PLUGIN_DATA}/work", "env": {"GREETING": "from ${PLUGIN_ROOT}"}},
+        "taken": {"type": "stdio", "command": "./run.sh", "args": ["${PLUGIN_ROOT}/server.py"]},
+        "plain-http": {"type": "streamable-http", "url": "http://example.org/mcp"},
+        "old-sse": {"type": "sse", "url": "https://example.org/sse"},
+        "pathy": {"type": "stdio", "command": "/usr/bin/python3"},
+        "escape": {"type": "stdio", "command": "./run.sh", "cwd": "./../../elsewhere"},
+        "reserved": {"type": "stdio", "command": "./run.sh", "env": {"PLUGIN_ROOT": "/tmp"}},
+        "with-user": {"type": "streamable-http", "url": "https://me:pw@example.org/mcp"},
+    }
+    (root / "mcp.json").write_text(json.dumps({"$schema": MCP_SCHEMA, "mcpServers": servers}))
+    write_config(home, f"plugins:\n  enabled: [acme.tools]\nmcp_servers:\n  taken:\n    command: {sys.executable}\n"
+                       f"    args: [{json.dumps(str(SERVER))}]\n    tools:\n      include: [echo]\n")
+    listed = hermes("mcp", "list", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"tools", "taken"} and rows["tools"]["state"] == "ready"
+    assert rows["taken"]["tools"] == ["mcp__taken__echo"]  # config.yaml's server keeps its name
+    for line in ("[mcp:plain-http] non-loopback url must use https",
+                 "[mcp:old-sse] portable sse transport is not supported",
+                 "[mcp:pathy] command must be a bare executable or begin with ./",
+                 "[mcp:escape] path escapes its resolved root",
+                 "[mcp:reserved] PLUGIN_ROOT and PLUGIN_DATA are reserved",
+                 "[mcp:with-user] url must not contain user information",
+                 "MCP server 'taken' skipped: it conflicts with mcp_servers in config.yaml"):
+        assert line in listed.stderr, line
+    data = home / "plugin-data" / NAMESPACE
+
+    def env(name: str) -> str:
+        return hermes("tools", "call", "mcp__tools__env", json.dumps({"name": name})).stdout.strip()
+
+    assert (env("PLUGIN_ROOT"), env("PLUGIN_DATA")) == (str(root.resolve()), str(data))
+    assert env("GREETING") == f"from {root.resolve()}"
+    assert (data / "work").is_dir()  # made before the server started, its working folder
+    assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]
+
+
+def test_a_broken_mcp_json_leaves_the_package_without_servers_and_its_skills_stand(home: Path) -> None:
+    root = package(home / "plugins" / "acme")
+    make_skill(root / "skills", "deploy", description="Deploy the app")
+    (root / "mcp.json").write_text(json.dumps({"$schema": "https://example.org/other.json", "mcpServers": {}}))
+    write_config(home, "plugins:\n  enabled: [acme.tools]\n")
+    listed = hermes("mcp", "list", "--json")
+    assert json.loads(listed.stdout) == [] and "[mcp] mcp.json declares an unsupported schema" in listed.stderr
+    assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]
