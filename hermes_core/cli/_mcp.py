@@ -59,7 +59,7 @@ def _token(token_file: str | None) -> str | None:
 @click.option("--plugin", "plugins", multiple=True, metavar="ID",
               help="Serve the tools of these plugins (repeatable, globs).")
 @click.option("--prompts", is_flag=True, help="Offer plugin slash commands as prompts (arguments from their usage).")
-@click.option("--resources", is_flag=True, help="Offer the stored sessions as read-only resources.")
+@click.option("--resources", is_flag=True, help="Offer the stored sessions and the skills as read-only resources.")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback HOST (needs a bearer token).")
 @click.option("--token-file", type=click.Path(dir_okay=False), help=f"The bearer token HTTP clients must send "
               f"(else ${TOKEN_VARIABLE}; required off loopback).")
@@ -95,9 +95,10 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     readable = None
     if resources:
         from ..agent import SessionStore
-        from ..mcp_server import Resources, SessionResources
+        from ..mcp_server import Resources, SessionResources, SkillResources
 
-        readable = Resources([SessionResources(SessionStore(host.home))])
+        readable = Resources([SessionResources(SessionStore(host.home)),
+                              SkillResources(lambda: host.skill_library("mcp"))])
     server = build_server(host, selection, prompts=prompts, resources=readable, version=__version__)
     if address is None:
         _serve_stdio(server)

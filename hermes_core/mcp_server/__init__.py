@@ -12,7 +12,8 @@ MCP SDK (`pip install 'hermes-core[mcp]'`), imported only when a server is built
 
 from .server import Host, build_server
 from .http import serve_http
-from .resources import ResourceSource, Resources, SessionResources
+from .resources import ResourceSource, Resources, SessionResources, SkillResources
 from .stdio import serve_stdio
 
-__all__ = ["Host", "ResourceSource", "Resources", "SessionResources", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["Host", "ResourceSource", "Resources", "SessionResources", "SkillResources", "build_server", "serve_http",
+           "serve_stdio"]

@@ -11,13 +11,13 @@ such entry) and `keys(prefix)` (for completions).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from hermes_core import message_text
 
-__all__ = ["ResourceSource", "Resources", "SessionResources"]
+__all__ = ["ResourceSource", "Resources", "SessionResources", "SkillResources"]
 
 SCHEME = "hermes://"
 LISTED = 50  # entries of each kind in resources/list
@@ -104,3 +104,24 @@ class SessionResources:
 
     def keys(self, prefix: str) -> list[str]:
         return [row["id"] for row in self.store.sessions(500) if row["id"].startswith(prefix)]
+
+
+class SkillResources:
+    """The skills offered on platform `mcp` (`hermes skills list`), each read as its SKILL.md."""
+
+    kind = "skills"
+    description = "A skill of this host: its SKILL.md, the instructions it gives (read only)"
+
+    def __init__(self, library: Callable[[], Any]) -> None:
+        self.library = library  # () -> a hermes_core.SkillLibrary, as the skills are now
+
+    def listed(self) -> list[tuple[str, str, str]]:
+        return [(row["name"], row["name"], row["description"]) for row in self.library().entries()
+                if row["enabled"]][:LISTED * 4]
+
+    def read(self, key: str) -> str | None:
+        content = self.library().content(key)
+        return None if content is None else str(content)
+
+    def keys(self, prefix: str) -> list[str]:
+        return [row["name"] for row in self.library().entries() if row["enabled"] and row["name"].startswith(prefix)]

@@ -231,31 +231,38 @@ def test_a_prompts_arguments_come_from_the_commands_usage_and_its_choices_comple
     assert completed.completion.values == ["metric"]
 
 
-def test_stored_sessions_are_read_only_resources_with_a_template(served: Path, llm_server) -> None:
+def test_stored_sessions_and_skills_are_read_only_resources_with_templates(served: Path, llm_server) -> None:
     from mcp.shared.exceptions import MCPError
     from mcp.types import ResourceTemplateReference
 
     from tests.helpers import hermes_json, llm_config
 
+    from tests.helpers.skills import make_skill
+
     llm_config(served, llm_server.url, "plugins:\n  enabled: [demo]\n")
     llm_server.reply("Blue, of course.")
     hermes("run", "What colour is the sky?")
     session_id = hermes_json("sessions", "list")[0]["id"]
+    make_skill(served / "skills", "writing/release-notes", description="Write release notes", body="List changes.")
 
     async def session() -> tuple[Any, ...]:
         async with stdio("--resources") as client:
             listed = await client.list_resources()
             templates = await client.list_resource_templates()
             read = await client.read_resource(f"hermes://sessions/{session_id}")
+            skill = await client.read_resource("hermes://skills/release-notes")
             completed = await client.complete(ResourceTemplateReference(uri="hermes://sessions/{session_id}"),
                                               {"name": "session_id", "value": session_id[:6]})
             with pytest.raises(MCPError) as unknown:
                 await client.read_resource("hermes://sessions/nope")
-            return listed, templates, read, completed, unknown.value
+            return listed, templates, read, skill, completed, unknown.value
 
-    listed, templates, read, completed, unknown = asyncio.run(session())
-    assert [str(r.uri) for r in listed.resources] == [f"hermes://sessions/{session_id}"]
-    assert [t.uri_template for t in templates.resource_templates] == ["hermes://sessions/{session_id}"]
+    listed, templates, read, skill, completed, unknown = asyncio.run(session())
+    assert [str(r.uri) for r in listed.resources] == [f"hermes://sessions/{session_id}",
+                                                      "hermes://skills/release-notes"]
+    assert [t.uri_template for t in templates.resource_templates] == ["hermes://sessions/{session_id}",
+                                                                      "hermes://skills/{name}"]
+    assert "List changes." in skill.contents[0].text
     text = read.contents[0].text
     assert "**user**: What colour is the sky?" in text and "**assistant**: Blue, of course." in text
     assert completed.completion.values == [session_id]
