@@ -87,9 +87,10 @@ def _portable_spec(folder: Path, source: str) -> PluginSpec:
         manifest, notes = read_manifest(folder)
     except AgentPluginError as exc:
         return PluginSpec(id=folder.name, name=folder.name, source=source, path=folder, portable=True,
-                          error=f"{folder}/plugin.json: {exc}")
+                          kind="portable", kind_source="manifest", error=f"{folder}/plugin.json: {exc}")
     author = manifest.get("author")
     return PluginSpec(id=manifest["name"], name=manifest["name"], source=source, path=folder, portable=True,
+                      kind="portable", kind_source="manifest",
                       version=manifest.get("version", ""), description=manifest.get("description", ""),
                       author=author.get("name", "") if isinstance(author, dict) else "",
                       warnings=tuple(f"Agent Plugin {manifest['name']!r} {note}" for note in notes))

@@ -43,8 +43,8 @@ def test_a_package_is_listed_from_its_manifest_and_its_skills_load_when_enabled(
     (root / "skills" / "linked").mkdir()
     os.symlink(tmp_path / "outside.md", root / "skills" / "linked" / "SKILL.md")
     (listed,) = [row for row in hermes_json("plugins", "list") if row["id"] == "acme.tools"]
-    assert (listed["version"], listed["source"], listed["enabled"], listed["description"]) == \
-        ("1.0.0", "user", False, "Acme's skills")
+    assert (listed["version"], listed["source"], listed["kind"], listed["enabled"], listed["description"]) == \
+        ("1.0.0", "user", "portable", False, "Acme's skills")
     assert call("skills_list")["skills"] == []  # opt-in, like any plugin
     write_config(home, "plugins:\n  enabled: [acme.tools]\n")
     result = hermes("skills", "list", "--json")
