@@ -21,7 +21,7 @@ import attrs
 from . import frontmatter
 
 __all__ = ["AgentPluginError", "PortableSkill", "AgentPlugin", "read_manifest", "load_agent_plugin",
-           "skill_namespace", "slug", "SCHEMA"]
+           "skill_namespace", "slug", "within_root", "SCHEMA"]
 
 SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
 FIELDS = ("$schema", "name", "version", "description", "author", "homepage", "repository", "license", "keywords",
@@ -70,7 +70,7 @@ def skill_namespace(key: str) -> str:
     return f"agent-plugin-{slug(key)}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
-def _inside(root: Path, path: Path) -> bool:
+def within_root(root: Path, path: Path) -> bool:
     try:
         path.resolve().relative_to(root)
     except (ValueError, OSError):
@@ -80,7 +80,7 @@ def _inside(root: Path, path: Path) -> bool:
 
 def _manifest(root: Path, notes: list[str]) -> dict[str, Any]:
     path = root / "plugin.json"
-    if not path.is_file() or not _inside(root, path):
+    if not path.is_file() or not within_root(root, path):
         raise AgentPluginError("plugin.json must be a regular file within the plugin root")
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
@@ -122,7 +122,7 @@ def _skills(root: Path, notes: list[str]) -> list[PortableSkill]:
     folder = root / "skills"
     if not folder.exists() and not folder.is_symlink():
         return []
-    if not folder.is_dir() or not _inside(root, folder):
+    if not folder.is_dir() or not within_root(root, folder):
         notes.append("[skills] skills must be an in-root directory")
         return []
     try:
@@ -136,7 +136,7 @@ def _skills(root: Path, notes: list[str]) -> list[PortableSkill]:
         if not child.is_dir() or not (skill_md.exists() or skill_md.is_symlink()):
             continue
         scope = f"[skill:{child.name}]"
-        if not skill_md.is_file() or not _inside(root, skill_md):
+        if not skill_md.is_file() or not within_root(root, skill_md):
             notes.append(f"{scope} SKILL.md must be a regular in-root file")
             continue
         try:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .portable import slug, within_root
+
 __all__ = ["MCP_SCHEMA", "package_servers", "read_mcp_json", "server_name"]
 
 log = logging.getLogger("hermes_core.plugins")
@@ -33,16 +35,7 @@ _REMOTE = {"type", "url", "headers"}
 
 def server_name(name: str) -> str:
     """Hermes' name for a package's server: its mcp.json name, lower case, other characters `-`."""
-    text = re.sub(r"[^a-z0-9_-]", "-", name.lower()).strip("-_")
-    return text or "plugin"
-
-
-def _inside(root: Path, path: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except (ValueError, OSError):
-        return False
-    return True
+    return slug(name)
 
 
 def _expand(value: str, root: Path, data: Path) -> str:
@@ -59,7 +52,7 @@ def _cwd(value: str, root: Path, data: Path) -> Path:
     else:
         raise ValueError("path must start with ./, ${PLUGIN_ROOT}, or ${PLUGIN_DATA}")
     path = (base / rest).resolve() if rest else base
-    if not _inside(base, path):
+    if not within_root(base, path):
         raise ValueError("path escapes its resolved root")
     return path
 
@@ -72,7 +65,7 @@ def _stdio(entry: dict[str, Any], root: Path, data: Path) -> dict[str, Any]:
         raise ValueError("command must be a non-empty executable token")
     if command.startswith("./"):
         program = (root / command[2:]).resolve()
-        if not _inside(root, program):
+        if not within_root(root, program):
             raise ValueError("path escapes its resolved root")
         command = str(program)
     elif any(c.isspace() for c in command):
@@ -140,7 +133,7 @@ def read_mcp_json(root: Path, data: Path) -> tuple[list[dict[str, Any]], list[st
     path = root / "mcp.json"
     if not path.exists() and not path.is_symlink():
         return [], []
-    if path.is_symlink() or not path.is_file() or not _inside(root, path):
+    if path.is_symlink() or not path.is_file() or not within_root(root, path):
         return [], ["[mcp] mcp.json must be a regular in-root file"]
     try:
         raw = json.loads(path.read_text(encoding="utf-8-sig"))
@@ -163,7 +156,7 @@ def read_mcp_json(root: Path, data: Path) -> tuple[list[dict[str, Any]], list[st
             if kind == "stdio":
                 server = _stdio(entry, root, data)
                 data.mkdir(parents=True, exist_ok=True)  # the package's data folder exists before it starts
-                if _inside(data, Path(server["cwd"])):
+                if within_root(data, Path(server["cwd"])):
                     Path(server["cwd"]).mkdir(parents=True, exist_ok=True)
             elif kind == "streamable-http":
                 server = _remote(entry)
