@@ -157,6 +157,8 @@ async def _delegate(agent: DelegateConfig, task: str) -> str:
                     await conn.cancel(session_id=session.session_id)
                     await asyncio.wait([asked], timeout=5)
                     break
+            for _ in range(3):  # updates the agent sent before its answer, still in their tasks, are heard first
+                await asyncio.sleep(0)
             if stopped == "cancelled":
                 raise Cancelled
             stop = asked.result().stop_reason if asked.done() and not asked.exception() else stopped or "error"

@@ -493,6 +493,10 @@ def test_a_delegates_streamed_text_reaches_the_editor_while_it_works(home: Path,
     async def work(conn: Any) -> None:
         new = await conn.new_session(cwd=str(home), mcp_servers=[])
         await conn.prompt(session_id=new.session_id, prompt=[text_block("ask the helper")])
+        for _ in range(200):  # the SDK's client hands each notification to a task of its own
+            if any(u.get("status") == "completed" for u in editor.updates):
+                break
+            await asyncio.sleep(0.02)
 
     session(editor, work)
     updates = [u for u in editor.updates if u["sessionUpdate"] == "tool_call_update"]
