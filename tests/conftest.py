@@ -39,6 +39,10 @@ SLOW_MODULES = {
 }
 
 settings.register_profile("quick", max_examples=10, deadline=None)  # --hypothesis-profile=quick
+# Tests assert no timing, hypothesis' 200 ms deadline per example included: on a loaded 2-core
+# machine a property test that writes files can take longer, which is no failure of the code.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")  # --hypothesis-profile on the command line still wins
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -269,16 +269,19 @@ def test_a_servers_resources_and_prompts_are_tools_for_the_agent_and_ctx_calls_f
     assert {"mcp__helper__list_resources", "mcp__helper__read_resource", "mcp__helper__list_prompts",
             "mcp__helper__get_prompt"} <= rows
     assert not any(name.startswith("mcp__echo__") and "resource" in name for name in rows)  # it offers none
-    read = json.loads(hermes("tools", "call", "mcp__helper__read_resource", '{"uri": "memo://items/7"}').stdout)
+    manager = PluginManager(home=home).load()  # the other calls in one process: each `hermes` starts the servers
+    try:
+        read = json.loads(manager.dispatch_tool("mcp__helper__read_resource", {"uri": "memo://items/7"}))
+        prompt = json.loads(manager.dispatch_tool("mcp__helper__get_prompt",
+                                                  {"name": "review", "arguments": {"code": "f()", "language": "Python"}}))
+        missing = json.loads(manager.dispatch_tool("mcp__helper__read_resource", {"uri": "memo://nope"}))
+        answers = json.loads(manager.dispatch_tool("read_it", {"uri": "memo://notes"}))
+    finally:
+        manager.mcp.close()
     assert read["contents"] == [{"uri": "memo://items/7", "mimeType": "text/plain", "text": "the text of memo://items/7"}]
-    prompt = json.loads(hermes("tools", "call", "mcp__helper__get_prompt",
-                               '{"name": "review", "arguments": {"code": "f()", "language": "Python"}}').stdout)
     assert prompt["messages"][0]["content"]["text"] == "Review this Python: f()"
-    missing = json.loads(hermes("tools", "call", "mcp__helper__read_resource", '{"uri": "memo://nope"}',
-                                check=1).stdout)
     assert "Resource not found" in missing["error"]
 
-    answers = json.loads(hermes("tools", "call", "read_it", '{"uri": "memo://notes"}').stdout)
     assert answers["read"] == {"ok": True, "contents": [
         {"uri": "memo://notes", "mimeType": "text/plain", "text": "the text of memo://notes"}]}
     listed = answers["listed"]

@@ -150,11 +150,15 @@ def test_a_packages_mcp_servers_join_the_host_with_plugin_root_and_data_and_the_
         assert line in listed.stderr, line
     data = home / "plugin-data" / NAMESPACE
 
-    def env(name: str) -> str:
-        return hermes("tools", "call", "mcp__tools__env", json.dumps({"name": name})).stdout.strip()
+    from hermes_core import PluginManager
 
-    assert (env("PLUGIN_ROOT"), env("PLUGIN_DATA")) == (str(root.resolve()), str(data))
-    assert env("GREETING") == f"from {root.resolve()}"
+    manager = PluginManager(home=home).load()  # in one process: each `hermes` starts the server again
+    try:
+        seen = [manager.dispatch_tool("mcp__tools__env", {"name": name})
+                for name in ("PLUGIN_ROOT", "PLUGIN_DATA", "GREETING")]
+    finally:
+        manager.mcp.close()
+    assert seen == [str(root.resolve()), str(data), f"from {root.resolve()}"]
     assert (data / "work").is_dir()  # made before the server started, its working folder
     assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]
 
