@@ -23,18 +23,28 @@ from typing import Any
 
 __all__ = ["data_url", "multimodal_parts", "part_placeholder", "result_text", "tool_message_content"]
 
-def multimodal_parts(result: Any) -> list[dict[str, Any]] | None:
-    """The content parts of a multimodal tool result (the envelope, or its JSON text), else None."""
+def _envelope(result: Any) -> dict[str, Any] | None:
+    """The multimodal envelope `result` is (or whose JSON text it is), else None."""
     if isinstance(result, str):
         if '"_multimodal": true' not in result or not result.startswith("{"):
             return None
         try:
             result = json.loads(result)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: a plain result
             return None
     if not (isinstance(result, dict) and result.get("_multimodal") is True and isinstance(result.get("content"), list)):
         return None
-    return [part for part in result["content"] if isinstance(part, dict) and isinstance(part.get("type"), str)]
+    return result
+
+
+def _parts(envelope: dict[str, Any]) -> list[dict[str, Any]]:
+    return [part for part in envelope["content"] if isinstance(part, dict) and isinstance(part.get("type"), str)]
+
+
+def multimodal_parts(result: Any) -> list[dict[str, Any]] | None:
+    """The content parts of a multimodal tool result (the envelope, or its JSON text), else None."""
+    envelope = _envelope(result)
+    return None if envelope is None else _parts(envelope)
 
 
 def data_url(url: str) -> tuple[str, str] | None:
@@ -71,21 +81,22 @@ def part_placeholder(part: dict[str, Any]) -> str:
 def result_text(result: Any) -> str:
     """A tool result as text: itself, or a multimodal result's `text_summary`, else its text
     parts with a line naming each other part."""
-    parts = multimodal_parts(result)
-    if parts is None:
+    envelope = _envelope(result)
+    if envelope is None:
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    summary = (json.loads(result) if isinstance(result, str) else result).get("text_summary")
+    summary = envelope.get("text_summary")
     if isinstance(summary, str) and summary.strip():
         return summary
-    return "\n".join(str(part.get("text", "")) if part["type"] == "text" else part_placeholder(part) for part in parts)
+    return "\n".join(str(part.get("text", "")) if part["type"] == "text" else part_placeholder(part)
+                     for part in _parts(envelope))
 
 
 def tool_message_content(result: str, images: bool = True) -> str | list[dict[str, Any]]:
-    """A tool result as the content of its `tool` message: the text, or, for a multimodal
-    result and a model that takes `images`, its text and image parts (each other part named in
-    a text part)."""
+    """A tool result as the content of its `tool` message: its text (`result_text`), or, for a
+    multimodal result and a model that takes `images`, its text and image parts (each other part
+    named in a text part)."""
     parts = multimodal_parts(result) if images else None
     if parts is None:
-        return result_text(result) if images is False and '"_multimodal": true' in result else result
+        return result_text(result)
     return [part if part["type"] in ("text", "image_url") else {"type": "text", "text": part_placeholder(part)}
             for part in parts]

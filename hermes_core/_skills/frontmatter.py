@@ -67,6 +67,8 @@ def parse(text: str) -> dict[str, Any]:
             from None
     except YAMLError as exc:
         raise SkillFileError(f"invalid YAML frontmatter: {exc}") from None
+    except RecursionError:
+        raise SkillFileError("invalid YAML frontmatter: nested too deeply") from None
     if not isinstance(data, dict):
         raise SkillFileError("the YAML frontmatter is not a mapping of fields")
     return {str(key): value for key, value in data.items()}

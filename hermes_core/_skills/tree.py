@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from .._files import write_atomic
+from .._files import read_json, write_atomic
 from . import frontmatter
 
 __all__ = ["LocalSkill", "Tree", "scan", "EXCLUDED", "CACHE_NAME"]
@@ -111,7 +111,7 @@ class _Cache:
         self.new: dict[str, Any] = {}
         if path is not None:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = read_json(path)
                 if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("files"), dict):
                     self.old = data["files"]
             except (OSError, ValueError):

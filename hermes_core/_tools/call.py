@@ -98,6 +98,8 @@ def parse_arguments(args: Any) -> tuple[dict[str, Any] | None, str | None]:
             args = json.loads(args) if args.strip() else {}
         except ValueError as exc:
             return None, f"not JSON ({exc})"
+        except RecursionError:
+            return None, "nested too deeply to read"
     if args is None:
         return {}, None
     if not isinstance(args, Mapping):
@@ -170,7 +172,7 @@ def _status(result: str, blocked: bool) -> tuple[str, str | None, str | None]:
     if result.lstrip().startswith("{") and '"error"' in result:
         try:
             value = json.loads(result)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: not an error result
             value = None
         if isinstance(value, dict) and value.get("error"):
             return "error", "tool_error", str(value["error"])

@@ -178,7 +178,7 @@ def _plan(result: str) -> Any:
         return None
     try:
         parsed = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         return None
     if not (isinstance(parsed, dict) and isinstance(parsed.get("todos"), list)
             and isinstance(parsed.get("summary"), dict)):
@@ -197,7 +197,7 @@ def _parsed(arguments: Any) -> Any:
     if isinstance(arguments, str):
         try:
             return json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             return arguments
     return arguments
 
@@ -208,6 +208,6 @@ def _is_error(result: str) -> bool:
         return True
     try:
         parsed = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         return False
     return isinstance(parsed, dict) and set(parsed) == {"error"}

@@ -218,7 +218,7 @@ def tool_failure(result: str) -> str | None:
         return None
     try:
         value = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         return None
     if isinstance(value, dict) and value.get("error"):
         return str(value["error"])

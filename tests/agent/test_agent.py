@@ -284,3 +284,27 @@ def test_reset_clears_the_window_for_resume_too(home: Path, llm_server) -> None:
     hermes("chat", "--resume", stored["id"], input="third\n/exit\n")
     assert [m["content"] for m in llm_server.requests[-1].body["messages"][1:]] == ["second question", "ok", "third"]
     assert stored["messages"] == 4  # the transcript keeps the cleared turn
+
+
+DEEP = '''
+import logging
+
+def register(ctx):
+    def deep(args, **kwargs):  # JSON nested past the parser, shaped like an error and a multimodal result
+        return '{"error": ' + "[" * 100_000 if args.get("as") == "error" else \\
+            '{"_multimodal": true, "content": ' + "[" * 100_000
+    ctx.register_tool("deep", "deep", {"name": "deep", "parameters": {"type": "object"}}, deep)
+    ctx.register_hook("post_tool_call", lambda **kwargs: logging.getLogger("deep").info(kwargs["status"]))
+'''
+
+
+def test_a_tool_result_nested_past_the_parser_reaches_the_model_as_it_is(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "deep", DEEP, "name: deep\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [deep]\n")
+    llm_server.push(Reply(None, tool_calls=[tool_call("deep", {"as": "error"}, call_id="a"),
+                                            tool_call("deep", {"as": "multimodal"}, call_id="b")]),
+                    Reply(None, tool_calls=[tool_call("deep", "[" * 100_000, call_id="c")]), Reply("Survived."))
+    assert hermes("run", "go deep").stdout.strip() == "Survived."
+    tool_messages = [m for m in llm_server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert [len(m["content"]) > 100_000 for m in tool_messages[:2]] == [True, True]  # as the tool said it
+    assert "nested too deeply" in tool_messages[2]["content"]  # the model's own arguments, refused in words

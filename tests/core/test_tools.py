@@ -72,6 +72,7 @@ def test_arguments_are_validated_before_the_handler_runs(registry) -> None:
     assert registry.dispatch_without_hooks("t", {"count": 2}) == "ok"
     assert registry.dispatch_without_hooks("t", '{"count": 3}') == "ok"  # the model's JSON string is accepted
     assert "not JSON" in result(registry.dispatch_without_hooks("t", "{oops"))["error"]
+    assert "nested too deeply" in result(registry.dispatch_without_hooks("t", "[" * 100_000))["error"]
     assert "expected an object" in result(registry.dispatch_without_hooks("t", [1]))["error"]
 
 

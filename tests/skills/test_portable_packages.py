@@ -64,6 +64,7 @@ def test_a_package_is_listed_from_its_manifest_and_its_skills_load_when_enabled(
 
 @pytest.mark.parametrize("manifest, error", [
     ("not json", "plugin.json is not valid readable JSON"),
+    ("[" * 100_000, "nested too deeply"),
     ([1, 2], "plugin.json must contain a JSON object"),
     ({"name": "acme"}, "plugin.json declares an unsupported or missing Agent Plugins schema"),
     ({"$schema": SCHEMA, "name": "Acme--Tools"}, "plugin.json name does not satisfy v1 constraints"),
@@ -170,4 +171,7 @@ def test_a_broken_mcp_json_leaves_the_package_without_servers_and_its_skills_sta
     write_config(home, "plugins:\n  enabled: [acme.tools]\n")
     listed = hermes("mcp", "list", "--json")
     assert json.loads(listed.stdout) == [] and "[mcp] mcp.json declares an unsupported schema" in listed.stderr
+    (root / "mcp.json").write_bytes(b"[" * 100_000)  # nested past the parser
+    listed = hermes("mcp", "list", "--json")
+    assert json.loads(listed.stdout) == [] and "[mcp] mcp.json is not valid readable JSON" in listed.stderr
     assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]

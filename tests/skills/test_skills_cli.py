@@ -84,6 +84,16 @@ def test_a_malformed_skill_is_one_warning_and_the_listing_goes_on(home: Path) ->
     assert "good" in result.stdout
 
 
+def test_a_skill_nested_past_the_parser_is_one_warning_too(home: Path) -> None:
+    make_skill(home / "skills", "good", description="Good")
+    make_skill(home / "skills", "deep", head="---\nname: deep\ndescription: " + "[" * 20_000 + "\n---\n", body="")
+    result = hermes("skills", "list", "--json")
+    assert result.stderr.strip().splitlines() == [
+        f"hermes: warning: skill {home / 'skills' / 'deep' / 'SKILL.md'} skipped: invalid YAML frontmatter: "
+        "nested too deeply"]
+    assert [row["name"] for row in json.loads(result.stdout)] == ["good"]
+
+
 def test_a_changed_skill_md_is_read_again_and_a_remembered_problem_still_warns(home: Path) -> None:
     folder = make_skill(home / "skills", "good", description="First words")
     make_skill(home / "skills", "bad", head="---\nname: bad\n---\n", body="")
