@@ -194,6 +194,7 @@ class PluginManager:
 
         self._ensure_loaded()
         return SkillLibrary(self.home, self.config, self.skills.all(), platform=platform)
+
     platforms = LoaderPart[Platforms]("platforms", "The messaging platforms plugins registered "
                                       "(`ctx.register_platform`; `hermes_core.gateway`).")
     events = LoaderPart[EventBus]("events", "The plugins' event bus (`manager.events.emit(None, "

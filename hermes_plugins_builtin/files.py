@@ -59,6 +59,8 @@ class _NoWorkspace:
 
 
 def register(ctx: Any) -> None:
+    from hermes_core import storable_text
+
     def open_workspace() -> Any:
         return ctx.workspace is not None or _NoWorkspace()
 
@@ -80,7 +82,7 @@ def register(ctx: Any) -> None:
         workspace = ctx.workspace
         if workspace is None:
             return json.dumps({"error": _NoWorkspace.reason})
-        content = args["content"]
+        content = storable_text(args["content"])  # a lone surrogate the model sent: U+FFFD, as it is stored
         path = workspace.write_text(args["path"], content)
         return json.dumps({"path": str(path), "bytes_written": len(content.encode("utf-8"))}, ensure_ascii=False)
 

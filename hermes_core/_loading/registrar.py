@@ -173,8 +173,7 @@ class Registrar:
 
         if platform is None:
             platform = current_turn().platform
-        return Library(self._loader.home, self._loader.current_config(), self._loader.skills.all(),
-                            platform=platform)
+        return Library(self._loader.home, self._loader.current_config(), self._loader.skills.all(), platform=platform)
 
     def add_redaction_patterns(self, patterns: Iterable[Any]) -> None:
         patterns = list(patterns)

@@ -44,8 +44,7 @@ class ServerConfig:
     oauth_redirect_port: int = 0
     oauth_client_id: str = ""  # a client registered beforehand; "": dynamic client registration
     oauth_client_secret: str = attrs.field(default="", repr=False)
-    sampling_max_tokens: int = 0
-    package: str = ""  # the portable package it comes from ("": config.yaml)  # > 0: its sampling requests are answered (sampling.max_tokens_cap); 0: refused
+    sampling_max_tokens: int = 0  # > 0: its sampling requests are answered (sampling.max_tokens_cap); 0: refused
 
     def offers(self, tool: str) -> bool:
         """Whether the agent gets tool `tool` of this server: `include` globs win, then `exclude`."""

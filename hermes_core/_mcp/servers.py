@@ -125,8 +125,7 @@ class McpServers:
                 owners[name] = package
                 servers.append(ServerConfig(
                     name, entry["transport"], entry.get("command", ""), tuple(entry.get("args", ())),
-                    entry.get("env"), entry.get("cwd", ""), entry.get("url", ""), dict(entry.get("headers", {})),
-                    package=package))
+                    entry.get("env"), entry.get("cwd", ""), entry.get("url", ""), dict(entry.get("headers", {}))))
         return servers, problems
 
     def start(self) -> None:

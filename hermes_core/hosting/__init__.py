@@ -70,11 +70,11 @@ _EXPORTS = {
 }
 
 __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel", "Cancelled", "Held",
-           "RequireBearer", "STOP_SIGNALS", "ToolSelection", "approver_scope", "bearer_token", "cancel_check",
-           "cancel_scope", "current_approver", "in_thread", "is_loopback", "json_lines", "keeping_own_limit",
-           "kill_group", "listening_socket", "locked", "only_one", "read_json", "secret_matches", "serve_asgi",
-           "until_signal", "workspace_scope", "write_json", "write_text", "Workspace", "WorkspaceError",
-           "current_workspace", "ProgressListener", "progress_scope", "report_progress"]
+           "ProgressListener", "RequireBearer", "STOP_SIGNALS", "ToolSelection", "Workspace", "WorkspaceError",
+           "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
+           "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
+           "only_one", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
+           "until_signal", "workspace_scope", "write_json", "write_text"]
 
 
 def __getattr__(name: str) -> Any:

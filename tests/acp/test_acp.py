@@ -412,11 +412,14 @@ def test_file_tools_read_the_editors_unsaved_buffers_and_write_through_it(home: 
 
     # An editor that does not offer its files: the session's folder on disk. Outside a workspace
     # (hermes run), the file tools are not offered at all.
-    llm_server.push(Reply("", tool_calls=[calls[0]]), Reply("", tool_calls=[calls[1]]), Reply("Done."))
+    lone = tool_call("write_file", {"path": "odd.md", "content": "half \ud800 pair"})
+    llm_server.push(Reply("", tool_calls=[calls[0]]), Reply("", tool_calls=[calls[1]]), Reply("", tool_calls=[lone]),
+                    Reply("Done."))
     plain = Editor()
     assert session(plain, work) == "end_turn"
     assert "     1|saved line" in json.loads(tool_results(plain)[0][1])["content"]
     assert (project / "sub" / "new.md").read_text() == "written\n"
+    assert (project / "odd.md").read_text(encoding="utf-8") == "half \ufffd pair"  # a lone surrogate: U+FFFD
     llm_server.reply("No files here.")
     hermes("run", "read notes.md")
     assert not {"read_file", "write_file"} & {t["function"]["name"] for t in llm_server.requests[-1].body["tools"]}
