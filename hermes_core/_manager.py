@@ -22,14 +22,12 @@ from ._discovery.discover import discover
 from ._discovery.spec import Discovery
 from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner
-from ._llm.client import PluginLlm
 from ._llm.clients import HostClients
 from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
 from ._loading.facade import LoaderPart
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
 from ._mcp.servers import McpServers
-from ._skills.portable_mcp import package_servers
 from ._paths import hermes_home
 from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
@@ -82,8 +80,7 @@ class PluginManager:
             standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
         self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home,  # mcp_servers: in config.yaml
-                              lambda caller: PluginLlm(caller, self._loader.llm_host()),
-                              lambda: package_servers(self.records, self.home))
+                              self._caller_llm, self._package_servers)
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []
@@ -187,6 +184,17 @@ class PluginManager:
         return self._loader.sections.render()
 
     skills = LoaderPart[Skills]("skills", "The skill documents plugins registered (`<plugin>:<name>`).")
+
+    def _caller_llm(self, caller: str) -> Any:
+        """A client with `ctx.llm`'s gates for a caller that is no plugin (an MCP server's sampling)."""
+        from ._llm.client import PluginLlm
+
+        return PluginLlm(caller, self._loader.llm_host())
+
+    def _package_servers(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        from ._skills.portable_mcp import package_servers  # read when the MCP servers start, not at import
+
+        return package_servers(self.records, self.home)
 
     def skill_library(self, platform: str = "") -> SkillLibrary:
         """The skills offered to an agent on `platform`: the home's and the plugins', less the disabled."""
