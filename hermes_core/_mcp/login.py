@@ -206,7 +206,7 @@ class _Listener:
             await _respond(writer, 200, "The login failed; see the terminal." if failed else
                            "Logged in. You can close this tab and go back to the terminal.")
             self._answer.set_result(f"http://127.0.0.1{target}")
-        except (OSError, asyncio.TimeoutError, UnicodeError):
+        except (OSError, asyncio.TimeoutError, ValueError):  # a line past the reader's limit is a ValueError
             pass
         finally:
             writer.close()

@@ -302,3 +302,22 @@ def test_a_client_registered_beforehand_logs_in_with_its_secret_and_registers_no
     code, _, err = finish(process)
     assert code == 1 and err.startswith("hermes: error: hermes mcp login srv:") and "401" in err, err
     assert states(home)["srv"]["state"] == "ready"  # the login that worked is kept
+
+
+def test_junk_sent_to_the_login_listener_is_ignored_and_the_real_redirect_still_logs_in(
+        home: Path, oauth_server: Any) -> None:
+    server = oauth_server()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    process, url = start_login("--no-browser")
+    port = urlsplit(parse_qs(urlsplit(url).query)["redirect_uri"][0]).port
+    for junk in (b"GET /" + b"x" * 200_000 + b" HTTP/1.1\r\n\r\n", b"\xff\xfe not http\r\n\r\n",
+                 b"GET /elsewhere HTTP/1.1\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(junk)
+            with contextlib.suppress(OSError):
+                sock.recv(1024)
+    with urllib.request.urlopen(url, timeout=60) as response:
+        assert response.status == 200
+    code, out, err = finish(process)
+    assert code == 0 and out.splitlines()[-1] == "logged in to srv", (out, err)
+    assert "Traceback" not in err and "Unhandled exception" not in err, err
