@@ -68,6 +68,8 @@ if TYPE_CHECKING:
         McpAllowlistError,
         McpError,
         MemoryStoreError,
+        StateStoreError,
+        StateUnavailableError,
         PluginLlmBudgetError,
         PluginLlmError,
         PluginLlmInputError,
@@ -142,7 +144,7 @@ _ERRORS = (
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
-    "AlreadyRunningError", "ServingError", "CronError",
+    "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -205,7 +207,7 @@ __all__ = [
     "PluginLlmInputError", "PluginLlmSchemaError", "LlmConfigError", "LlmProviderError", "MemoryStoreError",
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
-    "AlreadyRunningError", "ServingError", "CronError",
+    "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
 ]
 
 

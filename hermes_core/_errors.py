@@ -10,6 +10,8 @@ from ._quote import quoted
 __all__ = [
     "owner",
     "HermesError",
+    "StateStoreError",
+    "StateUnavailableError",
     "ConfigError",
     "ManifestError",
     "PluginNotFoundError",
@@ -227,6 +229,17 @@ class MemoryStoreError(HermesError):
     def __init__(self, message: str, *, path: object = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class StateStoreError(MemoryStoreError):
+    """The shared state's database (`state.url`) refused, or cannot be used: a wrong password, no
+    such database, a schema newer than this hermes-core, the driver not installed. The message
+    says what to do; a URL's password is never in it."""
+
+
+class StateUnavailableError(StateStoreError):
+    """The shared database cannot be reached now (down, restarting, out of connections): worth
+    trying again; an HTTP host answers 503 with `Retry-After`."""
 
 
 class PluginLlmError(HermesError):

@@ -308,6 +308,15 @@ API_SERVER_MAX_STORED = Key("api_server.max_stored", POSITIVE, _positive, 10_000
 API_SERVER_MAX_BODY = Key("api_server.max_body_bytes", POSITIVE, _positive, 4 * 1024 * 1024,
                           "the largest request body accepted (413 beyond)")
 
+# -- the shared state (docs/fleet.md) ---------------------------------------------------------------
+
+STATE_URL = Key("state.url", "a postgresql:// URL", _text, "",
+                "the database every host shares its state in (HERMES_STATE_URL wins); empty: SQLite under $HERMES_HOME")
+STATE_LEASE = Key("state.lease_seconds", POSITIVE, _positive, 15,
+                  "seconds a host's heartbeat holds its runs and claims; another host takes over after twice this")
+STATE_POOL_SIZE = Key("state.pool_size", POSITIVE, _positive, 8,
+                      "connections each host process keeps to the shared database at most")
+
 # -- cron (`hermes cron`, ticked by `hermes gateway run`) ------------------------------------------
 
 TIMEZONE = Key("timezone", ZONE, _zone, None, "the time zone of cron schedules and timestamps (HERMES_TIMEZONE wins; "
@@ -369,6 +378,7 @@ KEYS: tuple[Key[Any], ...] = (
     PLUGIN_GATEWAY_INJECTION, APPROVALS_TIMEOUT,
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
+    STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
 )

@@ -19,7 +19,7 @@ PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
 
 # Each stage and the stages it may import (besides itself and the leaves), from the bottom up.
 BELOW_LOADING = {"config_keys", "_runtime", "_config", "providers", "_hermes", "_hooks", "hookspecs", "_commands",
-                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills"}
+                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills", "_store"}
 MAY_IMPORT: dict[str, set[str]] = {
     "leaf": set(),
     "config_keys": set(),
@@ -32,9 +32,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_commands": {"config_keys", "_runtime", "_hooks"},
     "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
     "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},
-    "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
+    "_store": {"config_keys", "_config"},  # the floor under every stage that keeps state
+    "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes", "_store"},
     "_skills": {"config_keys", "_config"},
-    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills"},
+    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
@@ -42,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins"},
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "hosting": {"hermes_core", "_runtime"},  # public names, the leaves and _runtime (held to it below)
+    "hosting": {"hermes_core", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
                    "api_server", "cron", "acp_server"},
 }
@@ -134,12 +135,13 @@ def test_the_reference_hosts_import_only_public_names(host: str) -> None:
 
 
 def test_the_host_layer_is_public_names_the_leaves_and_runtime() -> None:
-    """`hosting` is what every host shares: built on what a host may import, plus the leaves and
-    `_runtime` (a private building block it makes public, as `Backoff`), never a library stage."""
+    """`hosting` is what every host shares: built on what a host may import, plus the leaves,
+    `_runtime` (a private building block it makes public, as `Backoff`) and the state floor
+    `_store` (made public as `Store`), never a library stage."""
     modules = {module: path for module, path in MODULES.items() if stage(module) == "hosting"}
     assert len(modules) >= 4
     wrong = [f"{module}:{line}: {target}" for module, path in modules.items() for line, target in imports(path)
-             if target != "hermes_core" and stage(target) not in {"hosting", "leaf", "_runtime", *PUBLIC_MODULES}]
+             if target != "hermes_core" and stage(target) not in {"hosting", "leaf", "_runtime", "_store", *PUBLIC_MODULES}]
     assert wrong == []
 
 

@@ -1,0 +1,18 @@
+"""The floor under every stage that keeps state: where it is (`state.url`), the connections and
+pool, schema versions and upgrades, leases, and the few places the SQL dialects differ.
+
+- `state_url(home)`: the configured shared database, or None for SQLite under the home;
+- `Store`: the base class of a stage's tables (a `SqliteFile` when no URL is configured);
+- `Hosts`: the hosts sharing a home or a database, their heartbeats and the leases they hold.
+
+Each stage owns its tables and queries; none talks to a driver. psycopg is imported only
+when a `postgresql://` URL is configured.
+"""
+
+from __future__ import annotations
+
+from .hosts import Heartbeat, Hosts, host_id
+from .store import Store
+from .url import ENV, StateUrl, parse_state_url, state_url
+
+__all__ = ["ENV", "Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "parse_state_url", "state_url"]

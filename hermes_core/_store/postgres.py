@@ -1,0 +1,248 @@
+"""The PostgreSQL side of the floor: one connection pool per database URL and process, each
+stage's schema created or upgraded once (under an advisory lock, so hosts starting together do
+not race), SQLite-style statements (`?` parameters) translated once, and the driver's errors
+as one line that says what to do, with the URL's password masked.
+
+psycopg 3 and psycopg_pool are imported here alone, and only when a `postgresql://` URL is
+configured (the `[postgres]` extra).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from .._errors import StateStoreError, StateUnavailableError
+from .url import StateUrl
+
+__all__ = ["Postgres", "PgTx", "postgres", "pg_sql"]
+
+SCHEMA_LOCK = 0x4E524D53  # the advisory lock every host takes while it creates or upgrades a schema
+CONNECT_TIMEOUT = 5  # seconds a new connection may take
+WAIT_TIMEOUT = 5.0  # seconds a request waits for a free (or new) connection before it is "unavailable"
+_VERSIONS = """CREATE TABLE IF NOT EXISTS hermes_schema (
+    stage TEXT PRIMARY KEY, version INTEGER NOT NULL, updated DOUBLE PRECISION NOT NULL)"""
+
+
+@functools.lru_cache(maxsize=1024)
+def pg_sql(sql: str) -> str:
+    """A statement written for sqlite3 (`?` parameters) in psycopg's form (`%s`, a literal `%`
+    doubled); quoted text and identifiers are left as they are."""
+    out: list[str] = []
+    quote = ""
+    for char in sql:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "?":
+            out.append("%s")
+            continue
+        if char == "%":
+            out.append("%%")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+class PgTx:
+    """One transaction on the shared database, with sqlite3's `execute` and `executemany`."""
+
+    __slots__ = ("_conn",)
+    dialect = "postgresql"
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(pg_sql(sql), tuple(params))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
+        cursor = self._conn.cursor()
+        cursor.executemany(pg_sql(sql), [tuple(row) for row in rows])
+        return cursor
+
+
+class Stage(Protocol):
+    """What the floor reads of a stage's store (`Store`'s class attributes)."""
+
+    what: str
+    stage: str
+    schema_version: int
+    pg_schema: str
+    pg_upgrades: Mapping[int, str]
+
+
+def _driver() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise StateStoreError("state.url names a PostgreSQL database, but its driver is not installed: "
+                              "pip install 'hermes-core[postgres]'") from None
+    return psycopg, psycopg_pool
+
+
+def describe(url: StateUrl, exc: BaseException) -> StateStoreError:
+    """The driver's error as one line that says what to do (the password masked)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    low = text.lower()
+    where = f"the shared database {url.masked}"
+    if "password authentication failed" in low or "no password supplied" in low:
+        return StateStoreError(f"{where} refused user {url.user!r}: wrong password (fix state.url or "
+                               "HERMES_STATE_URL)")
+    if "does not exist" in low and "database" in low:
+        return StateStoreError(f"{where} does not exist on {url.host}:{url.port}: create it "
+                               f"(createdb -h {url.host} -p {url.port} {url.database}) or fix state.url")
+    if "role" in low and "does not exist" in low:
+        return StateStoreError(f"{where} has no user {url.user!r}: create the role or fix state.url")
+    return StateUnavailableError(url.scrub(f"{where} cannot be reached ({text}); check that it runs and "
+                                           "that state.url is right"))
+
+
+class Postgres:
+    """One database URL in this process: its pool and the stages whose schema is ready."""
+
+    def __init__(self, url: StateUrl, *, pool_size: int = 8) -> None:
+        self.url = url
+        self.pool_size = pool_size
+        self._pool: Any = None
+        self._ready: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- connections -----------------------------------------------------------------------------
+
+    def _open_pool(self) -> Any:
+        with self._lock:
+            if self._pool is not None:
+                return self._pool
+            psycopg, psycopg_pool = _driver()
+            # A first connection made directly: its failure names the reason (a wrong password, no
+            # such database), where the pool would only time out.
+            try:
+                psycopg.connect(self.url.url, connect_timeout=CONNECT_TIMEOUT).close()
+            except psycopg.Error as exc:
+                raise describe(self.url, exc) from None
+            import logging
+
+            logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)  # a failure reaches the caller in words
+            self._pool = psycopg_pool.ConnectionPool(
+                self.url.url, min_size=1, max_size=max(1, self.pool_size), open=True, timeout=WAIT_TIMEOUT,
+                check=psycopg_pool.ConnectionPool.check_connection,
+                kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": "hermes-core"},
+                name=f"hermes-{self.url.database}")
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._ready.clear()
+        if pool is not None:
+            pool.close(timeout=1.0)
+
+    def ping(self) -> float:
+        """Seconds one round trip takes; a `StateStoreError` when the database cannot be reached."""
+        started = time.perf_counter()
+        with self.transaction(None) as tx:
+            tx.execute("SELECT 1").fetchone()
+        return time.perf_counter() - started
+
+    @contextmanager
+    def transaction(self, store: Stage | None) -> Iterator[PgTx]:
+        """One transaction (committed when the block ends, rolled back on an exception), with
+        `store`'s schema made ready first."""
+        psycopg, psycopg_pool = _driver()
+        pool = self._open_pool()
+        if store is not None and store.stage not in self._ready:
+            self._prepare(pool, store)
+        try:
+            with pool.connection() as conn:
+                yield PgTx(conn)
+        except psycopg_pool.PoolTimeout:
+            raise self._unavailable(psycopg) from None
+        except psycopg.Error as exc:
+            if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+                raise describe(self.url, exc) from None
+            raise StateStoreError(self.url.scrub(
+                f"the shared database {self.url.masked} refused a statement"
+                f"{f' of the {store.what}' if store is not None else ''}: {' '.join(str(exc).split())}")) from None
+
+    def _unavailable(self, psycopg: Any) -> StateStoreError:
+        try:
+            psycopg.connect(self.url.url, connect_timeout=CONNECT_TIMEOUT).close()
+        except psycopg.Error as exc:
+            return describe(self.url, exc)
+        return StateUnavailableError(f"the shared database {self.url.masked} had no free connection for "
+                                     f"{WAIT_TIMEOUT:g} s (state.pool_size is {self.pool_size}); try again")
+
+    # -- schemas ---------------------------------------------------------------------------------
+
+    def versions(self) -> dict[str, int]:
+        """Each stage's schema version in the database (empty before any stage was used)."""
+        with self.transaction(None) as tx:
+            if tx.execute("SELECT to_regclass('hermes_schema')").fetchone()[0] is None:
+                return {}
+            return {str(stage): int(version) for stage, version in tx.execute("SELECT stage, version FROM hermes_schema")}
+
+    def _prepare(self, pool: Any, store: Stage) -> None:
+        """Create or upgrade `store`'s tables to its `schema_version`, once per process; two hosts
+        doing it at once wait for each other (an advisory lock), and a database whose schema is
+        newer than this hermes-core knows is refused, never downgraded."""
+        psycopg, _ = _driver()
+        stage, wanted = store.stage, store.schema_version
+        try:
+            with pool.connection() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                conn.execute(_VERSIONS)
+                row = conn.execute("SELECT version FROM hermes_schema WHERE stage = %s", (stage,)).fetchone()
+                version = int(row[0]) if row else 0
+                if version > wanted:
+                    raise StateStoreError(
+                        f"the shared database {self.url.masked} holds the {store.what} at schema {version}, newer "
+                        f"than this hermes-core knows ({wanted}); upgrade hermes-core on this host (a schema is "
+                        "never downgraded)")
+                if version < wanted:
+                    steps = [store.pg_schema] if version == 0 else [store.pg_upgrades[v] for v in range(version + 1, wanted + 1)]
+                    for step in steps:
+                        conn.execute(step)
+                    conn.execute("INSERT INTO hermes_schema (stage, version, updated) VALUES (%s, %s, %s) "
+                                 "ON CONFLICT (stage) DO UPDATE SET version = excluded.version, updated = excluded.updated",
+                                 (stage, wanted, time.time()))
+        except psycopg.Error as exc:
+            if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+                raise describe(self.url, exc) from None
+            raise StateStoreError(self.url.scrub(f"creating the {store.what}'s tables in {self.url.masked} failed: "
+                                                 f"{' '.join(str(exc).split())}")) from None
+        self._ready.add(stage)
+
+
+_DATABASES: dict[StateUrl, Postgres] = {}
+_DATABASES_LOCK = threading.Lock()
+
+
+def postgres(url: StateUrl, *, pool_size: int = 8) -> Postgres:
+    """The process's `Postgres` for `url` (one pool per URL, closed at exit)."""
+    with _DATABASES_LOCK:
+        found = _DATABASES.get(url)
+        if found is None:
+            if not _DATABASES:
+                atexit.register(_close_all)
+            found = _DATABASES[url] = Postgres(url, pool_size=pool_size)
+        return found
+
+
+def _close_all() -> None:
+    with _DATABASES_LOCK:
+        databases = list(_DATABASES.values())
+        _DATABASES.clear()
+    for database in databases:
+        try:
+            database.close()
+        except Exception:  # noqa: BLE001 - at exit, a pool that cannot close is no one's problem
+            pass
