@@ -210,7 +210,7 @@ class PgCluster:
         pwfile.write_text(self.password + "\n")
         if self._owner:
             os.chown(pwfile, *self._owner)
-        base = [self.bindir / "initdb", "-D", self.data, "-U", self.user, f"--pwfile={pwfile}", "-E", "UTF8",
+        base = [str(self.bindir / "initdb"), "-D", str(self.data), "-U", self.user, f"--pwfile={pwfile}", "-E", "UTF8",
                 "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "--no-instructions"]
         for locale in (["--locale=C.UTF-8"], ["--no-locale"]):  # C.UTF-8: text search folds non-ASCII case
             result = subprocess.run([*base, *locale], stdin=subprocess.DEVNULL, capture_output=True, text=True,
