@@ -4,13 +4,16 @@
     python3 dev.py run     set up .venv, show the plugins, call an example plugin's tool, and run
                            an agent task with it (on a scripted demo model when no endpoint is set)
     python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
-                           --quick leaves out the slow groups: see tests/conftest.py)
+                           --quick leaves out the slow groups: see tests/conftest.py); as root with
+                           apt-get, it first installs the servers the tests start (PostgreSQL, nginx)
+                           when they are missing
 
 The virtual environment is (re)installed only when a pyproject.toml changed.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -187,6 +190,49 @@ def main_job() -> int:
     return agent_task(DEMO_HOME, task)
 
 
+# The servers the fleet tests start (tests/helpers/postgres.py, tests/helpers/nginx.py), from the distribution's
+# packages: each package and where its program is (PostgreSQL's under its version, /usr/lib/postgresql/15/bin/).
+SERVERS = {"postgresql": "/usr/lib/postgresql/*/bin/postgres", "nginx": "/usr/sbin/nginx"}
+# Read by invoke-rc.d while the packages install: no service may start, so no system PostgreSQL or nginx is left
+# holding port 5432 or 80 (the tests start their own, on free loopback ports).
+NO_SERVICES = "#!/bin/sh\n# dev.py: no service starts while the test servers' packages install.\nexit 101\n"
+
+
+def install_servers() -> None:
+    """Install PostgreSQL and nginx when their programs are missing: as root with apt-get, their system
+    services kept from starting (and from starting at boot); otherwise one line saying how, and the tests
+    that need them are skipped."""
+    import shutil
+
+    missing = [package for package, program in SERVERS.items()
+               if not glob.glob(program) and not shutil.which(Path(program).name)]
+    if not missing:
+        return
+    command = f"apt-get install {' '.join(missing)}"
+    if not shutil.which("apt-get") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        say(f"{' and '.join(missing)} not installed: the tests that start them are skipped (install them with "
+            f"`sudo {command}` on Debian or Ubuntu)")
+        return
+    say(f"installing {' and '.join(missing)} for the tests that start them ({command}, services not started)")
+    policy = Path("/usr/sbin/policy-rc.d")
+    ours = not policy.exists()
+    if ours:
+        policy.write_text(NO_SERVICES)
+        policy.chmod(0o755)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        done = (subprocess.run(["apt-get", "update", "-qq"], env=env).returncode == 0
+                and subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+                                   env=env).returncode == 0)
+    finally:
+        if ours:
+            policy.unlink()
+    if not done:
+        say(f"installing {' and '.join(missing)} failed (see above): the tests that start them are skipped")
+    elif Path("/run/systemd/system").is_dir():  # enabled by the packages: kept from starting at the next boot
+        subprocess.run(["systemctl", "disable", "--now", "--quiet", *missing], check=False)
+
+
 QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick", "-n", "auto"]
 
 
@@ -211,7 +257,10 @@ def main(argv: list[str]) -> int:
         print("hermes-core needs Python 3.10 or newer", file=sys.stderr)
         return 2
     setup()
-    return main_job() if argv[0] == "run" else tests(argv[1:])
+    if argv[0] == "run":
+        return main_job()
+    install_servers()
+    return tests(argv[1:])
 
 
 if __name__ == "__main__":
