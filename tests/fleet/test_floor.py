@@ -15,36 +15,9 @@ from typing import Any
 import pytest
 
 from hermes_core import ConfigError, StateStoreError, StateUnavailableError
-from hermes_core.hosting import Heartbeat, Hosts, Store, state_url
+from hermes_core.hosting import Heartbeat, Hosts, state_url
+from tests.helpers.notes_store import Notes
 
-
-
-class Notes(Store):
-    what, stage = "notes store", "notes_test"
-    schema = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL, score REAL);"
-    pg_schema = "CREATE TABLE IF NOT EXISTS notes (id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL, score DOUBLE PRECISION);"
-
-    def add(self, text: str, score: float | None = None) -> int:
-        with self._writing() as db:
-            return int(db.execute("INSERT INTO notes (text, score) VALUES (?, ?) RETURNING id", (text, score)).fetchone()[0])
-
-    def add_many(self, texts: list[str]) -> None:
-        with self._writing() as db:
-            db.executemany("INSERT INTO notes (text) VALUES (?)", [(t,) for t in texts])
-
-    def like(self, pattern: str) -> list[str]:
-        with self._reading() as db:
-            if db is None:
-                return []
-            return [r[0] for r in db.execute("SELECT text FROM notes WHERE text LIKE ? ORDER BY id", (pattern,))]
-
-    def literal(self) -> list[str]:
-        with self._reading() as db:
-            return [] if db is None else [r[0] for r in db.execute(
-                "SELECT text FROM notes WHERE text = '100% sure?' ORDER BY id")]
-
-    def queue(self, text: str) -> None:
-        self._write(lambda db: db.execute("INSERT INTO notes (text) VALUES (?)", (text,)))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -78,7 +51,7 @@ def test_without_a_url_the_store_is_the_sqlite_file_it_always_was(tmp_path: Path
     notes.add("kept")
     assert (tmp_path / "notes.db").exists() and notes.location == str(tmp_path / "notes.db")
     script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
-              "from tests.fleet.test_floor import Notes\n"
+              "from tests.helpers.notes_store import Notes\n"
               f"Notes(__import__('pathlib').Path({str(tmp_path)!r}) / 'n.db').add('x')\n"
               "print(sorted(m for m in sys.modules if m.startswith('psycopg')))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
@@ -134,7 +107,7 @@ def password(url: str) -> str:
 HOST_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})
-    from tests.fleet.test_floor import Notes
+    from tests.helpers.notes_store import Notes
     notes = Notes(__import__("pathlib").Path({folder!r}) / "n.db", url={url!r})
     for i in range(20):
         notes.add(f"{{sys.argv[1]}}-{{i}}")
@@ -162,7 +135,7 @@ def test_a_schema_newer_than_this_hermes_core_is_refused_never_downgraded(pg_url
     with psycopg.connect(pg_url) as conn:
         conn.execute("UPDATE hermes_schema SET version = 7 WHERE stage = 'notes_test'")
     script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
-              "from tests.fleet.test_floor import Notes\n"
+              "from tests.helpers.notes_store import Notes\n"
               f"Notes(__import__('pathlib').Path('/nonexistent'), url={pg_url!r}).like('%')\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
@@ -174,7 +147,7 @@ def test_a_schema_newer_than_this_hermes_core_is_refused_never_downgraded(pg_url
 def test_without_the_driver_the_extra_to_install_is_named(pg_url: str, tmp_path: Path) -> None:
     script = (f"import sys; sys.modules['psycopg'] = None; sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
               "from hermes_core import StateStoreError\n"
-              "from tests.fleet.test_floor import Notes\n"
+              "from tests.helpers.notes_store import Notes\n"
               f"try:\n    Notes(__import__('pathlib').Path({str(tmp_path)!r}) / 'n.db', url={pg_url!r}).add('x')\n"
               "except StateStoreError as exc:\n    print(exc)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
