@@ -190,6 +190,11 @@ class Postgres:
                 return {}
             return {str(stage): int(version) for stage, version in tx.execute("SELECT stage, version FROM hermes_schema")}
 
+    def prepare(self, store: Stage) -> None:
+        """Make `store`'s tables ready (a stage's class will do: only its attributes are read)."""
+        if store.stage not in self._ready:
+            self._prepare(self._open_pool(), store)
+
     def _prepare(self, pool: Any, store: Stage) -> None:
         """Create or upgrade `store`'s tables to its `schema_version`, once per process; two hosts
         doing it at once wait for each other (an advisory lock), and a database whose schema is

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .._sqlite import SqliteFile
+from .migrate import Copy
 from .url import StateUrl, parse_state_url
 
 __all__ = ["Store"]
@@ -41,6 +42,14 @@ class Store(SqliteFile):
     stage: ClassVar[str] = ""
     pg_schema: ClassVar[str] = ""
     pg_upgrades: ClassVar[Mapping[int, str]] = {}
+    home_file: ClassVar[str] = ""  # the stage's SQLite file under the home, for `hermes state migrate`
+    migrate_tables: ClassVar[tuple[str, ...]] = ()  # its tables `hermes state migrate` copies, in order
+
+    @classmethod
+    def copies(cls, home: Path) -> list[Copy]:
+        """What `hermes state migrate` copies of `home` for this stage: by default `migrate_tables`
+        of `home_file`, each into the table of the same name (a stage with other files says so)."""
+        return [Copy(Path(home) / cls.home_file, table) for table in cls.migrate_tables] if cls.home_file else []
 
     def __init__(self, path: Path, *, url: StateUrl | str | None = None, busy_timeout: float = 10.0,
                  pool_size: int = 8) -> None:

@@ -1,6 +1,8 @@
 """`hermes state status`: where the shared state is (SQLite under the home, or the PostgreSQL
 database `state.url` names), whether it can be reached, each stage's schema version and the
-hosts that share it. The URL's password is never printed."""
+hosts that share it; `hermes state migrate --to URL`: the home's SQLite state copied into that
+database (resumable, never twice, the files left as they were). The URL's password is never
+printed."""
 
 from __future__ import annotations
 
@@ -21,9 +23,13 @@ STAGES: list[tuple[str, str, str]] = [
 ]
 
 
-def _known(ref: str) -> int:
+def _stage(ref: str) -> Any:
     module, _, name = ref.partition(":")
-    return int(getattr(importlib.import_module(module), name).schema_version)
+    return getattr(importlib.import_module(module), name)
+
+
+def _known(ref: str) -> int:
+    return int(_stage(ref).schema_version)
 
 
 def _sqlite_version(path: Any) -> int | None:
@@ -105,3 +111,41 @@ def status(as_json: bool) -> None:
         click.echo(f"hosts      {len(alive)} alive" + "".join(f"\n  {h['kind']:<8} {h['id']}" for h in alive))
     if not report["reachable"]:
         raise SystemExit(1)
+
+
+@state.command()
+@click.option("--to", "to", required=True, metavar="URL", help="The postgresql:// database to copy into.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was copied as JSON.")
+def migrate(to: str, as_json: bool) -> None:
+    """Copy this home's SQLite state into the PostgreSQL database URL.
+
+    Safe to stop and run again: it goes on where it stopped and never copies a row twice. The
+    SQLite files are only read. Then point every host at the database (state.url in config.yaml
+    or HERMES_STATE_URL).
+    """
+    from .._store import parse_state_url
+    from .._store.migrate import migrate as copy_all
+    from .._store.postgres import postgres
+
+    url = parse_state_url(to, where="--to")
+    assert url is not None
+    home = hermes_home()
+    database = postgres(url)
+    copies = []
+    for _name, ref, _file in STAGES:
+        stage = _stage(ref)
+        for copy in stage.copies(home):
+            copy.ready = (lambda stage=stage: database.prepare(stage))
+            copies.append(copy)
+    say = (lambda line: None) if as_json else (lambda line: click.echo(f"  {line}", err=True))
+    if not as_json:
+        click.echo(f"copying {home} into {url.masked}", err=True)
+    report = copy_all(database, copies, say=say)
+    if as_json:
+        echo_json(report)
+        return
+    for row in report:
+        skipped = f", {row['skipped']} already there" if row["skipped"] else ""
+        click.echo(f"{row['table']:<16} {row['copied']:>8} copied ({row['total']} in all{skipped})  from {row['source']}")
+    click.echo(f"done; the SQLite files were left as they were. Point every host at the database: "
+               f"state.url: {url.masked} in config.yaml (with the password), or HERMES_STATE_URL")
