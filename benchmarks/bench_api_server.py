@@ -5,15 +5,18 @@
 The scripted model server runs in its own process and answers at once; `hermes serve` runs in
 another, pointed at it. In the same run, request by request in turn:
 
-- **added latency**: a non-streamed chat completion through `hermes serve` against the same
-  request sent straight to the model server (p50 and p90 of each, and of the difference);
+- **added latency, openai SDK**: a non-streamed chat completion through `hermes serve` against the
+  same request sent straight to the model server, each with the stock `openai` client most users
+  have (it keeps its connection open between requests): p50 and p90 of each and of the difference;
+- **added latency, urllib**: the same with `urllib`, which opens a new connection per request;
 - **first byte**: a streamed chat completion's first content chunk through `hermes serve` against
   the model server's own first chunk for the same request (p50 of each and of the difference);
 - **concurrency**: `--concurrent` streamed requests at once (max_concurrent_runs raised to match),
   each asking for its own token back: every one must get its whole answer, its own token and no
   other's. Reported: how many did, and the wall time.
 
-Targets (issue 42): added latency <= 5 ms p50, first byte <= 20 ms after the model's, 100 of 100.
+Targets (issues 42, 54): added latency <= 5 ms p50 with either client, first byte <= 20 ms after the
+model's, 100 of 100.
 """
 
 from __future__ import annotations
@@ -57,6 +60,26 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(int(len(ordered) * share), len(ordered) - 1)]
 
 
+def sdk_rounds(url: str, model: str, requests: int) -> tuple[list[float], list[float]]:
+    """Seconds per non-streamed request with the stock openai client, through `url` and straight to
+    `model` in turn, each client on its one kept-alive connection (after a warm-up)."""
+    import openai
+
+    through_client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
+    direct_client = openai.OpenAI(base_url=model, api_key="unused", max_retries=0)
+    messages = [{"role": "user", "content": "hi"}]
+    through, direct = [], []
+    for index in range(requests + 10):
+        started = time.perf_counter()
+        through_client.chat.completions.create(model="hermes-agent", messages=messages)  # type: ignore[arg-type]
+        middle = time.perf_counter()
+        direct_client.chat.completions.create(model="bench", messages=messages)  # type: ignore[arg-type]
+        if index >= 10:
+            through.append(middle - started)
+            direct.append(time.perf_counter() - middle)
+    return through, direct
+
+
 def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([HERMES, "serve", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
@@ -92,6 +115,8 @@ def main() -> None:
                 through.append(post(f"{url}/chat/completions", ask)[0])
                 direct.append(post(f"{model}/chat/completions", direct_body)[0])
             added = [a - b for a, b in zip(through, direct)]
+            sdk_through, sdk_direct = sdk_rounds(url, model, args.requests)
+            sdk_added = [a - b for a, b in zip(sdk_through, sdk_direct)]
             first_through, first_direct = [], []
             for _ in range(args.requests // 2):
                 first_through.append(post(f"{url}/chat/completions", {**ask, "stream": True}, first_chunk=True)[0])
@@ -123,7 +148,11 @@ def main() -> None:
             proc.terminate()
             proc.wait(30)
     ms = 1000.0
-    print(f"non-streamed, {args.requests} requests: through hermes serve p50 {statistics.median(through) * ms:.2f} ms "
+    print(f"non-streamed, openai SDK (one kept-alive connection each), {args.requests} requests: through hermes serve "
+          f"p50 {statistics.median(sdk_through) * ms:.2f} ms (p90 {percentile(sdk_through, 0.9) * ms:.2f}), straight to "
+          f"the model p50 {statistics.median(sdk_direct) * ms:.2f} ms (p90 {percentile(sdk_direct, 0.9) * ms:.2f}); "
+          f"added p50 {statistics.median(sdk_added) * ms:.2f} ms, p90 {percentile(sdk_added, 0.9) * ms:.2f} ms")
+    print(f"non-streamed, urllib (a new connection each), {args.requests} requests: through hermes serve p50 {statistics.median(through) * ms:.2f} ms "
           f"(p90 {percentile(through, 0.9) * ms:.2f}), straight to the model p50 {statistics.median(direct) * ms:.2f} ms "
           f"(p90 {percentile(direct, 0.9) * ms:.2f}); added p50 {statistics.median(added) * ms:.2f} ms, "
           f"p90 {percentile(added, 0.9) * ms:.2f} ms")

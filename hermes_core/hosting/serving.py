@@ -146,8 +146,13 @@ def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.so
     why it cannot be (the address in use, a name that is not this machine's, ...)."""
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose protocol
+    # says TCP. Without it a response's headers and body (two writes) wait on Nagle's algorithm for
+    # the client's delayed ACK: about 40 ms per request on every kept-alive connection (the openai
+    # SDK's), where a new connection per request (urllib) never saw it.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((bare, port))
     except OSError as exc:
@@ -155,6 +160,30 @@ def listening_socket(host: str, port: int, *, what: str = "hermes") -> socket.so
         raise ServingError(f"{what}: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.listen(128)
     return sock
+
+
+def quick_ack_protocol() -> type[Any]:
+    """uvicorn's HTTP/1.1 protocol, acknowledging each segment it receives at once (TCP_QUICKACK).
+
+    Most HTTP clients (httpx under the openai SDK, requests) write a request's headers and its body
+    in two sends without TCP_NODELAY: the body waits, by Nagle's algorithm, for the headers' ACK,
+    which the receiving side delays (Linux: tens of milliseconds) while it waits for more. Quick ACKs
+    on the server's side let the body go at once, for every client. Linux only; elsewhere a no-op."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    option = getattr(socket, "TCP_QUICKACK", None)
+    if option is None:
+        return H11Protocol
+
+    class QuickAckH11Protocol(H11Protocol):
+        def data_received(self, data: bytes) -> None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, option, 1)
+            super().data_received(data)
+
+    return QuickAckH11Protocol
 
 
 async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None,
@@ -175,7 +204,8 @@ async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None
         raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
     sock = listening_socket(host, port, what=what)
     guarded = BoundedRequests(RequireBearer(app, token) if token else app, max_body=max_body, read_timeout=read_timeout)
-    web = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace))
+    web = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace,
+                                        http=quick_ack_protocol()))
     web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # until_signal's
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if sock.family == socket.AF_INET6 else host

@@ -328,3 +328,34 @@ def test_until_signal_calls_stop_then_again_and_in_a_coroutine_on_its_loop() -> 
     assert (line(), line()) == ("on the loop", "done")
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
+
+
+def test_a_served_connection_sends_small_writes_at_once() -> None:
+    """Accepted connections have TCP_NODELAY: a response's headers and body (two writes) are not
+    held by Nagle's algorithm for the client's delayed ACK (about 40 ms a request on every kept-alive
+    connection, the openai SDK's, before). asyncio sets it on an accepted socket only when the
+    listening socket says it is TCP, so this is checked through asyncio's own transport."""
+    import asyncio
+    import socket
+
+    from hermes_core.hosting import listening_socket
+
+    async def main() -> int:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listening_socket("127.0.0.1", 0))
+        port = server.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            return await asyncio.wait_for(seen, 10)
+        finally:
+            writer.close()
+            server.close()
+
+    assert asyncio.run(main()) != 0
