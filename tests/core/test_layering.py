@@ -42,7 +42,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins"},
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "hosting": {"hermes_core", "_runtime"},  # public names, the leaves and _runtime (held to it below)
+    "hosting": {"hermes_core", "config_keys", "_runtime"},  # public names, the leaves and _runtime (held to it below)
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
                    "api_server", "cron", "acp_server"},
 }
