@@ -13,7 +13,8 @@ from typing import Any
 from hermes_core.api_server import ApiServer, Keys, settings
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
-from hermes_core.hosting import BoundedRequests, is_loopback, listening_socket
+from hermes_core import ConfigError
+from hermes_core.hosting import BoundedRequests, BrowserPolicy, GuardBrowsers, is_loopback, listening_socket
 
 log = logging.getLogger("hermes.gateway")
 
@@ -37,9 +38,15 @@ class ApiServerAdapter(BasePlatformAdapter):
             self._set_fatal_error("no_key", f"{chosen.host} is not a loopback address; set API_SERVER_KEY",
                                   retryable=False)
             return False
+        try:
+            browsers = BrowserPolicy.from_config(manager.config)
+        except ConfigError as exc:
+            self._set_fatal_error("bad_config", str(exc), retryable=False)
+            return False
         self._api = ApiServer(manager, keys_=keys, model_name=chosen.model_name)
         sock = listening_socket(chosen.host, chosen.port, what="the api_server platform")
-        app = BoundedRequests(self._api.app(), max_body=self._api.max_body)
+        app = GuardBrowsers(BoundedRequests(self._api.app(), max_body=self._api.max_body), browsers, chosen.host,
+                            sock.getsockname()[1])
         self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self._server.capture_signals = contextlib.nullcontext  # the gateway handles the signals
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))

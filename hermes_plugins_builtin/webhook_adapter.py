@@ -36,11 +36,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from hermes_core import storable_json
+from hermes_core import ConfigError, storable_json
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
 from hermes_core.gateway.platforms.event import MessageEvent, MessageType, ProcessingOutcome
-from hermes_core.hosting import bearer_token, is_loopback, secret_matches
+from hermes_core.hosting import BrowserPolicy, bearer_token, is_loopback, secret_matches
 
 log = logging.getLogger("hermes.gateway.webhook")
 
@@ -68,6 +68,7 @@ class WebhookAdapter(BasePlatformAdapter):
         self.secret = secret(config)
         self.remote_callbacks = extra.get("allow_remote_callbacks") is True
         self._server: ThreadingHTTPServer | None = None
+        self.browsers = BrowserPolicy()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._waiting: dict[str, concurrent.futures.Future[str | None]] = {}
@@ -81,6 +82,12 @@ class WebhookAdapter(BasePlatformAdapter):
         if not is_loopback(self.host) and self.config.extra.get("allow_remote") is not True:
             self._set_fatal_error("remote_host", f"{self.host} is not a loopback address; set "
                                   "platforms.webhook.allow_remote: true to listen there", retryable=False)
+            return False
+        try:
+            if self.gateway_runner is not None:  # hosting.allowed_hosts and allowed_origins
+                self.browsers = BrowserPolicy.from_config(self.gateway_runner.manager.config)
+        except ConfigError as exc:
+            self._set_fatal_error("bad_config", str(exc), retryable=False)
             return False
         self._loop = asyncio.get_running_loop()
         self._server = _Server((self.host, self.port), _handler(self))
@@ -217,13 +224,33 @@ def _handler(adapter: WebhookAdapter) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _refused(self) -> bool:
+            """A request a browser was made to send (`hosting.BrowserPolicy`), answered with its refusal."""
+            refusal = adapter.browsers.refusal(self.command, self.path, self.headers.items(), adapter.host,
+                                               adapter.port)
+            if refusal is None:
+                return False
+            self.close_connection = True
+            data = refusal.body()
+            self.send_response(refusal.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            return True
+
         def do_GET(self) -> None:
+            if self._refused():
+                return
             if self.path.rstrip("/") in ("/health", ""):
                 self._answer(200, {"ok": True, "platform": "webhook"})
             else:
                 self._answer(404, {"error": "POST /message"})
 
         def do_POST(self) -> None:
+            if self._refused():
+                return
             if self.path.rstrip("/") != "/message":
                 self._answer(404, {"error": "POST /message"})
                 return

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from hermes_core import PluginManager, __version__
 from hermes_core import config_keys as keys
-from hermes_core.hosting import bearer_token, serve_asgi
+from hermes_core.hosting import BrowserPolicy, bearer_token, serve_asgi
 
 from .core import Core, Handler, finish_reason, flag, new_id, usage
 from .http import ApiError, Json, error_response, header_value, sse
@@ -80,7 +80,8 @@ class ApiServer(Core):
                     grace: int | None = None) -> None:
         """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once)."""
         await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
-                         app_checks_keys=self.keys.any, max_body=self.max_body)
+                         app_checks_keys=self.keys.any, max_body=self.max_body,
+                         browsers=BrowserPolicy.from_config(self.manager.config))
 
     def _guarded(self, endpoint: str | None, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         """`handler` behind the key check (and `endpoint`'s scope), with errors as OpenAI's objects."""

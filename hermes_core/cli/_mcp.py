@@ -15,6 +15,7 @@ from ._common import echo_json, echo_table, manager, setup_logging
 
 if TYPE_CHECKING:
     from .._mcp.config import ServerConfig
+    from ..hosting import BrowserPolicy
 
 TOKEN_VARIABLE = "HERMES_MCP_TOKEN"
 
@@ -72,7 +73,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     post_tool_call and transform_tool_result. Logs go to stderr.
     """
     from .._mcp import sdk
-    from ..hosting import ToolSelection, is_loopback
+    from ..hosting import BrowserPolicy, ToolSelection, is_loopback
 
     address = _bind(bind) if bind is not None else None
     token = _token(token_file) if address is not None else None
@@ -85,6 +86,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
                            "or pass --token-file")
     sdk.require("hermes mcp serve")
     host = manager(ctx)
+    browsers = BrowserPolicy.from_config(host.config) if address is not None else None  # said before it starts
     selection = ToolSelection(tools=tools, plugins=plugins)
     served = [info.name for info in host.tool_infos() if info.available and selection.wants(info)]
     if not served:
@@ -103,7 +105,7 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     if address is None:
         _serve_stdio(server)
     else:
-        _serve_http(server, address, token, len(served))
+        _serve_http(server, address, token, len(served), browsers)
 
 
 def _serve_stdio(server: object) -> None:
@@ -116,7 +118,10 @@ def _serve_stdio(server: object) -> None:
         anyio.run(serve_stdio, server, stdin, stdout)
 
 
-def _serve_http(server: object, address: tuple[str, int], token: str | None, count: int) -> None:
+def _serve_http(server: object, address: tuple[str, int], token: str | None, count: int,
+                browsers: BrowserPolicy | None) -> None:
+    import functools
+
     import anyio
 
     from ..mcp_server import serve_http
@@ -126,7 +131,7 @@ def _serve_http(server: object, address: tuple[str, int], token: str | None, cou
         click.echo(url, err=True)
         click.echo(f"hermes: serving {count} tool{'s' if count != 1 else ''} over MCP{auth}", err=True)
 
-    anyio.run(serve_http, server, address[0], address[1], token, ready)
+    anyio.run(functools.partial(serve_http, browsers=browsers), server, address[0], address[1], token, ready)
 
 
 @mcp.command("list")

@@ -317,6 +317,17 @@ STATE_LEASE = Key("state.lease_seconds", POSITIVE, _positive, 15,
 STATE_POOL_SIZE = Key("state.pool_size", POSITIVE, _positive, 8,
                       "connections each host process keeps to the shared database at most")
 
+# -- every HTTP host (`hermes serve`, `hermes mcp serve --http`, the gateway's webhook and api_server) --
+
+HOSTING_ALLOWED_HOSTS: Key[list[str]] = Key(
+    "hosting.allowed_hosts", NAMES, _names, [],
+    "Host header values an HTTP host answers besides its own address (a reverse proxy's name, as name or "
+    "name:port; '*': any); other names are refused (421), as a DNS-rebinding page sends them")
+HOSTING_ALLOWED_ORIGINS: Key[list[str]] = Key(
+    "hosting.allowed_origins", NAMES, _names, [],
+    "browser origins (scheme://host[:port]) whose requests an HTTP host answers, with CORS headers, besides "
+    "its own; other sites' are refused (403)")
+
 # -- cron (`hermes cron`, ticked by `hermes gateway run`) ------------------------------------------
 
 TIMEZONE = Key("timezone", ZONE, _zone, None, "the time zone of cron schedules and timestamps (HERMES_TIMEZONE wins; "
@@ -379,6 +390,7 @@ KEYS: tuple[Key[Any], ...] = (
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
+    HOSTING_ALLOWED_HOSTS, HOSTING_ALLOWED_ORIGINS,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
 )

@@ -11,6 +11,9 @@ hermes-core's public names and on this package; a host of your own can be too.
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
   a token guards it, until a signal; `BoundedRequests`: request bodies bounded in size and time),
   `until_signal` (SIGINT/SIGTERM: stop, then stop now);
+- browsers kept out: `BrowserPolicy` (`hosting.allowed_hosts`, `hosting.allowed_origins`),
+  `GuardBrowsers` (ASGI: a rebound Host, another site's Origin, a body that is not JSON refused),
+  `Refusal` (what `BrowserPolicy.refusal` says, for a server that is not ASGI);
 - a turn from a coroutine: `await in_thread(fn, *args)` (a daemon thread, this context copied);
 - a handler that stops itself at its own time limit: `keeping_own_limit(fn)` (the tool driver waits
   for it instead of abandoning it at `tools.timeout`);
@@ -50,10 +53,10 @@ if TYPE_CHECKING:
     from .._runtime.workers import in_thread
     from .._runtime.workspace import Workspace, WorkspaceError, current_workspace, workspace_scope
     from .._runtime.processes import kill_group
+    from .browsers import BrowserPolicy, GuardBrowsers, Refusal
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
-    from .serving import (
-        BoundedRequests, RequireBearer, bearer_token, is_loopback, listening_socket, secret_matches, serve_asgi,
-    )
+    from .addresses import is_loopback
+    from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
     from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, state_url
@@ -61,8 +64,10 @@ if TYPE_CHECKING:
 _EXPORTS = {
     **dict.fromkeys(["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"],
                     "hermes_core.hosting.files"),
-    **dict.fromkeys(["BoundedRequests", "RequireBearer", "bearer_token", "is_loopback", "listening_socket",
-                     "secret_matches", "serve_asgi"], "hermes_core.hosting.serving"),
+    **dict.fromkeys(["BoundedRequests", "RequireBearer", "bearer_token", "listening_socket", "secret_matches",
+                     "serve_asgi"], "hermes_core.hosting.serving"),
+    "is_loopback": "hermes_core.hosting.addresses",
+    **dict.fromkeys(["BrowserPolicy", "GuardBrowsers", "Refusal"], "hermes_core.hosting.browsers"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
     "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",
     "keeping_own_limit": "hermes_core._runtime.invoke", "in_thread": "hermes_core._runtime.workers",
@@ -75,9 +80,10 @@ _EXPORTS = {
     **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "state_url"], "hermes_core._store"),
 }
 
-__all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "Cancel", "Cancelled", "Heartbeat", "Held",
-           "Hosts", "ProgressListener", "RequireBearer", "STOP_SIGNALS", "StateUrl", "Store", "ToolSelection",
-           "Workspace", "WorkspaceError", "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
+__all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserPolicy", "Cancel", "Cancelled",
+           "GuardBrowsers", "Heartbeat", "Held", "Hosts", "ProgressListener", "Refusal", "RequireBearer", "STOP_SIGNALS",
+           "StateUrl", "Store", "ToolSelection", "Workspace", "WorkspaceError",
+           "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
            "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
            "only_one", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
            "state_url", "until_signal", "workspace_scope", "write_json", "write_text"]

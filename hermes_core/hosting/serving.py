@@ -1,5 +1,5 @@
 """Serving a host over HTTP: on loopback unless a bearer token guards it, the token compared in
-constant time, an ASGI app run on uvicorn until SIGINT or SIGTERM.
+constant time, browsers kept out (`browsers`), an ASGI app run on uvicorn until SIGINT or SIGTERM.
 
 >>> await serve_asgi(app, "127.0.0.1", 0, ready=lambda url: print(url, file=sys.stderr))
 
@@ -11,32 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ServingError
+from .addresses import is_loopback
 from .signals import until_signal
 
-__all__ = ["BoundedRequests", "RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches", "serve_asgi"]
+if TYPE_CHECKING:
+    from .browsers import BrowserPolicy
 
-LOOPBACK_NAMES = frozenset({"localhost"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (a name, an IPv4 or IPv6 address, bracketed or not) stays on this machine.
-
-    >>> is_loopback("127.0.0.1"), is_loopback("[::1]"), is_loopback("0.0.0.0")
-    (True, True, False)
-    """
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
+__all__ = ["BoundedRequests", "RequireBearer", "bearer_token", "listening_socket", "secret_matches", "serve_asgi"]
 
 def secret_matches(given: str | bytes | None, expected: str | bytes) -> bool:
     """Whether `given` is the shared secret `expected`, compared in constant time; an empty
@@ -189,7 +175,7 @@ def quick_ack_protocol() -> type[Any]:
 async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None,
                      ready: Callable[[str], Awaitable[None] | None] | None = None, what: str = "hermes",
                      grace: int | None = None, app_checks_keys: bool = False, max_body: int | None = 4 * 1024 * 1024,
-                     read_timeout: float | None = 30.0) -> None:
+                     read_timeout: float | None = 30.0, browsers: BrowserPolicy | None = None) -> None:
     """Serve the ASGI `app` at `http://host:port` on uvicorn until SIGINT or SIGTERM: the first
     lets the requests that run finish (at most `grace` seconds, None: as long as they take), a
     second stops at once. `ready(base_url)` is called once the socket listens (port 0: the port
@@ -197,13 +183,19 @@ async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None
     is not loopback needs one (`ServingError`, as for an address that cannot be bound; `what` names
     the command in those errors), unless `app_checks_keys`: the app refuses every request without
     one of its own keys. Every request's body is bounded (`max_body`, 413) and must arrive within
-    `read_timeout` seconds of silence (408): `BoundedRequests`."""
+    `read_timeout` seconds of silence (408): `BoundedRequests`. Before any of that, a request a
+    browser was made to send (another site's, or a rebound name's) is refused: `GuardBrowsers`, with
+    `browsers` (default: no other host name or origin allowed; `BrowserPolicy.from_config`)."""
     import uvicorn
+
+    from .browsers import BrowserPolicy, GuardBrowsers
 
     if not is_loopback(host) and not token and not app_checks_keys:
         raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
     sock = listening_socket(host, port, what=what)
-    guarded = BoundedRequests(RequireBearer(app, token) if token else app, max_body=max_body, read_timeout=read_timeout)
+    guarded = GuardBrowsers(
+        BoundedRequests(RequireBearer(app, token) if token else app, max_body=max_body, read_timeout=read_timeout),
+        browsers or BrowserPolicy(), host, sock.getsockname()[1])
     web = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace,
                                         http=quick_ack_protocol()))
     web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # until_signal's

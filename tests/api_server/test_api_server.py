@@ -180,8 +180,8 @@ def _raw(port: int, rest: bytes) -> tuple[int, Any]:
     """A chat completions request written by hand (headers end with `rest`): its status and JSON body."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         try:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                         b"Authorization: Bearer " + KEY.encode() + b"\r\n" + rest)
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                         b"Content-Type: application/json\r\nAuthorization: Bearer %b\r\n%b" % (port, KEY.encode(), rest))
         except OSError:  # the server answered and closed before reading it all
             pass
         answer = b""

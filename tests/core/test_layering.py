@@ -43,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins"},
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "hosting": {"hermes_core", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
+    "hosting": {"hermes_core", "config_keys", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
                    "api_server", "cron", "acp_server"},
 }

@@ -260,10 +260,12 @@ def test_the_webhook_refuses_bad_framing_follows_no_redirect_and_takes_a_burst(h
             assert stolen == []
             for length in (b"abc", b"-5"):
                 with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                    sock.sendall(b"POST /message HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n")
+                    sock.sendall(b"POST /message HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %b\r\n\r\n" % (port, length))
                     assert sock.recv(200).startswith(b"HTTP/1.1 400 ")
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"POST /message HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"te")
+                sock.sendall(b"POST /message HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 100\r\n\r\n{\"te" % port)
                 assert sock.recv(200) == b""  # closed after the read timeout, no thread pinned for good
             answers: list[int] = []
             burst = [threading.Thread(target=lambda: answers.append(post_json(url, {"text": "x"}, {})[0]))

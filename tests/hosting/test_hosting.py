@@ -206,7 +206,8 @@ def test_a_body_too_large_or_too_slow_is_refused_and_pins_nothing() -> None:
     try:
         for head, body, status in ((b"Content-Length: 5000", b"", b"413"), (b"Content-Length: 100", b"0123456789", b"408")):
             with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-                sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n\r\n" + body)
+                sock.sendall(b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n%b\r\n\r\n%b"
+                             % (port, head, body))
                 answer = sock.recv(4096)
             assert answer.startswith(b"HTTP/1.1 " + status), answer
         assert get(f"{url}/x") == (200, "done /x")
