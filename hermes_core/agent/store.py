@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -207,9 +207,19 @@ class SessionStore(SqliteFile):
                               (session_id, at_seq)).fetchall()
         return [m for m in window if m.get("role") != "system"] + [json.loads(r[0]) for r in rows]
 
-    def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0) -> list[dict[str, Any]]:
-        """The latest sessions first (`user`: only those that user started), with their counts."""
-        where, args = ("WHERE o.user = ?", [user]) if user is not None else ("", [])
+    def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0,
+                 ids: Collection[str] | None = None) -> list[dict[str, Any]]:
+        """The latest sessions first (`user`: only those that user started; `ids`: only these), with
+        their counts."""
+        conditions: list[str] = []
+        args: list[Any] = []
+        if user is not None:
+            conditions.append("o.user = ?")
+            args.append(user)
+        if ids is not None:
+            conditions.append("s.id IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(sorted(ids)))
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as db:
             rows = [] if db is None else db.execute(
                 f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "

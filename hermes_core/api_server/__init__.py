@@ -9,7 +9,8 @@ OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unc
 - `turns`: one agent turn per request, in a worker thread, its progress as events;
 - `keys`: `API_SERVER_KEY` and named keys with their endpoints, tools and budget; `settings`: where it
   listens and its model's name, from Hermes' variables and `platforms.api_server`;
-- `store`: stored responses, runs and idempotency keys (SQLite);
+- `store`: stored responses, runs, idempotency keys and owners (SQLite); `owners`: whose each
+  session and cron job is, asked by every route that names one;
 - `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events.
 
 Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvicorn).

@@ -1,6 +1,6 @@
-"""What every route of the API server shares: the keys, the turns, the store, and the steps of
-a request that asks the agent something (its body read, a place taken, the turn run or
-streamed as events, a failure said as an OpenAI error)."""
+"""What every route of the API server shares: the keys, the turns, the store, whose each
+session is (`owners`), and the steps of a request that asks the agent something (its body read,
+a place taken, the turn run or streamed as events, a failure said as an OpenAI error)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from hermes_core.agent import FIRED_HOOKS
 from .http import ApiError, header_value, read_json
 from .inputs import Conversation
 from .keys import ApiKey, Keys
+from .owners import SESSION, Owners, session_not_found
 from .settings import DEFAULT_MODEL_NAME
 from .store import ApiStore
 from .turns import Ask, TurnDone, Turns
@@ -55,6 +56,7 @@ class Core:
         self.turns = Turns(self.manager, config.read(keys.API_SERVER_MAX_CONCURRENT))
         self.store = ApiStore(self.manager.home, retention_days=config.read(keys.API_SERVER_RETENTION_DAYS),
                               max_stored=config.read(keys.API_SERVER_MAX_STORED))
+        self.owners = Owners(self.store)
         self.max_body = config.read(keys.API_SERVER_MAX_BODY)
         self.started = int(time.time())
 
@@ -75,8 +77,10 @@ class Core:
                            type="rate_limit_error", code="rate_limit_exceeded", headers={"Retry-After": "1"})
 
     async def turn(self, ask: Ask) -> TurnDone:
-        """Run `ask` (its place taken with `admit`, given back when it ends)."""
+        """Run `ask` (its place taken with `admit`, given back when it ends); its session is its
+        key's from now on (when no key made it before)."""
         try:
+            self.owners.record(SESSION, ask.session_id, ask.rights)
             return await self.turns.run(ask)
         finally:
             self.turns.release()
@@ -106,9 +110,7 @@ class Core:
         base = Ask(conversation.prompt, rights, "", user=user, instructions=conversation.instructions,
                    history=conversation.history)
         if given:
-            if self.turns.store.window(given) is None:
-                raise ApiError(404, f"Session not found: {given}", param="X-Hermes-Session-Id",
-                               code="session_not_found")
+            self.session(given, rights, param="X-Hermes-Session-Id")
             self.not_busy(given)
             base.session_id, base.resume, base.history = given, True, []
             return base
@@ -124,10 +126,17 @@ class Core:
             base.session_id = new_session_id()
         return base
 
+    def session(self, session_id: str, rights: ApiKey, *, param: str | None = None) -> None:
+        """404, as for an id that never existed, unless `session_id` is a stored session `rights`
+        may reach (`owners`). Every route that names a session asks this first."""
+        if not self.owners.reaches(SESSION, session_id, rights) or self.turns.store.window(session_id) is None:
+            raise session_not_found(session_id, param)
+
     def not_busy(self, session_id: str) -> None:
         if session_id in self.turns.busy:
             raise ApiError(409, f"session {session_id} is answering another request; wait for it",
                            code="session_active_turn")
+
     def events(self, ask: Ask) -> AsyncIterator[tuple[str, Any]]:
         """Start the turn of `ask` now, and its events as they come: `delta`, `tool`, `tool_result`,
         `keepalive`, then `done` (its `TurnDone`) or `error` (the exception). Closing the events

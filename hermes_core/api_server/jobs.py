@@ -1,5 +1,6 @@
 """`/api/jobs`: the cron jobs, as Hermes' API server has them (its routes and success shapes; errors
-are this server's OpenAI-style objects). `POST /api/jobs/{id}/run` makes a job due now: the
+are this server's OpenAI-style objects). A named key reaches only the jobs it created; the
+operator's keys reach every job (`owners`). `POST /api/jobs/{id}/run` makes a job due now: the
 scheduler's next tick (`hermes gateway run`, `hermes cron tick`) runs it."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hermes_core.cron import Jobs, now, zone
 
 from .http import ApiError, Json, read_json
 from .keys import ApiKey
+from .owners import JOB, job_not_found
 
 if TYPE_CHECKING:
     from .core import Core, RouteMaker
@@ -45,12 +47,13 @@ class CronJobs:
     def _clock(self) -> tuple[Any, Any]:
         return now(), zone(self.server.manager.config)
 
-    def _id(self, request: Request) -> str:
+    def _id(self, request: Request, rights: ApiKey) -> str:
         job_id = str(request.path_params["job_id"])
         if not _ID.fullmatch(job_id):
             raise ApiError(400, f"Invalid job ID format: {job_id!r} (12 hex digits)", param="job_id")
-        if not any(job.get("id") == job_id for job in self._read()):
-            raise ApiError(404, f"Job not found: {job_id}", code="job_not_found")
+        if not self.server.owners.reaches(JOB, job_id, rights) or not any(job.get("id") == job_id
+                                                                           for job in self._read()):
+            raise job_not_found(job_id)
         return job_id
 
     def _read(self) -> list[dict[str, Any]]:
@@ -61,10 +64,12 @@ class CronJobs:
 
     async def _list(self, request: Request, rights: ApiKey, user: str) -> Response:
         everything = request.query_params.get("include_disabled", "").lower() in ("1", "true", "yes")
-        return Json({"jobs": [job for job in self._read() if everything or job.get("enabled", True)]})
+        mine = self.server.owners.mine(JOB, rights)
+        return Json({"jobs": [job for job in self._read() if (everything or job.get("enabled", True))
+                              and (mine is None or job.get("id") in mine)]})
 
     async def _get(self, request: Request, rights: ApiKey, user: str) -> Response:
-        job_id = self._id(request)
+        job_id = self._id(request, rights)
         return Json({"job": next(job for job in self._read() if job.get("id") == job_id)})
 
     async def _create(self, request: Request, rights: ApiKey, user: str) -> Response:
@@ -79,10 +84,11 @@ class CronJobs:
                                 skills=_skills(body.get("skills")))
         except CronError as exc:
             raise ApiError(400, str(exc), param="schedule") from None
+        self.server.owners.record(JOB, str(job["id"]), rights)
         return Json({"job": job})
 
     async def _patch(self, request: Request, rights: ApiKey, user: str) -> Response:
-        job_id = self._id(request)
+        job_id = self._id(request, rights)
         body = await read_json(request, self.server.max_body)
         unknown = sorted(set(body) - set(_EDITABLE))
         if unknown:
@@ -99,12 +105,12 @@ class CronJobs:
         return Json({"job": job})
 
     async def _delete(self, request: Request, rights: ApiKey, user: str) -> Response:
-        job_id = self._id(request)
+        job_id = self._id(request, rights)
         self.jobs.remove(job_id, now())
         return Json({"ok": True})
 
     async def _verb(self, request: Request, rights: ApiKey, user: str) -> Response:
-        job_id = self._id(request)
+        job_id = self._id(request, rights)
         verb = request.url.path.rsplit("/", 1)[-1]
         moment, tz = self._clock()
         job = self.jobs.trigger(job_id, moment, tz) if verb == "run" else \

@@ -5,6 +5,9 @@
 what they may do: `endpoints` (others answer 403), `tools`/`plugins` (globs: the tools their
 agent is offered) and `budget` (the key's model spend, held like a plugin's). Every secret is
 compared in constant time; none is ever logged.
+
+The operator's keys (`API_SERVER_KEY`, and anyone on a keyless loopback server) reach every
+session and cron job of the home; a named key reaches only what it made (see `owners`).
 """
 
 from __future__ import annotations
@@ -25,20 +28,24 @@ ENDPOINTS = keys.API_ENDPOINTS
 
 @attrs.frozen
 class ApiKey:
-    """One caller's rights: the endpoints it may call, the tools its agent is offered, and the
-    budget holder its model requests are counted against (None: the host's own budget)."""
+    """One caller's rights: the endpoints it may call, the tools its agent is offered, the
+    budget holder its model requests are counted against (None: the host's own budget), and
+    whether it is the operator's (it reaches every session and job, not only its own). `name`
+    is also the owner of what the key makes."""
 
     name: str
     endpoints: frozenset[str] = frozenset(ENDPOINTS)
     tools: ToolSelection = ToolSelection()
     budget_holder: str | None = None
+    operator: bool = False
 
     def may(self, endpoint: str) -> bool:
         return endpoint in self.endpoints
 
 
-FULL_ACCESS = ApiKey("API_SERVER_KEY")
-OPEN = ApiKey("loopback")  # no key is configured: the server is open on loopback
+FULL_ACCESS = ApiKey("API_SERVER_KEY", operator=True)
+OPEN = ApiKey("loopback", operator=True)  # no key is configured: the server is open on loopback
+_RESERVED = (FULL_ACCESS.name, OPEN.name)  # a named key of these names would own the operator's rows
 
 
 @attrs.frozen
@@ -73,6 +80,9 @@ class Keys:
             secrets.append((main, FULL_ACCESS))
         for name in config.read(keys.API_SERVER_KEYS):
             name = str(name)
+            if name in _RESERVED:
+                raise ConfigError(f"api_server.keys.{name}: {name!r} names the operator's own key (what it made would "
+                                  "be shared with it); rename the key")
             variable = config.read(keys.API_KEY_ENV, name)
             if not variable:
                 raise ConfigError(f"api_server.keys.{name}: set key_env to the environment variable holding its "

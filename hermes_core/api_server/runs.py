@@ -109,8 +109,8 @@ class Runs:
         ask = Ask(conversation.prompt, rights, session_id or new_session_id(), user=user, stream=True,
                   history=conversation.history, instructions=conversation.instructions)
         if session_id is not None:
-            if server.turns.store.window(session_id) is None:
-                raise ApiError(404, f"Session not found: {session_id}", param="session_id", code="session_not_found")
+            server.session(session_id, rights, param="session_id")
+            server.not_busy(session_id)
             if conversation.history:
                 raise ApiError(400, "with session_id, input holds only the new message (the session has the rest)",
                                param="input")

@@ -1,5 +1,6 @@
-"""`/api/sessions`: the stored sessions (every platform's, as `hermes sessions list` shows them),
-their messages, a fork, and a turn in one (Hermes' sessions API).
+"""`/api/sessions`: the stored sessions, their messages, a fork, and a turn in one (Hermes'
+sessions API). A named key reaches only the sessions it made here; the operator's keys reach
+every platform's, as `hermes sessions list` shows them (`owners`).
 
 `GET /api/sessions?limit=&offset=&user=` lists the latest first (`user`: only those started by
 that `X-Hermes-User`); `GET /api/sessions/{id}` and `/messages` read one;
@@ -19,6 +20,7 @@ from .core import new_session_id
 from .http import ApiError, Json, read_json
 from .inputs import text_of
 from .keys import ApiKey
+from .owners import SESSION, session_not_found
 from .turns import Ask
 
 if TYPE_CHECKING:
@@ -63,11 +65,12 @@ class Sessions:
     def store(self) -> Any:
         return self.server.turns.store
 
-    def _found(self, request: Request) -> dict[str, Any]:
+    def _found(self, request: Request, rights: ApiKey) -> dict[str, Any]:
         session_id = request.path_params["session_id"]
+        self.server.session(session_id, rights)
         found = self.store.show(session_id)
-        if found is None:
-            raise ApiError(404, f"Session not found: {session_id}", code="session_not_found")
+        if found is None:  # removed meanwhile
+            raise session_not_found(session_id)
         return found  # type: ignore[no-any-return]
 
     def _summary(self, found: dict[str, Any]) -> dict[str, Any]:
@@ -81,15 +84,15 @@ class Sessions:
     async def _list(self, request: Request, rights: ApiKey, user: str) -> Response:
         limit, offset = _count(request, "limit", 50, MAX_PAGE), _count(request, "offset", 0)
         who = request.query_params.get("user")
-        rows = self.store.sessions(limit + 1, user=who, offset=offset)
+        rows = self.store.sessions(limit + 1, user=who, offset=offset, ids=self.server.owners.mine(SESSION, rights))
         return Json({"object": "list", "data": [_session(row) for row in rows[:limit]], "limit": limit,
                              "offset": offset, "has_more": len(rows) > limit})
 
     async def _get(self, request: Request, rights: ApiKey, user: str) -> Response:
-        return Json({"object": "hermes.session", "session": self._summary(self._found(request))})
+        return Json({"object": "hermes.session", "session": self._summary(self._found(request, rights))})
 
     async def _messages(self, request: Request, rights: ApiKey, user: str) -> Response:
-        found = self._found(request)
+        found = self._found(request, rights)
         limit, offset = _count(request, "limit", 500, 500), _count(request, "offset", 0)
         page = found["messages"][offset:offset + limit]
         return Json({"object": "list", "session_id": found["id"], "data": page,
@@ -97,8 +100,9 @@ class Sessions:
                                             "total": len(found["messages"])}})
 
     async def _fork(self, request: Request, rights: ApiKey, user: str) -> Response:
-        found = self._found(request)
+        found = self._found(request, rights)
         fork = new_session_id()
+        self.server.owners.record(SESSION, fork, rights)
         self.store.start(fork, found["model"], platform="api_server", user=user or found.get("user", ""))
         with self.store.step():
             for message in found["messages"]:
@@ -109,7 +113,7 @@ class Sessions:
 
     async def _chat(self, request: Request, rights: ApiKey, user: str) -> Response:
         server = self.server
-        found = self._found(request)
+        found = self._found(request, rights)
         body = await read_json(request, server.max_body)
         given = body.get("message", body.get("input"))
         text = text_of(given, "message")

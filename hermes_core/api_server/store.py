@@ -1,6 +1,7 @@
 """What the API server keeps across restarts, in `$HERMES_HOME/api_server.db` (SQLite, WAL):
 stored responses (for `previous_response_id` and `GET /v1/responses/{id}`), named
-conversations, runs with their events, and idempotency keys.
+conversations, runs with their events, idempotency keys, and which key made each session and
+cron job the server started (`owners`; kept as long as what they name, never pruned).
 
 The conversation itself is a session in the session store; a response row says which session
 it answered in and how many messages that session had then, so that a later request can go on
@@ -63,6 +64,14 @@ CREATE TABLE IF NOT EXISTS idempotency (
     created REAL NOT NULL,
     PRIMARY KEY (owner, key)
 );
+CREATE TABLE IF NOT EXISTS owners (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (kind, id)
+);
+CREATE INDEX IF NOT EXISTS owners_owner ON owners(owner, kind);
 """
 
 
@@ -71,11 +80,11 @@ def _dumps(value: Any) -> str:
 
 
 class ApiStore(SqliteFile):
-    """The API server's stored responses, conversations, runs and idempotency keys."""
+    """The API server's stored responses, conversations, runs, idempotency keys and owners."""
 
     what = "API server store"
     schema = _SCHEMA
-    schema_version = 1
+    schema_version = 2  # 2: owners (the key that made a session or a cron job)
     synchronous = "NORMAL"
 
     def __init__(self, home: Path, *, retention_days: float = 30.0, max_stored: int = 10_000) -> None:
@@ -187,6 +196,27 @@ class ApiStore(SqliteFile):
 
         self._write(write)
         return earlier[0]
+
+    # -- owners -------------------------------------------------------------------------------
+
+    def own(self, kind: str, ident: str, owner: str) -> None:
+        """Record `owner` as the maker of `ident` (a `kind`: "session", "job"); the first one stays."""
+        self._write(lambda db: db.execute("INSERT OR IGNORE INTO owners VALUES (?, ?, ?, ?)",
+                                          (kind, ident, owner, time.time())))
+
+    def owner(self, kind: str, ident: str) -> str | None:
+        """Who made `ident` (None: no key of this server did)."""
+        with self._reading() as db:
+            row = None if db is None else db.execute("SELECT owner FROM owners WHERE kind = ? AND id = ?",
+                                                     (kind, ident)).fetchone()
+        return None if row is None else str(row[0])
+
+    def owned(self, kind: str, owner: str) -> list[str]:
+        """Every `kind` id `owner` made."""
+        with self._reading() as db:
+            rows = [] if db is None else db.execute("SELECT id FROM owners WHERE owner = ? AND kind = ?",
+                                                    (owner, kind)).fetchall()
+        return [str(row[0]) for row in rows]
 
     # -- retention -------------------------------------------------------------------------------
 

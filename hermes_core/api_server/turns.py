@@ -23,6 +23,7 @@ import attrs
 from hermes_core import Messages, PluginManager, spending_as
 from hermes_core import config_keys as keys
 from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Relayed, SessionStore, TurnResult
+from hermes_core.cron.run import TOOLSET as CRON_TOOLSET
 from hermes_core.gateway.session_context import set_session_vars
 from hermes_core.hosting import Cancel, Cancelled, in_thread
 
@@ -128,7 +129,14 @@ class Turns:
             self.busy.discard(ask.session_id)
 
     def _tools(self, rights: ApiKey) -> frozenset[str] | None:
-        return rights.tools.names(self.manager.tool_infos())
+        """The tools the key's agent is offered. A named key's is never offered the `cronjob` tool:
+        it reaches every job of the home, whoever made it (the key has its own through `/api/jobs`)."""
+        infos = self.manager.tool_infos()
+        offered = rights.tools.names(infos)
+        if rights.operator:
+            return offered
+        return frozenset(info.name for info in infos
+                         if info.toolset != CRON_TOOLSET and (offered is None or info.name in offered))
 
     def _turn(self, ask: Ask, relay: Relay) -> TurnDone:
         prompt = None
