@@ -19,12 +19,12 @@ Subclasses read with `self._reading()` (None until the file exists) and write wi
 that every write made inside it is committed in one transaction when the block ends.
 
 A new version of the schema bumps `schema_version` and, when `CREATE ... IF NOT EXISTS` is not
-enough (a column added to a table), says in `migrations` what brings an older file up to it:
+enough (a column added to a table), says in `upgrades` what brings an older file up to it:
 
 >>> class Notes(SqliteFile):
 ...     schema = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL, tag TEXT NOT NULL);"
 ...     schema_version = 2
-...     migrations = {2: "ALTER TABLE notes ADD COLUMN tag TEXT NOT NULL DEFAULT '';"}
+...     upgrades = {2: "ALTER TABLE notes ADD COLUMN tag TEXT NOT NULL DEFAULT '';"}
 """
 
 from __future__ import annotations
@@ -86,16 +86,16 @@ class SqliteFile:
     but not a power loss (the last commits before one can be rolled back; the file stays
     consistent), and costs no fsync.
 
-    `migrations` maps a version to the SQL that brings a file of the version before it up to
-    it. Opening a file older than `schema_version` runs, in one transaction, the migrations
-    above its version in order, then `schema` (so it should be `CREATE ... IF NOT EXISTS`); a
-    new file gets `schema` alone.
+    `upgrades[n]` is the SQL that brings a file of version n-1 up to n, where `CREATE ... IF
+    NOT EXISTS` is not enough (a column added to a table). Opening a file older than
+    `schema_version` runs, in one transaction, its upgrades in order, then `schema` (so it should
+    be `CREATE ... IF NOT EXISTS`); a new file gets `schema` alone.
     """
 
     what = "database"
     schema = ""
     schema_version = 1
-    migrations: Mapping[int, str] = {}
+    upgrades: Mapping[int, str] = {}
     synchronous = "FULL"
 
     def __init__(self, path: Path, *, busy_timeout: float = 10.0) -> None:
@@ -162,7 +162,7 @@ class SqliteFile:
                 # another process may have created the schema while this one waited for the lock
                 version = db.execute("PRAGMA user_version").fetchone()[0]
                 if version < self.schema_version:
-                    steps = [self.migrations[v] for v in sorted(self.migrations)
+                    steps = [self.upgrades[v] for v in sorted(self.upgrades)
                              if version < v <= self.schema_version] if version else []
                     for script in [*steps, self.schema]:
                         for statement in _statements(script):

@@ -85,7 +85,7 @@ class MemoryStore(SqliteFile):
     what = "memory database"
     schema = _SCHEMA
     schema_version = SCHEMA_VERSION
-    migrations = {2: "ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT '';"}
+    upgrades = {2: "ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT '';"}
 
     def __init__(self, path: Path, *, owner: str = "", busy_timeout: float = 10.0) -> None:
         super().__init__(path, busy_timeout=busy_timeout)
