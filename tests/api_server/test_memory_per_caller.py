@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from hermes_core.testing import tool_call
-from tests.api_server.test_api_server import KEY, Serve
 from tests.helpers import hermes, llm_config
+from tests.helpers.serve import KEY, Serve
 
 TEAM_KEY = "team-key-0123456789abcdef"
 LOCKER = "Alice's locker code is 4417"
