@@ -2,10 +2,10 @@
 
 Each memory belongs to an owner (a caller of a server: see `owner_of` in `memory.py`), or to
 none ("": the home's own, what the single-user CLI sees); a `MemoryStore` reads, finds and
-deletes only its owner's. Safe for several processes at once (WAL, a busy timeout, short `BEGIN IMMEDIATE` writes);
-created on the first write; a file that is not a readable database is reported, never
-replaced. Any text is a valid search query: it is searched as plain words, never parsed as
-FTS5 syntax.
+deletes only its owner's. Safe for several processes at once (WAL, a busy timeout, short
+`BEGIN IMMEDIATE` writes); created on the first write; a file that is not a readable database
+is reported, never replaced. Any text is a valid search query: it is searched as plain words,
+never parsed as FTS5 syntax.
 """
 
 from __future__ import annotations
