@@ -39,8 +39,8 @@ CREATE TABLE IF NOT EXISTS memories (
     created REAL NOT NULL,
     owner TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS memories_digest ON memories(digest);
 CREATE INDEX IF NOT EXISTS memories_owner ON memories(owner, id);
+CREATE INDEX IF NOT EXISTS memories_owner_digest ON memories(owner, digest);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     content, tags, content='memories', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
@@ -85,7 +85,8 @@ class MemoryStore(SqliteFile):
     what = "memory database"
     schema = _SCHEMA
     schema_version = SCHEMA_VERSION
-    upgrades = {2: "ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT '';"}
+    upgrades = {2: "ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT '';\n"
+                   "DROP INDEX IF EXISTS memories_digest;"}  # its place is taken by memories_owner_digest
 
     def __init__(self, path: Path, *, owner: str = "", busy_timeout: float = 10.0) -> None:
         super().__init__(path, busy_timeout=busy_timeout)
@@ -149,12 +150,24 @@ class MemoryStore(SqliteFile):
         return [_memory(row) for row in rows]
 
     def _ranked(self, db: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, str, str, float, float]]:
+        # A store that holds only this owner's memories (one home, one user) is ranked as it was
+        # before owners; the owner is still checked on the few rows found, so that a memory of
+        # another owner saved meanwhile is never among them. Otherwise each hit's owner is looked
+        # up in the owner index before ranking.
+        alone = db.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM memories WHERE owner < ?) AND NOT EXISTS "
+            "(SELECT 1 FROM memories WHERE owner > ?)", (self.owner, self.owner)).fetchone()[0]
+        hits = ("SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
+                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?") if alone else (
+                "SELECT memories_fts.rowid AS rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
+                "  JOIN memories AS o INDEXED BY memories_owner ON o.owner = ? AND o.id = memories_fts.rowid"
+                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?")
+
         def run(expression: str) -> list[tuple[int, str, str, float, float]]:
             return db.execute(
-                "SELECT m.id, m.content, m.tags, m.created, bm25(memories_fts, 1.0, 0.5) AS score"
-                "  FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid"
-                "  WHERE memories_fts MATCH ? AND m.owner = ? ORDER BY score, m.id DESC LIMIT ?",
-                (expression, self.owner, limit),
+                f"SELECT m.id, m.content, m.tags, m.created, hit.score FROM ({hits}) AS hit"
+                "  JOIN memories AS m ON m.id = hit.rowid WHERE m.owner = ? ORDER BY hit.score, m.id DESC",
+                (expression, limit, self.owner) if alone else (self.owner, expression, limit, self.owner),
             ).fetchall()
 
         size = db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
