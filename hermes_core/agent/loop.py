@@ -115,7 +115,8 @@ class Agent:
     `user_id` is whose long-term memory the session has: the memory provider's `initialize` gets
     it (with `platform`), and a provider that keeps callers apart (the built-in one does) reads
     and writes only theirs. A host serving several people sets it to the caller; None takes
-    `sender_id`, and "" (the CLI: one home, one user) gives the home's own memory.
+    `sender_id`, and "" (the CLI: one home, one user) gives the home's own memory, as does
+    `memory.per_caller: false` for every caller.
 
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
@@ -136,8 +137,10 @@ class Agent:
         self.manager.declare_fired_hooks(*FIRED_HOOKS)
         self.platform = platform
         self.sender_id = sender_id  # who writes (a gateway's user id; set per turn): pre_llm_call's sender_id
-        self.user_id = sender_id if user_id is None else user_id  # whose memory: fixed for the session
         config = self.manager.config
+        self.user_id = ""  # whose memory: fixed for the session ("": the home's own)
+        if config.read(keys.MEMORY_PER_CALLER):
+            self.user_id = sender_id if user_id is None else user_id
         self._own_store = store is None  # a store handed in is its owner's to close
         self.store = store if store is not None else SessionStore(self.manager.home)
         self.tools = frozenset(tools) if tools is not None else None

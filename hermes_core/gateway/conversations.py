@@ -98,7 +98,8 @@ class Conversations:
         resumes it with theirs, so that no one is offered another's memories."""
         sender = _sender(source)
         agent = self.agents.pop(key, None)
-        if agent is not None and (agent.user_id == sender or key in self.busy):
+        whose = sender if self.manager.config.read(keys.MEMORY_PER_CALLER) else ""
+        if agent is not None and (agent.user_id == whose or key in self.busy):
             self.agents[key] = agent  # the most recently used last
             return agent
         if agent is not None:

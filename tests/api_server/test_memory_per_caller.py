@@ -89,3 +89,18 @@ def test_a_named_keys_callers_keep_their_own_memories(served: Serve, llm_server)
     llm_server.reply("Tuesday.")
     _ask(team, "Which day is the deploy day?")
     assert "The team's deploy day is Tuesday" in _sent(llm_server.requests[-1])
+
+
+def test_memory_per_caller_false_gives_every_caller_the_homes_memory(home: Path, llm_server,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_config(home, llm_server.url, "memory:\n  per_caller: false\n")
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    with Serve() as served:
+        llm_server.reply("", tool_calls=[tool_call("memory_save", {"content": LOCKER})]).reply("Saved.")
+        _ask(served.client(**{"X-Hermes-User": "alice"}), "Save my locker code, 4417.")
+        llm_server.reply("4417.")
+        _ask(served.client(**{"X-Hermes-User": "bob"}), "What is the locker code?")
+        assert LOCKER in llm_server.requests[-1].messages[0]["content"]
+    llm_server.reply("4417.")
+    hermes("run", "What is the locker code?")
+    assert LOCKER in llm_server.requests[-1].messages[0]["content"]
