@@ -6,6 +6,8 @@ transaction. Each query is 2-4 words, one of them common; "no-hit" queries match
 (ASCII words: FTS only; CJK text: FTS, then the substring scan, which is linear). Timed through the provider's
 tool call (`handle_tool_call("memory_search", ...)`: argument checks, FTS5 query, bm25
 ranking, JSON result), all sizes in the same process; the growth is the ratio to 1k.
+"shared" is the same search once the file also holds another caller's memory (`owner`): each
+hit's owner is then looked up before ranking (a file of one owner is ranked without it).
 
     .venv/bin/python benchmarks/bench_memory.py
 """
@@ -76,17 +78,23 @@ def main() -> None:
             hits, misses, pre = timed(provider, asked, "search"), timed(provider, missing, "search"), timed(
                 provider, asked, "prefetch")
             scans = timed(provider, unspaced, "search")
+            other = BuiltinMemoryProvider(Path(folder) / f"m{size}.db")
+            other.initialize("bench", platform="api_server", user_id="someone-else")
+            other.store.save("another caller's memory")
+            other.shutdown()
+            shared = timed(provider, asked, "search")
             rows.append((size, load, statistics.median(hits), p95(hits), statistics.median(misses),
-                         statistics.median(pre), statistics.median(scans)))
+                         statistics.median(pre), statistics.median(scans), statistics.median(shared)))
             provider.shutdown()
     base = rows[0]
     print(f"memory_search, {QUERIES} queries per size (median / p95), one process\n")
     print(f"{'memories':>9} {'load':>8} {'search median':>14} {'p95':>9} {'x 1k':>6} "
-          f"{'no-hit median':>14} {'x 1k':>6} {'prefetch median':>16} {'CJK no-hit (scan)':>18} {'x 1k':>6}")
-    for size, load, median, tail, miss, pre, scan in rows:
+          f"{'no-hit median':>14} {'x 1k':>6} {'prefetch median':>16} {'CJK no-hit (scan)':>18} {'x 1k':>6} "
+          f"{'shared median':>14}")
+    for size, load, median, tail, miss, pre, scan, shared in rows:
         print(f"{size:>9,} {load:>7.2f}s {median * 1e3:>11.3f} ms {tail * 1e3:>6.3f} ms {median / base[2]:>5.1f}x "
               f"{miss * 1e3:>11.3f} ms {miss / base[4]:>5.1f}x {pre * 1e3:>13.3f} ms "
-              f"{scan * 1e3:>15.3f} ms {scan / base[6]:>5.1f}x")
+              f"{scan * 1e3:>15.3f} ms {scan / base[6]:>5.1f}x {shared * 1e3:>11.3f} ms")
 
 
 if __name__ == "__main__":

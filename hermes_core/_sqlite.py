@@ -17,6 +17,14 @@ read; `fts_phrases` turns any user text into an FTS5 query that cannot be a synt
 Subclasses read with `self._reading()` (None until the file exists) and write with
 `self._writing()`, or with `self._write(fn)`, which a `with self._batch():` block defers so
 that every write made inside it is committed in one transaction when the block ends.
+
+A new version of the schema bumps `schema_version` and, when `CREATE ... IF NOT EXISTS` is not
+enough (a column added to a table), says in `upgrades` what brings an older file up to it:
+
+>>> class Notes(SqliteFile):
+...     schema = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL, tag TEXT NOT NULL);"
+...     schema_version = 2
+...     upgrades = {2: "ALTER TABLE notes ADD COLUMN tag TEXT NOT NULL DEFAULT '';"}
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,11 +85,17 @@ class SqliteFile:
     set `synchronous` to "NORMAL": in WAL mode a commit then survives a crash of the process
     but not a power loss (the last commits before one can be rolled back; the file stays
     consistent), and costs no fsync.
+
+    `upgrades[n]` is the SQL that brings a file of version n-1 up to n, where `CREATE ... IF
+    NOT EXISTS` is not enough (a column added to a table). Opening a file older than
+    `schema_version` runs, in one transaction, its upgrades in order, then `schema` (so it should
+    be `CREATE ... IF NOT EXISTS`); a new file gets `schema` alone.
     """
 
     what = "database"
     schema = ""
     schema_version = 1
+    upgrades: Mapping[int, str] = {}
     synchronous = "FULL"
 
     def __init__(self, path: Path, *, busy_timeout: float = 10.0) -> None:
@@ -146,9 +160,13 @@ class SqliteFile:
             if version < self.schema_version:
                 db.execute("BEGIN IMMEDIATE")
                 # another process may have created the schema while this one waited for the lock
-                if db.execute("PRAGMA user_version").fetchone()[0] < self.schema_version:
-                    for statement in _statements(self.schema):
-                        db.execute(statement)
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version < self.schema_version:
+                    steps = [self.upgrades[v] for v in sorted(self.upgrades)
+                             if version < v <= self.schema_version] if version else []
+                    for script in [*steps, self.schema]:
+                        for statement in _statements(script):
+                            db.execute(statement)
                     db.execute(f"PRAGMA user_version = {self.schema_version}")
                 db.execute("COMMIT")
         except BaseException:

@@ -1,9 +1,11 @@
 """The built-in memory provider's store: SQLite with an FTS5 index, one file under `$HERMES_HOME`.
 
-Safe for several processes at once (WAL, a busy timeout, short `BEGIN IMMEDIATE` writes);
-created on the first write; a file that is not a readable database is reported, never
-replaced. Any text is a valid search query: it is searched as plain words, never parsed as
-FTS5 syntax.
+Each memory belongs to an owner (a caller of a server: see `owner_of` in `memory.py`), or to
+none ("": the home's own, what the single-user CLI sees); a `MemoryStore` reads, finds and
+deletes only its owner's. Safe for several processes at once (WAL, a busy timeout, short
+`BEGIN IMMEDIATE` writes); created on the first write; a file that is not a readable database
+is reported, never replaced. Any text is a valid search query: it is searched as plain words,
+never parsed as FTS5 syntax.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from hermes_core import SqliteFile, fts_phrases
@@ -24,7 +27,7 @@ MAX_TAGS = 16
 SUBSTRING_FALLBACK_CHARS = 1_000  # a query with no FTS hit, at most this long, may be tried as a substring
 COMMON_MIN_MEMORIES = 1_000  # a word in at least this many memories, and in at least
 COMMON_FRACTION = 0.02  # this fraction of them, is too common to rank by
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: memories have an owner (rows of schema 1 have none: the home's own)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -33,9 +36,11 @@ CREATE TABLE IF NOT EXISTS memories (
     tags TEXT NOT NULL DEFAULT '[]',
     digest TEXT NOT NULL,
     session_id TEXT NOT NULL DEFAULT '',
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    owner TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS memories_digest ON memories(digest);
+CREATE INDEX IF NOT EXISTS memories_owner ON memories(owner, id);
+CREATE INDEX IF NOT EXISTS memories_owner_digest ON memories(owner, digest);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     content, tags, content='memories', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
@@ -74,11 +79,18 @@ def _digest(content: str) -> str:
 
 
 class MemoryStore(SqliteFile):
-    """The memories in one SQLite file. Thread-safe; one connection, opened on first use."""
+    """The memories of `owner` ("": the home's own) in one SQLite file. Thread-safe; one
+    connection, opened on first use."""
 
     what = "memory database"
     schema = _SCHEMA
     schema_version = SCHEMA_VERSION
+    upgrades = {2: "ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT '';\n"
+                   "DROP INDEX IF EXISTS memories_digest;"}  # its place is taken by memories_owner_digest
+
+    def __init__(self, path: Path, *, owner: str = "", busy_timeout: float = 10.0) -> None:
+        super().__init__(path, busy_timeout=busy_timeout)
+        self.owner = owner
 
     # -- writing ------------------------------------------------------------------------
 
@@ -96,22 +108,23 @@ class MemoryStore(SqliteFile):
         with self._writing() as db:
             for content, tags, digest in rows:
                 found = db.execute(
-                    "SELECT id FROM memories WHERE digest = ? AND content = ? LIMIT 1", (digest, content)
+                    "SELECT id FROM memories WHERE digest = ? AND content = ? AND owner = ? LIMIT 1",
+                    (digest, content, self.owner),
                 ).fetchone()
                 if found is not None:
                     saved.append((found[0], False))
                     continue
                 cursor = db.execute(
-                    "INSERT INTO memories(content, tags, digest, session_id, created) VALUES (?, ?, ?, ?, ?)",
-                    (content, tags, digest, session_id, now),
+                    "INSERT INTO memories(content, tags, digest, session_id, created, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                    (content, tags, digest, session_id, now, self.owner),
                 )
                 saved.append((int(cursor.lastrowid or 0), True))
         return saved
 
     def forget(self, memory_id: int) -> bool:
-        """Delete one memory; False when there is none with that id."""
+        """Delete one of the owner's memories; False when the owner has none with that id."""
         with self._writing() as db:
-            return db.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
+            return db.execute("DELETE FROM memories WHERE id = ? AND owner = ?", (memory_id, self.owner)).rowcount > 0
 
     # -- reading ------------------------------------------------------------------------
 
@@ -130,21 +143,31 @@ class MemoryStore(SqliteFile):
             rows = self._ranked(db, terms, limit) if terms else []
             if not rows and needle and _needs_substring_search(needle):
                 rows = db.execute(
-                    "SELECT id, content, tags, created, 0.0 FROM memories WHERE instr(content, ?) > 0 "
+                    "SELECT id, content, tags, created, 0.0 FROM memories WHERE owner = ? AND instr(content, ?) > 0 "
                     "ORDER BY id DESC LIMIT ?",
-                    (needle, limit),
+                    (self.owner, needle, limit),
                 ).fetchall()
         return [_memory(row) for row in rows]
 
-    @staticmethod
-    def _ranked(db: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, str, str, float, float]]:
+    def _ranked(self, db: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, str, str, float, float]]:
+        # A store that holds only this owner's memories (one home, one user) is ranked as it was
+        # before owners; the owner is still checked on the few rows found, so that a memory of
+        # another owner saved meanwhile is never among them. Otherwise each hit's owner is looked
+        # up in the owner index before ranking.
+        alone = db.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM memories WHERE owner < ?) AND NOT EXISTS "
+            "(SELECT 1 FROM memories WHERE owner > ?)", (self.owner, self.owner)).fetchone()[0]
+        hits = ("SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
+                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?") if alone else (
+                "SELECT memories_fts.rowid AS rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
+                "  JOIN memories AS o INDEXED BY memories_owner ON o.owner = ? AND o.id = memories_fts.rowid"
+                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?")
+
         def run(expression: str) -> list[tuple[int, str, str, float, float]]:
             return db.execute(
-                "SELECT m.id, m.content, m.tags, m.created, hit.score FROM ("
-                "  SELECT rowid, bm25(memories_fts, 1.0, 0.5) AS score FROM memories_fts"
-                "  WHERE memories_fts MATCH ? ORDER BY score LIMIT ?"
-                ") AS hit JOIN memories AS m ON m.id = hit.rowid ORDER BY hit.score, m.id DESC",
-                (expression, limit),
+                f"SELECT m.id, m.content, m.tags, m.created, hit.score FROM ({hits}) AS hit"
+                "  JOIN memories AS m ON m.id = hit.rowid WHERE m.owner = ? ORDER BY hit.score, m.id DESC",
+                (expression, limit, self.owner) if alone else (self.owner, expression, limit, self.owner),
             ).fetchall()
 
         size = db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
@@ -165,20 +188,23 @@ class MemoryStore(SqliteFile):
             if db is None:
                 return []
             rows = db.execute(
-                "SELECT id, content, tags, created, 0.0 FROM memories ORDER BY id DESC LIMIT ?", (limit,)
+                "SELECT id, content, tags, created, 0.0 FROM memories WHERE owner = ? ORDER BY id DESC LIMIT ?",
+                (self.owner, limit),
             ).fetchall()
         return [_memory(row) for row in rows]
 
     def get(self, memory_id: int) -> Memory | None:
         with self._reading() as db:
             row = None if db is None else db.execute(
-                "SELECT id, content, tags, created, 0.0 FROM memories WHERE id = ?", (memory_id,)
+                "SELECT id, content, tags, created, 0.0 FROM memories WHERE id = ? AND owner = ?",
+                (memory_id, self.owner),
             ).fetchone()
         return None if row is None else _memory(row)
 
     def count(self) -> int:
         with self._reading() as db:
-            return 0 if db is None else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+            return 0 if db is None else int(
+                db.execute("SELECT count(*) FROM memories WHERE owner = ?", (self.owner,)).fetchone()[0])
 
 
 def _memory(row: tuple[int, str, str, float, float]) -> Memory:

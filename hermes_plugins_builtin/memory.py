@@ -4,6 +4,11 @@ The default of the `memory` slot, so a new user has memory with no setup. The mo
 three tools: `memory_save`, `memory_search`, `memory_forget`. The system prompt carries a
 short digest of the latest memories, `prefetch` adds the ones relevant to each user
 message, and `sync_turn` keeps what the user explicitly asks to be remembered.
+
+Memories are kept per caller: a host that serves several people hands `initialize` the
+caller's `user_id` (with its `platform`), and every read, search, save and delete of the
+session is that caller's alone. Without a `user_id` (the CLI: one home, one user) the session
+has the home's own memories, as before callers were told apart.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from hermes_core import MemoryProvider, MemoryStoreError
 
 from ._memory_store import MAX_CONTENT_CHARS, MAX_TAGS, Memory, MemoryStore
 
-__all__ = ["TOOL_SCHEMAS", "BuiltinMemoryProvider", "database_path"]
+__all__ = ["TOOL_SCHEMAS", "BuiltinMemoryProvider", "database_path", "owner_of"]
 
 DIGEST_ITEMS = 8
 DIGEST_ITEM_CHARS = 160
@@ -85,6 +90,14 @@ def database_path(hermes_home: str | os.PathLike[str] | None = None) -> Path:
     return Path(hermes_home) / "memory" / "memories.db"
 
 
+def owner_of(platform: Any, user_id: Any) -> str:
+    """Whose memories a session has: `"<platform>:<user_id>"` for a caller the host named (the
+    same id on two platforms is two people), "" (the home's own) for none."""
+    if user_id is None or str(user_id) == "":
+        return ""
+    return f"{platform or 'cli'}:{user_id}"
+
+
 def _memory_id(raw: Any) -> int | None:
     """An id as the model may send it: 12, 12.0, "12" or "#12" (as the digest shows it)."""
     value: int | None = None
@@ -120,6 +133,7 @@ class BuiltinMemoryProvider(MemoryProvider):
         self._path = Path(path) if path is not None else None
         self._store: MemoryStore | None = None
         self._session_id = ""
+        self._owner = ""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> BuiltinMemoryProvider:
         return type(self)(self._path)
@@ -128,7 +142,7 @@ class BuiltinMemoryProvider(MemoryProvider):
     def store(self) -> MemoryStore:
         """The SQLite store (opened on first use; the file is created on the first save)."""
         if self._store is None:
-            self._store = MemoryStore(self._path or database_path())
+            self._store = MemoryStore(self._path or database_path(), owner=self._owner)
         return self._store
 
     # -- required -----------------------------------------------------------------------
@@ -138,12 +152,14 @@ class BuiltinMemoryProvider(MemoryProvider):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         self._session_id = session_id
+        self._owner = owner_of(kwargs.get("platform"), kwargs.get("user_id"))
         home = kwargs.get("hermes_home")
         if self._path is None and home:
             self._path = database_path(home)
-            if self._store is not None and self._store.path != self._path:
-                self._store.close()
-                self._store = None
+        if self._store is not None and (self._store.path != (self._path or database_path())
+                                        or self._store.owner != self._owner):
+            self._store.close()
+            self._store = None
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return json.loads(json.dumps(TOOL_SCHEMAS))

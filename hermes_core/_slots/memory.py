@@ -53,7 +53,8 @@ class MemoryProvider(ABC):
     @abstractmethod
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Prepare for one agent session. `kwargs` include `hermes_home` (a path string) and
-        `platform` (`"cli"` in the reference host)."""
+        `platform` (`"cli"` in the reference host), and `user_id` when the host serves several
+        people (an API caller, a gateway sender): keep each one's memories apart by it."""
 
     def initialize_for_inspection(self, session_id: str, **kwargs: Any) -> None:
         """Prepare only what `system_prompt_block()` and `get_tool_schemas()` need, for a host

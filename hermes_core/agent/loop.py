@@ -112,6 +112,12 @@ class Agent:
     A server's caller hands in `history`: the conversation so far, stored as the new session's
     first messages (`sender_id` is stored as the user who started it).
 
+    `user_id` is whose long-term memory the session has: the memory provider's `initialize` gets
+    it (with `platform`), and a provider that keeps callers apart (the built-in one does) reads
+    and writes only theirs. A host serving several people sets it to the caller; None takes
+    `sender_id`, and "" (the CLI: one home, one user) gives the home's own memory, as does
+    `memory.per_caller: false` for every caller.
+
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
     as Ctrl-C is: what was said stands, the session stays valid). A caller that may stop a turn
@@ -123,6 +129,7 @@ class Agent:
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
         sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
         tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
+        user_id: str | None = None,
     ) -> None:
         if resume and history:
             raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
@@ -131,6 +138,9 @@ class Agent:
         self.platform = platform
         self.sender_id = sender_id  # who writes (a gateway's user id; set per turn): pre_llm_call's sender_id
         config = self.manager.config
+        self.user_id = ""  # whose memory: fixed for the session ("": the home's own)
+        if config.read(keys.MEMORY_PER_CALLER):
+            self.user_id = sender_id if user_id is None else user_id
         self._own_store = store is None  # a store handed in is its owner's to close
         self.store = store if store is not None else SessionStore(self.manager.home)
         self.tools = frozenset(tools) if tools is not None else None
@@ -156,7 +166,7 @@ class Agent:
                 for message in repair_tool_pairing(list(history)):
                     self._add(message)
             window = self.messages
-        who: dict[str, Any] = {"user_id": sender_id} if sender_id else {}  # Hermes' memory providers take it
+        who: dict[str, Any] = {"user_id": self.user_id} if self.user_id else {}  # Hermes' memory providers take it
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session

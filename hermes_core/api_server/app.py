@@ -4,7 +4,8 @@
 `hermes_core.hosting.serve_asgi`. Every route but `/health` needs a key when any is configured
 (`API_SERVER_KEY`, `api_server.keys.<name>`); a key outside its endpoints gets 403.
 `X-Hermes-User` names the caller: stored with the session, given to the plugins as the session's
-user (`HERMES_SESSION_USER_ID`, `pre_llm_call`'s `sender_id`, a memory provider's `user_id`).
+user (`HERMES_SESSION_USER_ID`, `pre_llm_call`'s `sender_id`); the memory provider's `user_id` is
+the caller under their key (`ApiKey.caller`), so that each caller has their own memories.
 """
 
 from __future__ import annotations

@@ -42,6 +42,15 @@ class ApiKey:
     def may(self, endpoint: str) -> bool:
         return endpoint in self.endpoints
 
+    def caller(self, user: str) -> str:
+        """Whose memory a request with `X-Hermes-User: user` has (the agent's `user_id`). The
+        full-access key and an open loopback server are the operator's, who names any user:
+        `user` as it is ("": the home's own memory). A named key's callers stay under the key:
+        `key:<name>`, or `key:<name>/<user>`, so that no key reaches another's or the operator's."""
+        if self is FULL_ACCESS or self is OPEN:
+            return user
+        return f"key:{self.name}/{user}" if user else f"key:{self.name}"
+
 
 FULL_ACCESS = ApiKey("API_SERVER_KEY", operator=True)
 OPEN = ApiKey("loopback", operator=True)  # no key is configured: the server is open on loopback

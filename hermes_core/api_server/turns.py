@@ -145,8 +145,8 @@ class Turns:
             prompt = f"{base}\n\n{ask.instructions}"
         agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
                       history=None if ask.resume else ask.history, display=relay,
-                      platform=PLATFORM, sender_id=ask.user, system_prompt=prompt, tools=self._tools(ask.rights),
-                      store=self.store)
+                      platform=PLATFORM, sender_id=ask.user, user_id=ask.rights.caller(ask.user), system_prompt=prompt,
+                      tools=self._tools(ask.rights), store=self.store)
         set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
                          chat_id=agent.session_id, chat_type="dm", session_key=f"{PLATFORM}:{agent.session_id}",
                          session_id=agent.session_id, message_id=uuid.uuid4().hex)

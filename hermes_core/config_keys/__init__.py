@@ -365,6 +365,12 @@ SKILLS_EXTERNAL_DIRS: Key[list[str]] = Key("skills.external_dirs", NAMES, _skill
                                            "more skill folders, searched after $HERMES_HOME/skills (~ and ${VAR} "
                                            "expanded; relative to $HERMES_HOME)")
 
+# -- memory (the slot's own key, memory.provider, is declared with the slot) -------------------------
+
+MEMORY_PER_CALLER = Key("memory.per_caller", FLAG, _flag, True,
+                        "each caller of a server or the gateway has their own memories (false: all share the "
+                        "home's, as the CLI does: a server or gateway of one person)")
+
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGINS_LAZY, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
@@ -393,6 +399,7 @@ KEYS: tuple[Key[Any], ...] = (
     HOSTING_ALLOWED_HOSTS, HOSTING_ALLOWED_ORIGINS,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
+    MEMORY_PER_CALLER,
 )
 
 

@@ -93,13 +93,19 @@ class Conversations:
         return PAIRING_REPLY.format(code=code, platform=platform)
 
     async def _agent(self, key: str, source: SessionSource) -> Agent:
+        """The conversation's agent session. Its memory is the sender's (the provider's `user_id`):
+        in a conversation several people share, another sender's message closes the session and
+        resumes it with theirs, so that no one is offered another's memories."""
+        sender = _sender(source)
         agent = self.agents.pop(key, None)
-        if agent is not None:
+        whose = sender if self.manager.config.read(keys.MEMORY_PER_CALLER) else ""
+        if agent is not None and (agent.user_id == whose or key in self.busy):
             self.agents[key] = agent  # the most recently used last
             return agent
+        if agent is not None:
+            await in_thread(agent.close)
         platform = source.platform.value
         known = self.routes.session_id(key)
-        sender = _sender(source)
 
         def open_agent() -> Agent:
             if known is None:

@@ -46,9 +46,12 @@ class MemoryProviderContract(ToolCallChecks):
     overrides `save`, `search` and `forget` (otherwise those checks are skipped). Tools are
     called with arguments valid against their parameters, as the host sends them
     (`strict_tool_arguments = True` adds near-misses; see `ToolCallChecks`).
+    `keeps_callers_apart = True` adds the check that sessions initialized with different
+    `user_id`s never see, find or forget each other's memories.
     """
 
     session_id = "contract-session"
+    keeps_callers_apart = False
 
     def make_provider(self, tmp_path: Path) -> Any:
         raise NotImplementedError("define make_provider(self, tmp_path) in your MemoryProviderContract subclass")
@@ -84,11 +87,11 @@ class MemoryProviderContract(ToolCallChecks):
     # -- providers for one check ------------------------------------------------------------
 
     @contextmanager
-    def _provider(self, folder: Path) -> Iterator[Any]:
+    def _provider(self, folder: Path, **caller: Any) -> Iterator[Any]:
         folder.mkdir(parents=True, exist_ok=True)
         provider = self.make_provider(folder)
         assert provider.is_available() is True, "is_available() is not True where the contract runs"
-        provider.initialize(self.session_id, hermes_home=str(folder))
+        provider.initialize(self.session_id, hermes_home=str(folder), **caller)
         try:
             yield provider
         finally:
@@ -206,3 +209,25 @@ class MemoryProviderContract(ToolCallChecks):
             kept = provider.on_pre_compress(messages)
             assert isinstance(kept, str), f"on_pre_compress() returned {type(kept).__name__}, not str"
             provider.on_session_end(messages)
+
+    def test_callers_are_kept_apart(self, tmp_path: Path) -> None:
+        if not self.keeps_callers_apart:
+            pytest.skip("set keeps_callers_apart = True to check that callers (user_id) are kept apart")
+        text = "The vault combination is 31 left 17 right"
+        home = tmp_path / "home"
+        with self._provider(home, platform="api_server", user_id="alice") as alice:
+            memory_id = self.save(alice, text)
+        for caller in ({"platform": "api_server", "user_id": "bob"}, {"platform": "cli"}):
+            with self._provider(home, **caller) as other:
+                who = caller.get("user_id", "a session without user_id")
+                assert memory_id not in [i for i, _ in self.search(other, "vault combination")], (
+                    f"{who} found alice's memory")
+                assert "vault combination" not in other.system_prompt_block(), (
+                    f"{who}'s system prompt has alice's memory")
+                assert "vault combination" not in other.prefetch("vault combination", session_id=self.session_id), (
+                    f"{who}'s prefetch has alice's memory")
+                if "memory_forget" in _tool_names(other):
+                    other.handle_tool_call("memory_forget", {"id": memory_id})
+        with self._provider(home, platform="api_server", user_id="alice") as alice:
+            assert (memory_id, text) in self.search(alice, "vault combination"), (
+                "alice's memory is gone after another caller's memory_forget of its id, or was never hers to find")

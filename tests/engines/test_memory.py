@@ -374,3 +374,66 @@ def test_import_of_the_kit_without_hypothesis_names_the_extra() -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert "pip install 'hermes-core[testing]'" in out
+
+
+# -- memories per caller ------------------------------------------------------------------------
+
+# What hermes-core wrote before memories had an owner (schema 1).
+SCHEMA_1 = """
+CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '[]',
+    digest TEXT NOT NULL, session_id TEXT NOT NULL DEFAULT '', created REAL NOT NULL);
+CREATE INDEX memories_digest ON memories(digest);
+CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, content='memories', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.id, new.content, new.tags);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.id, old.content, old.tags);
+END;
+INSERT INTO memories(content, digest, created) VALUES ('The wifi password of the flat is hunter22', 'x', 0);
+PRAGMA user_version = 1;
+"""
+
+
+def test_the_clis_memories_from_before_callers_had_their_own_are_still_its_own(home: Path, llm_server) -> None:
+    import sqlite3
+
+    from tests.helpers import llm_config
+
+    db_path(home).parent.mkdir(parents=True)
+    with sqlite3.connect(db_path(home)) as db:
+        db.executescript(SCHEMA_1)
+    llm_config(home, llm_server.url)
+    llm_server.reply("It is hunter22.")
+    assert hermes("run", "What is the wifi password?").stdout.strip() == "It is hunter22."
+    sent = llm_server.requests[0].messages
+    assert "1 saved; the all 1:" in sent[0]["content"] and "hunter22" in sent[0]["content"]
+    assert "Possibly relevant memories:\n- #1: The wifi password of the flat is hunter22" in sent[-1]["content"]
+    forgotten = json.loads(hermes("tools", "call", "memory_forget", '{"id": 1}').stdout)
+    assert forgotten == {"id": 1, "forgotten": True}
+    with sqlite3.connect(db_path(home)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_each_caller_saves_finds_and_forgets_only_their_own(home: Path) -> None:
+    manager = PluginManager()
+    alice = manager.open_session(platform="api_server", user_id="alice")
+    bob = manager.open_session(platform="api_server", user_id="bob")
+    elsewhere = manager.open_session(platform="telegram", user_id="alice")  # another platform's alice
+    home_own = manager.open_session()
+    try:
+        mine = call(alice, "memory_save", content="Parking spot is B12")["id"]
+        assert call(bob, "memory_save", content="Parking spot is B12")["saved"] is True  # bob's own copy
+        alice.sync_turn("remember that my cat is Miso", "ok")
+        for other in (bob, elsewhere, home_own):
+            assert call(other, "memory_search", query="cat") == {"results": [], "count": 0}
+            assert "Miso" not in other.system_prompt_block() and other.prefetch("my cat") == ""
+            assert "no memory with id" in call(other, "memory_forget", id=mine)["error"]
+        assert "2 saved" in alice.system_prompt_block() and "Miso" in alice.prefetch("what is my cat called?")
+        assert "1 saved" in bob.system_prompt_block()
+        assert call(alice, "memory_forget", id=mine) == {"id": mine, "forgotten": True}
+        assert call(bob, "memory_search", query="parking")["count"] == 1
+    finally:
+        for session in (alice, bob, elsewhere, home_own):
+            session.close()

@@ -11,6 +11,8 @@ from hermes_plugins_builtin.memory import BuiltinMemoryProvider
 
 
 class TestBuiltinProviderPassesTheContract(MemoryProviderContract):
+    keeps_callers_apart = True
+
     def make_provider(self, tmp_path):
         return BuiltinMemoryProvider()
 
@@ -58,6 +60,14 @@ class RegexSearch(MemoryProvider):
         return json.dumps({"error": "no"})
 
 
+class SharedByAll(BuiltinMemoryProvider):
+    """Ignores who the caller is: one pool of memories for everyone."""
+
+    def initialize(self, session_id, **kwargs):
+        kwargs.pop("user_id", None)
+        super().initialize(session_id, **kwargs)
+
+
 class PhonesHome(BuiltinMemoryProvider):
     def is_available(self):
         socket.create_connection(("127.0.0.1", 9), timeout=0.1)
@@ -77,12 +87,20 @@ class TestRegexSearch(MemoryProviderContract):
 class TestPhonesHome(MemoryProviderContract):
     def make_provider(self, tmp_path):
         return PhonesHome()
+
+
+class TestSharedByAll(MemoryProviderContract):
+    keeps_callers_apart = True
+
+    def make_provider(self, tmp_path):
+        return SharedByAll()
 '''
 
 
 def test_the_contract_fails_broken_providers_with_hypothesis_minimal_example(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_broken=BROKEN_PROVIDERS)
-    chosen = "Lowercasing and (saved or forget) or RegexSearch and safe or PhonesHome and network"
+    chosen = ("Lowercasing and (saved or forget) or RegexSearch and safe or PhonesHome and network "
+              "or SharedByAll and callers")
     pytester.makeini("[pytest]\n")  # its own rootdir, whatever ini file a folder above holds
     run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-rfE", "-k", chosen)
     out = run.stdout.str()
@@ -91,7 +109,9 @@ def test_the_contract_fails_broken_providers_with_hypothesis_minimal_example(pyt
         "test_broken.py::TestLowercasing::test_what_is_saved_can_be_found_by_its_own_text",
         "test_broken.py::TestRegexSearch::test_any_text_is_a_safe_search_query",
         "test_broken.py::TestPhonesHome::test_is_available_is_a_bool_and_makes_no_network_call",
+        "test_broken.py::TestSharedByAll::test_callers_are_kept_apart",
     }, out
+    assert "bob found alice's memory" in out
     assert run.parseoutcomes()["passed"] == 1  # Lowercasing still forgets correctly
     assert "is_available() made a network call (socket.getaddrinfo ('127.0.0.1', 9" in out
     # hypothesis shrinks each failure to a smallest example and shows it
