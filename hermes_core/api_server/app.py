@@ -84,7 +84,10 @@ class ApiServer(Core):
 
     async def serve(self, host: str, port: int, *, ready: Callable[[str], Any] | None = None,
                     grace: int | None = None) -> None:
-        """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once)."""
+        """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once). A
+        store refusing this host (a wrong password, a schema newer than this hermes-core) stops it
+        before it listens; one that cannot be reached yet does not."""
+        await asyncio.to_thread(self.runs.start)
         await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
                          app_checks_keys=self.keys.any, max_body=self.max_body)
 

@@ -90,26 +90,38 @@ class Runs:
         (with no shared database: this home's earlier servers, stopped or crashed)."""
         try:
             self.sweep()
-        except StateStoreError as exc:  # the server starts all the same; the next sweep tries again
+        except StateUnavailableError as exc:  # the server starts all the same; the next sweep tries again
             log.warning("hermes serve: %s", exc)
 
-    def sweep(self) -> None:
-        """Store the ends that could not be stored, and end the runs of hosts that are gone (done
-        every half lease, and when a client asks about a run another host runs)."""
+    def sweep(self) -> list[str]:
+        """Store the ends that could not be stored, end the runs of hosts that are gone (done every
+        half lease, and when a client asks about a run another host runs); the runs of this host
+        a client asked another host to stop."""
         self.server.fleet.start()
         for run in list(self.unsaved.values()):
             self._save_end(run)
         self.server.fleet.reap(self.server.store)
+        return self.server.store.stops(self.server.fleet.ident)
 
     async def sweeping(self) -> None:
         """`sweep()` every half lease while the server runs; a store that cannot be reached is
-        swept again the next time."""
+        swept again the next time (said once, and again once it answers)."""
+        failing = False
         while True:
             await asyncio.sleep(self.server.fleet.lease / 2)
             try:
-                await asyncio.to_thread(self.sweep)
+                for run_id in await asyncio.to_thread(self.sweep):
+                    live = self.live.get(run_id)
+                    if live is not None and live.status["status"] not in TERMINAL:
+                        live.ask.cancel()
+                        live.status["status"] = "stopping"
             except StateStoreError as exc:
-                log.warning("runs of stopped hosts not checked: %s", exc)
+                (log.debug if failing else log.warning)("runs of stopped hosts not checked: %s", exc)
+                failing = True
+                continue
+            if failing:
+                log.warning("the API server store answers again (%s)", self.server.store.location)
+                failing = False
 
     def close(self) -> None:
         """The server stops: its runs end `interrupted` (stored now: the process may end before their
@@ -306,8 +318,8 @@ class Runs:
                 checked += POLL
                 if checked >= fleet.lease / 2 or after < 0:
                     checked = 0.0
-                    if await asyncio.to_thread(store.run_host, run_id) is None or \
-                            await asyncio.to_thread(fleet.reap, store, run_id):
+                    running = await asyncio.to_thread(store.run_host, run_id) is not None
+                    if not running or await asyncio.to_thread(fleet.reap, store, run_id) != []:
                         for _, _, event in await asyncio.to_thread(store.events, run_id, after):
                             yield sse(event)
                         yield ": stream closed\n\n"
@@ -324,8 +336,12 @@ class Runs:
     async def _stop(self, request: Request, rights: ApiKey, user: str) -> Response:
         run_id, status = self._known(request, rights)
         live = self.live.get(run_id)
-        if status["status"] in TERMINAL or live is None:
+        if status["status"] in TERMINAL:
             return Json(status)
+        if live is None:  # another host runs it: it stops at its next sweep
+            if self.server.store.ask_stop(run_id) is None:
+                return Json(self._known(request, rights)[1])
+            return Json({"run_id": run_id, "status": "stopping"})
         live.ask.cancel()
         live.status["status"] = "stopping"
         return Json({"run_id": run_id, "status": "stopping"})

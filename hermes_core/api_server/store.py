@@ -71,7 +71,8 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE TABLE IF NOT EXISTS run_hosts (
     run_id TEXT PRIMARY KEY,
     host TEXT NOT NULL,
-    started REAL NOT NULL
+    started REAL NOT NULL,
+    stop INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS conversations_response ON conversations(response_id);
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created);
@@ -201,6 +202,20 @@ class ApiStore(Store):
             row = None if db is None else db.execute("SELECT host FROM run_hosts WHERE run_id = ?",
                                                      (run_id,)).fetchone()
         return None if row is None else str(row[0])
+
+    def ask_stop(self, run_id: str) -> str | None:
+        """Ask the host running `run_id` to stop it (it looks every half lease); that host, or None
+        when the run ended."""
+        with self._writing() as db:
+            row = db.execute("UPDATE run_hosts SET stop = 1 WHERE run_id = ? RETURNING host", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def stops(self, host: str) -> list[str]:
+        """The runs of `host` a client asked (through another host) to stop."""
+        with self._reading() as db:
+            rows = [] if db is None else db.execute(
+                "SELECT run_id FROM run_hosts WHERE host = ? AND stop = 1 ORDER BY run_id", (host,)).fetchall()
+        return [str(row[0]) for row in rows]
 
     def end_orphan(self, run_id: str, host: str, reason: str, *, status: str = "failed") -> bool:
         """End a run whose host (`host`) is gone: `status` with `reason`, and its last event

@@ -62,12 +62,15 @@ def test_a_runs_events_are_stored_as_they_come_and_its_end_once(tmp_path: Path, 
     assert [(seq, name) for seq, name, _ in store.events("run_a")] == [(0, "message.delta"), (1, "message.delta")]
     assert [event["delta"] for _, _, event in store.events("run_a", after=0)] == ["two"]
     assert store.run("run_a", "k")["status"] == "running" and store.run("run_a", "other") is None
+    assert store.stops("host-1") == [] and store.ask_stop("run_a") == "host-1"
+    assert store.stops("host-1") == ["run_a"] and store.stops("host-2") == []
     assert not store.end_run(_run("run_a", "completed"), "host-2", 2, [])  # not the host running it
     assert store.end_run(_run("run_a", "completed"), "host-1", 2,
                          [_event("run_a", "message.delta", delta="three"), _event("run_a", "run.completed")])
     assert store.run("run_a", "k")["status"] == "completed" and store.run_host("run_a") is None
     assert [name for _, name, _ in store.events("run_a")][-2:] == ["message.delta", "run.completed"]
     assert not store.end_orphan("run_a", "host-1", "gone")  # it ended: nothing to end
+    assert store.ask_stop("run_a") is None and store.stops("host-1") == []
 
 
 def test_a_gone_hosts_run_is_ended_once_with_the_reason(tmp_path: Path, url: str | None) -> None:
@@ -260,6 +263,15 @@ def test_the_same_calls_give_the_same_answers_on_sqlite_and_postgresql(pg_url: s
                 if answer[0] is not None:
                     answer[0].pop("updated_at", None)
             assert answers[0] == answers[1]
+
+        @precondition(lambda self: self.runs)
+        @rule(data=st.data())
+        def ask_stop(self, data: st.DataObject) -> None:
+            self.both("ask_stop", data.draw(st.sampled_from(sorted(self.runs))))
+
+        @rule(host=st.sampled_from(["h1", "h2"]))
+        def stops(self, host: str) -> None:
+            self.both("stops", host)
 
         @rule(host=st.sampled_from(["h1", "h2", "h3"]))
         def orphans(self, host: str) -> None:

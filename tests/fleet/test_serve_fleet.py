@@ -1,7 +1,7 @@
 """`hermes serve` as one service on many machines: three hosts, each with a home of its own (as on
 three machines) and the same HERMES_STATE_URL, behind a real nginx. A response made through one
 is read through another; a run started on one streams its events from another; an
-Idempotency-Key holds across hosts; a host killed mid-run has its run ended failed, with the
+Idempotency-Key holds across hosts; a run is stopped through another host; a host killed mid-run has its run ended failed, with the
 reason, by another; and the database restarted under load answers 503 with Retry-After (never a
 hang), /health says degraded while it is down, and every host serves again without a restart."""
 
@@ -21,7 +21,7 @@ import pytest
 
 from hermes_core.api_server.store import ApiStore
 from hermes_core.testing import Reply
-from tests.api_server.test_api_server import KEY, Serve, call, sse_events
+from tests.helpers.serving import KEY, Serve, call, sse_events
 from tests.helpers import llm_config
 
 LEASE = 1  # seconds: a killed host is taken for gone after two
@@ -126,6 +126,20 @@ def test_a_run_started_on_one_host_streams_live_from_another(hosts: list[Serve],
     assert "".join(e["delta"] for e in followed if e["event"] == "message.delta") == "one two three four"
     assert [d["event"] for _, d in sse_events(f"{hosts[0].url}/runs/{run_id}/events")] == names
     assert call(f"{hosts[1].url}/runs/{run_id}")[1]["status"] == "completed"
+
+
+def test_a_run_is_stopped_through_another_host(hosts: list[Serve], llm_server: Any) -> None:
+    held = threading.Event()
+    llm_server.push(Reply("one two three four", hold=held, hold_after=1))
+    try:
+        run_id = call(f"{hosts[0].url}/runs", {"input": "long job"})[1]["run_id"]
+        _until(lambda: _stored_events(run_id))
+        assert call(f"{hosts[1].url}/runs/{run_id}/stop", {})[1] == {"run_id": run_id, "status": "stopping"}
+        _until(lambda: call(f"{hosts[2].url}/runs/{run_id}")[1]["status"] == "cancelled")
+    finally:
+        held.set()
+    assert [d["event"] for _, d in sse_events(f"{hosts[1].url}/runs/{run_id}/events")][-1] == "run.cancelled"
+    assert call(f"{hosts[1].url}/runs/{run_id}/stop", {})[1]["status"] == "cancelled"
 
 
 def test_an_idempotency_key_holds_across_hosts(hosts: list[Serve], llm_server: Any) -> None:
