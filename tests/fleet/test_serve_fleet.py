@@ -211,19 +211,26 @@ def test_the_database_restarted_under_load_is_503_then_served_again_without_a_re
     outcomes: list[str] = []
     stop = threading.Event()
 
-    def load() -> None:
+    def load(stream: bool) -> None:
         with client(balancer, timeout=120) as sdk:
             while not stop.is_set():
                 try:
-                    sdk.responses.create(model="hermes-agent", input="hello")
-                    outcomes.append("ok")
+                    if not stream:
+                        sdk.responses.create(model="hermes-agent", input="hello")
+                        outcomes.append("ok")
+                        continue
+                    last = [event for event in sdk.responses.create(model="hermes-agent", input="hi", stream=True)][-1]
+                    if last.type == "response.completed":
+                        outcomes.append("ok")
+                    else:  # answered, but the database could not store it: said in the stream's last event
+                        outcomes.append(f"{last.type} code={last.response.error.code}")  # type: ignore[union-attr]
                 except openai.APIStatusError as exc:
                     retry = exc.response.headers.get("retry-after")
                     error = exc.body.get("code") if isinstance(exc.body, dict) else None
                     outcomes.append(f"{exc.status_code} retry-after={retry} code={error}")
                     time.sleep(0.2)
 
-    workers = [threading.Thread(target=load, daemon=True) for _ in range(3)]
+    workers = [threading.Thread(target=load, args=(n == 0,), daemon=True) for n in range(4)]
     for worker in workers:
         worker.start()
     try:
@@ -245,8 +252,10 @@ def test_the_database_restarted_under_load_is_503_then_served_again_without_a_re
         for worker in workers:
             worker.join(timeout=180)
     assert not any(worker.is_alive() for worker in workers)  # no request hung
-    assert set(outcomes) <= {"ok", "503 retry-after=2 code=state_unavailable"}, set(outcomes)
+    assert set(outcomes) <= {"ok", "503 retry-after=2 code=state_unavailable",
+                             "response.failed code=state_unavailable"}, set(outcomes)
     assert outcomes[-1] == "ok"
+    assert not [line for host in hosts for line in host.lines if "Traceback" in line]  # every failure in words
 
 
 def _answers(host: Serve) -> bool:
