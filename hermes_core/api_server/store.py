@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS run_hosts (
 CREATE INDEX IF NOT EXISTS conversations_response ON conversations(response_id);
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created);
 """
-# Version 2 adds run_hosts and two indexes. A version 1 file's unfinished runs (their server
+# Version 3 adds run_hosts and two indexes. An older file's unfinished runs (their server
 # stopped, or runs still running) get the empty host, which is never alive: another host ends them.
 _SCHEMA = _TABLES + """
 INSERT INTO run_hosts (run_id, host, started)
@@ -98,8 +98,10 @@ class ApiStore(Store):
     stage = "api_server"
     schema = _SCHEMA
     pg_schema = _PG_SCHEMA
-    schema_version = 2  # 2: run_hosts (who runs an unfinished run), indexes for pruning
+    schema_version = 3  # 2: owners; 3: run_hosts (who runs an unfinished run), indexes for pruning
     synchronous = "NORMAL"
+    home_file = "api_server.db"  # for `hermes state migrate`
+    migrate_tables = ("responses", "conversations", "runs", "run_events", "idempotency", "run_hosts")
 
     def __init__(self, home: Path, *, url: StateUrl | str | None = None, retention_days: float = 30.0,
                  max_stored: int = 10_000, pool_size: int = 8) -> None:

@@ -181,7 +181,7 @@ def test_a_schema_1_file_is_upgraded_and_its_unfinished_runs_ended_as_interrupte
     assert fleet.reap(store) == ["run_live"]
     assert store.run("run_live", "k")["status"] == "interrupted" and store.run("run_done", "k")["status"] == "completed"
     with sqlite3.connect(tmp_path / "api_server.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
 
 
 # -- the same calls on both backends -------------------------------------------------------------

@@ -21,7 +21,7 @@ import pytest
 
 from hermes_core.api_server.store import ApiStore
 from hermes_core.testing import Reply
-from tests.helpers.serving import KEY, Serve, call, sse_events
+from tests.helpers.api_server import KEY, Serve, call, sse_events
 from tests.helpers import llm_config
 
 LEASE = 1  # seconds: a killed host is taken for gone after two

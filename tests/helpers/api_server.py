@@ -1,10 +1,11 @@
-"""`hermes serve` in a test: the process (`Serve`, its base URL from its first stderr line), one
-HTTP request (`call`) and a server-sent event stream read whole (`sse_events`)."""
+"""For the API server's tests: `hermes serve` as a subprocess, one HTTP request at a time, and a
+wait for a condition."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -46,7 +47,8 @@ def call(url: str, body: Any = None, *, key: str | None = KEY, method: str | Non
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read() or b"null"), dict(response.headers)
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null"), dict(error.headers)
+        with error:
+            return error.code, json.loads(error.read() or b"null"), dict(error.headers)
 
 
 def sse_events(url: str, body: Any = None, *, key: str | None = KEY) -> list[tuple[str | None, Any]]:
@@ -64,3 +66,10 @@ def sse_events(url: str, body: Any = None, *, key: str | None = KEY) -> list[tup
                 events.append((event, data if data == "[DONE]" else json.loads(data)))
                 event = None
     return events
+
+
+def until(condition: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
