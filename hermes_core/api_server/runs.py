@@ -142,21 +142,17 @@ class Runs:
         body = await server.body(request)
         idempotency = request.headers.get("idempotency-key")
         run_id = new_id("run_")
+        claim: tuple[str, str] | None = None
         if idempotency is not None:
             if not _IDEMPOTENCY.fullmatch(idempotency):
                 raise ApiError(400, "Idempotency-Key must be 1 to 255 visible ASCII characters",
                                param="Idempotency-Key", code="invalid_idempotency_key")
             digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
                                     ).hexdigest()
-            earlier = server.store.claim(rights.name, idempotency, digest, run_id)
+            claim = (idempotency, digest)
+            earlier = server.store.claimed(rights.name, idempotency)
             if earlier is not None:
-                if earlier[0] != digest:
-                    raise ApiError(409, "Idempotency-Key was already used with a different request payload",
-                                   param="Idempotency-Key", code="idempotency_key_conflict")
-                found = self._find(earlier[1], rights)
-                status = found["status"] if found is not None else "started"
-                return Json({"run_id": earlier[1], "status": status, "replayed": True}, status_code=202,
-                                    headers={"Idempotency-Replayed": "true"})
+                return self._replay(earlier, digest, rights)
         conversation = responses_conversation(body)
         session_id = body.get("session_id")
         if session_id is not None and (not isinstance(session_id, str) or not session_id):
@@ -176,17 +172,31 @@ class Runs:
         run = _Run({"object": "hermes.run", "run_id": run_id, "status": "running", "created_at": now,
                     "updated_at": now, "session_id": ask.session_id, "model": server.model_name,
                     "last_event": None}, rights.name, ask)
-        try:
-            server.store.start_run(run.status, rights.name, server.fleet.ident)
+        try:  # the key claimed (on any host) and the run stored in one transaction
+            earlier = server.store.start_run(run.status, rights.name, server.fleet.ident, idempotency=claim)
         except BaseException:
             server.turns.release()
             raise
+        if earlier is not None and claim is not None:  # another request with the key came first
+            server.turns.release()
+            return self._replay(earlier, claim[1], rights)
         self.live[run_id] = run
         task = asyncio.ensure_future(self._drive(run))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return Json({"run_id": run_id, "status": "started", "replayed": False}, status_code=202,
                             headers={"X-Hermes-Session-Id": ask.session_id})
+
+    def _replay(self, earlier: tuple[str, str], digest: str, rights: ApiKey) -> Response:
+        """The answer to a request whose Idempotency-Key an earlier one claimed: its run, or 409 when
+        that request had another body."""
+        if earlier[0] != digest:
+            raise ApiError(409, "Idempotency-Key was already used with a different request payload",
+                           param="Idempotency-Key", code="idempotency_key_conflict")
+        found = self._find(earlier[1], rights)
+        status = found["status"] if found is not None else "started"
+        return Json({"run_id": earlier[1], "status": status, "replayed": True}, status_code=202,
+                    headers={"Idempotency-Replayed": "true"})
 
     async def _drive(self, run: _Run) -> None:
         """Run the turn, turning its events into the run's (stored as they come); store the run's end."""

@@ -156,15 +156,23 @@ class ApiStore(Store):
 
     # -- runs ----------------------------------------------------------------------------------
 
-    def start_run(self, run: dict[str, Any], owner: str, host: str) -> None:
-        """Store a run that `host` starts running now."""
+    def start_run(self, run: dict[str, Any], owner: str, host: str, *,
+                  idempotency: tuple[str, str] | None = None) -> tuple[str, str] | None:
+        """Store a run that `host` starts running now. With `idempotency` (key, request digest), only
+        when the key is not claimed yet: claimed and stored in one transaction (neither without the
+        other), or else nothing stored and the (digest, run id) of the run that claimed it."""
         now = time.time()
         with self._writing() as db:
+            if idempotency is not None:
+                earlier = self._claim(db, owner, *idempotency, run["run_id"], now)
+                if earlier is not None:
+                    return earlier
             db.execute("INSERT INTO runs (id, created, owner, body) VALUES (?, ?, ?, ?) "
                        "ON CONFLICT (id) DO UPDATE SET body = excluded.body", (run["run_id"], now, owner, _dumps(run)))
             db.execute("INSERT INTO run_hosts (run_id, host, started) VALUES (?, ?, ?) "
                        "ON CONFLICT (run_id) DO UPDATE SET host = excluded.host", (run["run_id"], host, now))
         self._maybe_prune()
+        return None
 
     def add_events(self, run_id: str, first: int, events: Sequence[dict[str, Any]]) -> None:
         """Store a running run's events, the first of them its `first`th (one already stored is kept)."""
@@ -266,17 +274,27 @@ class ApiStore(Store):
         """Remember `key` for `run_id` (None), or the (digest, run id) an earlier request with the same
         key, within `IDEMPOTENCY_TTL`, already claimed it for. One statement claims: of two hosts
         claiming the same key at once, exactly one gets None."""
-        now = time.time()
         with self._writing() as db:
-            claimed = db.execute(
-                "INSERT INTO idempotency (owner, key, digest, run_id, created) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (owner, key) DO UPDATE SET digest = excluded.digest, run_id = excluded.run_id, "
-                "created = excluded.created WHERE idempotency.created < ? RETURNING run_id",
-                (owner, key, digest, run_id, now, now - IDEMPOTENCY_TTL)).fetchall()
-            if claimed:
-                return None
-            row = db.execute("SELECT digest, run_id FROM idempotency WHERE owner = ? AND key = ?",
-                             (owner, key)).fetchone()
+            return self._claim(db, owner, key, digest, run_id, time.time())
+
+    def claimed(self, owner: str, key: str) -> tuple[str, str] | None:
+        """The (digest, run id) `key` is claimed for within `IDEMPOTENCY_TTL`, or None."""
+        with self._reading() as db:
+            row = None if db is None else db.execute(
+                "SELECT digest, run_id FROM idempotency WHERE owner = ? AND key = ? AND created >= ?",
+                (owner, key, time.time() - IDEMPOTENCY_TTL)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    @staticmethod
+    def _claim(db: Any, owner: str, key: str, digest: str, run_id: str, now: float) -> tuple[str, str] | None:
+        claimed = db.execute(
+            "INSERT INTO idempotency (owner, key, digest, run_id, created) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (owner, key) DO UPDATE SET digest = excluded.digest, run_id = excluded.run_id, "
+            "created = excluded.created WHERE idempotency.created < ? RETURNING run_id",
+            (owner, key, digest, run_id, now, now - IDEMPOTENCY_TTL)).fetchall()
+        if claimed:
+            return None
+        row = db.execute("SELECT digest, run_id FROM idempotency WHERE owner = ? AND key = ?", (owner, key)).fetchone()
         return (str(row[0]), str(row[1]))
 
     # -- retention -------------------------------------------------------------------------------

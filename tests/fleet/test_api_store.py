@@ -120,6 +120,26 @@ def test_an_idempotency_key_is_claimed_once_by_hosts_racing_for_it(tmp_path: Pat
     assert hosts[0].claim("other-key", "job-1", "digest", "run_x") is None  # keys are per owner
 
 
+def test_a_run_and_its_idempotency_key_are_stored_together_or_not_at_all(tmp_path: Path, url: str | None) -> None:
+    hosts = [ApiStore(tmp_path, url=url) for _ in range(4)]
+    barrier = threading.Barrier(len(hosts))
+    answers: dict[str, tuple[str, str] | None] = {}
+
+    def start(n: int) -> None:
+        barrier.wait()
+        answers[f"run_{n}"] = hosts[n].start_run(_run(f"run_{n}"), "k", f"host-{n}", idempotency=("job-7", "d"))
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in range(len(hosts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    [winner] = [run_id for run_id, earlier in answers.items() if earlier is None]
+    assert [run_id for run_id in answers if hosts[0].run(run_id, "k") is not None] == [winner]  # one run stored
+    assert hosts[0].claimed("k", "job-7") == ("d", winner) and hosts[0].claimed("k", "job-8") is None
+    assert set(hosts[0].orphans("nobody")) == {f"host-{winner[-1]}"}
+
+
 def test_an_expired_idempotency_key_is_claimed_again(tmp_path: Path, url: str | None,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import hermes_core.api_server.store as module
@@ -131,6 +151,8 @@ def test_an_expired_idempotency_key_is_claimed_again(tmp_path: Path, url: str | 
     assert store.claim("k", "job", "d2", "run_2") is None
     monkeypatch.setattr(module, "IDEMPOTENCY_TTL", 3600.0)
     assert store.claim("k", "job", "d3", "run_3") == ("d2", "run_2")
+    monkeypatch.setattr(module, "IDEMPOTENCY_TTL", -1.0)
+    assert store.claimed("k", "job") is None  # an expired key answers nothing
 
 
 def test_pruning_keeps_the_newest_and_running_runs_with_their_events(tmp_path: Path, url: str | None) -> None:
@@ -229,10 +251,15 @@ def test_the_same_calls_give_the_same_answers_on_sqlite_and_postgresql(pg_url: s
         def conversation(self, name: str, owner: str) -> None:
             self.both("conversation", name, owner)
 
-        @rule(run_id=IDS, owner=OWNERS, host=st.sampled_from(["h1", "h2"]))
-        def start_run(self, run_id: str, owner: str, host: str) -> None:
-            self.both("start_run", _run(run_id), owner, host)
+        @rule(run_id=IDS, owner=OWNERS, host=st.sampled_from(["h1", "h2"]),
+              key=st.none() | st.sampled_from(["x", "y"]), digest=st.sampled_from(["d1", "d2"]))
+        def start_run(self, run_id: str, owner: str, host: str, key: str | None, digest: str) -> None:
+            self.both("start_run", _run(run_id), owner, host, idempotency=None if key is None else (key, digest))
             self.runs.add(run_id)
+
+        @rule(owner=OWNERS, key=st.sampled_from(["x", "y"]))
+        def claimed(self, owner: str, key: str) -> None:
+            self.both("claimed", owner, key)
 
         @precondition(lambda self: self.runs)
         @rule(data=st.data(), texts=st.lists(TEXT, max_size=3), first=st.integers(0, 4))
