@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hermes_core import PluginManager, StateStoreError, StateUnavailableError, __version__
+from hermes_core import PluginManager, MemoryStoreError, StateUnavailableError, __version__
 from hermes_core import config_keys as keys
 from hermes_core.hosting import bearer_token, serve_asgi
 
@@ -104,7 +104,7 @@ class ApiServer(Core):
             except StateUnavailableError as exc:  # the shared database is restarting, say: try again
                 log.warning("%s %s: %s", request.method, request.url.path, exc)
                 return error_response(unavailable(exc))
-            except StateStoreError as exc:
+            except MemoryStoreError as exc:
                 log.error("%s %s: %s", request.method, request.url.path, exc)
                 return error_response(ApiError(500, str(exc), type="server_error", code="state_error"))
             except Exception as exc:  # noqa: BLE001 - a request never takes the server down
@@ -136,7 +136,7 @@ class ApiServer(Core):
         body = {"status": "ok", "platform": "hermes-core", "version": __version__, "host": self.fleet.ident}
         try:
             await asyncio.to_thread(self.store.ping)
-        except StateStoreError as exc:
+        except MemoryStoreError as exc:
             return Json({**body, "status": "degraded", "reason": str(exc)}, status_code=503,
                         headers={"Retry-After": str(RETRY_AFTER)})
         return Json(body)

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hermes_core import Messages, StateStoreError, StateUnavailableError
+from hermes_core import Messages, MemoryStoreError, StateUnavailableError
 
 from .core import flag, new_id, new_session_id, unavailable
 from .http import ApiError, Json, sse
@@ -246,7 +246,7 @@ class Responses:
                         yield line
                     try:
                         finished = finish(data, built.items)
-                    except StateStoreError as exc:  # answered, but not stored: said, never a traceback
+                    except MemoryStoreError as exc:  # answered, but not stored: said, never a traceback
                         error = unavailable(exc) if isinstance(exc, StateUnavailableError) else \
                             ApiError(500, str(exc), type="server_error", code="state_error")
                         yield built.event("response.failed", response={

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hermes_core import StateStoreError, StateUnavailableError
+from hermes_core import MemoryStoreError, StateUnavailableError
 
 from .core import KEEPALIVE, RETRY_AFTER, new_id, new_session_id
 from .http import ApiError, Json, sse
@@ -115,7 +115,7 @@ class Runs:
                     if live is not None and live.status["status"] not in TERMINAL:
                         live.ask.cancel()
                         live.status["status"] = "stopping"
-            except StateStoreError as exc:
+            except MemoryStoreError as exc:
                 (log.debug if failing else log.warning)("runs of stopped hosts not checked: %s", exc)
                 failing = True
                 continue
@@ -131,7 +131,7 @@ class Runs:
             if run.status["status"] not in TERMINAL:
                 run.status["status"] = "interrupted"
                 run.add("run.interrupted", error="its server stopped before it ended")
-            with contextlib.suppress(StateStoreError):
+            with contextlib.suppress(MemoryStoreError):
                 self._save_end(run)
         self.server.fleet.stop()
 
@@ -225,7 +225,7 @@ class Runs:
             await asyncio.wait([run.storing])
         try:
             await asyncio.to_thread(self._save_end, run)
-        except StateStoreError as exc:  # answered from memory meanwhile; stored by a later sweep
+        except MemoryStoreError as exc:  # answered from memory meanwhile; stored by a later sweep
             log.warning("the end of run %s could not be stored yet: %s", run.status["run_id"], exc)
 
     def _store_soon(self, run: _Run) -> None:
@@ -238,7 +238,7 @@ class Runs:
             first, batch = run.stored, list(run.events[run.stored:])
             try:
                 await asyncio.to_thread(self.server.store.add_events, run.status["run_id"], first, batch)
-            except StateStoreError as exc:  # stored with the next ones, or with the run's end
+            except MemoryStoreError as exc:  # stored with the next ones, or with the run's end
                 log.warning("events of run %s not stored yet: %s", run.status["run_id"], exc)
                 return
             run.stored = max(run.stored, first + len(batch))
@@ -338,7 +338,7 @@ class Runs:
                     quiet = 0.0
                     yield ": keepalive\n\n"
                 await asyncio.sleep(POLL)
-        except StateStoreError as exc:  # the stream ends in words; the client follows again later
+        except MemoryStoreError as exc:  # the stream ends in words; the client follows again later
             yield sse({"event": "error", "run_id": run_id, "error": str(exc),
                        "retry_after": RETRY_AFTER if isinstance(exc, StateUnavailableError) else None},
                       event="error")

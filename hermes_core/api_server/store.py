@@ -17,17 +17,21 @@ rows another host finds (`orphans`) and ends (`end_orphan`) with the reason.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_core import MemoryStoreError
 from hermes_core.hosting import StateUrl, Store
 
 __all__ = ["ApiStore", "IDEMPOTENCY_TTL", "TERMINAL_EVENTS"]
 
 IDEMPOTENCY_TTL = 24 * 3600.0  # seconds an Idempotency-Key is remembered (Hermes: 24 h)
+_PRUNE_LOCK = 0x4E524D50  # the advisory lock of the host pruning the shared tables (one at a time)
 TERMINAL_EVENTS = ("run.completed", "run.failed", "run.cancelled", "run.interrupted")
+log = logging.getLogger("hermes.api_server")
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -111,7 +115,7 @@ class ApiStore(Store):
         self._written = 0
 
     def ping(self) -> None:
-        """One round trip to where the store is; a `StateStoreError` when it cannot be reached."""
+        """One round trip to where the store is; a `MemoryStoreError` (`StateUnavailableError` for the shared database) when it cannot be used."""
         with self._reading() as db:
             if db is not None:
                 db.execute("SELECT 1").fetchone()
@@ -305,7 +309,10 @@ class ApiStore(Store):
         request about a hundred index entries, however large `max_stored` is."""
         self._written += 1
         if self._written % max(1, self.max_stored // 100) == 0:
-            self.prune()
+            try:
+                self.prune()
+            except MemoryStoreError as exc:  # what was asked for is stored: pruned the next time
+                log.warning("the %s was not pruned: %s", self.what, exc)
 
     def prune(self) -> None:
         """Remove the responses and runs past the retention time or beyond the newest `max_stored`
@@ -313,6 +320,9 @@ class ApiStore(Store):
         from its edge: only the rows it removes (and `max_stored` index entries) are read."""
         now = time.time()
         with self._writing() as db:
+            if self.dialect == "postgresql" and not db.execute("SELECT pg_try_advisory_xact_lock(?)",
+                                                               (_PRUNE_LOCK,)).fetchone()[0]:
+                return  # another host prunes right now
             for table, children, child_key in (("responses", "conversations", "response_id"),
                                                ("runs", "run_events", "run_id")):
                 edge = db.execute(f"SELECT created FROM {table} ORDER BY created DESC LIMIT 1 OFFSET ?",
