@@ -129,8 +129,9 @@ class Runs:
         for run in list(self.live.values()):
             run.ask.cancel()
             if run.status["status"] not in TERMINAL:
-                run.status["status"] = "interrupted"
-                run.add("run.interrupted", error="its server stopped before it ended")
+                reason = "its server stopped before it ended"
+                run.status.update(status="interrupted", error={"message": reason, "type": "server_error"})
+                run.add("run.interrupted", error=reason)
             with contextlib.suppress(MemoryStoreError):
                 self._save_end(run)
         self.server.fleet.stop()

@@ -270,3 +270,24 @@ def password(url: str) -> str:
     from urllib.parse import urlsplit
 
     return urlsplit(url).password or "not-there"
+
+
+def test_with_no_shared_database_a_server_stopped_mid_run_leaves_it_interrupted(
+        home: Path, llm_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    llm_config(home, llm_server.url, f"state:\n  lease_seconds: {LEASE}\n")
+    held = threading.Event()
+    llm_server.push(Reply("one two three", hold=held, hold_after=1))
+    try:
+        with Serve() as served:
+            run_id = call(f"{served.url}/runs", {"input": "long job"})[1]["run_id"]
+            _until(lambda: call(f"{served.url}/runs/{run_id}")[1].get("last_event") == "message.delta")
+            assert served.stop() == 0
+    finally:
+        held.set()
+    with Serve() as again:
+        status = call(f"{again.url}/runs/{run_id}")[1]
+        assert (status["status"], status["error"]["message"]) == ("interrupted", "its server stopped before it ended")
+        assert [d["event"] for _, d in sse_events(f"{again.url}/runs/{run_id}/events")] == \
+            ["message.delta", "run.interrupted"]
