@@ -115,6 +115,7 @@ class Postgres:
         self._pool: Any = None
         self._ready: set[str] = set()
         self._lock = threading.Lock()
+        self._down = False  # the last transaction found the database unreachable
 
     # -- connections -----------------------------------------------------------------------------
 
@@ -158,6 +159,8 @@ class Postgres:
         """One transaction (committed when the block ends, rolled back on an exception), with
         `store`'s schema made ready first."""
         psycopg, psycopg_pool = _driver()
+        if self._down:
+            self._recover(psycopg)
         pool = self._open_pool()
         if store is not None and store.stage not in self._ready:
             self._prepare(pool, store)
@@ -168,7 +171,7 @@ class Postgres:
             raise self._unavailable(psycopg) from None
         except psycopg.Error as exc:
             if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
-                raise describe(self.url, exc) from None
+                raise self._gone(describe(self.url, exc)) from None
             raise StateStoreError(self.url.scrub(
                 f"the shared database {self.url.masked} refused a statement"
                 f"{f' of the {store.what}' if store is not None else ''}: {' '.join(str(exc).split())}")) from None
@@ -177,9 +180,30 @@ class Postgres:
         try:
             psycopg.connect(self.url.url, connect_timeout=CONNECT_TIMEOUT).close()
         except psycopg.Error as exc:
-            return describe(self.url, exc)
+            return self._gone(describe(self.url, exc))
         return StateUnavailableError(f"the shared database {self.url.masked} had no free connection for "
                                      f"{WAIT_TIMEOUT:g} s (state.pool_size is {self.pool_size}); try again")
+
+    def _gone(self, error: StateStoreError) -> StateStoreError:
+        if isinstance(error, StateUnavailableError):
+            self._down = True
+        return error
+
+    def _recover(self, psycopg: Any) -> None:
+        """The database was found unreachable: a direct connection says at once whether it still is
+        (no request waits on the pool meanwhile), and once it answers the pool is opened anew (its
+        connections died with the server, and it would reconnect them on its own growing back-off)."""
+        try:
+            psycopg.connect(self.url.url, connect_timeout=CONNECT_TIMEOUT).close()
+        except psycopg.Error as exc:
+            raise describe(self.url, exc) from None
+        with self._lock:
+            if not self._down:
+                return
+            self._down = False
+            pool, self._pool = self._pool, None
+        if pool is not None:  # connections still lent out are closed when they come back
+            threading.Thread(target=pool.close, kwargs={"timeout": 1.0}, name="hermes-pool-close", daemon=True).start()
 
     # -- schemas ---------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ the caller under their key (`ApiKey.caller`), so that each caller has their own 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -21,11 +22,11 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hermes_core import PluginManager, __version__
+from hermes_core import PluginManager, MemoryStoreError, StateUnavailableError, __version__
 from hermes_core import config_keys as keys
 from hermes_core.hosting import BrowserPolicy, bearer_token, serve_asgi
 
-from .core import Core, Handler, finish_reason, flag, new_id, usage
+from .core import RETRY_AFTER, Core, Handler, finish_reason, flag, new_id, unavailable, usage
 from .http import ApiError, Json, error_response, header_value, sse
 from .inputs import chat_conversation
 from .jobs import CronJobs
@@ -67,8 +68,13 @@ class ApiServer(Core):
         ]
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            yield
-            self.close()
+            await asyncio.to_thread(self.runs.start)
+            sweeping = asyncio.ensure_future(self.runs.sweeping())
+            try:
+                yield
+            finally:
+                sweeping.cancel()
+                self.close()
 
         return Starlette(routes=routes, lifespan=lifespan)
 
@@ -79,7 +85,10 @@ class ApiServer(Core):
 
     async def serve(self, host: str, port: int, *, ready: Callable[[str], Any] | None = None,
                     grace: int | None = None) -> None:
-        """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once)."""
+        """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once). A
+        store refusing this host (a wrong password, a schema newer than this hermes-core) stops it
+        before it listens; one that cannot be reached yet does not."""
+        await asyncio.to_thread(self.runs.start)
         await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
                          app_checks_keys=self.keys.any, max_body=self.max_body,
                          browsers=BrowserPolicy.from_config(self.manager.config))
@@ -94,6 +103,12 @@ class ApiServer(Core):
                 return await handler(request, rights, user)
             except ApiError as exc:
                 return error_response(exc)
+            except StateUnavailableError as exc:  # the shared database is restarting, say: try again
+                log.warning("%s %s: %s", request.method, request.url.path, exc)
+                return error_response(unavailable(exc))
+            except MemoryStoreError as exc:
+                log.error("%s %s: %s", request.method, request.url.path, exc)
+                return error_response(ApiError(500, str(exc), type="server_error", code="state_error"))
             except Exception as exc:  # noqa: BLE001 - a request never takes the server down
                 log.error("%s %s failed", request.method, request.url.path, exc_info=True)
                 return error_response(ApiError(500, f"internal error: {type(exc).__name__}: {exc}",
@@ -118,7 +133,15 @@ class ApiServer(Core):
     # -- small routes ----------------------------------------------------------------------------
 
     async def _health(self, request: Request) -> Response:
-        return Json({"status": "ok", "platform": "hermes-core", "version": __version__})
+        """`ok`; or `degraded` (503, with the reason, the URL's password masked) while the store
+        cannot be reached: the host runs and answers again by itself once it can."""
+        body = {"status": "ok", "platform": "hermes-core", "version": __version__, "host": self.fleet.ident}
+        try:
+            await asyncio.to_thread(self.store.ping)
+        except MemoryStoreError as exc:
+            return Json({**body, "status": "degraded", "reason": str(exc)}, status_code=503,
+                        headers={"Retry-After": str(RETRY_AFTER)})
+        return Json(body)
 
     async def _models(self, request: Request, rights: ApiKey, user: str) -> Response:
         return Json({"object": "list", "data": [

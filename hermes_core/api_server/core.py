@@ -16,10 +16,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from hermes_core import HermesError, PluginLlmBudgetError, PluginManager
+from hermes_core import HermesError, PluginLlmBudgetError, PluginManager, StateUnavailableError
 from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
+from hermes_core.hosting import state_url
 
+from .fleet import Fleet
 from .http import ApiError, header_value, read_json
 from .inputs import Conversation
 from .keys import ApiKey, Keys
@@ -28,10 +30,11 @@ from .settings import DEFAULT_MODEL_NAME
 from .store import ApiStore
 from .turns import Ask, TurnDone, Turns
 
-__all__ = ["Core", "Handler", "RouteMaker", "flag", "new_id", "new_session_id"]
+__all__ = ["Core", "Handler", "RouteMaker", "flag", "new_id", "new_session_id", "unavailable"]
 
 log = logging.getLogger("hermes.api_server")
 KEEPALIVE = 10.0  # seconds between two `: keepalive` comments of a quiet stream
+RETRY_AFTER = 2  # seconds a caller is asked to wait when the shared database cannot be reached
 
 Handler = Callable[[Request, ApiKey, str], Awaitable[Response]]
 RouteMaker = Callable[[str, "str | None", Handler, list[str]], Route]  # (path, endpoint scope, handler, methods)
@@ -54,8 +57,11 @@ class Core:
         self.keys = keys_ if keys_ is not None else Keys.from_config(config)
         self.model_name = model_name or DEFAULT_MODEL_NAME
         self.turns = Turns(self.manager, config.read(keys.API_SERVER_MAX_CONCURRENT))
-        self.store = ApiStore(self.manager.home, retention_days=config.read(keys.API_SERVER_RETENTION_DAYS),
-                              max_stored=config.read(keys.API_SERVER_MAX_STORED))
+        url = state_url(self.manager.home)
+        self.store = ApiStore(self.manager.home, url=url, retention_days=config.read(keys.API_SERVER_RETENTION_DAYS),
+                              max_stored=config.read(keys.API_SERVER_MAX_STORED),
+                              pool_size=config.read(keys.STATE_POOL_SIZE))
+        self.fleet = Fleet(self.manager.home, url, lease=float(config.read(keys.STATE_LEASE)))
         self.owners = Owners(self.store)
         self.max_body = config.read(keys.API_SERVER_MAX_BODY)
         self.started = int(time.time())
@@ -92,6 +98,8 @@ class Core:
 
     def failure(self, exc: BaseException) -> ApiError:
         """What a turn's exception means to the caller."""
+        if isinstance(exc, StateUnavailableError):
+            return unavailable(exc)
         if isinstance(exc, PluginLlmBudgetError):
             return ApiError(429, str(exc), type="insufficient_quota", code="budget_exceeded")
         if isinstance(exc, HermesError):
@@ -164,6 +172,12 @@ class Core:
         finally:
             if not task.done():
                 ask.cancel()
+
+
+def unavailable(exc: StateUnavailableError) -> ApiError:
+    """The shared database cannot be reached now: 503, and when to try again."""
+    return ApiError(503, str(exc), type="server_error", code="state_unavailable",
+                    headers={"Retry-After": str(RETRY_AFTER)})
 
 
 def flag(value: Any, field: str) -> bool:

@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hermes_core import Messages
+from hermes_core import Messages, MemoryStoreError, StateUnavailableError
 
-from .core import flag, new_id, new_session_id
+from .core import flag, new_id, new_session_id, unavailable
 from .http import ApiError, Json, sse
 from .inputs import responses_conversation
 from .keys import ApiKey
@@ -244,7 +244,16 @@ class Responses:
                 elif kind == "done":
                     for line in built.close_message():
                         yield line
-                    yield built.event(f"response.{_status(data)}", response=finish(data, built.items))
+                    try:
+                        finished = finish(data, built.items)
+                    except MemoryStoreError as exc:  # answered, but not stored: said, never a traceback
+                        error = unavailable(exc) if isinstance(exc, StateUnavailableError) else \
+                            ApiError(500, str(exc), type="server_error", code="state_error")
+                        yield built.event("response.failed", response={
+                            **base, "status": "failed", "output": built.items,
+                            "error": {"code": error.code, "message": error.message}})
+                        continue
+                    yield built.event(f"response.{_status(data)}", response=finished)
 
 
 def _status(done: TurnDone) -> str:
