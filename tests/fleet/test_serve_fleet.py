@@ -38,7 +38,10 @@ def hosts(tmp_path: Path, pg_url: str, llm_server: Any, monkeypatch: pytest.Monk
         for n in range(3):
             home = tmp_path / f"machine{n}"
             home.mkdir()
-            llm_config(home, llm_server.url, f"state:\n  lease_seconds: {LEASE}\n")
+            # nginx passes on the Host its clients used (127.0.0.1:its port): the name the balancer is
+            # reached by is allowed, as an operator allows their load balancer's name
+            llm_config(home, llm_server.url, f"state:\n  lease_seconds: {LEASE}\n"
+                                             "hosting:\n  allowed_hosts: ['127.0.0.1']\n")
             monkeypatch.setenv("HERMES_HOME", str(home))
             started.append(Serve())
         yield started
