@@ -1,6 +1,13 @@
-"""Agent sessions in SQLite under `$HERMES_HOME/sessions.db`: every message as it is written,
-tool calls, token usage, and compression events (what was replaced by what), with FTS5
-search over the messages. Append-only.
+"""Agent sessions: every message as it is written, tool calls, token usage, and compression
+events (what was replaced by what), with full-text search over the messages. Append-only.
+
+Where: in SQLite under `$HERMES_HOME/sessions.db` (FTS5), or, when `state.url` (or
+`HERMES_STATE_URL`) names a PostgreSQL database, in that database's tables, shared by every host
+that names it (PostgreSQL's own text search: a `tsvector` column the database keeps, with a GIN
+index). Search reads a query the same way on both: every whitespace-separated chunk is a phrase,
+and a message matches any of them; words are folded to their stems (Porter's for FTS5,
+Snowball's English for PostgreSQL: the two agree on all but a few words, such as "dies" and
+"dying"), case and accents ignored, no stop words.
 
 Durability: each write is committed at once, or, inside `store.step()`, with the rest of its
 step of the agent's loop. The file is in WAL mode with `synchronous=NORMAL`: a commit costs
@@ -8,19 +15,21 @@ no fsync and survives a crash of the process (the WAL is in the operating system
 so a killed or crashed agent loses at most the step it was in. A power loss or an operating
 system crash can also roll back the latest commits the operating system had not yet written
 to disk (on Linux, typically up to the last ~30 seconds; SQLite syncs the WAL only when it
-checkpoints it into the database); the file stays consistent and what came before is whole."""
+checkpoints it into the database); the file stays consistent and what came before is whole.
+On PostgreSQL a commit is as durable as the database's settings make it."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core import Message, Messages, SqliteFile, fts_phrases, message_text, storable_json, storable_text
+from hermes_core import Message, Messages, fts_phrases, message_text, storable_json, storable_text
+from hermes_core.hosting import StateUrl, Store
 
 __all__ = ["SessionStore"]
 
@@ -80,28 +89,152 @@ CREATE TABLE IF NOT EXISTS compressions (
 );
 """
 
+# The same tables in PostgreSQL: an id column where SQLite's rowid keeps the order, and the
+# messages' words in a `tsvector` the database computes from `text` (GENERATED ... STORED) with a
+# GIN index. The text is read the way FTS5's `unicode61` tokenizer reads it (runs of letters and
+# digits; everything else separates words), folded by the `hermes_search` configuration: accents
+# removed (`unaccent`, when the database lets it be created), Snowball's English stems, no stop
+# words. The first 100,000 characters of a message are indexed (a tsvector holds at most 1 MB).
+_PG_SCHEMA = """
+DO $$
+BEGIN
+    BEGIN
+        CREATE EXTENSION IF NOT EXISTS unaccent;
+    EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'unaccent is not available: session search keeps accents';
+    END;
+    IF NOT EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'hermes_english' AND pg_ts_dict_is_visible(oid)) THEN
+        CREATE TEXT SEARCH DICTIONARY hermes_english (TEMPLATE = snowball, Language = english);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'hermes_search' AND pg_ts_config_is_visible(oid)) THEN
+        CREATE TEXT SEARCH CONFIGURATION hermes_search (COPY = english);
+        IF EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'unaccent' AND pg_ts_dict_is_visible(oid)) THEN
+            ALTER TEXT SEARCH CONFIGURATION hermes_search ALTER MAPPING FOR asciiword, word, numword, asciihword,
+                hword, numhword, hword_asciipart, hword_part, hword_numpart WITH unaccent, hermes_english;
+        ELSE
+            ALTER TEXT SEARCH CONFIGURATION hermes_search ALTER MAPPING FOR asciiword, word, numword, asciihword,
+                hword, numhword, hword_asciipart, hword_part, hword_numpart WITH hermes_english;
+        END IF;
+    END IF;
+END
+$$;
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    created DOUBLE PRECISION NOT NULL,
+    updated DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    body TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    words tsvector GENERATED ALWAYS AS (to_tsvector('hermes_search'::regconfig,
+        regexp_replace(left(text, 100000), '[^[:alnum:]]+', ' ', 'g'))) STORED,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX IF NOT EXISTS messages_words ON messages USING GIN (words);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    id BIGSERIAL PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_calls_session ON tool_calls(session_id);
+CREATE TABLE IF NOT EXISTS usage (
+    id BIGSERIAL PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost DOUBLE PRECISION,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_session ON usage(session_id);
+CREATE TABLE IF NOT EXISTS origins (
+    session_id TEXT PRIMARY KEY,
+    platform TEXT NOT NULL DEFAULT '',
+    "user" TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS origins_user ON origins("user");
+CREATE TABLE IF NOT EXISTS compressions (
+    id BIGSERIAL PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    at_seq INTEGER NOT NULL,
+    engine TEXT NOT NULL,
+    replaced TEXT NOT NULL,
+    "window" TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
+"""
+
 # When a session was last written to: its last message's time (an append does not rewrite the
 # session's row: one page less per commit), or `sessions.updated` (when it started; earlier
 # versions also set it on every append).
-_UPDATED = ("max(s.updated, coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id "
-            "ORDER BY m.seq DESC LIMIT 1), 0))")
-_INSERT_MESSAGE = "INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)"
+_LAST_MESSAGE = "coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1), 0)"
+_UPDATED = {"sqlite": f"max(s.updated, {_LAST_MESSAGE})", "postgresql": f"greatest(s.updated, {_LAST_MESSAGE})"}
+_INSERT_MESSAGE = ("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT (session_id, seq) DO NOTHING")
+_NEXT_SEQ = "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?"
+
+# Search on PostgreSQL: each chunk of the query a phrase (`phraseto_tsquery`), read as the stored
+# text is, the phrases OR-ed; a snippet of about 12 words around the first match, marked [like this].
+_PG_WORDS = "regexp_replace(?, '[^[:alnum:]]+', ' ', 'g')"
+_PG_PHRASE = f"phraseto_tsquery('hermes_search'::regconfig, {_PG_WORDS})"
+_PG_SNIPPET = ("ts_headline('hermes_search'::regconfig, m.text, q.query, "
+               "'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')")
+# The best `limit` hits, then the snippet of each, with "…" where it cuts the text (as FTS5's
+# snippet marks it; not when the text holds the marks themselves).
+_PG_SEARCH = f"""
+SELECT hit.session_id, hit.seq, m.role, s.snippet,
+       f.pos > 1 AND btrim(left(m.text, f.pos - 1), E' \\t\\r\\n') <> '',
+       f.pos > 0 AND btrim(substr(m.text, f.pos + length(p.plain)), E' \\t\\r\\n') <> ''
+FROM (SELECT {{query}} AS query) AS q
+CROSS JOIN LATERAL (SELECT session_id, seq, ts_rank(words, q.query) AS rank FROM messages WHERE words @@ q.query
+                    ORDER BY rank DESC, session_id, seq LIMIT ?) AS hit
+JOIN messages AS m ON m.session_id = hit.session_id AND m.seq = hit.seq
+CROSS JOIN LATERAL (SELECT {_PG_SNIPPET} AS snippet) AS s
+CROSS JOIN LATERAL (SELECT replace(replace(s.snippet, '[', ''), ']', '') AS plain) AS p
+CROSS JOIN LATERAL (SELECT CASE WHEN strpos(m.text, '[') > 0 OR strpos(m.text, ']') > 0 OR btrim(p.plain) = ''
+                    THEN 0 ELSE strpos(m.text, p.plain) END AS pos) AS f
+ORDER BY hit.rank DESC, hit.session_id, hit.seq
+"""
+_HAS_WORD = re.compile(r"[^\W_]")
 
 
-class SessionStore(SqliteFile):
-    """Every session of one `$HERMES_HOME`."""
+class SessionStore(Store):
+    """Every session of one `$HERMES_HOME`, or of every home that names the same `state.url`.
+
+    >>> store = SessionStore(home, url=state_url(home))
+    """
 
     what = "session store"
+    stage = "sessions"
     schema = _SCHEMA
+    pg_schema = _PG_SCHEMA
     schema_version = 2  # 2: origins (the platform and user a session came from)
     synchronous = "NORMAL"
 
-    def __init__(self, home: Path) -> None:
-        super().__init__(Path(home) / "sessions.db")
+    def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
+        super().__init__(Path(home) / "sessions.db", url=url)
         self._seqs: dict[str, int] = {}  # the last sequence number given out, per session
+        self._order = "rowid" if self.dialect == "sqlite" else "id"  # the order rows were written in
 
     def _rolled_back(self) -> None:
         self._seqs.clear()
+
+    def _text(self, value: Any) -> Any:
+        """`value` as a text column takes it: PostgreSQL's text holds no NUL character (U+FFFD in its place)."""
+        value = storable_text(value)
+        return value.replace("\x00", "\ufffd") if self.dialect == "postgresql" and isinstance(value, str) else value
 
     # -- writing ------------------------------------------------------------------------
 
@@ -122,13 +255,14 @@ class SessionStore(SqliteFile):
         """Record a session (nothing when it exists): its model, and where it came from (the
         platform, and the user who started it: a gateway's sender, an API caller's `X-Hermes-User`)."""
         now = time.time()
+        session_id, model, platform, user = (self._text(v) for v in (session_id, model, platform, user))
 
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
-                       (session_id, model, now, now))
+        def write(db: Any) -> None:
+            db.execute("INSERT INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (id) DO NOTHING", (session_id, model, now, now))
             if platform or user:
-                db.execute("INSERT OR IGNORE INTO origins(session_id, platform, user) VALUES (?, ?, ?)",
-                           (session_id, platform, user))
+                db.execute('INSERT INTO origins(session_id, platform, "user") VALUES (?, ?, ?) '
+                           "ON CONFLICT (session_id) DO NOTHING", (session_id, platform, user))
 
         self._write(write)
 
@@ -136,19 +270,17 @@ class SessionStore(SqliteFile):
         """Store one message (now, or at the end of the open `step()`); returns its sequence
         number in the session."""
         now = time.time()
-        role, text = str(message.get("role")), storable_text(message_text(message))
+        role, text = self._text(str(message.get("role"))), self._text(message_text(message))
         body = storable_json(message, default=str)
         with self._lock:
             last = self._seqs.get(session_id)
             seq = [(self._last_seq(session_id) if last is None else last) + 1]
             self._seqs[session_id] = seq[0]
 
-            def write(db: sqlite3.Connection) -> None:
-                try:
-                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
-                except sqlite3.IntegrityError:  # another process appended to this session meanwhile
-                    seq[0] = int(db.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
-                                            (session_id,)).fetchone()[0])
+            def write(db: Any) -> None:
+                if db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now)).rowcount == 0:
+                    # another process appended to this session meanwhile: the next number after its
+                    seq[0] = int(db.execute(_NEXT_SEQ, (session_id,)).fetchone()[0])
                     db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
                     self._seqs[session_id] = max(self._seqs.get(session_id, 0), seq[0])
                 if role == "user" and seq[0] <= 2:
@@ -169,26 +301,31 @@ class SessionStore(SqliteFile):
         return int(found or 0)
 
     def tool_call(self, session_id: str, call_id: str, name: str, arguments: Any, result: str) -> None:
-        row = (session_id, storable_text(call_id), storable_text(name),
-               storable_text(arguments) if isinstance(arguments, str) else storable_json(arguments), storable_text(result),
+        row = (session_id, self._text(call_id), self._text(name),
+               self._text(arguments) if isinstance(arguments, str) else storable_json(arguments), self._text(result),
                time.time())
-        self._write(lambda db: db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)", row))
+        self._write(lambda db: db.execute(
+            "INSERT INTO tool_calls (session_id, call_id, name, arguments, result, created) VALUES (?, ?, ?, ?, ?, ?)",
+            row))
 
     def usage(self, session_id: str, provider: str, model: str, input_tokens: int, output_tokens: int,
               cost: float | None) -> None:
-        row = (session_id, provider, model, input_tokens, output_tokens, cost, time.time())
-        self._write(lambda db: db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)", row))
+        row = (session_id, self._text(provider), self._text(model), input_tokens, output_tokens, cost, time.time())
+        self._write(lambda db: db.execute(
+            "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens, cost, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", row))
 
     def compression(self, session_id: str, engine: str, replaced: Sequence[Message],
                     window: Sequence[Message]) -> None:
         """A compression event: the window before (`replaced`) and after."""
-        row = [session_id, 0, engine, storable_json(list(replaced), default=str), storable_json(list(window), default=str),
-               time.time()]
+        row = [session_id, 0, self._text(engine), storable_json(list(replaced), default=str),
+               storable_json(list(window), default=str), time.time()]
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: Any) -> None:
             row[1] = db.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
                                 (session_id,)).fetchone()[0]
-            db.execute("INSERT INTO compressions VALUES (?, ?, ?, ?, ?, ?)", row)
+            db.execute('INSERT INTO compressions (session_id, at_seq, engine, replaced, "window", created) '
+                       "VALUES (?, ?, ?, ?, ?, ?)", row)
 
         self._write(write)
 
@@ -200,8 +337,8 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None or db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 return None
-            last = db.execute("SELECT at_seq, window FROM compressions WHERE session_id = ? ORDER BY rowid DESC "
-                              "LIMIT 1", (session_id,)).fetchone()
+            last = db.execute(f'SELECT at_seq, "window" FROM compressions WHERE session_id = ? '
+                              f"ORDER BY {self._order} DESC LIMIT 1", (session_id,)).fetchone()
             at_seq, window = (last[0], json.loads(last[1])) if last else (0, [])
             rows = db.execute("SELECT body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
                               (session_id, at_seq)).fetchall()
@@ -209,18 +346,18 @@ class SessionStore(SqliteFile):
 
     def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0) -> list[dict[str, Any]]:
         """The latest sessions first (`user`: only those that user started), with their counts."""
-        where, args = ("WHERE o.user = ?", [user]) if user is not None else ("", [])
+        where, args = ('WHERE o."user" = ?', [user]) if user is not None else ("", [])
         with self._reading() as db:
             rows = [] if db is None else db.execute(
-                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "
+                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]} AS updated, "
                 "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
                 "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id), "
-                "coalesce(o.platform, ''), coalesce(o.user, '') "
+                """coalesce(o.platform, ''), coalesce(o."user", '') """
                 f"FROM sessions s LEFT JOIN origins o ON o.session_id = s.id {where} "
-                "ORDER BY updated DESC LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+                "ORDER BY updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions", "platform", "user")
         return [dict(zip(keys, row)) for row in rows]
@@ -233,22 +370,36 @@ class SessionStore(SqliteFile):
             if db is None or (query is not None and not terms):
                 return 0
             if query is None and user is not None:
-                return int(db.execute("SELECT count(*) FROM origins WHERE user = ?", (user,)).fetchone()[0])
+                return int(db.execute('SELECT count(*) FROM origins WHERE "user" = ?', (user,)).fetchone()[0])
             if query is None:
                 return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
-            return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
-                                  (" OR ".join(terms),)).fetchone()[0])
+            if self.dialect == "sqlite":
+                return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                                      (" OR ".join(terms),)).fetchone()[0])
+            chunks = _chunks(terms)
+            if not chunks:
+                return 0
+            return int(db.execute(f"SELECT count(*) FROM messages WHERE words @@ ({_pg_query(len(chunks))})",
+                                  chunks).fetchone()[0])
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The messages that match `query` (any of its whitespace-separated chunks, each a phrase),
+        the best first, each with a snippet marking the matched words `[like this]`."""
         terms = fts_phrases(query)
         with self._reading() as db:
             if db is None or not terms:
                 return []
-            rows = db.execute(
-                "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
-                "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
-                "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
-                (" OR ".join(terms), limit)).fetchall()
+            if self.dialect == "sqlite":
+                rows = db.execute(
+                    "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
+                    "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
+                    "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
+                    (" OR ".join(terms), limit)).fetchall()
+            elif not (chunks := _chunks(terms)):
+                rows = []
+            else:
+                found = db.execute(_PG_SEARCH.format(query=_pg_query(len(chunks))), (*chunks, limit)).fetchall()
+                rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 
     def show(self, session_id: str) -> dict[str, Any] | None:
@@ -256,23 +407,34 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED}, coalesce(o.platform, ''), "
-                              "coalesce(o.user, '') FROM sessions s LEFT JOIN origins o ON o.session_id = s.id "
-                              "WHERE s.id = ?", (session_id,)).fetchone()
+            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]}, "
+                              """coalesce(o.platform, ''), coalesce(o."user", '') FROM sessions s """
+                              "LEFT JOIN origins o ON o.session_id = s.id WHERE s.id = ?", (session_id,)).fetchone()
             if head is None:
                 return None
             messages = [json.loads(r[0]) for r in db.execute(
                 "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
             calls = [dict(zip(("call_id", "name", "arguments", "result"), r)) for r in db.execute(
-                "SELECT call_id, name, arguments, result FROM tool_calls WHERE session_id = ? ORDER BY rowid",
-                (session_id,))]
+                "SELECT call_id, name, arguments, result FROM tool_calls WHERE session_id = ? "
+                f"ORDER BY {self._order}", (session_id,))]
             usage = [dict(zip(("provider", "model", "input_tokens", "output_tokens", "cost"), r)) for r in db.execute(
                 "SELECT provider, model, input_tokens, output_tokens, cost FROM usage WHERE session_id = ? "
-                "ORDER BY rowid", (session_id,))]
+                f"ORDER BY {self._order}", (session_id,))]
             compressions = [{"at_seq": r[0], "engine": r[1], "replaced": len(json.loads(r[2])),
                              "window": json.loads(r[3])} for r in db.execute(
-                "SELECT at_seq, engine, replaced, window FROM compressions WHERE session_id = ? ORDER BY rowid",
-                (session_id,))]
+                'SELECT at_seq, engine, replaced, "window" FROM compressions WHERE session_id = ? '
+                f"ORDER BY {self._order}", (session_id,))]
         return {"id": head[0], "title": head[1], "model": head[2], "created": head[3], "updated": head[4],
                 "platform": head[5], "user": head[6], "messages": messages, "tool_calls": calls, "usage": usage,
                 "compressions": compressions}
+
+
+def _chunks(phrases: list[str]) -> list[str]:
+    """The chunks of a query `fts_phrases` quoted, back as text, those with a word in them."""
+    chunks = [phrase[1:-1].replace('""', '"') for phrase in phrases]
+    return [chunk for chunk in chunks if _HAS_WORD.search(chunk)]
+
+
+def _pg_query(n: int) -> str:
+    """A tsquery of `n` phrases, OR-ed."""
+    return " || ".join([_PG_PHRASE] * n)
