@@ -98,7 +98,7 @@ class _StateFile(Store):
         },
     }
 
-    def __init__(self, path: Path, plugin_id: str, *, url: StateUrl | None = None) -> None:
+    def __init__(self, path: Path, plugin_id: str, *, url: StateUrl | str | None = None) -> None:
         super().__init__(path, url=url)
         self.plugin_id = plugin_id
         self.what = f"state database of plugin {plugin_id!r}"
@@ -168,7 +168,7 @@ class PluginState:
     them, and a `state.json` is imported once per plugin (the first host's; the file is renamed
     on every host)."""
 
-    def __init__(self, path: Path, plugin_id: str, *, url: StateUrl | None = None) -> None:
+    def __init__(self, path: Path, plugin_id: str, *, url: StateUrl | str | None = None) -> None:
         self._legacy = Path(path)
         self.path = self._legacy.with_name("state.db")
         self._plugin_id = plugin_id

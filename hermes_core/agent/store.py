@@ -278,10 +278,10 @@ class SessionStore(Store):
             self._seqs[session_id] = seq[0]
 
             def write(db: Any) -> None:
-                if db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now)).rowcount == 0:
+                while db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now)).rowcount == 0:
                     # another process appended to this session meanwhile: the next number after its
+                    # (on PostgreSQL a third may take that one too before this commits: again)
                     seq[0] = int(db.execute(_NEXT_SEQ, (session_id,)).fetchone()[0])
-                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
                     self._seqs[session_id] = max(self._seqs.get(session_id, 0), seq[0])
                 if role == "user" and seq[0] <= 2:
                     db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
