@@ -230,3 +230,16 @@ def test_any_changes_leave_what_a_dict_would_hold_in_its_order(tmp_path: Path, u
             state.clear()
             model.clear()
     assert state.items() == list(model.items()) and len(state) == len(model)
+
+
+def test_state_status_shows_the_plugins_state_schema(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers import hermes
+
+    monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+    before = {s["stage"]: s for s in json.loads(hermes("state", "status", "--json").stdout)["stages"]}
+    assert before["plugin_state"]["state"] == "not created yet" and before["plugin_state"]["known"] == 1
+    state_of(home, None, "memo")["x"] = 1
+    state_of(home, None, "other")["x"] = 1
+    after = {s["stage"]: s for s in json.loads(hermes("state", "status", "--json").stdout)["stages"]}
+    assert (after["plugin_state"]["version"], after["plugin_state"]["state"]) == (1, "current")
+    assert after["sessions"]["state"] == "not created yet"
