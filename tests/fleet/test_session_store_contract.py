@@ -201,3 +201,23 @@ def test_text_is_stored_as_it_was_sent(store: SessionStore) -> None:
     assert shown["messages"][0]["content"] == odd  # the message itself is kept whole (JSON)
     assert shown["tool_calls"][0]["result"].startswith("out ")
     assert {h["seq"] for h in store.search("emoji quotes")} == {1}
+
+
+def test_a_database_that_refuses_unaccent_still_stores_and_searches(tmp_path: Path, pg_url: str) -> None:
+    from urllib.parse import urlsplit
+
+    import psycopg
+    from psycopg import sql
+
+    at = urlsplit(pg_url)
+    role = f"{at.path.lstrip('/')}_app"  # a role that may create tables, not extensions
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'limited-pw'").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("GRANT CREATE ON SCHEMA public TO {}").format(sql.Identifier(role)))
+    store = SessionStore(tmp_path, url=f"postgresql://{role}:limited-pw@{at.hostname}:{at.port}{at.path}")
+    store.start("s", "m")
+    store.append("s", user("Running to the Café"))
+    assert [h["seq"] for h in store.search("run")] == [1] and [h["seq"] for h in store.search("CAFÉ")] == [1]
+    assert store.search("cafe") == []  # accents kept
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'unaccent'").fetchone() == (0,)
