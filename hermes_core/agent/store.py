@@ -145,7 +145,7 @@ class SessionStore(Store):
         """Record a session (nothing when it exists): its model, and where it came from (the
         platform, and the user who started it: a gateway's sender, an API caller's `X-Hermes-User`)."""
         now = time.time()
-        session_id, model, platform, user = (self._text(v) for v in (session_id, model, platform, user))
+        model, platform, user = (self._text(v) for v in (model, platform, user))
 
         def write(db: Any) -> None:
             db.execute("INSERT INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?) "
