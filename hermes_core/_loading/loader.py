@@ -34,7 +34,7 @@ from .._ctx.grants import granted
 from .._ctx.prompt import PromptSections
 from .._ctx.platforms import Platforms
 from .._ctx.skills import Skills
-from .._ctx.state import PluginState
+from .._ctx.state import PluginState, state_url_of
 from .._discovery.spec import Discovery, PluginSpec
 from .._errors import PluginNotFoundError, RegistrationError, owner
 from .._hermes import model_providers
@@ -45,6 +45,7 @@ from .._runtime import interrupts, leftovers
 from .._runtime.invoke import contained, describe_error, tagged
 from .._slots.declarations import SlotDecl
 from .._slots.registry import SlotRegistry
+from .._store import StateUrl
 from .._tools.checked import SchemaMemory
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import Tool
@@ -162,6 +163,8 @@ class Loader:
         self.current_config = current_config or config  # config.yaml as it is now (ctx.get_config)
         self._registrars: dict[str, Registrar] = {}
         self._states: dict[str, PluginState] = {}
+        self._state_url: StateUrl | None = None  # the home's state.url, read on the first ctx.state
+        self._state_url_read = False
         self.standins = standins(self)
 
     # -- loading and unloading -----------------------------------------------------------
@@ -397,7 +400,10 @@ class Loader:
     def state(self, plugin_id: str) -> PluginState:
         """Plugin `plugin_id`'s `ctx.state` (one object per plugin, so that its writes are serialised)."""
         if plugin_id not in self._states:
-            self._states[plugin_id] = PluginState(self.home / "plugin-data" / plugin_id / "state.json", plugin_id)
+            if not self._state_url_read:  # read once: every plugin's state is in one place
+                self._state_url, self._state_url_read = state_url_of(self.home, plugin_id), True
+            self._states[plugin_id] = PluginState(self.home / "plugin-data" / plugin_id / "state.json", plugin_id,
+                                                  url=self._state_url)
         return self._states[plugin_id]
 
     def is_builtin(self, plugin_id: str | None) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
 from hermes_core.agent import Agent, SessionStore
 from hermes_core.hosting import (
-    Cancel, Cancelled, approver_scope, in_thread, read_json, workspace_scope, write_json,
+    Cancel, Cancelled, approver_scope, in_thread, read_json, state_url, workspace_scope, write_json,
 )
 
 from .relay import AcpApprover, Outbox, Relay
@@ -54,7 +54,7 @@ class HermesAcp:
         self.conn: Any = None
         self.files: Any = None  # the editor's file system capabilities (`fs`), from `initialize`
         self.sessions: dict[str, _Session] = {}
-        self.store = SessionStore(manager.home)
+        self.store = SessionStore(manager.home, url=state_url(manager.home))
         self.cwds_file = manager.home / "acp" / "sessions.json"
 
     def on_connect(self, conn: Any) -> None:

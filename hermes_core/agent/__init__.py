@@ -1,4 +1,5 @@
-"""The reference host: an agent loop built on hermes-core, with sessions stored in SQLite.
+"""The reference host: an agent loop built on hermes-core, with sessions stored in SQLite (or in
+the PostgreSQL database `state.url` names).
 
 It is the demonstration that the framework holds together (`hermes run`, `hermes chat`),
 written to be read in one sitting and copied into a host of your own.

@@ -26,7 +26,7 @@ from hermes_core import (
     repair_tool_pairing, tool_message_content, turn_scope,
 )
 from hermes_core import config_keys as keys
-from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope
+from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope, state_url
 
 from .display import Display
 from .store import SessionStore
@@ -142,7 +142,7 @@ class Agent:
         if config.read(keys.MEMORY_PER_CALLER):
             self.user_id = sender_id if user_id is None else user_id
         self._own_store = store is None  # a store handed in is its owner's to close
-        self.store = store if store is not None else SessionStore(self.manager.home)
+        self.store = store if store is not None else SessionStore(self.manager.home, url=state_url(self.manager.home))
         self.tools = frozenset(tools) if tools is not None else None
         self.display = display or Display(quiet=True)
         self._cancel: Cancel | None = None  # the running (or last) turn's

@@ -1,6 +1,13 @@
-"""Agent sessions in SQLite under `$HERMES_HOME/sessions.db`: every message as it is written,
-tool calls, token usage, and compression events (what was replaced by what), with FTS5
-search over the messages. Append-only.
+"""Agent sessions: every message as it is written, tool calls, token usage, and compression
+events (what was replaced by what), with full-text search over the messages. Append-only.
+
+Where: in SQLite under `$HERMES_HOME/sessions.db` (FTS5), or, when `state.url` (or
+`HERMES_STATE_URL`) names a PostgreSQL database, in that database's tables, shared by every host
+that names it (PostgreSQL's own text search: a `tsvector` column the database keeps, with a GIN
+index). Search reads a query the same way on both: every whitespace-separated chunk is a phrase,
+and a message matches any of them; words are folded to their stems (Porter's for FTS5,
+Snowball's English for PostgreSQL: the two agree on all but a few words, such as "dies" and
+"dying"), case and accents ignored, no stop words.
 
 Durability: each write is committed at once, or, inside `store.step()`, with the rest of its
 step of the agent's loop. The file is in WAL mode with `synchronous=NORMAL`: a commit costs
@@ -8,19 +15,22 @@ no fsync and survives a crash of the process (the WAL is in the operating system
 so a killed or crashed agent loses at most the step it was in. A power loss or an operating
 system crash can also roll back the latest commits the operating system had not yet written
 to disk (on Linux, typically up to the last ~30 seconds; SQLite syncs the WAL only when it
-checkpoints it into the database); the file stays consistent and what came before is whole."""
+checkpoints it into the database); the file stays consistent and what came before is whole.
+On PostgreSQL a commit is as durable as the database's settings make it."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core import Message, Messages, SqliteFile, fts_phrases, message_text, storable_json, storable_text
+from hermes_core import Message, Messages, fts_phrases, message_text, storable_json, storable_text
+from hermes_core.hosting import StateUrl, Store
+
+from .store_pg import PG_SCHEMA, pg_chunks, pg_count, pg_search
 
 __all__ = ["SessionStore"]
 
@@ -83,25 +93,38 @@ CREATE TABLE IF NOT EXISTS compressions (
 # When a session was last written to: its last message's time (an append does not rewrite the
 # session's row: one page less per commit), or `sessions.updated` (when it started; earlier
 # versions also set it on every append).
-_UPDATED = ("max(s.updated, coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id "
-            "ORDER BY m.seq DESC LIMIT 1), 0))")
-_INSERT_MESSAGE = "INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?)"
+_LAST_MESSAGE = "coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1), 0)"
+_UPDATED = {"sqlite": f"max(s.updated, {_LAST_MESSAGE})", "postgresql": f"greatest(s.updated, {_LAST_MESSAGE})"}
+_INSERT_MESSAGE = ("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT (session_id, seq) DO NOTHING")
+_NEXT_SEQ = "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?"
 
 
-class SessionStore(SqliteFile):
-    """Every session of one `$HERMES_HOME`."""
+class SessionStore(Store):
+    """Every session of one `$HERMES_HOME`, or of every home that names the same `state.url`.
+
+    >>> store = SessionStore(home, url=state_url(home))
+    """
 
     what = "session store"
+    stage = "sessions"
     schema = _SCHEMA
+    pg_schema = PG_SCHEMA
     schema_version = 2  # 2: origins (the platform and user a session came from)
     synchronous = "NORMAL"
 
-    def __init__(self, home: Path) -> None:
-        super().__init__(Path(home) / "sessions.db")
+    def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
+        super().__init__(Path(home) / "sessions.db", url=url)
         self._seqs: dict[str, int] = {}  # the last sequence number given out, per session
+        self._order = "rowid" if self.dialect == "sqlite" else "id"  # the order rows were written in
 
     def _rolled_back(self) -> None:
         self._seqs.clear()
+
+    def _text(self, value: Any) -> Any:
+        """`value` as a text column takes it: PostgreSQL's text holds no NUL character (U+FFFD in its place)."""
+        value = storable_text(value)
+        return value.replace("\x00", "\ufffd") if self.dialect == "postgresql" and isinstance(value, str) else value
 
     # -- writing ------------------------------------------------------------------------
 
@@ -122,13 +145,14 @@ class SessionStore(SqliteFile):
         """Record a session (nothing when it exists): its model, and where it came from (the
         platform, and the user who started it: a gateway's sender, an API caller's `X-Hermes-User`)."""
         now = time.time()
+        model, platform, user = (self._text(v) for v in (model, platform, user))
 
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("INSERT OR IGNORE INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?)",
-                       (session_id, model, now, now))
+        def write(db: Any) -> None:
+            db.execute("INSERT INTO sessions(id, model, created, updated) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (id) DO NOTHING", (session_id, model, now, now))
             if platform or user:
-                db.execute("INSERT OR IGNORE INTO origins(session_id, platform, user) VALUES (?, ?, ?)",
-                           (session_id, platform, user))
+                db.execute('INSERT INTO origins(session_id, platform, "user") VALUES (?, ?, ?) '
+                           "ON CONFLICT (session_id) DO NOTHING", (session_id, platform, user))
 
         self._write(write)
 
@@ -136,20 +160,18 @@ class SessionStore(SqliteFile):
         """Store one message (now, or at the end of the open `step()`); returns its sequence
         number in the session."""
         now = time.time()
-        role, text = str(message.get("role")), storable_text(message_text(message))
+        role, text = self._text(str(message.get("role"))), self._text(message_text(message))
         body = storable_json(message, default=str)
         with self._lock:
             last = self._seqs.get(session_id)
             seq = [(self._last_seq(session_id) if last is None else last) + 1]
             self._seqs[session_id] = seq[0]
 
-            def write(db: sqlite3.Connection) -> None:
-                try:
-                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
-                except sqlite3.IntegrityError:  # another process appended to this session meanwhile
-                    seq[0] = int(db.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
-                                            (session_id,)).fetchone()[0])
-                    db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now))
+            def write(db: Any) -> None:
+                while db.execute(_INSERT_MESSAGE, (session_id, seq[0], role, body, text, now)).rowcount == 0:
+                    # another process appended to this session meanwhile: the next number after its
+                    # (on PostgreSQL a third may take that one too before this commits: again)
+                    seq[0] = int(db.execute(_NEXT_SEQ, (session_id,)).fetchone()[0])
                     self._seqs[session_id] = max(self._seqs.get(session_id, 0), seq[0])
                 if role == "user" and seq[0] <= 2:
                     db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''",
@@ -169,26 +191,31 @@ class SessionStore(SqliteFile):
         return int(found or 0)
 
     def tool_call(self, session_id: str, call_id: str, name: str, arguments: Any, result: str) -> None:
-        row = (session_id, storable_text(call_id), storable_text(name),
-               storable_text(arguments) if isinstance(arguments, str) else storable_json(arguments), storable_text(result),
+        row = (session_id, self._text(call_id), self._text(name),
+               self._text(arguments) if isinstance(arguments, str) else storable_json(arguments), self._text(result),
                time.time())
-        self._write(lambda db: db.execute("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?)", row))
+        self._write(lambda db: db.execute(
+            "INSERT INTO tool_calls (session_id, call_id, name, arguments, result, created) VALUES (?, ?, ?, ?, ?, ?)",
+            row))
 
     def usage(self, session_id: str, provider: str, model: str, input_tokens: int, output_tokens: int,
               cost: float | None) -> None:
-        row = (session_id, provider, model, input_tokens, output_tokens, cost, time.time())
-        self._write(lambda db: db.execute("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?)", row))
+        row = (session_id, self._text(provider), self._text(model), input_tokens, output_tokens, cost, time.time())
+        self._write(lambda db: db.execute(
+            "INSERT INTO usage (session_id, provider, model, input_tokens, output_tokens, cost, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", row))
 
     def compression(self, session_id: str, engine: str, replaced: Sequence[Message],
                     window: Sequence[Message]) -> None:
         """A compression event: the window before (`replaced`) and after."""
-        row = [session_id, 0, engine, storable_json(list(replaced), default=str), storable_json(list(window), default=str),
-               time.time()]
+        row = [session_id, 0, self._text(engine), storable_json(list(replaced), default=str),
+               storable_json(list(window), default=str), time.time()]
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: Any) -> None:
             row[1] = db.execute("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?",
                                 (session_id,)).fetchone()[0]
-            db.execute("INSERT INTO compressions VALUES (?, ?, ?, ?, ?, ?)", row)
+            db.execute('INSERT INTO compressions (session_id, at_seq, engine, replaced, "window", created) '
+                       "VALUES (?, ?, ?, ?, ?, ?)", row)
 
         self._write(write)
 
@@ -200,8 +227,8 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None or db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 return None
-            last = db.execute("SELECT at_seq, window FROM compressions WHERE session_id = ? ORDER BY rowid DESC "
-                              "LIMIT 1", (session_id,)).fetchone()
+            last = db.execute(f'SELECT at_seq, "window" FROM compressions WHERE session_id = ? '
+                              f"ORDER BY {self._order} DESC LIMIT 1", (session_id,)).fetchone()
             at_seq, window = (last[0], json.loads(last[1])) if last else (0, [])
             rows = db.execute("SELECT body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
                               (session_id, at_seq)).fetchall()
@@ -214,23 +241,24 @@ class SessionStore(SqliteFile):
         conditions: list[str] = []
         args: list[Any] = []
         if user is not None:
-            conditions.append("o.user = ?")
+            conditions.append('o."user" = ?')
             args.append(user)
         if ids is not None:
-            conditions.append("s.id IN (SELECT value FROM json_each(?))")
+            conditions.append("s.id IN (SELECT value FROM json_each(?))" if self.dialect == "sqlite"
+                              else "s.id IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))")
             args.append(json.dumps(sorted(ids)))
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as db:
             rows = [] if db is None else db.execute(
-                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED} AS updated, "
+                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]} AS updated, "
                 "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
                 "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
                 "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id), "
-                "coalesce(o.platform, ''), coalesce(o.user, '') "
+                """coalesce(o.platform, ''), coalesce(o."user", '') """
                 f"FROM sessions s LEFT JOIN origins o ON o.session_id = s.id {where} "
-                "ORDER BY updated DESC LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+                "ORDER BY updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions", "platform", "user")
         return [dict(zip(keys, row)) for row in rows]
@@ -243,22 +271,33 @@ class SessionStore(SqliteFile):
             if db is None or (query is not None and not terms):
                 return 0
             if query is None and user is not None:
-                return int(db.execute("SELECT count(*) FROM origins WHERE user = ?", (user,)).fetchone()[0])
+                return int(db.execute('SELECT count(*) FROM origins WHERE "user" = ?', (user,)).fetchone()[0])
             if query is None:
                 return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
-            return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
-                                  (" OR ".join(terms),)).fetchone()[0])
+            if self.dialect == "sqlite":
+                return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                                      (" OR ".join(terms),)).fetchone()[0])
+            chunks = pg_chunks(terms)
+            return int(db.execute(pg_count(len(chunks)), chunks).fetchone()[0]) if chunks else 0
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The messages that match `query` (any of its whitespace-separated chunks, each a phrase),
+        the best first, each with a snippet marking the matched words `[like this]`."""
         terms = fts_phrases(query)
         with self._reading() as db:
             if db is None or not terms:
                 return []
-            rows = db.execute(
-                "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
-                "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
-                "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
-                (" OR ".join(terms), limit)).fetchall()
+            if self.dialect == "sqlite":
+                rows = db.execute(
+                    "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
+                    "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
+                    "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
+                    (" OR ".join(terms), limit)).fetchall()
+            elif not (chunks := pg_chunks(terms)):
+                rows = []
+            else:
+                found = db.execute(pg_search(len(chunks)), (*chunks, limit)).fetchall()
+                rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 
     def show(self, session_id: str) -> dict[str, Any] | None:
@@ -266,23 +305,23 @@ class SessionStore(SqliteFile):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED}, coalesce(o.platform, ''), "
-                              "coalesce(o.user, '') FROM sessions s LEFT JOIN origins o ON o.session_id = s.id "
-                              "WHERE s.id = ?", (session_id,)).fetchone()
+            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]}, "
+                              """coalesce(o.platform, ''), coalesce(o."user", '') FROM sessions s """
+                              "LEFT JOIN origins o ON o.session_id = s.id WHERE s.id = ?", (session_id,)).fetchone()
             if head is None:
                 return None
             messages = [json.loads(r[0]) for r in db.execute(
                 "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
             calls = [dict(zip(("call_id", "name", "arguments", "result"), r)) for r in db.execute(
-                "SELECT call_id, name, arguments, result FROM tool_calls WHERE session_id = ? ORDER BY rowid",
-                (session_id,))]
+                "SELECT call_id, name, arguments, result FROM tool_calls WHERE session_id = ? "
+                f"ORDER BY {self._order}", (session_id,))]
             usage = [dict(zip(("provider", "model", "input_tokens", "output_tokens", "cost"), r)) for r in db.execute(
                 "SELECT provider, model, input_tokens, output_tokens, cost FROM usage WHERE session_id = ? "
-                "ORDER BY rowid", (session_id,))]
+                f"ORDER BY {self._order}", (session_id,))]
             compressions = [{"at_seq": r[0], "engine": r[1], "replaced": len(json.loads(r[2])),
                              "window": json.loads(r[3])} for r in db.execute(
-                "SELECT at_seq, engine, replaced, window FROM compressions WHERE session_id = ? ORDER BY rowid",
-                (session_id,))]
+                'SELECT at_seq, engine, replaced, "window" FROM compressions WHERE session_id = ? '
+                f"ORDER BY {self._order}", (session_id,))]
         return {"id": head[0], "title": head[1], "model": head[2], "created": head[3], "updated": head[4],
                 "platform": head[5], "user": head[6], "messages": messages, "tool_calls": calls, "usage": usage,
                 "compressions": compressions}

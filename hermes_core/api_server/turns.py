@@ -25,7 +25,7 @@ from hermes_core import config_keys as keys
 from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Relayed, SessionStore, TurnResult
 from hermes_core.cron.run import TOOLSET as CRON_TOOLSET
 from hermes_core.gateway.session_context import set_session_vars
-from hermes_core.hosting import Cancel, Cancelled, in_thread
+from hermes_core.hosting import Cancel, Cancelled, in_thread, state_url
 
 from .keys import ApiKey
 
@@ -97,7 +97,7 @@ class Turns:
         self.limit = limit
         self.running = 0
         self.busy: set[str] = set()  # the sessions a turn runs in now
-        self.store = SessionStore(manager.home)
+        self.store = SessionStore(manager.home, url=state_url(manager.home))
 
     def admit(self) -> bool:
         """Take a place for one more turn (False: all `limit` are taken); `release` gives it back."""

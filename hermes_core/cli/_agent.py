@@ -184,8 +184,10 @@ def sessions() -> None:
 def _store() -> Any:
     from .._paths import hermes_home
     from ..agent import SessionStore
+    from ..hosting import state_url
 
-    return SessionStore(hermes_home())
+    home = hermes_home()
+    return SessionStore(home, url=state_url(home))
 
 
 def _limit_option(default: int) -> Callable[[F], F]:

@@ -97,9 +97,10 @@ def serve(ctx: click.Context, bind: str | None, tools: tuple[str, ...], plugins:
     readable = None
     if resources:
         from ..agent import SessionStore
+        from ..hosting import state_url
         from ..mcp_server import Resources, SessionResources, SkillResources
 
-        readable = Resources([SessionResources(SessionStore(host.home)),
+        readable = Resources([SessionResources(SessionStore(host.home, url=state_url(host.home))),
                               SkillResources(lambda: host.skill_library("mcp"))])
     server = build_server(host, selection, prompts=prompts, resources=readable, version=__version__)
     if address is None:

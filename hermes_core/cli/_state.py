@@ -15,9 +15,11 @@ import click
 from .._paths import hermes_home
 from ._common import echo_json
 
-# Every stage that keeps shared state: its name, its store class, and its SQLite file under the home.
+# Every stage that keeps shared state: its name, its store class, and its SQLite file under the home
+# (a pattern: one file per plugin, the newest schema among them shown).
 STAGES: list[tuple[str, str, str]] = [
     ("sessions", "hermes_core.agent.store:SessionStore", "sessions.db"),
+    ("plugin_state", "hermes_core._ctx.state:_StateFile", "plugin-data/*/state.db"),
     ("api_server", "hermes_core.api_server.store:ApiStore", "api_server.db"),
     ("hosts", "hermes_core._store.hosts:Hosts", "hosts.db"),
 ]
@@ -33,6 +35,10 @@ def _known(ref: str) -> int:
 
 
 def _sqlite_version(path: Any) -> int | None:
+    if "*" in path.name or "*" in path.parent.name:
+        found = [v for match in sorted(path.parent.parent.glob(f"{path.parent.name}/{path.name}"))
+                 if (v := _sqlite_version(match)) is not None]
+        return None if not found else -1 if -1 in found else max(found)
     if not path.exists():
         return None
     try:

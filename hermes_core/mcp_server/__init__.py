@@ -2,7 +2,7 @@
 like the others, on hermes-core's public names and `hermes_core.hosting`.
 
     server = build_server(manager, ToolSelection(plugins=("notes",)), prompts=True,
-                          resources=Resources([SessionResources(SessionStore(manager.home))]))
+                          resources=Resources([SessionResources(SessionStore(manager.home, url=state_url(manager.home)))]))
     anyio.run(serve_stdio, server, sys.stdin.buffer, sys.stdout.buffer)     # or serve_http
 
 Every call takes the path the agent's calls take (`PluginManager.arun_tool`): validation,

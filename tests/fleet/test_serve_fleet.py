@@ -82,7 +82,6 @@ def test_a_response_made_through_one_host_is_read_through_the_others(hosts: list
             assert sdk.responses.retrieve(first.id).output_text == "Noted: blue."
 
 
-@pytest.mark.xfail(reason="needs the session store on the floor (branch sessions)", strict=False)
 def test_a_response_is_continued_through_a_third_host_with_its_history(hosts: list[Serve], llm_server: Any) -> None:
     llm_server.reply("Noted: blue.").reply("You said blue.")
     with hosts[0].client() as one, hosts[1].client() as two, hosts[2].client() as three:
