@@ -39,9 +39,11 @@ def run(ctx: click.Context) -> None:
     gateway = Gateway(host, say=_say)
     from ..cron import Scheduler, live_sender
 
-    scheduler = Scheduler(host, say=_say, live=live_sender(gateway.send_live))
-    gateway.every(host.config.read(config_keys.CRON_TICK_INTERVAL), scheduler.tick)  # as Hermes' gateway ticks cron
-    ctx.exit(gateway.run())
+    # as Hermes' gateway ticks cron, and once at start: a restart does not delay what is due
+    with Scheduler(host, say=_say, live=live_sender(gateway.send_live), kind="gateway") as scheduler:
+        gateway.every(host.config.read(config_keys.CRON_TICK_INTERVAL), scheduler.tick, at_start=True)
+        code = gateway.run()
+    ctx.exit(code)
 
 
 @gateway.command()

@@ -327,6 +327,8 @@ CRON_TIME_LIMIT = Key("cron.time_limit", SECONDS, _seconds, 600.0, "seconds one 
                       "stopped and recorded as failed (HERMES_CRON_TIMEOUT wins; 0: none)")
 CRON_WRAP_RESPONSE = Key("cron.wrap_response", FLAG, _flag, True, "a delivered answer is framed with the job's name "
                          "and id, as Hermes sends it")
+CRON_MAX_PARALLEL = Key("cron.max_parallel", COUNT, _count, 0, "jobs one pass of the scheduler runs at once at "
+                        "most; the other due jobs wait for the next pass (or another host's); 0: every due job")
 CRON_OUTPUT_RETENTION = Key("cron.output_retention", POSITIVE, _positive, 50, "output files kept per job")
 
 # -- skills (`$HERMES_HOME/skills/`, the plugins' skills; Hermes' keys) ---------------------------
@@ -379,7 +381,7 @@ KEYS: tuple[Key[Any], ...] = (
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
-    TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
+    TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_MAX_PARALLEL, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
 )
 
