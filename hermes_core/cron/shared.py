@@ -218,14 +218,15 @@ class SharedJobs(Jobs):
         room = limit - len(retried) - len(given_up) if limit else 0
         if limit and room <= 0:
             return retried, given_up
-        pick = (" ORDER BY due, id" + (" LIMIT ?" if room else "")
+        pick = (" ORDER BY due, position, id" + (" LIMIT ?" if room else "")
                 + (" FOR UPDATE SKIP LOCKED" if self.store.dialect == "postgresql" else ""))
         with self.store._writing() as db:
             rows = db.execute(
                 f"UPDATE cron_jobs SET claim_host = ?, claim_at = ?, claim_retry = 0, claim_from = NULL WHERE id IN "
                 f"(SELECT id FROM cron_jobs WHERE due IS NOT NULL AND due <= ? AND claim_host IS NULL{pick}) "
-                f"AND claim_host IS NULL RETURNING id, job, due",
+                f"AND claim_host IS NULL RETURNING id, job, due, position",
                 (me, at, at, *((room,) if room else ()))).fetchall()
+            rows.sort(key=lambda row: (row[2], row[3], row[0]))
             db.executemany(_RUN, [(row[0], row[2], me, 0, at) for row in rows])
         return retried + [_claimed(row[1], me, at, 0) for row in rows], given_up
 
@@ -234,7 +235,7 @@ class SharedJobs(Jobs):
         claim on a job no longer due (a run by hand) is let go."""
         with self.store._reading() as db:
             held = db.execute("SELECT id, claim_host, claim_retry, due FROM cron_jobs WHERE claim_host IS NOT NULL "
-                              "AND claim_host <> ?", (me,)).fetchall() if db is not None else []
+                              "AND claim_host <> ? ORDER BY due, position, id", (me,)).fetchall() if db is not None else []
         if not held:
             return [], []
         assert self._hosts is not None
