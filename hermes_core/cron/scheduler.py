@@ -69,8 +69,10 @@ class Scheduler:
 
     def tick(self) -> int:
         """Run every due job once (in parallel), retry waiting deliveries; how many jobs ran."""
+        folder = self.manager.home / "cron"
+        folder.mkdir(parents=True, exist_ok=True)
         try:
-            held = only_one(self.jobs.folder / ".tick.lock")
+            held = only_one(folder / ".tick.lock")
         except AlreadyRunningError:
             return 0
         with held:

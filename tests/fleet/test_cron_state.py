@@ -245,3 +245,72 @@ def test_a_dead_hosts_claim_is_run_again_once_by_another_host_never_twice(tmp_pa
         runs = keeper.runs(job["id"])
         assert [(r["retry"], r["status"]) for r in runs] == [(0, "host_died"), (1, "host_died")]
         assert runs[0]["host"] != runs[1]["host"] and all("died during the run" in r["error"] for r in runs)
+
+
+@pytest.mark.slow  # a hundred runs, each an agent in a process of its own: about two minutes on two cores
+def test_three_gateways_on_one_database_run_each_due_job_exactly_once_through_a_kill_9(
+        tmp_path: Path, pg_url: str, llm_server: Any) -> None:
+    import os
+    import re
+    import signal
+    import time
+
+    from hermes_core.testing import Reply
+    from tests.helpers import llm_config
+    from tests.helpers.chat import GatewayProcess
+
+    def answer(body: dict[str, Any]) -> Reply:
+        found = re.search(r"job \d+", body["messages"][-1]["content"])
+        return Reply(f"done: {found.group(0) if found else '?'}", delay=0.5)
+
+    llm_server.answer(answer)
+    template = JobsFile(tmp_path / "template")
+    for n in range(100):
+        template.add("in 1m", f"Say done for job {n:03}", T0, UTC, name=f"job{n:03}")
+    due = T0 + dt.timedelta(minutes=2)
+    gateways, homes = [], []
+    for name in ("a", "b", "c"):
+        home = tmp_path / name
+        (home / "cron").mkdir(parents=True)
+        (home / "cron" / "jobs.json").write_bytes(template.path.read_bytes())  # each host has the file: imported once
+        llm_config(home, llm_server.url, "timezone: UTC\nplatforms:\n  webhook:\n    enabled: true\n    port: 0\n"
+                   "    secret: s3cret\ncron:\n  tick_interval: 0.2\n  max_parallel: 4\n"
+                   f"state:\n  url: {pg_url}\n  lease_seconds: 1\n")
+        env = {**os.environ, "HERMES_HOME": str(home), "HERMES_CRON_NOW": due.isoformat(), "HERMES_TIMEZONE": "UTC"}
+        gateways.append(GatewayProcess(env=env))
+        homes.append(home)
+    shared = SharedJobs(homes[0], pg_url)
+    try:
+        victim = gateways[1]
+        mark = f":{victim.process.pid}:"
+        deadline = time.monotonic() + 120
+        while not any(mark in r["host"] and r["status"] == "running" for r in shared.runs()):
+            assert time.monotonic() < deadline, victim.lines
+            time.sleep(0.05)
+        victim.process.send_signal(signal.SIGKILL)  # mid-run: it holds claims
+        victim.kill()
+        deadline = time.monotonic() + 400
+        while not all(job.get("state") == "completed" for job in shared.read()):
+            assert time.monotonic() < deadline, [g.lines[-5:] for g in gateways]
+            time.sleep(0.5)
+        for gateway in (gateways[0], gateways[2]):
+            assert gateway.stop() == 0
+    finally:
+        for gateway in gateways:
+            gateway.kill()
+    jobs = shared.read()
+    assert len(jobs) == 100  # three hosts, one import
+    runs = shared.runs()
+    for job in jobs:
+        mine = [r for r in runs if r["job_id"] == job["id"]]
+        assert [r["status"] for r in mine].count("ok") == 1, mine  # every due job ran to its end exactly once
+        died = [r for r in mine if r["status"] == "host_died"]
+        assert all(mark in r["host"] for r in died) and len(died) <= 1
+        if died:  # the killed host's claim, run again once by another host
+            assert [(r["retry"], r["status"]) for r in mine] == [(0, "host_died"), (1, "ok")]
+        asked = [r for r in llm_server.requests if f"job {job['name'][3:]}" in r.messages[-1]["content"]]
+        assert len(asked) == (1 if not died else len(asked)) and 1 <= len(asked) <= 2
+    retried = {r["job_id"] for r in runs if r["status"] == "host_died"}
+    assert retried, "the killed gateway held no claim"
+    assert {r["host"] for r in runs if r["status"] == "ok"} - {r["host"] for r in runs if mark in r["host"]}
+    shared.close()
