@@ -81,6 +81,28 @@ def status(ctx: click.Context, as_json: bool) -> None:
                [[str(r["platform"]), str(r["plugin"]), str(r["state"]), str(r["detail"] or "-")] for r in rows])
 
 
+@gateway.command()
+@click.option("--revoke", "revoked", metavar="RULE", help="Take back the \"always\" approval of RULE.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def approvals(ctx: click.Context, revoked: str | None, as_json: bool) -> None:
+    """The rules approved "always" in a chat (/approve always): every gateway of the home (or of the
+    shared database) honours them."""
+    from ..gateway.state import always_for
+
+    always = always_for(manager(ctx).home)
+    if revoked is not None:
+        if not always.remove(revoked):
+            raise click.ClickException(f"{revoked!r} is not approved always (`hermes gateway approvals` lists them)")
+        click.echo(f"revoked {revoked}")
+        return
+    rules = always.all()
+    if as_json:
+        echo_json({"always": rules})
+    else:
+        click.echo("\n".join(rules) if rules else "no rule is approved always")
+
+
 @click.group()
 def pairing() -> None:
     """Let senders in: approve the pairing codes the gateway gives people it does not know."""
