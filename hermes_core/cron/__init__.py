@@ -14,9 +14,10 @@ makes jobs from a conversation; the API server's `/api/jobs` too. All go through
 """
 
 from .delivery import DeliveryError, Target, live_sender
-from .jobs import Jobs, JobsFile, describe_repeat, open_jobs
+from .jobs import Jobs, JobsFile, describe_repeat
 from .schedule import NOW_VARIABLE, next_run, now, parse_schedule, zone
 from .scheduler import Scheduler
+from .shared import open_jobs
 
 __all__ = ["NOW_VARIABLE", "DeliveryError", "Jobs", "JobsFile", "Scheduler", "Target", "describe_repeat",
            "live_sender", "next_run", "now", "open_jobs", "parse_schedule", "zone"]

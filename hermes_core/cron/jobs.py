@@ -1,4 +1,4 @@
-"""The jobs: one interface (`Jobs`), two implementations, picked by `open_jobs(home)`.
+"""The jobs: one interface (`Jobs`), two implementations, picked by `shared.open_jobs(home)`.
 
 - `JobsFile`: `$HERMES_HOME/cron/jobs.json` in Hermes' shape, read and written by one process at a
   time: the embedded default (no `state.url`), the file Hermes Agent writes.
@@ -32,26 +32,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_core import CronError
-from hermes_core.hosting import locked, read_json, state_url, write_json
+from hermes_core.hosting import locked, read_json, write_json
 
 from .schedule import next_run, parse_schedule, stamp
 
-__all__ = ["Jobs", "JobsFile", "LIVE_STATES", "Mutate", "describe_repeat", "due_at", "open_jobs"]
+__all__ = ["Jobs", "JobsFile", "LIVE_STATES", "Mutate", "describe_repeat", "due_at"]
 
 T = TypeVar("T")
 LIVE_STATES = ("scheduled", "error")  # the states a job may be due in
 Mutate = Callable[[dict[str, Any]], T]  # changes one job in place; what it returns is the change's result
-
-
-def open_jobs(home: Path, *, kind: str = "cron") -> Jobs:
-    """The jobs of `home`: in the database `state.url` names (`kind`: what this process is, as a
-    host holding claims: cron, gateway, serve), else in its jobs.json."""
-    url = state_url(home)
-    if url is None:
-        return JobsFile(home)
-    from .shared import SharedJobs
-
-    return SharedJobs(home, url, kind=kind)
 
 
 def due_at(job: dict[str, Any]) -> float | None:

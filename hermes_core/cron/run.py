@@ -23,7 +23,7 @@ from hermes_core import PluginManager, storable_json, storable_text
 from hermes_core import config_keys as keys
 from hermes_core.hosting import write_text
 
-from .jobs import open_jobs
+from .shared import open_jobs
 from .schedule import now, zone
 
 __all__ = ["TOOLSET", "build_prompt", "output_path", "run_job"]

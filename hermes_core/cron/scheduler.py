@@ -30,7 +30,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import kill_group, only_one
 
 from .delivery import DeliveryError, Live, Outbox, send, targets, wrapped
-from .jobs import open_jobs
+from .shared import open_jobs
 from .schedule import next_run, now, stamp, zone
 
 __all__ = ["Scheduler"]

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import CronError, config_keys, load_config
-from hermes_core.hosting import Heartbeat, Hosts, StateUrl, Store
+from hermes_core.hosting import Heartbeat, Hosts, StateUrl, Store, state_url
 
 from .jobs import Jobs, JobsFile, Mutate, T, _shown, due_at
 
-__all__ = ["CronStore", "SharedJobs"]
+__all__ = ["CronStore", "SharedJobs", "open_jobs"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cron_jobs (
@@ -72,6 +72,13 @@ _PG_SCHEMA = (_SCHEMA.replace("REAL", "DOUBLE PRECISION").replace("id INTEGER PR
 _RUN = "INSERT INTO cron_runs (job_id, slot, host, retry, started, status) VALUES (?, ?, ?, ?, ?, 'running')"
 _DIED = "UPDATE cron_runs SET finished = ?, status = 'host_died', error = ? WHERE job_id = ? AND host = ? AND finished IS NULL"
 _LET_GO = "claim_host = NULL, claim_at = NULL, claim_retry = 0, claim_from = NULL"
+
+
+def open_jobs(home: Path, *, kind: str = "cron") -> Jobs:
+    """The jobs of `home`: in the database `state.url` names (`kind`: what this process is, as a
+    host holding claims: cron, gateway, serve), else in its jobs.json."""
+    url = state_url(home)
+    return JobsFile(home) if url is None else SharedJobs(home, url, kind=kind)
 
 
 class CronStore(Store):
