@@ -1,7 +1,7 @@
 """Each ACP session's folder (the `cwd` the editor opened it in), which `session/list` shows and
 filters by: `$HERMES_HOME/acp/sessions.json` (`{session id: cwd}`), or with `state.url` the shared
 database (stage `acp`, table `acp_folders`), so a session resumed through another host finds its
-folder there.
+folder there (the home's sessions.json, when it has one, is added on first use and left as it was).
 """
 
 from __future__ import annotations
@@ -71,8 +71,13 @@ class FoldersFile(Folders):
 class FoldersShared(Folders):
     """The folders in the shared database."""
 
-    def __init__(self, store: AcpStore) -> None:
+    def __init__(self, store: AcpStore, imported: Path | None = None) -> None:
         self.store = store
+        if imported is not None and imported.exists():
+            known = FoldersFile(imported)._all()
+            with self.store._writing() as db:
+                db.executemany("INSERT INTO acp_folders (session_id, cwd, at) VALUES (?, ?, ?) "
+                               "ON CONFLICT (session_id) DO NOTHING", [(k, v, 0.0) for k, v in known.items()])
 
     def of(self, session_ids: Iterable[str]) -> dict[str, str]:
         wanted = sorted(set(session_ids))
@@ -94,4 +99,4 @@ def folders_for(home: Path, url: StateUrl | str | None | Any = "auto") -> Folder
     url = state_url(home) if url == "auto" else url
     if url is None:
         return FoldersFile(Path(home) / "acp" / "sessions.json")
-    return FoldersShared(AcpStore(Path(home) / "acp" / "state.db", url=url))
+    return FoldersShared(AcpStore(Path(home) / "acp" / "state.db", url=url), Path(home) / "acp" / "sessions.json")

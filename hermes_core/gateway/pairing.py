@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import hermes_home
-from hermes_core.hosting import locked, read_json, secret_matches, state_url, write_json
-
-from .state import GatewayStore
+from hermes_core.hosting import locked, read_json, secret_matches, write_json
 
 __all__ = ["PairingStore", "ALPHABET", "CODE_LENGTH", "CODE_TTL_SECONDS"]
 
@@ -49,8 +47,15 @@ class PairingStore:
         del profile  # Hermes' profiles share one home here
         home = hermes_home()
         self.root = root or home / "platforms" / "pairing"
-        url = (state_url(home) if root is None else None) if url == "auto" else url
-        self.store = GatewayStore.of(home if root is None else self.root, url) if url is not None else None
+        if url == "auto":
+            from hermes_core.hosting import state_url  # the floor is imported only when a home is asked
+
+            url = state_url(home) if root is None else None
+        self.store: Any = None
+        if url is not None:
+            from .state import GatewayStore
+
+            self.store = GatewayStore.of(home if root is None else self.root, url)
         self._tx = threading.local()
 
     # -- files (or their rows) -------------------------------------------------------------------

@@ -6,11 +6,15 @@ Without `state.url`, Hermes' files under the home, as they always were: `gateway
 database (stage `gateway`: `gateway_approvals`, one row per approved rule, and `gateway_pairing`,
 one row per pairing file Hermes would write, holding the same JSON), so an approval or a pairing
 made through one gateway holds on every other, and a revoke is seen by the others at their next
-check: each check reads the database.
+check: each check reads the database. The home's files, when it has them, are imported on first
+use (each once across the fleet, recorded by its digest, so a revoke is never undone by a host
+that still has the old file); the files are left as they were.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import time
@@ -30,6 +34,11 @@ CREATE TABLE IF NOT EXISTS gateway_pairing (
     name TEXT PRIMARY KEY,
     doc TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS gateway_imports (
+    digest TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    at REAL NOT NULL
+);
 """
 
 
@@ -44,7 +53,37 @@ class GatewayStore(Store):
 
     @classmethod
     def of(cls, home: Path, url: StateUrl | str | None) -> GatewayStore:
-        return cls(Path(home) / "gateway" / "state.db", url=url)
+        """The store of `home`, its approvals.json and pairing files imported (once across the fleet)."""
+        store = cls(Path(home) / "gateway" / "state.db", url=url)
+        store.import_files(Path(home))
+        return store
+
+    def import_files(self, home: Path) -> None:
+        """Import `home`'s approvals.json and platforms/pairing/*.json, each file once (by its digest):
+        approvals added, pairing entries added where the database has none of the same key."""
+        files = [home / "gateway" / "approvals.json", *sorted((home / "platforms" / "pairing").glob("*.json"))]
+        for path in files:
+            try:
+                data = read_json(path)
+                raw = path.read_bytes()
+            except (OSError, ValueError):  # none, or unreadable: nothing to import from it
+                continue
+            if not isinstance(data, dict):
+                continue
+            digest = hashlib.sha256(path.name.encode() + b"\0" + raw).hexdigest()
+            with self._writing() as db:
+                if db.execute("INSERT INTO gateway_imports (digest, source, at) VALUES (?, ?, ?) ON CONFLICT (digest) "
+                              "DO NOTHING RETURNING digest", (digest, str(path), time.time())).fetchone() is None:
+                    continue
+                if path.name == "approvals.json":
+                    db.executemany("INSERT INTO gateway_approvals (pattern, approved_at) VALUES (?, ?) "
+                                   "ON CONFLICT (pattern) DO NOTHING",
+                                   [(str(p), time.time()) for p in data.get("always") or [] if isinstance(p, str)])
+                    continue
+                row = db.execute("SELECT doc FROM gateway_pairing WHERE name = ?", (path.name,)).fetchone()
+                held = json.loads(row[0]) if row is not None else {}
+                db.execute("INSERT INTO gateway_pairing (name, doc) VALUES (?, ?) ON CONFLICT (name) "
+                           "DO UPDATE SET doc = excluded.doc", (path.name, json.dumps({**data, **held})))
 
 
 class Always:

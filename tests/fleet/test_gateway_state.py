@@ -205,3 +205,27 @@ def test_a_pairing_approved_through_one_homes_cli_lets_the_sender_in_through_the
             assert gateway.stop() == 0
     finally:
         chat.close()
+
+
+def test_a_homes_files_are_imported_once_and_a_revoke_is_not_undone_by_another_host_with_them(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+    files: dict[str, Any] = {
+        "gateway/approvals.json": {"always": ["rm -rf", "sudo"]},
+        "platforms/pairing/chat-approved.json": {"bob": {"user_name": "Bob", "approved_at": 1.0}},
+        "acp/sessions.json": {"s1": "/work/project"},
+    }
+    homes = [tmp_path / "a", tmp_path / "b"]
+    for home in homes:
+        for name, data in files.items():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).write_text(json.dumps(data))
+        (home / "config.yaml").write_text(f"state:\n  url: {pg_url}\n")
+    first = pairing_of(homes[0], monkeypatch)
+    assert first.is_approved("chat", "bob") and always_for(homes[0]).all() == ["rm -rf", "sudo"]
+    assert folders_for(homes[0]).of(["s1"]) == {"s1": "/work/project"}
+    assert first.revoke("chat", "bob") and always_for(homes[0]).remove("sudo")
+    second = pairing_of(homes[1], monkeypatch)  # the same files on another host: already imported
+    assert not second.is_approved("chat", "bob") and always_for(homes[1]).all() == ["rm -rf"]
+    for home in homes:
+        assert {name: json.loads((home / name).read_text()) for name in files} == files  # left as they were
