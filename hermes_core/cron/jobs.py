@@ -297,7 +297,7 @@ class JobsFile(Jobs):
         claim = {"at": moment.isoformat(), "pid": os.getpid(), "host": socket.gethostname()}
 
         def mutate(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            taken = []
+            taken: list[dict[str, Any]] = []
             for job in jobs:
                 if wanted(job) and not _alive(job.get("claim")) and (not limit or len(taken) < limit):
                     job["claim"] = claim
