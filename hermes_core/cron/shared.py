@@ -24,10 +24,11 @@ import datetime as dt
 import hashlib
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core import CronError, config_keys, load_config
+from hermes_core import CronError, StateUnavailableError, config_keys, load_config
 from hermes_core.hosting import Heartbeat, Hosts, StateUrl, Store, state_url
 
 from .jobs import Jobs, JobsFile, Mutate, T, _shown, due_at
@@ -71,6 +72,7 @@ _PG_SCHEMA = (_SCHEMA.replace("REAL", "DOUBLE PRECISION").replace("id INTEGER PR
               .replace("position INTEGER", "position BIGINT"))
 _RUN = "INSERT INTO cron_runs (job_id, slot, host, retry, started, status) VALUES (?, ?, ?, ?, ?, 'running')"
 _DIED = "UPDATE cron_runs SET finished = ?, status = 'host_died', error = ? WHERE job_id = ? AND host = ? AND finished IS NULL"
+_PATIENCE = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)  # seconds between the tries of recording a run's end
 _LET_GO = "claim_host = NULL, claim_at = NULL, claim_retry = 0, claim_from = NULL"
 
 
@@ -287,6 +289,16 @@ class SharedJobs(Jobs):
         return _claimed(row[0], me, at, 0)
 
     def finish(self, job_id: str, mutate: Mutate[Any], moment: dt.datetime, outcome: dict[str, Any]) -> Any:
+        """(See `Jobs.finish`.) Tried again for about half a minute while the database cannot be
+        reached: a run's outcome is worth the wait, and its claim is held until it is recorded."""
+        for pause in _PATIENCE:
+            try:
+                return self._finish(job_id, mutate, moment, outcome)
+            except StateUnavailableError:
+                time.sleep(pause)
+        return self._finish(job_id, mutate, moment, outcome)
+
+    def _finish(self, job_id: str, mutate: Mutate[Any], moment: dt.datetime, outcome: dict[str, Any]) -> Any:
         me = self.host()
         failed = outcome.get("status") != "ok"
         with self.store._writing() as db:
@@ -319,6 +331,4 @@ def _iso(at: float | None) -> str | None:
 
 
 def _time() -> float:
-    import time
-
     return time.time()

@@ -19,6 +19,7 @@ functions with the session key the gateway handed to `send_exec_approval`.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hermes_core import StateStoreError
 from hermes_core import config_keys as keys
 from hermes_core.hosting import Cancelled, cancel_check
 
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 CHOICES = ("once", "session", "always", "deny")
+log = logging.getLogger("hermes.gateway")
 
 
 @attrs.define(eq=False)
@@ -187,8 +190,11 @@ class GatewayApprover:
 
     def __call__(self, request: Any) -> str:
         key = self.session_key
-        if is_approved(key, request.pattern_key):
-            return "session"
+        try:
+            if is_approved(key, request.pattern_key):
+                return "session"
+        except StateStoreError as exc:  # the shared database is down: the chat is asked
+            log.warning("could not read the \"always\" approvals (%s); asking the chat", exc)
         entry = _Waiting({"request_id": request.request_id, "approval_id": request.request_id,
                           "command": request.command, "description": request.description,
                           "pattern_key": request.pattern_key, "pattern_keys": [request.pattern_key],
@@ -217,7 +223,10 @@ class GatewayApprover:
         if choice == "session":
             approve_session(key, request.pattern_key)
         elif choice == "always":
-            approve_permanent(request.pattern_key)
+            try:
+                approve_permanent(request.pattern_key)
+            except StateStoreError as exc:  # approved this once all the same
+                log.warning("could not keep %r approved always (%s); approve it again later", request.pattern_key, exc)
         return choice
 
 

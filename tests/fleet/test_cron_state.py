@@ -314,3 +314,33 @@ def test_three_gateways_on_one_database_run_each_due_job_exactly_once_through_a_
     assert retried, "the killed gateway held no claim"
     assert {r["host"] for r in runs if r["status"] == "ok"} - {r["host"] for r in runs if mark in r["host"]}
     shared.close()
+
+
+def test_the_cli_of_two_homes_on_one_database_works_on_the_same_jobs(tmp_path: Path, pg_url: str,
+                                                                      llm_server: Any) -> None:
+    import os
+    import subprocess
+
+    from tests.helpers import HERMES, llm_config
+
+    def cron(home: Path, *args: str, when: dt.datetime = T0) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "HERMES_HOME": str(home), "HERMES_CRON_NOW": when.isoformat(), "HERMES_TIMEZONE": "UTC"}
+        env.pop("HERMES_STATE_URL", None)
+        done = subprocess.run([str(HERMES), "cron", *args], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    homes = [tmp_path / "a", tmp_path / "b"]
+    for home in homes:
+        home.mkdir()
+        llm_config(home, llm_server.url, f"timezone: UTC\nstate:\n  url: {pg_url}\n")
+    llm_server.always("All green.")
+    assert cron(homes[0], "add", "every 1h", "check the build", "--name", "build").stdout.startswith("added ")
+    assert [j["name"] for j in json.loads(cron(homes[1], "list", "--json").stdout)] == ["build"]
+    assert cron(homes[1], "tick", when=T0 + dt.timedelta(hours=1)).stderr.splitlines()[-1] == "ran 1 job"
+    assert cron(homes[0], "tick", when=T0 + dt.timedelta(hours=1)).stderr.splitlines()[-1] == "ran 0 jobs"
+    job = json.loads(cron(homes[0], "list", "--json").stdout)[0]
+    assert (job["last_status"], job["repeat"]["completed"], job["next_run_at"]) == ("ok", 1, "2026-11-23T10:00:00+00:00")
+    assert not (homes[0] / "cron" / "jobs.json").exists() and len(llm_server.requests) == 1
+    cron(homes[1], "remove", "build")
+    assert json.loads(cron(homes[0], "list", "--json").stdout) == []
