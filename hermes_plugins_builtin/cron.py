@@ -1,6 +1,7 @@
 """Built-in plugin `cron`: Hermes' `cronjob` tool, so that "remind me every weekday at 9 to check the
 build" said in `hermes chat`, a gateway chat or the API server becomes a job in
-`$HERMES_HOME/cron/jobs.json` (run by `hermes cron tick` or `hermes gateway run`).
+`$HERMES_HOME/cron/jobs.json`, or in the shared database `state.url` names (run by `hermes cron
+tick` or `hermes gateway run`).
 
 A job made in a gateway conversation delivers to that chat by default (`deliver: origin`).
 """
@@ -60,12 +61,12 @@ def _shown(job: dict[str, Any]) -> dict[str, Any]:
 
 def cronjob(args: dict[str, Any], **_: Any) -> str:
     from hermes_core import HermesError, hermes_home, load_config
-    from hermes_core.cron import Jobs, now, zone
+    from hermes_core.cron import now, open_jobs, zone
 
     action = str(args.get("action", "")).strip().lower()
     action = "run" if action in ("run_now", "trigger") else action
     try:
-        jobs, moment, tz = Jobs(hermes_home()), now(), zone(load_config())
+        jobs, moment, tz = open_jobs(hermes_home()), now(), zone(load_config())
         ref = str(args.get("job_id") or "")
         if action not in ACTIONS:
             raise ValueError(f"action must be one of: {', '.join(ACTIONS)}")

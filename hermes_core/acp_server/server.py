@@ -18,10 +18,9 @@ from typing import Any
 
 from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.hosting import (
-    Cancel, Cancelled, approver_scope, in_thread, read_json, state_url, workspace_scope, write_json,
-)
+from hermes_core.hosting import Cancel, Cancelled, approver_scope, in_thread, state_url, workspace_scope
 
+from .folders import folders_for
 from .relay import AcpApprover, Outbox, Relay
 from .replay import replayed
 from .workspace import EditorWorkspace
@@ -55,7 +54,7 @@ class HermesAcp:
         self.files: Any = None  # the editor's file system capabilities (`fs`), from `initialize`
         self.sessions: dict[str, _Session] = {}
         self.store = SessionStore(manager.home, url=state_url(manager.home))
-        self.cwds_file = manager.home / "acp" / "sessions.json"
+        self.folders = folders_for(manager.home)
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -129,8 +128,8 @@ class HermesAcp:
             offset = int(cursor or 0)
         except ValueError:
             raise RequestError.invalid_params({"cursor": cursor, "reason": "not a cursor this agent gave"}) from None
-        cwds = self._cwds()
         rows = await in_thread(lambda: self.store.sessions(PAGE + 1, offset=offset))
+        cwds = await in_thread(self.folders.of, [row["id"] for row in rows[:PAGE]])
         found = []
         for row in rows[:PAGE]:
             where = cwds.get(row["id"], "")
@@ -233,7 +232,7 @@ class HermesAcp:
                                     writes=bool(getattr(files, "write_text_file", False)))
         session = _Session(agent, relay, AcpApprover(self.conn, agent.session_id, loop), workspace)
         self.sessions[agent.session_id] = session
-        await in_thread(self._remember_cwd, agent.session_id, cwd)
+        await in_thread(self.folders.remember, agent.session_id, cwd)
         if mcp_servers:  # the editor's MCP servers: this session's tools too
             for problem in await in_thread(self.manager.mcp.attach, agent.session_id,
                                            [_mcp_entry(server) for server in mcp_servers]):
@@ -259,18 +258,6 @@ class HermesAcp:
         if not foreign:
             return None
         return frozenset(info.name for info in self.manager.tool_infos() if info.name not in foreign)
-
-    def _cwds(self) -> dict[str, str]:
-        try:
-            known = read_json(self.cwds_file) if self.cwds_file.exists() else {}
-        except ValueError:
-            return {}
-        return {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
-
-    def _remember_cwd(self, session_id: str, cwd: str) -> None:
-        known = self._cwds()
-        if known.get(session_id) != cwd:
-            write_json(self.cwds_file, {**known, session_id: cwd}, durable=False)
 
 
 def _mcp_entry(server: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from hermes_core import CronError
-from hermes_core.cron import Jobs, now, zone
+from hermes_core.cron import now, open_jobs, zone
 
 from .http import ApiError, Json, read_json
 from .keys import ApiKey
@@ -33,7 +33,7 @@ class CronJobs:
 
     def __init__(self, server: Core) -> None:
         self.server = server
-        self.jobs = Jobs(server.manager.home)
+        self.jobs = open_jobs(server.manager.home, kind="serve")
 
     def routes(self, route: RouteMaker) -> list[Route]:
         return [route("/api/jobs", "jobs", self._list, ["GET"]),

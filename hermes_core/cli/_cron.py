@@ -1,4 +1,5 @@
-"""`hermes cron`: scheduled agent jobs (Hermes' `cron/jobs.json`). Imported only when asked for."""
+"""`hermes cron`: scheduled agent jobs (Hermes' `cron/jobs.json`, or the shared database `state.url`
+names). Imported only when asked for."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ def cron() -> None:
 
 
 def _clock(ctx: click.Context) -> tuple[Any, Any, dt.datetime, Any]:
-    from ..cron import Jobs, now, zone
+    from ..cron import now, open_jobs, zone
 
     host = manager(ctx)
-    return host, Jobs(host.home), now(), zone(host.config)
+    return host, open_jobs(host.home), now(), zone(host.config)
 
 
 def _when(value: str | None, tz: Any) -> str:
@@ -127,7 +128,8 @@ def run(ctx: click.Context, job: str) -> None:
     from ..cron import Scheduler
 
     host, _, _, _ = _clock(ctx)
-    outcome = Scheduler(host, say=_say).run(job)
+    with Scheduler(host, say=_say) as scheduler:
+        outcome = scheduler.run(job)
     if outcome.get("status") != "ok":
         raise click.ClickException(f"the run failed: {outcome.get('error')}")
     click.echo(outcome.get("text", ""))
@@ -140,5 +142,6 @@ def tick(ctx: click.Context) -> None:
     from ..cron import Scheduler
 
     host, _, _, _ = _clock(ctx)
-    ran = Scheduler(host, say=_say).tick()
+    with Scheduler(host, say=_say) as scheduler:
+        ran = scheduler.tick()
     click.echo(f"ran {ran} job{'s' if ran != 1 else ''}", err=True)

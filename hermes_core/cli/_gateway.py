@@ -39,9 +39,11 @@ def run(ctx: click.Context) -> None:
     gateway = Gateway(host, say=_say)
     from ..cron import Scheduler, live_sender
 
-    scheduler = Scheduler(host, say=_say, live=live_sender(gateway.send_live))
-    gateway.every(host.config.read(config_keys.CRON_TICK_INTERVAL), scheduler.tick)  # as Hermes' gateway ticks cron
-    ctx.exit(gateway.run())
+    # as Hermes' gateway ticks cron, and once at start: a restart does not delay what is due
+    with Scheduler(host, say=_say, live=live_sender(gateway.send_live), kind="gateway") as scheduler:
+        gateway.every(host.config.read(config_keys.CRON_TICK_INTERVAL), scheduler.tick, at_start=True)
+        code = gateway.run()
+    ctx.exit(code)
 
 
 @gateway.command()
@@ -77,6 +79,28 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     echo_table(["platform", "plugin", "state", "detail"],
                [[str(r["platform"]), str(r["plugin"]), str(r["state"]), str(r["detail"] or "-")] for r in rows])
+
+
+@gateway.command()
+@click.option("--revoke", "revoked", metavar="RULE", help="Take back the \"always\" approval of RULE.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def approvals(ctx: click.Context, revoked: str | None, as_json: bool) -> None:
+    """The rules approved "always" in a chat (/approve always): every gateway of the home (or of the
+    shared database) honours them."""
+    from ..gateway.state import always_for
+
+    always = always_for(manager(ctx).home)
+    if revoked is not None:
+        if not always.remove(revoked):
+            raise click.ClickException(f"{revoked!r} is not approved always (`hermes gateway approvals` lists them)")
+        click.echo(f"revoked {revoked}")
+        return
+    rules = always.all()
+    if as_json:
+        echo_json({"always": rules})
+    else:
+        click.echo("\n".join(rules) if rules else "no rule is approved always")
 
 
 @click.group()

@@ -16,12 +16,16 @@ from .._paths import hermes_home
 from ._common import echo_json
 
 # Every stage that keeps shared state: its name, its store class, and its SQLite file under the home
-# (a pattern: one file per plugin, the newest schema among them shown).
+# (a pattern: one file per plugin, the newest schema among them shown; or, for the stages that keep
+# Hermes' JSON files when no URL is set, that file).
 STAGES: list[tuple[str, str, str]] = [
     ("sessions", "hermes_core.agent.store:SessionStore", "sessions.db"),
     ("plugin_state", "hermes_core._ctx.state:_StateFile", "plugin-data/*/state.db"),
     ("api_server", "hermes_core.api_server.store:ApiStore", "api_server.db"),
     ("hosts", "hermes_core._store.hosts:Hosts", "hosts.db"),
+    ("cron", "hermes_core.cron.shared:CronStore", "cron/jobs.json"),
+    ("gateway", "hermes_core.gateway.state:GatewayStore", "gateway/approvals.json"),
+    ("acp", "hermes_core.acp_server.folders:AcpStore", "acp/sessions.json"),
 ]
 
 
@@ -39,7 +43,7 @@ def _sqlite_version(path: Any) -> int | None:
         found = [v for match in sorted(path.parent.parent.glob(f"{path.parent.name}/{path.name}"))
                  if (v := _sqlite_version(match)) is not None]
         return None if not found else -1 if -1 in found else max(found)
-    if not path.exists():
+    if not path.exists() or path.suffix != ".db":
         return None
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -81,12 +85,15 @@ def status_report() -> dict[str, Any]:
         if not isinstance(exc, HermesError):
             raise
         report.update(reachable=False, error=str(exc))
-    for stage, ref, _file in STAGES:
+    for stage, ref, file in STAGES:
         known = _known(ref)
         have = versions.get(stage)
-        state = "not created yet" if have is None else "unreadable" if have < 0 else \
-            "current" if have == known else "older: upgraded on first use" if have < known else \
-            "NEWER than this hermes-core: upgrade it"
+        if url is None and not file.endswith(".db"):  # Hermes' file, not a schema
+            state = f"in {file} (Hermes' file)" if (home / file).exists() else "not created yet"
+        else:
+            state = "not created yet" if have is None else "unreadable" if have < 0 else \
+                "current" if have == known else "older: upgraded on first use" if have < known else \
+                "NEWER than this hermes-core: upgrade it"
         report["stages"].append({"stage": stage, "version": have, "known": known, "state": state})
     return report
 

@@ -338,6 +338,8 @@ CRON_TIME_LIMIT = Key("cron.time_limit", SECONDS, _seconds, 600.0, "seconds one 
                       "stopped and recorded as failed (HERMES_CRON_TIMEOUT wins; 0: none)")
 CRON_WRAP_RESPONSE = Key("cron.wrap_response", FLAG, _flag, True, "a delivered answer is framed with the job's name "
                          "and id, as Hermes sends it")
+CRON_MAX_PARALLEL = Key("cron.max_parallel", COUNT, _count, 0, "jobs one pass of the scheduler runs at once at "
+                        "most; the other due jobs wait for the next pass (or another host's); 0: every due job")
 CRON_OUTPUT_RETENTION = Key("cron.output_retention", POSITIVE, _positive, 50, "output files kept per job")
 
 # -- skills (`$HERMES_HOME/skills/`, the plugins' skills; Hermes' keys) ---------------------------
@@ -397,7 +399,7 @@ KEYS: tuple[Key[Any], ...] = (
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
     HOSTING_ALLOWED_HOSTS, HOSTING_ALLOWED_ORIGINS,
-    TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_OUTPUT_RETENTION,
+    TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_MAX_PARALLEL, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
     MEMORY_PER_CALLER,
 )

@@ -23,7 +23,7 @@ from hermes_core import PluginManager, storable_json, storable_text
 from hermes_core import config_keys as keys
 from hermes_core.hosting import write_text
 
-from .jobs import Jobs
+from .shared import open_jobs
 from .schedule import now, zone
 
 __all__ = ["TOOLSET", "build_prompt", "output_path", "run_job"]
@@ -103,7 +103,8 @@ def main(argv: list[str]) -> int:
     job_id = argv[0]
     try:
         manager = PluginManager().load()
-        job = Jobs.find(Jobs(manager.home).read(), job_id)
+        with open_jobs(manager.home) as jobs:
+            job = jobs.get(job_id)
         outcome = run_job(manager, job, now())
     except Exception:  # noqa: BLE001 - said to the scheduler as the run's outcome
         outcome = {"status": "error", "text": "", "error": traceback.format_exc(limit=3).strip(), "output": None}

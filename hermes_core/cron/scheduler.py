@@ -1,14 +1,17 @@
 """The scheduler: what is due runs once, each run in a process of its own with a time limit, its
 outcome recorded on the job and its answer delivered.
 
-`Scheduler(manager).tick()` is one pass (`hermes cron tick`, and `hermes gateway run` every
-`cron.tick_interval` seconds); `run(ref)` runs one job now (`hermes cron run`). A pass holds
-`cron/.tick.lock` (a second pass at the same time does nothing). A due job is claimed first: the
-claim (the pass's pid) is written to jobs.json before the run starts, so no other pass or
-`run` starts it again; a claim whose process is gone (a pass killed with `kill -9`) is void, so
-the job is due again. After a downtime a job runs once and its next run is the first slot after
-now, not one per slot missed. A run that fails, passes `cron.time_limit` (it is killed, with
-every process it started) or dies is recorded as failed; the other jobs run regardless.
+`Scheduler(manager).tick()` is one pass (`hermes cron tick`, and `hermes gateway run` at start
+and every `cron.tick_interval` seconds); `run(ref)` runs one job now (`hermes cron run`). A pass
+holds `cron/.tick.lock` (a second pass of the same home at the same time does nothing). A due job
+is claimed first (see `jobs`): in jobs.json the claim is the pass's pid, and a claim whose process
+is gone (a pass killed with `kill -9`) is void, so the job is due again; in the shared database
+the claim is taken atomically and names the host, and a claim whose host stopped beating is run
+again once by another host, never twice. After a downtime a job runs once and its next run is the
+first slot after now, not one per slot missed. A run that fails, passes `cron.time_limit` (it is
+killed, with every process it started) or dies is recorded as failed; the other jobs run
+regardless. `cron.max_parallel` bounds the runs of one pass (the rest wait for the next pass, or
+another host's).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -28,7 +30,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import kill_group, only_one
 
 from .delivery import DeliveryError, Live, Outbox, send, targets, wrapped
-from .jobs import LIVE_STATES, Jobs
+from .shared import open_jobs
 from .schedule import next_run, now, stamp, zone
 
 __all__ = ["Scheduler"]
@@ -36,27 +38,26 @@ __all__ = ["Scheduler"]
 SILENT = "[SILENT]"
 
 
-def _alive(claim: Any) -> bool:
-    """Whether a claim's process still runs (on this machine)."""
-    if not isinstance(claim, dict) or claim.get("host") != socket.gethostname():
-        return False
-    try:
-        os.kill(int(claim.get("pid", 0)), 0)
-    except (OSError, ValueError, TypeError):
-        return False
-    return True
-
-
 class Scheduler:
     """The cron scheduler of one loaded `PluginManager` (see the module)."""
 
     def __init__(self, manager: PluginManager, *, say: Callable[[str], None] | None = None,
-                 live: Live | None = None) -> None:
+                 live: Live | None = None, kind: str = "cron") -> None:
         self.manager = manager
-        self.jobs = Jobs(manager.home)
+        self.jobs = open_jobs(manager.home, kind=kind)
         self.outbox = Outbox(manager.home)
         self.say = say or (lambda line: None)
         self.live = live
+
+    def close(self) -> None:
+        """Let go of what the scheduler holds (the host's heartbeat on the shared database)."""
+        self.jobs.close()
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def time_limit(self) -> float | None:
@@ -68,48 +69,30 @@ class Scheduler:
 
     def tick(self) -> int:
         """Run every due job once (in parallel), retry waiting deliveries; how many jobs ran."""
+        folder = self.manager.home / "cron"
+        folder.mkdir(parents=True, exist_ok=True)
         try:
-            held = only_one(self.jobs.folder / ".tick.lock")
+            held = only_one(folder / ".tick.lock")
         except AlreadyRunningError:
             return 0
         with held:
             moment = now()
             self.outbox.retry(lambda target, text: send(self.manager, target, text, self.live), moment,
                               self._delivery_reported)
-            due = self._claim(lambda job: self._due(job, moment), moment)
+            due, given_up = self.jobs.claim_due(moment, self.manager.config.read(keys.CRON_MAX_PARALLEL))
+            for job in given_up:  # its run was retried once already, and that host died too
+                self._record(job, {"status": "error", "error": str((job.get("claim") or {}).get("why") or
+                                                                   "its host died during the run")}, moment, False)
             self._run_all(due, moment)
             return len(due)
 
     def run(self, ref: str) -> dict[str, Any]:
         """Run the job `ref` (an id or a name) now, due or not; its outcome."""
         moment = now()
-        job_id = Jobs.find(self.jobs.read(), ref)["id"]
-        claimed = self._claim(lambda job: job.get("id") == job_id, moment)
-        if not claimed:
+        claimed = self.jobs.claim(self.jobs.get(ref)["id"], moment)
+        if claimed is None:
             raise AlreadyRunningError(f"the job {ref!r} is running now (in another tick or run)")
-        return self._run_all(claimed, moment, manual=True)[0]
-
-    # -- claiming -----------------------------------------------------------------------------------
-
-    @staticmethod
-    def _due(job: dict[str, Any], moment: dt.datetime) -> bool:
-        due = stamp(job.get("next_run_at"))
-        return bool(job.get("enabled", True)) and job.get("state", "scheduled") in LIVE_STATES and due is not None \
-            and due <= moment
-
-    def _claim(self, wanted: Callable[[dict[str, Any]], bool], moment: dt.datetime) -> list[dict[str, Any]]:
-        """Mark the wanted jobs that nobody runs as this process's, on disk; copies of them."""
-        claim = {"at": moment.isoformat(), "pid": os.getpid(), "host": socket.gethostname()}
-
-        def mutate(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            taken = []
-            for job in jobs:
-                if wanted(job) and not _alive(job.get("claim")):
-                    job["claim"] = claim
-                    taken.append(dict(job))
-            return taken
-
-        return self.jobs.change(mutate, moment)
+        return self._run_all([claimed], moment, manual=True)[0]
 
     # -- running --------------------------------------------------------------------------------------
 
@@ -163,11 +146,7 @@ class Scheduler:
         finished = max(now(), started)
         failed = outcome.get("status") != "ok"
 
-        def mutate(jobs: list[dict[str, Any]]) -> dict[str, Any] | None:
-            current = next((j for j in jobs if j.get("id") == job["id"]), None)
-            if current is None:  # removed while it ran
-                return None
-            current.pop("claim", None)
+        def mutate(current: dict[str, Any]) -> dict[str, Any]:
             repeat = dict(current.get("repeat") or {"times": None, "completed": 0})
             repeat["completed"] = int(repeat.get("completed") or 0) + 1
             current.update(repeat=repeat, last_run_at=started.astimezone(tz).isoformat(),
@@ -187,7 +166,7 @@ class Scheduler:
                                state="scheduled" if current.get("state") != "paused" else "paused")
             return dict(current)
 
-        current = self.jobs.change(mutate, finished)
+        current = self.jobs.finish(str(job["id"]), mutate, finished, outcome)
         word = "failed" if failed else "ran"
         self.say(f"cron: {job.get('name', job['id'])} ({job['id']}) {word}"
                  + (f": {outcome.get('error')}" if failed else ""))
@@ -213,16 +192,14 @@ class Scheduler:
     def _delivery_reported(self, job_id: str, error: str | None) -> None:
         """A delivery's outcome on its job: `last_delivery_error` set (and `last_status`
         delivery_failed) or cleared."""
-        def mutate(jobs: list[dict[str, Any]]) -> None:
-            for job in jobs:
-                if job.get("id") == job_id:
-                    job["last_delivery_error"] = error
-                    if error is not None:
-                        job["last_status"] = "delivery_failed"
-                    elif job.get("last_status") == "delivery_failed":
-                        job["last_status"] = "ok"
+        def mutate(job: dict[str, Any]) -> None:
+            job["last_delivery_error"] = error
+            if error is not None:
+                job["last_status"] = "delivery_failed"
+            elif job.get("last_status") == "delivery_failed":
+                job["last_status"] = "ok"
 
-        self.jobs.change(mutate, now())
+        self.jobs.note(job_id, mutate, now())
         if error is not None:
             self.say(f"cron: delivering job {job_id}'s answer failed: {error}")
 

@@ -8,35 +8,43 @@ While a conversation's turn runs, the gateway registers how to reach that chat
 saying how to answer. The turn waits (at most `approvals.timeout` seconds, 300) until someone
 answers: `/approve [session|always]` or `/deny [reason]` in that chat, or an adapter's button calling
 `resolve_gateway_approval(session_key, choice)`. "session" approves the rule for the rest of the
-conversation; "always" for every conversation, kept in `$HERMES_HOME/gateway/approvals.json`.
+conversation; "always" for every conversation, kept in `$HERMES_HOME/gateway/approvals.json`, or in
+the shared database `state.url` names (every gateway of the fleet honours it; `revoke_permanent`,
+`hermes gateway approvals --revoke`, takes it back everywhere).
 A stopped turn, or a conversation whose turn ended, leaves nothing waiting.
 
-The state is the process's, as Hermes' is: an adapter's button handler calls the module-level
+The waiting approvals are the process's, as Hermes' are: an adapter's button handler calls the module-level
 functions with the session key the gateway handed to `send_exec_approval`.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hermes_core import StateStoreError
 from hermes_core import config_keys as keys
-from hermes_core.hosting import Cancelled, cancel_check, read_json, write_json
+from hermes_core.hosting import Cancelled, cancel_check
 
 from .session_context import get_session_env
+
+if TYPE_CHECKING:
+    from .state import Always
 
 __all__ = [
     "GatewayApprover", "answer", "approve_permanent", "approve_session", "clear_session", "get_pending_gateway_approval",
     "has_blocking_approval", "is_approved", "list_gateway_approvals", "pending_gateway_approval_count",
-    "present", "register_gateway_notify", "resolve_gateway_approval", "unregister_gateway_notify",
+    "present", "register_gateway_notify", "resolve_gateway_approval", "revoke_permanent", "unregister_gateway_notify",
 ]
 
 CHOICES = ("once", "session", "always", "deny")
+log = logging.getLogger("hermes.gateway")
 
 
 @attrs.define(eq=False)
@@ -51,8 +59,8 @@ _lock = threading.Lock()
 _queues: dict[str, list[_Waiting]] = {}
 _notify: dict[str, Callable[[dict[str, Any]], None]] = {}
 _session_approved: dict[str, set[str]] = {}
-_permanent: set[str] = set()
-_permanent_file: Path | None = None
+_permanent: set[str] = set()  # until `load_permanent` names where they are kept
+_always: Always | None = None
 
 
 def register_gateway_notify(session_key: str, notify: Callable[[dict[str, Any]], None]) -> None:
@@ -120,17 +128,35 @@ def approve_session(session_key: str, pattern_key: str) -> None:
 
 
 def approve_permanent(pattern_key: str) -> None:
-    """Approve the rule for every conversation, kept across restarts."""
+    """Approve the rule for every conversation, kept across restarts (and, on a shared database,
+    for every gateway)."""
     with _lock:
-        _permanent.add(pattern_key)
-        path, kept = _permanent_file, sorted(_permanent)
-    if path is not None:  # written outside the lock: the event loop's /approve never waits on a disk
-        write_json(path, {"always": kept})
+        always = _always
+        if always is None:
+            _permanent.add(pattern_key)
+    if always is not None:  # outside the lock: the event loop's /approve never waits on a disk
+        always.add(pattern_key)
+
+
+def revoke_permanent(pattern_key: str) -> bool:
+    """Take back an "always" approval; whether there was one."""
+    with _lock:
+        always = _always
+        if always is None:
+            found = pattern_key in _permanent
+            _permanent.discard(pattern_key)
+            return found
+    return always.remove(pattern_key)
 
 
 def is_approved(session_key: str, pattern_key: str) -> bool:
     with _lock:
-        return pattern_key in _permanent or pattern_key in _session_approved.get(session_key, set())
+        if pattern_key in _session_approved.get(session_key, set()):
+            return True
+        always = _always
+        if always is None:
+            return pattern_key in _permanent
+    return always.has(pattern_key)
 
 
 def clear_session(session_key: str) -> None:
@@ -141,16 +167,17 @@ def clear_session(session_key: str) -> None:
 
 
 def load_permanent(home: Path) -> None:
-    """Read the "always" approvals kept under `home` (and keep new ones there)."""
-    global _permanent_file
-    path = home / "gateway" / "approvals.json"
-    try:
-        kept = read_json(path) if path.exists() else {}
-    except ValueError:
-        kept = {}
+    """Keep the "always" approvals where `home` keeps them: its approvals.json, or the shared
+    database its `state.url` names (an approval made before this is kept there too)."""
+    global _always
+    from .state import always_for
+
+    always = always_for(home)
     with _lock:
-        _permanent_file = path
-        _permanent.update(str(k) for k in (kept.get("always") or []) if isinstance(k, str))
+        _always, earlier = always, set(_permanent)
+        _permanent.clear()
+    for pattern in sorted(earlier):
+        always.add(pattern)
 
 
 @attrs.frozen
@@ -163,8 +190,11 @@ class GatewayApprover:
 
     def __call__(self, request: Any) -> str:
         key = self.session_key
-        if is_approved(key, request.pattern_key):
-            return "session"
+        try:
+            if is_approved(key, request.pattern_key):
+                return "session"
+        except StateStoreError as exc:  # the shared database is down: the chat is asked
+            log.warning("could not read the \"always\" approvals (%s); asking the chat", exc)
         entry = _Waiting({"request_id": request.request_id, "approval_id": request.request_id,
                           "command": request.command, "description": request.description,
                           "pattern_key": request.pattern_key, "pattern_keys": [request.pattern_key],
@@ -193,7 +223,10 @@ class GatewayApprover:
         if choice == "session":
             approve_session(key, request.pattern_key)
         elif choice == "always":
-            approve_permanent(request.pattern_key)
+            try:
+                approve_permanent(request.pattern_key)
+            except StateStoreError as exc:  # approved this once all the same
+                log.warning("could not keep %r approved always (%s); approve it again later", request.pattern_key, exc)
         return choice
 
 

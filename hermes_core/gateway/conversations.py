@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hermes_core import (
-    CommandFailedError, PluginManager, SessionNotFoundError, UnknownCommandError,
+    CommandFailedError, PluginManager, SessionNotFoundError, StateStoreError, UnknownCommandError,
 )
 from hermes_core import config_keys as keys
 from hermes_core.agent import Agent
@@ -65,8 +65,13 @@ class Conversations:
                 return None
             if directive and directive.get("action") == "rewrite" and isinstance(directive.get("text"), str):
                 event = dataclasses.replace(event, text=directive["text"])
-            if not authorised(source, entry, adapter, self.pairing):
-                return self._refuse(source)
+            try:  # off the loop: the pairings may be in the shared database
+                if not await in_thread(authorised, source, entry, adapter, self.pairing):
+                    return await in_thread(self._refuse, source)
+            except StateStoreError as exc:  # refused while it cannot be checked
+                self.say(f"{platform}: could not check whether {source.user_id or 'the sender'} may talk, so the "
+                         f"message was not answered: {exc}")
+                return None
         key = session_key_for(source, getattr(adapter.config, "extra", None))  # also an adapter on Hermes' own base
         command = event.get_command() if event.is_command() else None
         if command in ("approve", "deny"):  # answers the turn that waits for it

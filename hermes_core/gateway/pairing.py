@@ -6,13 +6,18 @@ Codes: 8 characters without look-alikes, valid an hour, at most 3 waiting per pl
 sender every 10 minutes; 5 wrong approvals lock a platform's approvals for an hour. Only a
 salted hash of a code is stored. Files under `$HERMES_HOME/platforms/pairing/` (mode 0600),
 each change made under a lock and written whole, so the gateway and the CLI can both change them.
+With `state.url`, the same files are rows of the shared database (`gateway_pairing`, see
+`state`), each change one transaction under an advisory lock: a code given by one gateway is
+approved from any host's CLI, and an approval or a revoke holds on every gateway at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,18 +35,41 @@ RATE_LIMIT_SECONDS = 600
 MAX_PENDING_PER_PLATFORM = 3
 MAX_FAILED_ATTEMPTS = 5
 LOCKOUT_SECONDS = 3600
+_LOCK = 0x4E524D50  # the advisory lock a change to the pairings takes on PostgreSQL
 
 
 class PairingStore:
     """Pending codes and approved senders, per platform."""
 
-    def __init__(self, profile: str | None = None, *, root: Path | None = None) -> None:
+    def __init__(self, profile: str | None = None, *, root: Path | None = None, url: Any = "auto") -> None:
+        """The home's pairings (`root`: a folder of Hermes' files instead); `url`: the shared database
+        (default: the home's `state.url`, when no `root` is given)."""
         del profile  # Hermes' profiles share one home here
-        self.root = root or hermes_home() / "platforms" / "pairing"
+        home = hermes_home()
+        self.root = root or home / "platforms" / "pairing"
+        if url == "auto":
+            from hermes_core.hosting import state_url  # the floor is imported only when a home is asked
 
-    # -- files ---------------------------------------------------------------------------------
+            url = state_url(home) if root is None else None
+        self.store: Any = None
+        if url is not None:
+            from .state import GatewayStore
+
+            self.store = GatewayStore.of(home if root is None else self.root, url)
+        self._tx = threading.local()
+
+    # -- files (or their rows) -------------------------------------------------------------------
 
     def _read(self, name: str) -> dict[str, Any]:
+        if self.store is not None:
+            tx = getattr(self._tx, "db", None)
+            if tx is not None:
+                row = tx.execute("SELECT doc FROM gateway_pairing WHERE name = ?", (name,)).fetchone()
+            else:
+                with self.store._reading() as db:
+                    row = db.execute("SELECT doc FROM gateway_pairing WHERE name = ?", (name,)).fetchone() if db else None
+            data = json.loads(row[0]) if row is not None else {}
+            return data if isinstance(data, dict) else {}
         try:
             data = read_json(self.root / name)
         except (OSError, ValueError):
@@ -49,10 +77,39 @@ class PairingStore:
         return data if isinstance(data, dict) else {}
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
+        if self.store is not None:
+            self._tx.db.execute("INSERT INTO gateway_pairing (name, doc) VALUES (?, ?) ON CONFLICT (name) "
+                                "DO UPDATE SET doc = excluded.doc", (name, json.dumps(data)))
+            return
         write_json(self.root / name, data, mode=0o600)
+
+    def _drop(self, name: str) -> None:
+        if self.store is not None:
+            self._tx.db.execute("DELETE FROM gateway_pairing WHERE name = ?", (name,))
+            return
+        (self.root / name).unlink(missing_ok=True)
+
+    def _names(self, suffix: str) -> list[str]:
+        """The platforms that have a `<platform><suffix>` file."""
+        if self.store is not None:
+            with self.store._reading() as db:
+                rows = db.execute("SELECT name FROM gateway_pairing WHERE name LIKE ? ORDER BY name",
+                                  ("%" + suffix,)).fetchall() if db else []
+            return [str(row[0]).removesuffix(suffix) for row in rows]
+        return sorted(p.name.removesuffix(suffix) for p in self.root.glob("*" + suffix))
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        if self.store is not None:
+            with self.store._writing() as db:
+                if self.store.dialect == "postgresql":
+                    db.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
+                self._tx.db = db
+                try:
+                    yield
+                finally:
+                    self._tx.db = None
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root / "pairing"):
             yield
@@ -127,15 +184,13 @@ class PairingStore:
     def list_pending(self, platform: str | None = None) -> list[dict[str, Any]]:
         """Waiting requests (never their codes)."""
         now = time.time()
-        platforms = [platform] if platform else sorted(
-            p.name.removesuffix("-pending.json") for p in self.root.glob("*-pending.json"))
+        platforms = [platform] if platform else self._names("-pending.json")
         return [{"platform": p, "user_id": e["user_id"], "user_name": e.get("user_name", ""),
                  "age_minutes": int((now - float(e["created_at"])) // 60)}
                 for p in platforms for e in sorted(self._live(p, now).values(), key=lambda e: e["created_at"])]
 
     def list_approved(self, platform: str | None = None) -> list[dict[str, Any]]:
-        platforms = [platform] if platform else sorted(
-            p.name.removesuffix("-approved.json") for p in self.root.glob("*-approved.json"))
+        platforms = [platform] if platform else self._names("-approved.json")
         return [{"platform": p, "user_id": user, "user_name": e.get("user_name", "")}
                 for p in platforms for user, e in sorted(self._read(f"{p}-approved.json").items())]
 
@@ -149,9 +204,8 @@ class PairingStore:
 
     def clear_pending(self, platform: str | None = None) -> int:
         with self._locked():
-            files = [self.root / f"{platform}-pending.json"] if platform else list(self.root.glob("*-pending.json"))
             count = 0
-            for path in files:
-                count += len(self._read(path.name))
-                path.unlink(missing_ok=True)
+            for name in [platform] if platform else self._names("-pending.json"):
+                count += len(self._read(f"{name}-pending.json"))
+                self._drop(f"{name}-pending.json")
             return count

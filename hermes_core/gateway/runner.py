@@ -77,12 +77,13 @@ class Gateway:
         self._force = asyncio.Event()
         self._fatal: dict[str, asyncio.Event] = {}  # platform → set by its adapter's fatal-error report
         self._started = time.time()
-        self._periodic: list[tuple[float, Callable[[], object]]] = []
+        self._periodic: list[tuple[float, Callable[[], object], bool]] = []
 
-    def every(self, seconds: float, work: Callable[[], object]) -> None:
+    def every(self, seconds: float, work: Callable[[], object], *, at_start: bool = False) -> None:
         """Call `work()` (on a worker thread) every `seconds` while the gateway runs, first after
-        `seconds` (the cron scheduler's ticks); a failure is logged and the next call comes."""
-        self._periodic.append((seconds, work))
+        `seconds`, or as soon as the platforms are started with `at_start` (the cron scheduler's
+        ticks); a failure is logged and the next call comes."""
+        self._periodic.append((seconds, work, at_start))
 
     def send_live(self, platform: str, chat_id: str, text: str, thread_id: str | None = None,
                   timeout: float = 60) -> bool:
@@ -134,8 +135,8 @@ class Gateway:
             self.say(f"no messaging platform is enabled and ready (platforms: {names}); see `hermes gateway status`")
             return 1
         keepers = [loop.create_task(self._keep_connected(r), name=f"hermes-gateway-{r.entry.name}") for r in ready]
-        keepers += [loop.create_task(self._repeat(seconds, work), name="hermes-gateway-periodic")
-                    for seconds, work in self._periodic]
+        keepers += [loop.create_task(self._repeat(seconds, work, at_start), name="hermes-gateway-periodic")
+                    for seconds, work, at_start in self._periodic]
         self._write_status("running")
         try:
             await self._stop.wait()
@@ -157,13 +158,16 @@ class Gateway:
         elif not loop.is_closed():
             loop.call_soon_threadsafe(self._signalled)
 
-    async def _repeat(self, seconds: float, work: Callable[[], object]) -> None:
+    async def _repeat(self, seconds: float, work: Callable[[], object], at_start: bool = False) -> None:
+        wait = not at_start
         while not self._stop.is_set():
-            try:
-                await asyncio.wait_for(asyncio.shield(self._stop.wait()), seconds)
-                return
-            except asyncio.TimeoutError:
-                pass
+            if wait:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._stop.wait()), seconds)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+            wait = True
             try:
                 await in_thread(work)
             except Exception as exc:  # noqa: BLE001 - the next call comes regardless

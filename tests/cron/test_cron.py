@@ -312,3 +312,20 @@ def test_a_jobs_skills_come_before_its_prompt_as_hermes_invokes_them(configured:
     assert sent.index("Group failures by cause.") < sent.index("alongside the skill invocation: Look at last night's")
     job = jobs(home)[0]
     assert job["repeat"]["completed"] == 1 and job["next_run_at"] == "2026-11-23T09:00:00+00:00"  # run by hand
+
+
+def test_the_gateway_runs_what_is_due_when_it_starts(configured: Path, llm_server,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers.chat import GatewayProcess
+
+    home = configured
+    with open(home / "config.yaml", "a") as config:  # the next tick is an hour away: only the one at start runs it
+        config.write("platforms:\n  webhook:\n    enabled: true\n    port: 0\n    secret: s3cret\n"
+                     "cron:\n  tick_interval: 3600\n")
+    llm_server.always("Done at start.")
+    cron("add", "in 1m", "at start", "--name", "early")
+    monkeypatch.setenv("HERMES_CRON_NOW", (T0 + dt.timedelta(minutes=2)).isoformat())
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"cron: early \([0-9a-f]{12}\) ran", timeout=60)
+        assert gateway.stop() == 0
+    assert jobs(home)[0]["last_status"] == "ok"

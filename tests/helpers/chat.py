@@ -233,11 +233,11 @@ class HermesProcess:
 
     command: tuple[str, ...] = ()
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.lines: list[str] = []
         self._seen = threading.Condition()
         self.process = subprocess.Popen([str(HERMES), *self.command, *args], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, env=env)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
