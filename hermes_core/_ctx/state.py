@@ -14,6 +14,7 @@ from typing import Any
 from .._errors import ConfigError, MemoryStoreError, PluginStateError
 from .._messages import storable_json, utf8_encodable
 from .._store import StateUrl, Store, state_url
+from .._store.migrate import Copy
 
 __all__ = ["PluginState", "STATE_QUOTA_BYTES", "state_url_of"]
 
@@ -97,6 +98,15 @@ class _StateFile(Store):
             "claim": "UPDATE plugin_state_totals SET imported = ? WHERE plugin_id = ? AND imported IS NULL",
         },
     }
+
+    @classmethod
+    def copies(cls, home: Path) -> list[Copy]:
+        """For `hermes state migrate`: each plugin's `plugin-data/<id>/state.db` into its rows of
+        `plugin_state` (the totals row made first; the triggers count what is copied)."""
+        return [Copy(path, "entries", target="plugin_state", constants={"plugin_id": path.parent.name},
+                     before="INSERT INTO plugin_state_totals (plugin_id, bytes) VALUES (?, 0) "
+                            "ON CONFLICT (plugin_id) DO NOTHING")
+                for path in sorted((Path(home) / "plugin-data").glob("*/state.db"))]
 
     def __init__(self, path: Path, plugin_id: str, *, url: StateUrl | str | None = None) -> None:
         super().__init__(path, url=url)

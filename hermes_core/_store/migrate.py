@@ -27,18 +27,30 @@ _PROGRESS = """CREATE TABLE IF NOT EXISTS hermes_migrations (
 class Copy:
     """One table of a SQLite file to copy into the shared database."""
 
-    __slots__ = ("source", "table", "target", "constants", "ready")
+    __slots__ = ("source", "table", "target", "constants", "before", "ready")
 
     def __init__(self, source: Path, table: str, *, target: str | None = None,
-                 constants: Mapping[str, Any] | None = None, ready: Callable[[], None] | None = None) -> None:
+                 constants: Mapping[str, Any] | None = None, before: str = "",
+                 ready: Callable[[], None] | None = None) -> None:
         self.source, self.table, self.target = Path(source), table, target or table
         self.constants = dict(constants or {})
+        self.before = before  # a statement run once before the rows (the constants its parameters)
         self.ready = ready  # makes the target's schema ready (the stage's store, opened on the database)
 
     @property
     def key(self) -> str:
         extra = "".join(f";{k}={v}" for k, v in sorted(self.constants.items()))
         return f"{self.source.resolve()}#{self.table}{extra}"
+
+
+def _quoted(names: Iterable[str]) -> list[str]:
+    """Column names quoted for both dialects (`user` and `window` are reserved words in PostgreSQL)."""
+    return ['"' + name.replace('"', '""') + '"' for name in names]
+
+
+def _text(value: Any) -> Any:
+    """A value as PostgreSQL takes it: text cannot hold NUL, which becomes U+FFFD (as the stores write it)."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
 def _sqlite_columns(db: sqlite3.Connection, table: str) -> list[str] | None:
@@ -82,7 +94,7 @@ def _copy(database: Postgres, copy: Copy, batch: int, say: Callable[[str], None]
             row = tx.execute("SELECT last_rowid, copied FROM hermes_migrations WHERE source = ? AND tbl = ?",
                              (copy.key, copy.target)).fetchone()
         last, total = (int(row[0]), int(row[1])) if row else (0, 0)
-        done = {"source": str(copy.source), "table": copy.table, "copied": 0, "total": total, "skipped": 0}
+        done: dict[str, Any] = {"source": str(copy.source), "table": copy.table, "copied": 0, "total": total, "skipped": 0}
         if columns is None:
             return done
         if not target:
@@ -90,16 +102,20 @@ def _copy(database: Postgres, copy: Copy, batch: int, say: Callable[[str], None]
                                   f"{copy.table} into: run this version of hermes-core's hosts on it first")
         shared = [c for c in columns if c in target and c not in copy.constants]
         names = [*shared, *copy.constants]
-        insert = (f"INSERT INTO {copy.target} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+        insert = (f"INSERT INTO {copy.target} ({', '.join(_quoted(names))}) VALUES ({', '.join('?' * len(names))}) "
                   "ON CONFLICT DO NOTHING")
-        select = f"SELECT rowid, {', '.join(shared)} FROM \"{copy.table}\" WHERE rowid > ? ORDER BY rowid LIMIT ?"
+        select = (f"SELECT rowid, {', '.join(_quoted(shared))} FROM \"{copy.table}\" WHERE rowid > ? "
+                  "ORDER BY rowid LIMIT ?")
         constants = tuple(copy.constants.values())
+        if copy.before:
+            with database.transaction(None) as tx:
+                tx.execute(copy.before, constants)
         while True:
             rows = source.execute(select, (last, batch)).fetchall()
             if not rows:
                 break
             with database.transaction(None) as tx:
-                cursor = tx.executemany(insert, [(*row[1:], *constants) for row in rows])
+                cursor = tx.executemany(insert, [(*map(_text, row[1:]), *constants) for row in rows])
                 written = max(0, cursor.rowcount) if cursor.rowcount is not None else len(rows)
                 last = int(rows[-1][0])
                 total += len(rows)
@@ -123,5 +139,5 @@ def _advance_sequences(database: Postgres, table: str, copied: list[str], target
     with database.transaction(None) as tx:
         for column in copied:
             if target.get(column, "").startswith("nextval("):
-                tx.execute(f"SELECT setval(pg_get_serial_sequence(?, ?), greatest((SELECT max({column}) FROM {table}), 1))",
+                tx.execute(f'SELECT setval(pg_get_serial_sequence(?, ?), greatest((SELECT max("{column}") FROM {table}), 1))',
                            (table, column))

@@ -51,6 +51,12 @@ class Store(SqliteFile):
         of `home_file`, each into the table of the same name (a stage with other files says so)."""
         return [Copy(Path(home) / cls.home_file, table) for table in cls.migrate_tables] if cls.home_file else []
 
+    @classmethod
+    def import_home(cls, home: Path, url: StateUrl) -> str | None:
+        """For `hermes state migrate`: import what `home` keeps for this stage in files that are no
+        SQLite tables (Hermes' JSON files), as a host does on first use; a line saying what, or None."""
+        return None
+
     def __init__(self, path: Path, *, url: StateUrl | str | None = None, busy_timeout: float = 10.0,
                  pool_size: int = 8) -> None:
         super().__init__(path, busy_timeout=busy_timeout)

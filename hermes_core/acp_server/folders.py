@@ -33,6 +33,15 @@ class AcpStore(Store):
     pg_schema = _SCHEMA.replace("REAL", "DOUBLE PRECISION")
     schema_version = 1
 
+    @classmethod
+    def import_home(cls, home: Path, url: StateUrl) -> str | None:
+        """`hermes state migrate`: the home's acp/sessions.json imported."""
+        source = Path(home) / "acp" / "sessions.json"
+        if not source.exists():
+            return None
+        FoldersShared(cls(Path(home) / "acp" / "state.db", url=url), source)
+        return "acp/sessions.json imported"
+
 
 class Folders:
     """Session id -> the folder it was opened in."""

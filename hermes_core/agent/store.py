@@ -112,6 +112,8 @@ class SessionStore(Store):
     pg_schema = PG_SCHEMA
     schema_version = 2  # 2: origins (the platform and user a session came from)
     synchronous = "NORMAL"
+    home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
+    migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions")
 
     def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
         super().__init__(Path(home) / "sessions.db", url=url)

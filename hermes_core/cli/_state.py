@@ -132,9 +132,11 @@ def status(as_json: bool) -> None:
 def migrate(to: str, as_json: bool) -> None:
     """Copy this home's SQLite state into the PostgreSQL database URL.
 
-    Safe to stop and run again: it goes on where it stopped and never copies a row twice. The
-    SQLite files are only read. Then point every host at the database (state.url in config.yaml
-    or HERMES_STATE_URL).
+    Sessions, the API server's store and every plugin's ctx.state are copied table by table;
+    Hermes' files (cron/jobs.json, approvals, pairings, ACP folders) are imported as a host does on
+    first use. Safe to stop and run again: it goes on where it stopped and never copies a row twice.
+    The home's files are only read. Then point every host at the database (state.url in
+    config.yaml or HERMES_STATE_URL).
     """
     from .._store import parse_state_url
     from .._store.migrate import migrate as copy_all
@@ -144,9 +146,11 @@ def migrate(to: str, as_json: bool) -> None:
     assert url is not None
     home = hermes_home()
     database = postgres(url)
-    copies = []
+    database.ping()  # a wrong password or a missing database: one line, before anything is said
+    copies, stages = [], []
     for _name, ref, _file in STAGES:
         stage = _stage(ref)
+        stages.append(stage)
         for copy in stage.copies(home):
             copy.ready = (lambda stage=stage: database.prepare(stage))
             copies.append(copy)
@@ -154,11 +158,14 @@ def migrate(to: str, as_json: bool) -> None:
     if not as_json:
         click.echo(f"copying {home} into {url.masked}", err=True)
     report = copy_all(database, copies, say=say)
+    imported = [line for stage in stages if (line := stage.import_home(home, url))]
     if as_json:
-        echo_json(report)
+        echo_json({"copied": report, "imported": imported})
         return
     for row in report:
         skipped = f", {row['skipped']} already there" if row["skipped"] else ""
         click.echo(f"{row['table']:<16} {row['copied']:>8} copied ({row['total']} in all{skipped})  from {row['source']}")
+    for line in imported:
+        click.echo(line)
     click.echo(f"done; the SQLite files were left as they were. Point every host at the database: "
                f"state.url: {url.masked} in config.yaml (with the password), or HERMES_STATE_URL")

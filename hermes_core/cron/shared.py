@@ -92,6 +92,17 @@ class CronStore(Store):
     pg_schema = _PG_SCHEMA
     schema_version = 1
 
+    @classmethod
+    def import_home(cls, home: Path, url: StateUrl) -> str | None:
+        """`hermes state migrate`: the home's cron/jobs.json imported (once across the fleet)."""
+        if not (Path(home) / "cron" / "jobs.json").exists():
+            return None
+        jobs = SharedJobs(home, url)
+        try:
+            return f"cron/jobs.json: {len(jobs.read())} jobs in the database"
+        finally:
+            jobs.close()
+
     @property
     def lock(self) -> str:
         """What a SELECT adds to hold the rows it reads until the transaction ends."""

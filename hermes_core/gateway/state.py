@@ -58,6 +58,15 @@ class GatewayStore(Store):
         store.import_files(Path(home))
         return store
 
+    @classmethod
+    def import_home(cls, home: Path, url: StateUrl) -> str | None:
+        """`hermes state migrate`: the home's approvals.json and pairing files imported."""
+        home = Path(home)
+        if not (home / "gateway" / "approvals.json").exists() and not any((home / "platforms" / "pairing").glob("*.json")):
+            return None
+        cls.of(home, url)
+        return "gateway/approvals.json and platforms/pairing/*.json imported"
+
     def import_files(self, home: Path) -> None:
         """Import `home`'s approvals.json and platforms/pairing/*.json, each file once (by its digest):
         approvals added, pairing entries added where the database has none of the same key."""
