@@ -1,6 +1,6 @@
 """An MCP server that is not the SDK: newline-delimited JSON-RPC over stdio, written by hand to
 send what the SDK's own server would refuse to (a tool whose inputSchema is not an object, beside
-two good tools). The tests use it as a broken server in the wild; hermes-core's side is the SDK."""
+two good tools, and a tool whose text holds an escaped lone surrogate, which JSON allows). The tests use it as a broken server in the wild; hermes-core's side is the SDK."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "broken", "description": "A wrong schema.", "inputSchema": ["not", "an object"]},
     {"name": "add", "description": "Add.", "inputSchema": {"type": "object"}},
+    {"name": "half", "description": "Half a surrogate pair.", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -26,6 +27,8 @@ def answer(request: dict) -> dict | None:
         result = {"tools": TOOLS}
     elif method == "tools/call":
         text = f"echo: {request['params'].get('arguments', {}).get('text', '')}"
+        if request["params"].get("name") == "half":
+            text = "half \ud800 pair"  # sent as "\\ud800": json.dumps escapes it
         result = {"content": [{"type": "text", "text": text}], "isError": False}
     elif method == "ping":
         result = {}

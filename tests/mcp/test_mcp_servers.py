@@ -220,6 +220,21 @@ def test_a_tool_with_an_invalid_schema_costs_only_itself(home: Path) -> None:
     assert hermes("tools", "call", "mcp__odd__echo", '{"text": "still"}').stdout.strip() == "echo: still"
 
 
+def test_a_lone_surrogate_in_a_servers_result_reaches_the_model_as_a_replacement_character(home: Path,
+                                                                                          llm_server) -> None:
+    from hermes_core.testing import Reply
+
+    raw = json.dumps([str(SERVER.with_name("raw_server.py"))])
+    llm_config(home, llm_server.url, f"mcp_servers:\n  odd:\n    command: {sys.executable}\n    args: {raw}\n")
+    llm_server.push(Reply(None, tool_calls=[tool_call("mcp__odd__half", {}, call_id="h")]), Reply("Read it."))
+    assert hermes("run", "Read half a pair.").stdout.strip() == "Read it."
+    assert llm_server.requests[1].body["messages"][-1] == {"role": "tool", "tool_call_id": "h",
+                                                           "content": "half \ufffd pair"}
+    (stored,) = hermes_json("sessions", "list")
+    shown = hermes_json("sessions", "show", stored["id"])
+    assert shown["tool_calls"][0]["result"] == "half \ufffd pair"  # the transcript says what the model was given
+
+
 def test_images_from_a_server_reach_a_model_that_takes_them_and_links_keep_their_uri(home: Path,
                                                                                      llm_server) -> None:
     from hermes_core.testing import Reply
