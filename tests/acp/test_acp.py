@@ -269,6 +269,41 @@ def register(ctx):
     assert "noise in a tool" in stderr and "noise at import" in stderr
 
 
+def test_lines_that_are_no_request_get_json_rpc_errors_and_the_server_keeps_serving(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    initialize = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}
+    lines = ["[]", json.dumps([initialize, {"jsonrpc": "2.0", "method": "session/cancel"}]), "42", '"str"', "null",
+             "{malformed", b"\xff\xfe".decode("latin-1"), '{"jsonrpc": "2.0", "id": {}, "method": "initialize"}',
+             '{"jsonrpc": "2.0", "id": [1], "result": {}}', json.dumps({**initialize, "id": 1})]
+    process = subprocess.run([str(HERMES), "acp"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                             encoding="latin-1", timeout=120)
+    answers = [json.loads(line) for line in process.stdout.splitlines()]  # every stdout line is JSON-RPC
+    assert process.returncode == 0 and "Traceback" not in process.stderr, process.stderr
+    codes = [[(a["id"], a["error"]["code"]) for a in answer] if isinstance(answer, list) else
+             (answer["id"], answer["error"]["code"]) for answer in answers[:-1]]
+    assert codes == [(None, -32600), [(7, -32600)], (None, -32600), (None, -32600), (None, -32600),
+                     (None, -32700), (None, -32700), (None, -32600)]
+    assert "batch" in answers[1][0]["error"]["message"] and "not a number" in answers[2]["error"]["message"]
+    assert answers[-1]["id"] == 1 and answers[-1]["result"]["protocolVersion"] == 1  # still serving
+
+
+def test_stdout_can_be_a_file(home: Path, tmp_path: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    transcript = tmp_path / "transcript.jsonl"
+    with transcript.open("wb") as taken, subprocess.Popen([str(HERMES), "acp"], stdin=subprocess.PIPE, stdout=taken,
+                                                          stderr=subprocess.PIPE) as process:
+        assert process.stdin is not None and process.stderr is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                        "params": {"protocolVersion": 1}}).encode() + b"\n")
+        process.stdin.flush()
+        while not transcript.read_bytes().endswith(b"\n") and process.poll() is None:  # its answer, then EOF
+            threading.Event().wait(0.05)
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0, process.stderr.read()
+    (answer,) = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+
+
 def test_the_editors_mcp_servers_are_that_sessions_tools_only(home: Path, llm_server) -> None:
     from acp.schema import McpServerStdio
 
