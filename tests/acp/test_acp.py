@@ -62,11 +62,16 @@ class Editor:
         return [u["sessionUpdate"] for u in self.updates]
 
 
-def session(editor: Editor, work: Callable[[Any], Any], capabilities: Any = None) -> Any:
+def session(editor: Editor, work: Callable[[Any], Any], capabilities: Any = None, memory: int | None = None) -> Any:
     """Run `work(conn)` (a coroutine function) against a fresh `hermes acp`, initialized (the
-    editor offering `capabilities`)."""
+    editor offering `capabilities`; with at most `memory` bytes of address space when given)."""
+    command = [str(HERMES), "acp"]
+    if memory is not None:  # the limit holds across exec
+        command = [sys.executable, "-c", "import os, resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
+                   f"({memory}, {memory})); os.execv(sys.argv[1], sys.argv[1:])", *command]
+
     async def main() -> Any:
-        async with spawn_agent_process(editor, str(HERMES), "acp", env=dict(os.environ),
+        async with spawn_agent_process(editor, *command, env=dict(os.environ),
                                        transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
             await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
             return await work(conn)
@@ -458,6 +463,32 @@ def test_file_tools_read_the_editors_unsaved_buffers_and_write_through_it(home: 
     llm_server.reply("No files here.")
     hermes("run", "read notes.md")
     assert not {"read_file", "write_file"} & {t["function"]["name"] for t in llm_server.requests[-1].body["tools"]}
+
+
+def test_read_file_of_a_huge_file_reads_only_the_lines_asked_for(home: Path, tmp_path: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    with (project / "huge.log").open("wb") as huge:  # 1.5 GB, sparse: nothing past the first lines is on disk
+        huge.write(b"one\ntwo\nthree\nfour\n")
+        huge.truncate(3 * 2**29)
+    (project / "flat.bin").write_bytes(b"")
+    os.truncate(project / "flat.bin", 3 * 2**29)  # no newline at all: one line of 1.5 G characters
+    calls = [tool_call("read_file", {"path": "huge.log", "limit": 3}),
+             tool_call("read_file", {"path": "huge.log", "offset": 4, "limit": 1}),
+             tool_call("read_file", {"path": "flat.bin", "limit": 3})]
+    llm_server.push(*[Reply("", tool_calls=[call]) for call in calls], Reply("Read."))
+    editor = Editor()  # no file system of its own: the files are read from disk
+
+    async def work(conn: Any) -> str:
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        return (await conn.prompt(session_id=new.session_id, prompt=[text_block("read")])).stop_reason
+
+    assert session(editor, work, memory=2**30) == "end_turn"  # 1 GiB of address space: a whole read would fail
+    first, fourth, flat = (json.loads(result) for _, result in tool_results(editor))
+    assert first["content"] == "     1|one\n     2|two\n     3|three"
+    assert fourth["content"] == "     4|four"
+    assert "more than one read takes (100000 characters)" in flat["error"]
 
 
 def test_the_agents_task_list_is_the_editors_plan(home: Path, llm_server) -> None:
