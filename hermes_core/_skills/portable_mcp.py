@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._files import read_json
+from .._files import MAX_SMALL_JSON, read_json
 from .portable import slug, within_root
 
 __all__ = ["MCP_SCHEMA", "package_servers", "read_mcp_json", "server_name"]
@@ -136,7 +136,7 @@ def read_mcp_json(root: Path, data: Path) -> tuple[list[dict[str, Any]], list[st
     if path.is_symlink() or not path.is_file() or not within_root(root, path):
         return [], ["[mcp] mcp.json must be a regular in-root file"]
     try:
-        raw = read_json(path)  # a BOM read past; not UTF-8, not JSON or nested too deeply: a ValueError
+        raw = read_json(path, MAX_SMALL_JSON)  # a BOM read past; too large, not UTF-8 or JSON, too deep: ValueError
     except (OSError, ValueError) as exc:
         return [], [f"[mcp] mcp.json is not valid readable JSON: {exc}"]
     if not isinstance(raw, dict):

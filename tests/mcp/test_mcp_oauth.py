@@ -250,6 +250,9 @@ def test_a_login_is_bound_to_the_url_and_a_broken_file_is_no_login(home: Path, o
     token_file(home).write_text("{not json")
     listed = hermes("mcp", "list")
     assert "needs login" in listed.stdout and "its login" in listed.stderr and "cannot be read" in listed.stderr
+    token_file(home).write_text(json.dumps({"url": server.mcp}) + " " * 2**20)  # not read whole
+    listed = hermes("mcp", "list")
+    assert "needs login" in listed.stdout and f"{token_file(home)} is larger than 1 MB" in listed.stderr
 
 
 def test_oauth_config_is_checked_and_login_names_the_servers(home: Path) -> None:

@@ -65,6 +65,7 @@ def test_a_package_is_listed_from_its_manifest_and_its_skills_load_when_enabled(
 @pytest.mark.parametrize("manifest, error", [
     ("not json", "plugin.json is not valid readable JSON"),
     ("[" * 100_000, "nested too deeply"),
+    (json.dumps({"$schema": SCHEMA, "name": "acme"}) + " " * 2**20, "plugin.json is larger than 1 MB, the most"),
     ([1, 2], "plugin.json must contain a JSON object"),
     ({"name": "acme"}, "plugin.json declares an unsupported or missing Agent Plugins schema"),
     ({"$schema": SCHEMA, "name": "Acme--Tools"}, "plugin.json name does not satisfy v1 constraints"),
@@ -174,4 +175,7 @@ def test_a_broken_mcp_json_leaves_the_package_without_servers_and_its_skills_sta
     (root / "mcp.json").write_bytes(b"[" * 100_000)  # nested past the parser
     listed = hermes("mcp", "list", "--json")
     assert json.loads(listed.stdout) == [] and "[mcp] mcp.json is not valid readable JSON" in listed.stderr
+    (root / "mcp.json").write_text(json.dumps({"$schema": MCP_SCHEMA, "mcpServers": {}}) + " " * 2**20)
+    listed = hermes("mcp", "list", "--json")  # valid, but larger than such a file may be: not read whole
+    assert json.loads(listed.stdout) == [] and f"{root / 'mcp.json'} is larger than 1 MB" in listed.stderr
     assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]
