@@ -11,32 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._errors import ServingError
+from .._net import is_loopback
 from .signals import until_signal
 
 __all__ = ["BoundedRequests", "RequireBearer", "bearer_token", "is_loopback", "listening_socket", "secret_matches", "serve_asgi"]
-
-LOOPBACK_NAMES = frozenset({"localhost"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (a name, an IPv4 or IPv6 address, bracketed or not) stays on this machine.
-
-    >>> is_loopback("127.0.0.1"), is_loopback("[::1]"), is_loopback("0.0.0.0")
-    (True, True, False)
-    """
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
 
 def secret_matches(given: str | bytes | None, expected: str | bytes) -> bool:
     """Whether `given` is the shared secret `expected`, compared in constant time; an empty
