@@ -76,6 +76,11 @@ class TokenFile:
             return {}
         if not isinstance(data, dict) or data.get("url") != self.url:
             return {}
+        if data.get("client_info") is not None:  # read by hand below (its redirect URI): checked first
+            from mcp.shared.auth import OAuthClientInformationFull
+
+            if self._model(OAuthClientInformationFull, data["client_info"]) is None:
+                return {}  # said once: it counts as logged out
         return data
 
     def update(self, **fields: Any) -> None:
