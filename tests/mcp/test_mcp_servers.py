@@ -235,6 +235,24 @@ def test_a_lone_surrogate_in_a_servers_result_reaches_the_model_as_a_replacement
     assert shown["tool_calls"][0]["result"] == "half \ufffd pair"  # the transcript says what the model was given
 
 
+def test_tools_and_servers_whose_names_become_one_keep_the_first_and_warn_naming_both(home: Path) -> None:
+    raw = json.dumps([str(SERVER.with_name("raw_server.py")), "--collide"])
+    configure(home, f"  odd:\n    command: {sys.executable}\n    args: {raw}\n", server("x.y", extra="tools:\n  include: [echo]"),
+              server("x_y", extra="tools:\n  include: [add]"))
+    listed = hermes("mcp", "list", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"odd", "x.y"} and rows["x.y"]["tools"] == ["mcp__x_y__echo"]
+    assert rows["odd"]["tools"].count("mcp__odd__a_b") == 1
+    called = hermes("tools", "call", "mcp__odd__a_b", "{}")
+    assert called.stdout.strip() == "this is a.b"  # the first the server listed, always
+    warnings = [line for line in called.stderr.splitlines() if "a_b" in line or "x_y" in line]
+    assert warnings == [
+        "hermes: warning: MCP server 'x_y' is left out: its tools would be named as MCP server 'x.y''s "
+        "(mcp__x_y__...; names keep letters, digits and _ only); rename one",
+        "hermes: warning: MCP server 'odd': tool 'a_b' is left out: its name mcp__odd__a_b is also tool 'a.b''s, "
+        "which the server listed first (names keep letters, digits and _ only); rename one on the server"]
+
+
 def test_images_from_a_server_reach_a_model_that_takes_them_and_links_keep_their_uri(home: Path,
                                                                                      llm_server) -> None:
     from hermes_core.testing import Reply
