@@ -68,15 +68,15 @@ def answer_for(line: bytes) -> tuple[dict[str, Any] | None, Any]:
         if not message:
             return None, _error(_INVALID_REQUEST, "Invalid Request: an empty batch")
         said = "Invalid Request: ACP takes one message a line, not a batch (a JSON array)"
-        answers = [_error(_INVALID_REQUEST, said, item.get("id") if _usable_id(item.get("id")) else None)
-                   for item in message if not isinstance(item, dict) or "id" in item]
+        answers = [_error(_INVALID_REQUEST, said, item["id"] if isinstance(item, dict) and _usable_id(item["id"])
+                          else None) for item in message if not isinstance(item, dict) or "id" in item]
         return None, answers or None
-    why = problem(message)
-    if why is not None:
+    wrong = problem(message)
+    if wrong is not None:
         ident = message.get("id") if isinstance(message, dict) and _usable_id(message.get("id")) else None
         if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
             return None, None  # a malformed response: nobody waits for an answer to it
-        return None, _error(_INVALID_REQUEST, f"Invalid Request: {why}", ident)
+        return None, _error(_INVALID_REQUEST, f"Invalid Request: {wrong}", ident)
     return message, None
 
 
@@ -158,7 +158,7 @@ async def open_lines(stdin: BinaryIO, stdout: BinaryIO) -> LineTransport:
     reader: asyncio.StreamReader | BinaryIO = stdin
     if not _is_file(stdin):
         reader = asyncio.StreamReader(limit=MAX_LINE)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)  # type: ignore[arg-type]
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     writer: asyncio.StreamWriter | BinaryIO = stdout
     if not _is_file(stdout):
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)

@@ -277,7 +277,7 @@ def register(ctx):
 def test_lines_that_are_no_request_get_json_rpc_errors_and_the_server_keeps_serving(home: Path, llm_server) -> None:
     llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
     initialize = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}
-    lines = ["[]", json.dumps([initialize, {"jsonrpc": "2.0", "method": "session/cancel"}]), "42", '"str"', "null",
+    lines = ["[]", json.dumps([initialize, {"jsonrpc": "2.0", "method": "session/cancel"}, 3]), "42", '"str"', "null",
              "{malformed", b"\xff\xfe".decode("latin-1"), '{"jsonrpc": "2.0", "id": {}, "method": "initialize"}',
              '{"jsonrpc": "2.0", "id": [1], "result": {}}', json.dumps({**initialize, "id": 1})]
     process = subprocess.run([str(HERMES), "acp"], input="\n".join(lines) + "\n", capture_output=True, text=True,
@@ -286,7 +286,7 @@ def test_lines_that_are_no_request_get_json_rpc_errors_and_the_server_keeps_serv
     assert process.returncode == 0 and "Traceback" not in process.stderr, process.stderr
     codes = [[(a["id"], a["error"]["code"]) for a in answer] if isinstance(answer, list) else
              (answer["id"], answer["error"]["code"]) for answer in answers[:-1]]
-    assert codes == [(None, -32600), [(7, -32600)], (None, -32600), (None, -32600), (None, -32600),
+    assert codes == [(None, -32600), [(7, -32600), (None, -32600)], (None, -32600), (None, -32600), (None, -32600),
                      (None, -32700), (None, -32700), (None, -32600)]
     assert "batch" in answers[1][0]["error"]["message"] and "not a number" in answers[2]["error"]["message"]
     assert answers[-1]["id"] == 1 and answers[-1]["result"]["protocolVersion"] == 1  # still serving
