@@ -9,7 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["RACY_SECONDS", "BadLine", "json_lines", "locked", "read_json", "write_atomic"]
+__all__ = ["MAX_SMALL_JSON", "RACY_SECONDS", "BadLine", "json_lines", "locked", "read_json", "write_atomic"]
+
+# The most a small JSON file a person or a tool writes holds (plugin.json, mcp.json, a login file):
+# `read_json(path, MAX_SMALL_JSON)` refuses a larger one without reading it whole.
+MAX_SMALL_JSON = 1 << 20
 
 # File times are coarse (a kernel tick): a file modified less than this long ago may change
 # again without its modification time changing, so a cache keyed by it is not kept ("racy git").
@@ -65,6 +69,10 @@ def write_atomic(path: Path, text: str, *, durable: bool = True, mode: int | Non
             os.close(dir_fd)
 
 
+def _size(count: int) -> str:
+    return f"{count >> 20} MB" if count >= 1 << 20 and not count % (1 << 20) else f"{count} bytes"
+
+
 class BadLine(NamedTuple):
     """A line of a JSON-lines file that holds no JSON value: its number and why, in a few words."""
 
@@ -104,10 +112,17 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any, bytes]]:
                 yield number, BadLine(number, _why(exc)), line
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, max_bytes: int | None = None) -> Any:
     """The JSON value of a whole file (a BOM read past); `ValueError` naming the file and why when it
-    holds none (not UTF-8, not JSON, nested past the parser); `OSError` from reading it."""
-    raw = Path(path).read_bytes()
+    holds none (not UTF-8, not JSON, nested past the parser) or, with `max_bytes`, when it is larger
+    (only that much and a byte more is read); `OSError` from reading it."""
+    if max_bytes is None:
+        raw = Path(path).read_bytes()
+    else:
+        with open(path, "rb") as file:
+            raw = file.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise ValueError(f"{path} is larger than {_size(max_bytes)}, the most such a file may hold")
     try:
         return _parse(raw)
     except (ValueError, RecursionError) as exc:

@@ -70,10 +70,10 @@ def register(ctx: Any) -> None:
         if workspace is None:
             return json.dumps({"error": _NoWorkspace.reason})
         path = workspace.path(args["path"])
-        text = workspace.read_text(path, line=offset, limit=limit)
+        text = workspace.read_text(path, line=offset, limit=limit, max_chars=READ_CHARS)  # only that is read
         if len(text) > READ_CHARS:
-            return json.dumps({"error": f"{len(text)} characters from line {offset} is more than one read takes "
-                                        f"({READ_CHARS}): read fewer lines (limit)"})
+            return json.dumps({"error": f"{limit} lines from line {offset} are more than one read takes ({READ_CHARS} "
+                                        "characters): read fewer lines (limit)"})
         numbered = [f"{offset + i:6d}|{line}" for i, line in enumerate(text.splitlines())]
         return json.dumps({"path": str(path), "content": "\n".join(numbered), "offset": offset,
                            "lines": len(numbered)}, ensure_ascii=False)

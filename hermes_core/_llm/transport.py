@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from .._messages import storable_text
 from .._runtime.cancel import breakable, breaking
 
 __all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "dropped_connection", "encode", "error_message",
@@ -133,9 +134,15 @@ def _jsonable(value: Any) -> Any:
 
 
 def encode(request: dict[str, Any]) -> bytes:
-    """The request body as the SDK would encode it (compact, UTF-8, no NaN)."""
-    return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                      default=_jsonable).encode()
+    """The request body as the SDK would encode it (compact, UTF-8, no NaN). Every model request
+    of every caller is encoded here, so this is where its text is made encodable: a lone surrogate
+    (which `json.loads` gives for an escaped "\\ud800", in a caller's message or a tool's result)
+    goes to the model as U+FFFD."""
+    text = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_jsonable)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # only in JSON strings: replaced there, as `storable_text` would
+        return storable_text(text).encode()  # type: ignore[no-any-return]
 
 
 def post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
@@ -149,7 +156,7 @@ def _post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     if _has_low_level(client):
         return client.post(_PATH, cast_to=bytes, content=encode(request),  # type: ignore[no-any-return]
                            options={"timeout": timeout, "security": _SECURITY})
-    raw = client.chat.completions.with_raw_response.create(**request, timeout=timeout)
+    raw = client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout)
     return raw.http_response.content  # type: ignore[no-any-return]
 
 
@@ -160,7 +167,7 @@ def post_stream(client: Any, request: dict[str, Any], timeout: float) -> Iterato
     import openai
 
     if not _has_low_level(client):
-        for typed in client.chat.completions.create(**request, timeout=timeout):
+        for typed in client.chat.completions.create(**json.loads(encode(request)), timeout=timeout):
             yield typed.model_dump(exclude_unset=True)
         return
     stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True, stream_cls=openai.Stream[object],
@@ -210,7 +217,7 @@ async def apost(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     if _has_low_level(client):
         return await client.post(_PATH, cast_to=bytes, content=encode(request),  # type: ignore[no-any-return]
                                  options={"timeout": timeout, "security": _SECURITY})
-    raw = await client.chat.completions.with_raw_response.create(**request, timeout=timeout)
+    raw = await client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout)
     return raw.http_response.content  # type: ignore[no-any-return]
 
 

@@ -300,20 +300,24 @@ async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, aut
     sampling callback) answers the server's sampling requests (None: the client does not offer it)."""
     from mcp import Client, StdioServerParameters
 
+    from .mended import mended
+
     answers: dict[str, Any] = {"sampling_callback": sampling} if sampling is not None else {}
     if server.transport == "stdio":
-        return Client(StdioServerParameters(command=server.command, args=list(server.args),
-                                            env=dict(server.env) if server.env is not None else None,
-                                            cwd=server.cwd or None), **answers)
+        from mcp.client.stdio import stdio_client
+
+        return Client(mended(stdio_client(StdioServerParameters(
+            command=server.command, args=list(server.args), env=dict(server.env) if server.env is not None else None,
+            cwd=server.cwd or None))), **answers)
     if server.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return Client(sse_client(server.url, headers=dict(server.headers) or None, auth=auth), **answers)
+        return Client(mended(sse_client(server.url, headers=dict(server.headers) or None, auth=auth)), **answers)
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None, auth=auth))
-    return Client(streamable_http_client(server.url, http_client=http), **answers)
+    return Client(mended(streamable_http_client(server.url, http_client=http)), **answers)
 
 
 

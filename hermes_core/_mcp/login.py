@@ -47,6 +47,11 @@ async def login(server: ServerConfig, home: Path, *, say: Callable[[str], None],
     sent: list[str] = []
 
     async def redirect(url: str) -> None:
+        if sent:  # the server refused what this login was just granted (a scope it needs but is not given)
+            scope = parse_qs(urlsplit(url).query).get("scope", [""])[0]
+            raise McpError(f"the server refused the login it had just granted and asks for another"
+                           f"{f' (scope {scope!r})' if scope else ''}: its authorization server does not grant what "
+                           f"it requires; check mcp_servers.{server.name}.oauth.scope, or ask the server's operator")
         sent.append(url)
         say(f"Open this URL in a browser to log in to MCP server {server.name!r}:")
         say(url)
@@ -208,6 +213,8 @@ class _Listener:
             self._answer.set_result(f"http://127.0.0.1{target}")
         except (OSError, asyncio.TimeoutError, ValueError):  # a line past the reader's limit is a ValueError
             pass
+        except asyncio.CancelledError:  # the login ended with this connection still open: dropped (asyncio
+            pass  # would print its cancelled task as "Exception in callback")
         finally:
             writer.close()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import McpError
-from .._files import locked, read_json, write_atomic
+from .._files import MAX_SMALL_JSON, locked, read_json, write_atomic
 from .config import ServerConfig
 
 __all__ = ["LoginNeeded", "TokenFile", "oauth_provider", "token_path"]
@@ -64,7 +64,7 @@ class TokenFile:
         """The login for this url, `{}` when there is none (no file, another url's, or unreadable:
         said once, as a warning)."""
         try:
-            data = read_json(self.path)  # not UTF-8, not JSON or nested too deeply: a ValueError
+            data = read_json(self.path, MAX_SMALL_JSON)  # too large, not UTF-8, not JSON, too deep: a ValueError
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -76,6 +76,11 @@ class TokenFile:
             return {}
         if not isinstance(data, dict) or data.get("url") != self.url:
             return {}
+        if data.get("client_info") is not None:  # read by hand below (its redirect URI): checked first
+            from mcp.shared.auth import OAuthClientInformationFull
+
+            if self._model(OAuthClientInformationFull, data["client_info"]) is None:
+                return {}  # said once: it counts as logged out
         return data
 
     def update(self, **fields: Any) -> None:

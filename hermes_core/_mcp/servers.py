@@ -126,7 +126,7 @@ class McpServers:
                 servers.append(ServerConfig(
                     name, entry["transport"], entry.get("command", ""), tuple(entry.get("args", ())),
                     entry.get("env"), entry.get("cwd", ""), entry.get("url", ""), dict(entry.get("headers", {}))))
-        return servers, problems
+        return names.apart(servers, problems), problems
 
     def start(self) -> None:
         """Start connecting to every enabled server (idempotent; returns at once)."""
@@ -195,11 +195,13 @@ class McpServers:
         except McpError as exc:
             return [str(exc)]
         with self._lock:
-            configured = {s.name for s in read_servers(self._config())[0]}
+            taken = {names.server_part(n) for n in [*(s.name for s in read_servers(self._config())[0]),
+                                                    *self._connections]}
             for raw in servers:
                 name = str(raw.get("name") or "")
-                if not name or name in configured or name in self._connections:
-                    problems.append(f"MCP server {name!r} is left out: its name is empty or already in use")
+                if not name or names.server_part(name) in taken:
+                    problems.append(f"MCP server {name!r} is left out: its name is empty or already in use (names "
+                                    "keep letters, digits and _ only)")
                     continue
                 url = str(raw.get("url") or "")
                 transport = str(raw.get("transport") or ("http" if url else "stdio"))
@@ -214,6 +216,7 @@ class McpServers:
                     continue
                 connection = Connection(server, self._listed, self._home)
                 self._connections[name] = connection
+                taken.add(names.server_part(name))
                 self._owners.setdefault(owner, []).append(name)
                 if len(self._connections) == 1:
                     atexit.register(self.close)
@@ -247,9 +250,7 @@ class McpServers:
 
     def _tool_names(self, server: str) -> list[str]:
         connection = self._connections.get(server)
-        if connection is None:
-            return []
-        return [names.tool_name(server, t.name) for t in connection.tools if connection.server.offers(t.name)]
+        return list(names.offered(connection.server, connection.tools)) if connection is not None else []
 
     # -- what a host shows -----------------------------------------------------------------------
 
@@ -258,7 +259,7 @@ class McpServers:
         self.settle()
         rows = [{"name": c.server.name, "transport": c.server.transport, "where": c.server.where(),
                  "state": c.state, "detail": c.describe(), "reason": c.reason,
-                 "tools": [names.tool_name(c.server.name, t.name) for t in c.tools if c.server.offers(t.name)]}
+                 "tools": list(names.offered(c.server, c.tools))}
                 for c in self._connections.values()]
         return rows
 
@@ -272,10 +273,7 @@ class McpServers:
                 undo()
             undos = []
             registry = self._registry()
-            for tool in tools:
-                if not server.offers(tool.name):
-                    continue
-                name = names.tool_name(server.name, tool.name)
+            for name, tool in names.offered(server, tools, warn=True).items():
                 schema: dict[str, Any] = {"name": name, "description": tool.description or "",
                                           "parameters": dict(tool.input_schema or {"type": "object"})}
                 fields = {"name": name, "toolset": names.toolset(server.name), "schema": schema}

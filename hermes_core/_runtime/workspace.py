@@ -48,13 +48,24 @@ class Workspace:
                                  "give a path inside it (relative paths start there)")
         return full
 
-    def read_text(self, name: str | os.PathLike[str], *, line: int | None = None, limit: int | None = None) -> str:
-        """The text of a file of the workspace; from 1-based `line`, at most `limit` lines."""
+    def read_text(self, name: str | os.PathLike[str], *, line: int | None = None, limit: int | None = None,
+                  max_chars: int | None = None) -> str:
+        """The text of a file of the workspace; from 1-based `line`, at most `limit` lines and at most
+        `max_chars` characters and one more (so that a caller sees there was more). From disk only
+        what is asked for is read, a bounded piece at a time: a huge file costs what its lines do."""
         if line is not None and line < 1:
             raise ValueError(f"line is 1-based, not {line}")
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative, not {limit}")
-        return self.read_file(self.path(name), line, limit)
+        if max_chars is not None and max_chars < 0:
+            raise ValueError(f"max_chars must not be negative, not {max_chars}")
+        path = self.path(name)
+        token = _max_chars.set(max_chars)  # for the disk reader, under a host's `read_file` too
+        try:
+            text = self.read_file(path, line, limit)
+        finally:
+            _max_chars.reset(token)
+        return text if max_chars is None else text[:max_chars + 1]  # a host's own reader (an editor's buffers)
 
     def write_text(self, name: str | os.PathLike[str], content: str) -> Path:
         """Replace a file of the workspace with `content` (its folders made); returns its path."""
@@ -67,8 +78,8 @@ class Workspace:
     # -- what a host overrides ---------------------------------------------------------------------
 
     def read_file(self, path: Path, line: int | None, limit: int | None) -> str:
-        """Read `path` (absolute, inside the workspace): from disk."""
-        return lines(path.read_text(encoding="utf-8", errors="replace"), line, limit)
+        """Read `path` (absolute, inside the workspace): from disk, no more than `read_text` was asked for."""
+        return read_lines(path, line, limit, _max_chars.get())
 
     def write_file(self, path: Path, content: str) -> None:
         """Write `path` (absolute, inside the workspace): to disk, replaced whole."""
@@ -76,12 +87,32 @@ class Workspace:
         write_atomic(path, content)
 
 
-def lines(text: str, line: int | None, limit: int | None) -> str:
-    """The part of `text` from 1-based `line`, at most `limit` lines (all of it: None, None)."""
-    if line is None and limit is None:
-        return text
-    kept = text.splitlines(keepends=True)[(line or 1) - 1:]
-    return "".join(kept if limit is None else kept[:limit])
+_PIECE = 64 * 1024  # characters read at a time
+_max_chars: contextvars.ContextVar[int | None] = contextvars.ContextVar("hermes_read_max_chars", default=None)
+
+
+def read_lines(path: Path, line: int | None, limit: int | None, max_chars: int | None = None) -> str:
+    """From the file `path` (UTF-8, an undecodable byte as U+FFFD), the text from 1-based `line`, at
+    most `limit` lines and `max_chars + 1` characters; only those (and the lines before, a piece at
+    a time) are read. Lines end at a newline (`\\r\\n` and `\\r` read as one)."""
+    with open(path, encoding="utf-8", errors="replace") as file:
+        skip = (line or 1) - 1
+        while skip:
+            piece = file.readline(_PIECE)
+            if not piece:
+                return ""
+            skip -= piece.endswith("\n")
+        taken: list[str] = []
+        count = size = 0
+        while limit is None or count < limit:
+            room = _PIECE if max_chars is None else min(_PIECE, max_chars + 1 - size)
+            piece = file.readline(room) if room > 0 else ""
+            if not piece:
+                break
+            taken.append(piece)
+            size += len(piece)
+            count += piece.endswith("\n")
+    return "".join(taken)
 
 
 _current: contextvars.ContextVar[Workspace | None] = contextvars.ContextVar("hermes_workspace", default=None)

@@ -21,6 +21,7 @@ __all__ = ["SkillFileError", "read_head", "parse", "split", "fields", "agent_ski
 
 MAX_NAME, MAX_DESCRIPTION, MAX_COMPATIBILITY = 64, 1024, 500
 MAX_HEAD = 64 * 1024  # a frontmatter longer than this is not closed
+MAX_DEPTH, MAX_VALUES = 32, 10_000  # nesting, and values with aliases spelt out (see `_bounded`)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # Hermes' skill names (skill_manage's, in any case)
 AGENT_SKILLS_NAME = re.compile(r"(?!.*--)[a-z0-9]+(?:-[a-z0-9]+)*")
 _FENCE = re.compile(r"---[ \t]*\r?\n?")
@@ -58,6 +59,8 @@ def parse(text: str) -> dict[str, Any]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if len(text) > MAX_HEAD:
+        raise SkillFileError(f"the YAML frontmatter is longer than {MAX_HEAD // 1024} KB")
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except MarkedYAMLError as exc:
@@ -71,7 +74,38 @@ def parse(text: str) -> dict[str, Any]:
         raise SkillFileError("invalid YAML frontmatter: nested too deeply") from None
     if not isinstance(data, dict):
         raise SkillFileError("the YAML frontmatter is not a mapping of fields")
+    _bounded(data)
     return {str(key): value for key, value in data.items()}
+
+
+def _bounded(data: Any) -> None:
+    """`SkillFileError` when `data` nests deeper than `MAX_DEPTH` or, with its aliases spelt out, holds
+    more than `MAX_VALUES` values: an alias bomb ("billion laughs") is a few lines that expand to
+    billions of values for whoever walks them (listing the tags, the JSON of `skill_view`)."""
+    sizes: dict[int, int] = {}  # an alias is the same object: each is counted once, then by its size
+
+    def size(value: Any, depth: int) -> int:
+        if not isinstance(value, (dict, list)):
+            return 1
+        if depth > MAX_DEPTH:
+            raise SkillFileError(f"the YAML frontmatter nests deeper than {MAX_DEPTH} levels")
+        known = sizes.get(id(value))
+        if known is not None:
+            if known < 0:
+                raise SkillFileError("the YAML frontmatter holds an alias inside the value it names")
+            return known
+        sizes[id(value)] = -1
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        total = 1
+        for item in items:
+            total += size(item, depth + 1)
+            if total > MAX_VALUES:
+                raise SkillFileError(f"the YAML frontmatter holds more than {MAX_VALUES} values with its aliases "
+                                     "spelt out (an alias bomb?)")
+        sizes[id(value)] = total
+        return total
+
+    size(data, 0)
 
 
 def split(text: str) -> tuple[dict[str, Any], str]:

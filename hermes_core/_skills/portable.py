@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from .._files import read_json
+from .._files import MAX_SMALL_JSON, read_json
 from . import frontmatter
 
 __all__ = ["AgentPluginError", "PortableSkill", "AgentPlugin", "read_manifest", "load_agent_plugin",
@@ -83,7 +83,7 @@ def _manifest(root: Path, notes: list[str]) -> dict[str, Any]:
     if not path.is_file() or not within_root(root, path):
         raise AgentPluginError("plugin.json must be a regular file within the plugin root")
     try:
-        data = read_json(path)  # a BOM read past; not UTF-8, not JSON or nested too deeply: a ValueError
+        data = read_json(path, MAX_SMALL_JSON)  # a BOM read past; too large, not UTF-8 or JSON, too deep: ValueError
     except (OSError, ValueError) as exc:
         raise AgentPluginError(f"plugin.json is not valid readable JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -12,14 +12,14 @@ redirects only within the endpoint's origin. SSE is refused.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._files import read_json
+from .._files import MAX_SMALL_JSON, read_json
+from .._net import is_loopback
 from .portable import slug, within_root
 
 __all__ = ["MCP_SCHEMA", "package_servers", "read_mcp_json", "server_name"]
@@ -29,6 +29,8 @@ log = logging.getLogger("hermes_core.plugins")
 MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
 _PLACEHOLDER = re.compile(r"\$\{(PLUGIN_ROOT|PLUGIN_DATA)\}")
 _HEADER = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what an HTTP client sends as a header's value
+_URL_TEXT = re.compile(r"[\x21-\x7e]+")
 _STDIO = {"type", "command", "args", "env", "cwd"}
 _REMOTE = {"type", "url", "headers"}
 
@@ -94,6 +96,8 @@ def _remote(entry: dict[str, Any]) -> dict[str, Any]:
     url = entry.get("url")
     if not isinstance(url, str) or not url:
         raise ValueError("url must be a non-empty string")
+    if not _URL_TEXT.fullmatch(url):  # urlsplit drops tabs and line breaks; the HTTP client refuses them
+        raise ValueError("url must be printable ASCII without spaces (percent-encode the rest)")
     try:
         parts = urlsplit(url)
         host = parts.hostname
@@ -107,23 +111,17 @@ def _remote(entry: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("url must not contain a fragment")
     if not host:
         raise ValueError("url must have a host")
-    if parts.scheme == "http" and not _loopback(host):
+    if parts.scheme == "http" and not is_loopback(host):
         raise ValueError("non-loopback url must use https")
     headers = entry.get("headers", {})
     if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and _HEADER.fullmatch(k) and isinstance(v, str) and "\r" not in v and "\n" not in v
-            for k, v in headers.items()) or len({k.lower() for k in headers}) != len(headers):
+            isinstance(k, str) and _HEADER.fullmatch(k) and isinstance(v, str) for k, v in headers.items()) \
+            or len({k.lower() for k in headers}) != len(headers):
         raise ValueError("invalid headers")
+    for key, value in headers.items():
+        if not _FIELD_VALUE.fullmatch(value):
+            raise ValueError(f"header {key} must be printable ASCII (spaces and tabs allowed, no control character)")
     return {"transport": "http", "url": url, "headers": dict(headers)}
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def read_mcp_json(root: Path, data: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -136,7 +134,7 @@ def read_mcp_json(root: Path, data: Path) -> tuple[list[dict[str, Any]], list[st
     if path.is_symlink() or not path.is_file() or not within_root(root, path):
         return [], ["[mcp] mcp.json must be a regular in-root file"]
     try:
-        raw = read_json(path)  # a BOM read past; not UTF-8, not JSON or nested too deeply: a ValueError
+        raw = read_json(path, MAX_SMALL_JSON)  # a BOM read past; too large, not UTF-8 or JSON, too deep: ValueError
     except (OSError, ValueError) as exc:
         return [], [f"[mcp] mcp.json is not valid readable JSON: {exc}"]
     if not isinstance(raw, dict):

@@ -21,6 +21,7 @@ import attrs
 
 from .._errors import ConfigError, owner
 from .._hermes.host import describe
+from .._messages import storable_text
 from .._quote import clip, quoted
 from .._runtime.approvals import APPROVED, ApprovalRequest, current_approver, pattern_key
 from .._runtime.invoke import Failure, Invoke, Policy, Resolvable, adrive, drive, keeps_own_limit
@@ -143,7 +144,9 @@ def _checked(entry: ToolEntry, args: dict[str, Any]) -> str | None:
 
 
 def _result(entry: ToolEntry, value: Any) -> str:
-    """The handler's answer as the string the model gets: its failure, or non-strings as JSON."""
+    """The handler's answer as the string the model gets: its failure, or non-strings as JSON; a
+    lone surrogate in it (an MCP server's escaped "\\ud800") as U+FFFD, so that the hooks, the
+    store, a trajectory, a log and the model all get the same text, which UTF-8 can take."""
     tool = entry.tool
     if isinstance(value, Failure) and value.timed_out:
         log.error("tool %s (%s) %s; abandoned", quoted(tool.name), owner(tool.plugin_id), value.describe())
@@ -157,9 +160,9 @@ def _result(entry: ToolEntry, value: Any) -> str:
                   exc_info=(type(exc), exc, exc.__traceback__))
         return error_result(f"Tool execution failed: {what}")
     if isinstance(value, str):
-        return value
+        return storable_text(value)  # type: ignore[no-any-return]
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return storable_text(json.dumps(value, ensure_ascii=False, default=str))  # type: ignore[no-any-return]
     except (TypeError, ValueError) as exc:
         return error_result(f"Tool execution failed: {type(exc).__name__}: handler returned {type(value).__name__}")
 

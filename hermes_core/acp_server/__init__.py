@@ -12,7 +12,6 @@ ACP agent (`acp_agents:`; `read_agents`). See docs/acp.md.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -41,16 +40,12 @@ async def serve(manager: PluginManager, stdin: BinaryIO, stdout: BinaryIO, *, ve
     """Serve ACP on `stdin` / `stdout` (byte streams of their own) until the client closes them."""
     from acp import run_agent
 
+    from .lines import open_lines
     from .server import HermesAcp
 
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 2**20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    lines = await open_lines(stdin, stdout)  # every line answered as JSON-RPC says (see lines.py)
     agent = HermesAcp(manager, version)
-    try:  # the SDK names the streams from the client's side: what it writes to (ours), what it reads
-        # a plain class on purpose: the SDK answers "method not found" for what it does not define
-        await run_agent(agent, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
+    try:  # a plain class on purpose: the SDK answers "method not found" for what it does not define
+        await run_agent(agent, lines, use_unstable_protocol=True)  # type: ignore[arg-type]
     finally:
         await agent.close()

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .._runtime.processes import kill_group
     from .browsers import BrowserPolicy, GuardBrowsers, Refusal
     from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
-    from .addresses import is_loopback
+    from .._net import is_loopback
     from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
@@ -66,7 +66,7 @@ _EXPORTS = {
                     "hermes_core.hosting.files"),
     **dict.fromkeys(["BoundedRequests", "RequireBearer", "bearer_token", "listening_socket", "secret_matches",
                      "serve_asgi"], "hermes_core.hosting.serving"),
-    "is_loopback": "hermes_core.hosting.addresses",
+    "is_loopback": "hermes_core._net",
     **dict.fromkeys(["BrowserPolicy", "GuardBrowsers", "Refusal"], "hermes_core.hosting.browsers"),
     **dict.fromkeys(["STOP_SIGNALS", "until_signal"], "hermes_core.hosting.signals"),
     "Backoff": "hermes_core._runtime.backoff", "kill_group": "hermes_core._runtime.processes",

@@ -34,7 +34,7 @@ import attrs
 from hermes_core import ConfigError
 from hermes_core import config_keys as keys
 
-from .addresses import is_loopback
+from .._net import is_loopback
 
 if TYPE_CHECKING:
     from hermes_core import Config

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ServingError
-from .addresses import is_loopback
+from .._net import is_loopback
 from .signals import until_signal
 
 if TYPE_CHECKING:

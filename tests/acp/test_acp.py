@@ -62,11 +62,16 @@ class Editor:
         return [u["sessionUpdate"] for u in self.updates]
 
 
-def session(editor: Editor, work: Callable[[Any], Any], capabilities: Any = None) -> Any:
+def session(editor: Editor, work: Callable[[Any], Any], capabilities: Any = None, memory: int | None = None) -> Any:
     """Run `work(conn)` (a coroutine function) against a fresh `hermes acp`, initialized (the
-    editor offering `capabilities`)."""
+    editor offering `capabilities`; with at most `memory` bytes of address space when given)."""
+    command = [str(HERMES), "acp"]
+    if memory is not None:  # the limit holds across exec
+        command = [sys.executable, "-c", "import os, resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
+                   f"({memory}, {memory})); os.execv(sys.argv[1], sys.argv[1:])", *command]
+
     async def main() -> Any:
-        async with spawn_agent_process(editor, str(HERMES), "acp", env=dict(os.environ),
+        async with spawn_agent_process(editor, *command, env=dict(os.environ),
                                        transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
             await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
             return await work(conn)
@@ -269,6 +274,41 @@ def register(ctx):
     assert "noise in a tool" in stderr and "noise at import" in stderr
 
 
+def test_lines_that_are_no_request_get_json_rpc_errors_and_the_server_keeps_serving(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    initialize = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}
+    lines = ["[]", json.dumps([initialize, {"jsonrpc": "2.0", "method": "session/cancel"}, 3]), "42", '"str"', "null",
+             "{malformed", b"\xff\xfe".decode("latin-1"), '{"jsonrpc": "2.0", "id": {}, "method": "initialize"}',
+             '{"jsonrpc": "2.0", "id": [1], "result": {}}', json.dumps({**initialize, "id": 1})]
+    process = subprocess.run([str(HERMES), "acp"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                             encoding="latin-1", timeout=120)
+    answers = [json.loads(line) for line in process.stdout.splitlines()]  # every stdout line is JSON-RPC
+    assert process.returncode == 0 and "Traceback" not in process.stderr, process.stderr
+    codes = [[(a["id"], a["error"]["code"]) for a in answer] if isinstance(answer, list) else
+             (answer["id"], answer["error"]["code"]) for answer in answers[:-1]]
+    assert codes == [(None, -32600), [(7, -32600), (None, -32600)], (None, -32600), (None, -32600), (None, -32600),
+                     (None, -32700), (None, -32700), (None, -32600)]
+    assert "batch" in answers[1][0]["error"]["message"] and "not a number" in answers[2]["error"]["message"]
+    assert answers[-1]["id"] == 1 and answers[-1]["result"]["protocolVersion"] == 1  # still serving
+
+
+def test_stdout_can_be_a_file(home: Path, tmp_path: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    transcript = tmp_path / "transcript.jsonl"
+    with transcript.open("wb") as taken, subprocess.Popen([str(HERMES), "acp"], stdin=subprocess.PIPE, stdout=taken,
+                                                          stderr=subprocess.PIPE) as process:
+        assert process.stdin is not None and process.stderr is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                        "params": {"protocolVersion": 1}}).encode() + b"\n")
+        process.stdin.flush()
+        while not transcript.read_bytes().endswith(b"\n") and process.poll() is None:  # its answer, then EOF
+            threading.Event().wait(0.05)
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0, process.stderr.read()
+    (answer,) = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+
+
 def test_the_editors_mcp_servers_are_that_sessions_tools_only(home: Path, llm_server) -> None:
     from acp.schema import McpServerStdio
 
@@ -423,6 +463,32 @@ def test_file_tools_read_the_editors_unsaved_buffers_and_write_through_it(home: 
     llm_server.reply("No files here.")
     hermes("run", "read notes.md")
     assert not {"read_file", "write_file"} & {t["function"]["name"] for t in llm_server.requests[-1].body["tools"]}
+
+
+def test_read_file_of_a_huge_file_reads_only_the_lines_asked_for(home: Path, tmp_path: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    with (project / "huge.log").open("wb") as huge:  # 1.5 GB, sparse: nothing past the first lines is on disk
+        huge.write(b"one\ntwo\nthree\nfour\n")
+        huge.truncate(3 * 2**29)
+    (project / "flat.bin").write_bytes(b"")
+    os.truncate(project / "flat.bin", 3 * 2**29)  # no newline at all: one line of 1.5 G characters
+    calls = [tool_call("read_file", {"path": "huge.log", "limit": 3}),
+             tool_call("read_file", {"path": "huge.log", "offset": 4, "limit": 1}),
+             tool_call("read_file", {"path": "flat.bin", "limit": 3})]
+    llm_server.push(*[Reply("", tool_calls=[call]) for call in calls], Reply("Read."))
+    editor = Editor()  # no file system of its own: the files are read from disk
+
+    async def work(conn: Any) -> str:
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        return (await conn.prompt(session_id=new.session_id, prompt=[text_block("read")])).stop_reason
+
+    assert session(editor, work, memory=2**30) == "end_turn"  # 1 GiB of address space: a whole read would fail
+    first, fourth, flat = (json.loads(result) for _, result in tool_results(editor))
+    assert first["content"] == "     1|one\n     2|two\n     3|three"
+    assert fourth["content"] == "     4|four"
+    assert "more than one read takes (100000 characters)" in flat["error"]
 
 
 def test_the_agents_task_list_is_the_editors_plan(home: Path, llm_server) -> None:

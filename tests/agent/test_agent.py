@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from hermes_core import PluginManager, message_problems
 from hermes_core.agent import Agent, SessionNotFoundError, SessionStore
 from hermes_core.testing import Reply, tool_call
-from tests.helpers import hermes, llm_config, make_folder_plugin, sigint_default
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, sigint_default
 
 
 def sessions(home: Path) -> list[dict]:
@@ -111,6 +112,25 @@ def test_when_every_provider_fails_the_error_is_one_line_and_the_session_is_kept
     chat = hermes("chat", "--resume", kept["id"], input="are you there?\n/exit\n")
     assert "I am back." in chat.stdout
     assert [m["content"] for m in llm_server.requests[-1].body["messages"][1:]] == ["hello there", "are you there?"]
+
+
+GLOSS = """
+from hermes_core import hookimpl
+
+@hookimpl
+def pre_llm_call(**kwargs):
+    return {"context": "a gloss with half \\ud800 a pair"}
+"""
+
+
+def test_text_no_utf8_can_carry_reaches_the_model_as_replacement_characters(home: Path, llm_server) -> None:
+    make_folder_plugin(home / "plugins", "gloss", GLOSS, "name: gloss\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [gloss]\n")
+    llm_server.reply("Understood.")
+    result = subprocess.run([str(HERMES), "run", b"caf\xe9 au lait"], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout.strip()) == (0, "Understood."), result.stderr  # a Latin-1 argument
+    asked = llm_server.requests[0].body["messages"][-1]["content"]
+    assert asked == "caf\ufffd au lait\n\na gloss with half \ufffd a pair"
 
 
 def test_chat_runs_plugin_commands_and_resumes(home: Path, llm_server) -> None:

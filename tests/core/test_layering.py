@@ -14,7 +14,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "hermes_core"
 
 # The modules at the root that every stage may use: they import nothing of hermes-core but each other.
-LEAVES = {"_errors", "_files", "_messages", "_multimodal", "_paths", "_quote", "_redact", "_sqlite", "_undo", "_version"}
+LEAVES = {"_errors", "_files", "_messages", "_multimodal", "_net", "_paths", "_quote", "_redact", "_sqlite", "_undo",
+          "_version"}
 PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
 
 # Each stage and the stages it may import (besides itself and the leaves), from the bottom up.

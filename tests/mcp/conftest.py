@@ -33,10 +33,11 @@ class OAuthServer:
 def oauth_server(tmp_path: Path) -> Iterator[Callable[..., OAuthServer]]:
     processes: list[subprocess.Popen[bytes]] = []
 
-    def start(ttl: int = 3600, sse: bool = False, client: str | None = None) -> OAuthServer:
+    def start(ttl: int = 3600, sse: bool = False, client: str | None = None, no_scope: bool = False) -> OAuthServer:
         url_file = tmp_path / f"oauth-server-{len(processes)}.json"
         process = subprocess.Popen([sys.executable, str(SERVER), str(url_file), "--ttl", str(ttl),
-                                    *(["--sse"] if sse else []), *(["--client", client] if client else [])])
+                                    *(["--sse"] if sse else []), *(["--client", client] if client else []),
+                                    *(["--no-scope"] if no_scope else [])])
         processes.append(process)
         deadline = time.monotonic() + 60
         while not url_file.exists():

@@ -1,5 +1,5 @@
 """An OAuth-protected MCP server for the tests, built from the official SDK's own pieces and run as a
-subprocess: `python oauth_server.py URLFILE [--ttl SECONDS] [--sse] [--client ID:SECRET:REDIRECT_URI]`.
+subprocess: `python oauth_server.py URLFILE [--ttl SECONDS] [--sse] [--client ID:SECRET:REDIRECT_URI] [--no-scope]`.
 
 Two apps on 127.0.0.1 (free ports): an authorization server (`create_auth_routes` over an in-memory
 provider: discovery, dynamic registration, PKCE authorization codes, refresh, revocation; its
@@ -7,7 +7,8 @@ provider: discovery, dynamic registration, PKCE authorization codes, refresh, re
 /mcp, bearer-checked against that provider by `ProviderTokenVerifier`; one tool, `whoami`; with
 `--sse`, the high-level `MCPServer` over the older SSE transport at /sse instead). Access
 tokens live `--ttl` seconds (3600 unless given). With `--client`, that client is registered
-beforehand (its secret sent with HTTP Basic) and dynamic registration is off. URLFILE gets a JSON object once both listen:
+beforehand (its secret sent with HTTP Basic) and dynamic registration is off. With `--no-scope`, the
+tokens it issues never carry the scope the MCP server requires (which answers 403 insufficient_scope). URLFILE gets a JSON object once both listen:
 `{"mcp": <MCP url>, "issuer": <AS url>}`. GET <issuer>/counts answers what the AS did so far
 (register, authorize, code_exchange, refresh_exchange); POST <issuer>/revoke-all forgets every token.
 """
@@ -44,8 +45,8 @@ SCOPE = "mcp:tools"
 class Provider:
     """Everything in dicts; `authorize` approves at once (a test has no person to ask)."""
 
-    def __init__(self, issuer: str, ttl: int) -> None:
-        self.issuer, self.ttl = issuer, ttl
+    def __init__(self, issuer: str, ttl: int, no_scope: bool = False) -> None:
+        self.issuer, self.ttl, self.no_scope = issuer, ttl, no_scope
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
@@ -73,6 +74,7 @@ class Provider:
         return self.codes.get(code)
 
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        scopes = [] if self.no_scope else scopes
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
                                           expires_at=int(time.time()) + self.ttl, resource=resource,
@@ -163,11 +165,11 @@ def build(provider: Provider, issuer: AnyHttpUrl, mcp_url: str, sse: bool,
     return auth_server, app
 
 
-async def main(url_file: str, ttl: int, sse: bool, client: str | None = None) -> None:
+async def main(url_file: str, ttl: int, sse: bool, client: str | None = None, no_scope: bool = False) -> None:
     as_sock, rs_sock = listening(), listening()
     issuer = AnyHttpUrl(f"http://127.0.0.1:{as_sock.getsockname()[1]}")
     mcp_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/{'sse' if sse else 'mcp'}"
-    provider = Provider(str(issuer), ttl)  # the issuer exactly as the AS metadata renders it (a trailing /)
+    provider = Provider(str(issuer), ttl, no_scope)  # the issuer exactly as the AS metadata renders it (a trailing /)
     if client is not None:  # registered beforehand, as an operator does with a provider's console
         client_id, secret, redirect = client.split(":", 2)
         provider.clients[client_id] = OAuthClientInformationFull(
@@ -187,4 +189,4 @@ async def main(url_file: str, ttl: int, sse: bool, client: str | None = None) ->
 if __name__ == "__main__":
     ttl = int(sys.argv[sys.argv.index("--ttl") + 1]) if "--ttl" in sys.argv else 3600
     asyncio.run(main(sys.argv[1], ttl, "--sse" in sys.argv,
-                     sys.argv[sys.argv.index("--client") + 1] if "--client" in sys.argv else None))
+                     sys.argv[sys.argv.index("--client") + 1] if "--client" in sys.argv else None, "--no-scope" in sys.argv))

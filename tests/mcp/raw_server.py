@@ -1,6 +1,7 @@
 """An MCP server that is not the SDK: newline-delimited JSON-RPC over stdio, written by hand to
 send what the SDK's own server would refuse to (a tool whose inputSchema is not an object, beside
-two good tools). The tests use it as a broken server in the wild; hermes-core's side is the SDK."""
+two good tools, and a tool whose text holds an escaped lone surrogate, which JSON allows; with
+`--collide`, also tools `a.b` and `a_b`, whose names are one once made Hermes'). The tests use it as a broken server in the wild; hermes-core's side is the SDK."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "broken", "description": "A wrong schema.", "inputSchema": ["not", "an object"]},
     {"name": "add", "description": "Add.", "inputSchema": {"type": "object"}},
+    {"name": "half", "description": "Half a surrogate pair.", "inputSchema": {"type": "object"}},
 ]
+COLLIDING = [{"name": name, "description": f"Tool {name}.", "inputSchema": {"type": "object"}} for name in ("a.b", "a_b")]
 
 
 def answer(request: dict) -> dict | None:
@@ -23,9 +26,13 @@ def answer(request: dict) -> dict | None:
         result = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "raw", "version": "0"}}
     elif method == "tools/list":
-        result = {"tools": TOOLS}
+        result = {"tools": TOOLS + (COLLIDING if "--collide" in sys.argv else [])}
     elif method == "tools/call":
         text = f"echo: {request['params'].get('arguments', {}).get('text', '')}"
+        if request["params"].get("name") in ("a.b", "a_b"):
+            text = f"this is {request['params']['name']}"
+        if request["params"].get("name") == "half":
+            text = "half \ud800 pair"  # sent as "\\ud800": json.dumps escapes it
         result = {"content": [{"type": "text", "text": text}], "isError": False}
     elif method == "ping":
         result = {}

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from hermes_core import PluginManager
 from hermes_core.testing import tool_call
 from tests.helpers import HERMES, free_port, hermes, hermes_json, llm_config, write_config
@@ -250,6 +252,9 @@ def test_a_login_is_bound_to_the_url_and_a_broken_file_is_no_login(home: Path, o
     token_file(home).write_text("{not json")
     listed = hermes("mcp", "list")
     assert "needs login" in listed.stdout and "its login" in listed.stderr and "cannot be read" in listed.stderr
+    token_file(home).write_text(json.dumps({"url": server.mcp}) + " " * 2**20)  # not read whole
+    listed = hermes("mcp", "list")
+    assert "needs login" in listed.stdout and f"{token_file(home)} is larger than 1 MB" in listed.stderr
 
 
 def test_oauth_config_is_checked_and_login_names_the_servers(home: Path) -> None:
@@ -321,3 +326,45 @@ def test_junk_sent_to_the_login_listener_is_ignored_and_the_real_redirect_still_
     code, out, err = finish(process)
     assert code == 0 and out.splitlines()[-1] == "logged in to srv", (out, err)
     assert "Traceback" not in err and "Unhandled exception" not in err, err
+
+
+@pytest.mark.parametrize("client_info", ["junk", ["a"], {"redirect_uris": "not a list"},
+                                         {"client_id": "c", "redirect_uris": ["not a url"]}])
+def test_a_login_file_with_a_client_of_the_wrong_shape_needs_a_login(home: Path, oauth_server: Any,
+                                                                     client_info: Any) -> None:
+    server = oauth_server()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    login()
+    stored = json.loads(token_file(home).read_text())
+    token_file(home).write_text(json.dumps({**stored, "client_info": client_info}))
+    listed = hermes_json("mcp", "list")
+    assert listed[0]["state"] == "needs login", listed
+    login()  # a new login replaces it
+    assert states(home)["srv"]["state"] == "ready"
+
+
+def test_a_connection_held_open_on_the_login_listener_is_dropped_quietly(home: Path, oauth_server: Any) -> None:
+    server = oauth_server()
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    process, url = start_login("--no-browser")
+    port = urlsplit(parse_qs(urlsplit(url).query)["redirect_uri"][0]).port
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as held:  # half a request line, then nothing
+        held.sendall(b"GET /callback?code=")
+        with urllib.request.urlopen(url, timeout=60) as response:
+            assert response.status == 200
+        code, out, err = finish(process)
+    assert code == 0 and out.splitlines()[-1] == "logged in to srv", (out, err)
+    assert err == "", err
+
+
+def test_a_server_that_refuses_the_granted_scope_ends_the_login_saying_so(home: Path, oauth_server: Any) -> None:
+    server = oauth_server(no_scope=True)
+    write_config(home, "mcp_servers:\n" + entry("srv", server.mcp))
+    process, url = start_login("--no-browser")
+    with contextlib.suppress(urllib.error.URLError):
+        urllib.request.urlopen(url, timeout=60).read()
+    code, out, err = finish(process)
+    assert code == 1 and not [line for line in out.splitlines() if line.startswith("http")], out  # no second URL
+    (line,) = err.strip().splitlines()
+    assert line.startswith("hermes: error: hermes mcp login srv: the server refused the login it had just granted")
+    assert "scope" in line and "State parameter mismatch" not in line

@@ -377,8 +377,8 @@ def register(ctx):
 
 
 def test_a_tool_result_no_encoder_takes_reaches_the_client_and_the_server_goes_on(home: Path) -> None:
-    """A lone surrogate (which json.loads gives) is replaced where text leaves the process, for
-    every client, and `hermes tools call` prints it escaped instead of ending in an internal error."""
+    """A lone surrogate (which json.loads gives) is replaced by U+FFFD where the tool's result is made,
+    for every client and `hermes tools call`, instead of ending in an internal error."""
     make_folder_plugin(home / "plugins", "odd", ODD, "name: odd\n")
     make_folder_plugin(home / "plugins", "demo", DEMO, "name: demo\n")
     write_config(home, "plugins:\n  enabled: [odd, demo]\n")
@@ -391,7 +391,7 @@ def test_a_tool_result_no_encoder_takes_reaches_the_client_and_the_server_goes_o
     assert (odd.is_error, texts(odd)) == (False, "half \ufffd a pair")
     assert texts(after) == '{"text": "STILL"}'  # the server went on
     printed = hermes("tools", "call", "odd", "{}")
-    assert printed.stdout == "half \\ud800 a pair\n" and printed.returncode == 0
+    assert printed.stdout == "half \ufffd a pair\n" and printed.returncode == 0
 
 
 def test_images_audio_and_resources_are_served_as_mcp_content_also_from_another_server(served: Path) -> None:

@@ -220,6 +220,39 @@ def test_a_tool_with_an_invalid_schema_costs_only_itself(home: Path) -> None:
     assert hermes("tools", "call", "mcp__odd__echo", '{"text": "still"}').stdout.strip() == "echo: still"
 
 
+def test_a_lone_surrogate_in_a_servers_result_reaches_the_model_as_a_replacement_character(home: Path,
+                                                                                          llm_server) -> None:
+    from hermes_core.testing import Reply
+
+    raw = json.dumps([str(SERVER.with_name("raw_server.py"))])
+    llm_config(home, llm_server.url, f"mcp_servers:\n  odd:\n    command: {sys.executable}\n    args: {raw}\n")
+    llm_server.push(Reply(None, tool_calls=[tool_call("mcp__odd__half", {}, call_id="h")]), Reply("Read it."))
+    assert hermes("run", "Read half a pair.").stdout.strip() == "Read it."
+    assert llm_server.requests[1].body["messages"][-1] == {"role": "tool", "tool_call_id": "h",
+                                                           "content": "half \ufffd pair"}
+    (stored,) = hermes_json("sessions", "list")
+    shown = hermes_json("sessions", "show", stored["id"])
+    assert shown["tool_calls"][0]["result"] == "half \ufffd pair"  # the transcript says what the model was given
+
+
+def test_tools_and_servers_whose_names_become_one_keep_the_first_and_warn_naming_both(home: Path) -> None:
+    raw = json.dumps([str(SERVER.with_name("raw_server.py")), "--collide"])
+    configure(home, f"  odd:\n    command: {sys.executable}\n    args: {raw}\n", server("x.y", extra="tools:\n  include: [echo]"),
+              server("x_y", extra="tools:\n  include: [add]"))
+    listed = hermes("mcp", "list", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"odd", "x.y"} and rows["x.y"]["tools"] == ["mcp__x_y__echo"]
+    assert rows["odd"]["tools"].count("mcp__odd__a_b") == 1
+    called = hermes("tools", "call", "mcp__odd__a_b", "{}")
+    assert called.stdout.strip() == "this is a.b"  # the first the server listed, always
+    warnings = [line for line in called.stderr.splitlines() if "a_b" in line or "x_y" in line]
+    assert warnings == [
+        "hermes: warning: MCP server 'x_y' is left out: its tools would be named as MCP server 'x.y''s "
+        "(mcp__x_y__...; names keep letters, digits and _ only); rename one",
+        "hermes: warning: MCP server 'odd': tool 'a_b' is left out: its name mcp__odd__a_b is also tool 'a.b''s, "
+        "which the server listed first (names keep letters, digits and _ only); rename one on the server"]
+
+
 def test_images_from_a_server_reach_a_model_that_takes_them_and_links_keep_their_uri(home: Path,
                                                                                      llm_server) -> None:
     from hermes_core.testing import Reply

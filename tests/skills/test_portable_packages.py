@@ -65,6 +65,7 @@ def test_a_package_is_listed_from_its_manifest_and_its_skills_load_when_enabled(
 @pytest.mark.parametrize("manifest, error", [
     ("not json", "plugin.json is not valid readable JSON"),
     ("[" * 100_000, "nested too deeply"),
+    (json.dumps({"$schema": SCHEMA, "name": "acme"}) + " " * 2**20, "plugin.json is larger than 1 MB, the most"),
     ([1, 2], "plugin.json must contain a JSON object"),
     ({"name": "acme"}, "plugin.json declares an unsupported or missing Agent Plugins schema"),
     ({"$schema": SCHEMA, "name": "Acme--Tools"}, "plugin.json name does not satisfy v1 constraints"),
@@ -164,6 +165,27 @@ def test_a_packages_mcp_servers_join_the_host_with_plugin_root_and_data_and_the_
     assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]
 
 
+def test_header_values_and_urls_http_cannot_send_are_refused_when_mcp_json_is_read(home: Path) -> None:
+    remote = {"type": "streamable-http", "url": "https://example.org/mcp"}
+    servers = {
+        **{f"header-{name}": {**remote, "headers": {"X-Key": f"a{char}b"}}
+           for name, char in (("nul", "\0"), ("vt", "\v"), ("del", "\x7f"), ("lf", "\n"))},
+        "url-crlf": {**remote, "url": "https://example.org/mcp\r\nX-Injected: 1"},
+        "url-tab": {**remote, "url": "https://exam\tple.org/mcp"},
+        "spaced": {**remote, "headers": {"Authorization": "Bearer\tabc def"}},  # tabs and spaces are fine
+        "local": {"type": "streamable-http", "url": "http://[::1]:9/mcp"},  # plain http on loopback
+    }
+    root = package(home / "plugins" / "acme")
+    (root / "mcp.json").write_text(json.dumps({"$schema": MCP_SCHEMA, "mcpServers": servers}))
+    write_config(home, "plugins:\n  enabled: [acme.tools]\n")
+    listed = hermes("mcp", "list", "--json")
+    assert {row["name"] for row in json.loads(listed.stdout)} == {"spaced", "local"}
+    for name in ("nul", "vt", "del", "lf"):
+        assert f"[mcp:header-{name}] header X-Key must be printable ASCII" in listed.stderr, name
+    for name in ("crlf", "tab"):
+        assert f"[mcp:url-{name}] url must be printable ASCII without spaces" in listed.stderr, name
+
+
 def test_a_broken_mcp_json_leaves_the_package_without_servers_and_its_skills_stand(home: Path) -> None:
     root = package(home / "plugins" / "acme")
     make_skill(root / "skills", "deploy", description="Deploy the app")
@@ -174,4 +196,7 @@ def test_a_broken_mcp_json_leaves_the_package_without_servers_and_its_skills_sta
     (root / "mcp.json").write_bytes(b"[" * 100_000)  # nested past the parser
     listed = hermes("mcp", "list", "--json")
     assert json.loads(listed.stdout) == [] and "[mcp] mcp.json is not valid readable JSON" in listed.stderr
+    (root / "mcp.json").write_text(json.dumps({"$schema": MCP_SCHEMA, "mcpServers": {}}) + " " * 2**20)
+    listed = hermes("mcp", "list", "--json")  # valid, but larger than such a file may be: not read whole
+    assert json.loads(listed.stdout) == [] and f"{root / 'mcp.json'} is larger than 1 MB" in listed.stderr
     assert [row["name"] for row in json.loads(hermes("skills", "list", "--json").stdout)] == [f"{NAMESPACE}:deploy"]

@@ -4,9 +4,13 @@ config.yaml (edits keep the operator's comments)."""
 from __future__ import annotations
 
 import json
+import resource
+import subprocess
 from pathlib import Path
 
-from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
+import pytest
+
+from tests.helpers import HERMES, hermes, hermes_json, make_folder_plugin, write_config
 from tests.helpers.skills import make_skill
 
 
@@ -92,6 +96,35 @@ def test_a_skill_nested_past_the_parser_is_one_warning_too(home: Path) -> None:
         f"hermes: warning: skill {home / 'skills' / 'deep' / 'SKILL.md'} skipped: invalid YAML frontmatter: "
         "nested too deeply"]
     assert [row["name"] for row in json.loads(result.stdout)] == ["good"]
+
+
+LAUGHS = "".join(f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+BOMB = f"---\nname: bomb\ndescription: laughs\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n{LAUGHS}" \
+       "platforms: *i\nmetadata: {hermes: {tags: *i}}\n---\n"
+
+
+def limited(*args: str) -> subprocess.CompletedProcess[str]:
+    """`hermes *args` with at most 1 GiB of address space (a skill that takes more fails at once, not in a minute)."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    return subprocess.run([str(HERMES), *args], capture_output=True, text=True, timeout=120, preexec_fn=limit)
+
+
+@pytest.mark.parametrize("head", [BOMB, "---\nname: deep\ndescription: x\ntags: " + "[" * 40 + "]" * 40 + "\n---\n",
+                                  "---\nname: self\ndescription: x\ntags: &t [a, *t]\n---\n"],
+                         ids=["alias-bomb", "deep", "recursive"])
+def test_a_frontmatter_past_its_bounds_is_one_warning_and_costs_nothing(home: Path, head: str) -> None:
+    make_skill(home / "skills", "good", description="Good")
+    make_skill(home / "skills", "bad", head=head, body="")
+    result = limited("skills", "list", "--json")
+    assert result.returncode == 0, result.stderr
+    (warning,) = result.stderr.strip().splitlines()
+    assert warning.startswith(f"hermes: warning: skill {home / 'skills' / 'bad' / 'SKILL.md'} skipped: the YAML "
+                              "frontmatter ")
+    assert [row["name"] for row in json.loads(result.stdout)] == ["good"]
+    viewed = limited("tools", "call", "skill_view", json.dumps({"name": "good"}))
+    assert viewed.returncode == 0 and json.loads(viewed.stdout)["success"] is True
 
 
 def test_a_changed_skill_md_is_read_again_and_a_remembered_problem_still_warns(home: Path) -> None:

@@ -1,10 +1,11 @@
-"""Which addresses stay on this machine: `is_loopback`, for every host that listens or connects."""
+"""Network addresses: whether a host name or address stays on this machine (`is_loopback`), in one
+place for every stage that decides by it (the servers' binding, a portable package's http URL)."""
 
 from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_loopback"]
+__all__ = ["LOOPBACK_NAMES", "is_loopback"]
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 
