@@ -25,6 +25,7 @@ __all__ = ["Postgres", "PgTx", "postgres", "pg_sql"]
 SCHEMA_LOCK = 0x4E524D53  # the advisory lock every host takes while it creates or upgrades a schema
 CONNECT_TIMEOUT = 5  # seconds a new connection may take
 WAIT_TIMEOUT = 5.0  # seconds a request waits for a free (or new) connection before it is "unavailable"
+_CONFLICTS = ("40P01", "40001")  # a deadlock, a serialization failure: another host's write, not an outage
 _VERSIONS = """CREATE TABLE IF NOT EXISTS hermes_schema (
     stage TEXT PRIMARY KEY, version INTEGER NOT NULL, updated DOUBLE PRECISION NOT NULL)"""
 
@@ -170,6 +171,11 @@ class Postgres:
         except psycopg_pool.PoolTimeout:
             raise self._unavailable(psycopg) from None
         except psycopg.Error as exc:
+            if getattr(exc, "sqlstate", None) in _CONFLICTS:  # the server answered: it is not down
+                raise StateUnavailableError(
+                    f"a write to the shared database {self.url.masked}"
+                    f"{f' (the {store.what})' if store is not None else ''} met another host's at once and was "
+                    f"rolled back ({' '.join(str(exc).split())}); try again") from None
             if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
                 raise self._gone(describe(self.url, exc)) from None
             raise StateStoreError(self.url.scrub(

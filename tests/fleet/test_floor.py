@@ -183,3 +183,42 @@ def test_hosts_are_alive_while_they_beat_and_dead_after(tmp_path: Path, url: str
     assert hosts.alive([beating], within=30.0) == set()  # stopped when its block ended
     listed = {row["id"]: row for row in hosts.listing(within=30.0)}
     assert listed[quiet]["alive"] and not listed[beating]["alive"] and listed[quiet]["kind"] == "serve"
+
+
+def test_a_deadlock_between_hosts_is_a_conflict_to_retry_not_an_outage(pg_url: str, tmp_path: Path) -> None:
+    """Two transactions taking two rows in opposite orders: the one PostgreSQL picks as the victim
+    is rolled back and said to be a conflict (worth trying again), and the store works on."""
+    import psycopg
+
+    notes = Notes(tmp_path / "n.db", url=pg_url)
+    first, second = notes.add("a"), notes.add("b")
+    holder = psycopg.connect(pg_url)
+    holder.execute("SET deadlock_timeout = '30s'")  # the store's side finds the deadlock: it is the victim
+    holder.execute("UPDATE notes SET score = 1 WHERE id = %s", (second,))
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        import time
+
+        time.sleep(0.5)  # the store's transaction holds `first` and waits for `second` by then
+        try:
+            holder.execute("UPDATE notes SET score = 2 WHERE id = %s", (first,))
+            holder.commit()
+        except psycopg.Error as exc:
+            errors.append(exc)
+            holder.rollback()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        with notes._writing() as db:
+            db.execute("UPDATE notes SET score = 3 WHERE id = ?", (first,))
+            db.execute("UPDATE notes SET score = 3 WHERE id = ?", (second,))
+    except StateUnavailableError as exc:
+        errors.append(exc)
+    finally:
+        thread.join(30)
+        holder.close()
+    assert len(errors) == 1 and isinstance(errors[0], StateUnavailableError), errors
+    assert "met another host's at once" in str(errors[0]) and "cannot be reached" not in str(errors[0])
+    assert notes.like("%") == ["a", "b"]  # and the store works on
