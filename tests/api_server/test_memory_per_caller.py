@@ -14,7 +14,7 @@ import pytest
 
 from hermes_core.testing import tool_call
 from tests.helpers import hermes, llm_config
-from tests.helpers.serve import KEY, Serve
+from tests.helpers.api_server import KEY, Serve
 
 TEAM_KEY = "team-key-0123456789abcdef"
 LOCKER = "Alice's locker code is 4417"

@@ -29,10 +29,19 @@ class Serve(HermesProcess):
         assert match, self.lines
         self.url = match.group(1)
         self.root = self.url.removesuffix("/v1")
+        self._clients: list[openai.OpenAI] = []
 
     def client(self, key: str | None = KEY, **headers: str) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.url, api_key=key or "none", default_headers=headers or None,
-                             max_retries=0)
+        """A stock openai client for the server (closed when the server is killed)."""
+        client = openai.OpenAI(base_url=self.url, api_key=key or "none", default_headers=headers or None,
+                               max_retries=0)
+        self._clients.append(client)
+        return client
+
+    def kill(self) -> None:
+        for client in self._clients:
+            client.close()
+        super().kill()
 
 
 def call(url: str, body: Any = None, *, key: str | None = KEY, method: str | None = None,
