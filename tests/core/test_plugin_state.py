@@ -1,6 +1,7 @@
 """`ctx.state` (`hermes_core.PluginState`): JSON values in `plugin-data/<id>/state.db`, each change
 durable once it returns, shared safely by processes, within a 10 MB quota; an older
-`state.json` imported once."""
+`state.json` imported once. (A dict's behaviour and the quota run on both backends in
+tests/fleet/test_plugin_state_contract.py.)"""
 
 from __future__ import annotations
 
@@ -12,13 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from hermes_core import PluginManager, PluginState, PluginStateError
-
-STATE_QUOTA_BYTES = 10 * 1024 * 1024  # "at most 10 MB" (docs/ctx.md)
-
 
 def state_of(home: Path, plugin_id: str = "memo") -> PluginState:
     """A plugin's state as the host opens it (the path the loader passes: the old `state.json`)."""
@@ -82,27 +78,6 @@ CHANGES = st.lists(st.one_of(st.tuples(st.just("set"), KEYS, JSON), st.tuples(st
                              st.just(("clear",))), max_size=12)
 
 
-@given(changes=CHANGES)
-def test_any_changes_leave_what_a_dict_would_hold_in_its_order(tmp_path_factory: pytest.TempPathFactory,
-                                                                 changes: list[tuple[Any, ...]]) -> None:
-    state = PluginState(tmp_path_factory.mktemp("home") / "plugin-data" / "memo" / "state.json", "memo")
-    model: dict[str, Any] = {}
-    for change in changes:
-        if change[0] == "set":
-            state.set(change[1], change[2])
-            model[change[1]] = change[2]
-        elif change[0] == "delete":
-            assert state.delete(change[1]) is (change[1] in model)
-            model.pop(change[1], None)
-        elif change[0] == "update":
-            state.update(change[1])
-            model.update(change[1])
-        else:
-            state.clear()
-            model.clear()
-    assert state.items() == list(model.items()) and len(state) == len(model)
-
-
 def test_a_value_that_is_not_json_or_a_bad_key_is_refused_and_nothing_is_written(home: Path) -> None:
     state = state_of(home)
     state["kept"] = "before"
@@ -114,29 +89,6 @@ def test_a_value_that_is_not_json_or_a_bad_key_is_refused_and_nothing_is_written
         with pytest.raises(PluginStateError, match=r"ctx.state of plugin 'memo' takes non-empty text keys"):
             state.set(key, 1)  # type: ignore[arg-type]
     assert state.items() == [("kept", "before")]
-
-
-def test_the_quota_counts_the_whole_state_and_follows_replacements_and_deletes(home: Path) -> None:
-    state = state_of(home)
-    half = "x" * (STATE_QUOTA_BYTES // 2)
-    state["a"] = half
-    state["a"] = half + "y"  # a replaced value counts once
-    with pytest.raises(PluginStateError) as refused:
-        state["b"] = half
-    assert str(refused.value) == ("ctx.state of plugin 'memo' would exceed its 10 MB quota; keep large data "
-                                  "in files under the plugin's own folder")
-    with pytest.raises(PluginStateError, match="quota"):
-        state.update({"small": 1, "b": half})  # all or nothing
-    assert state.keys() == ["a"] and state["a"] == half + "y"
-    del state["a"]
-    state["b"] = half
-    state["c"] = "x" * (STATE_QUOTA_BYTES - len(half) - 2 * len('"b": "", '))  # exactly the quota, as JSON
-    assert len(json.dumps(dict(state.items()))) == STATE_QUOTA_BYTES
-    with pytest.raises(PluginStateError, match="quota"):
-        state["d"] = 0
-    state.clear()
-    state["d"] = half
-    assert state.keys() == ["d"]
 
 
 def test_a_state_json_is_imported_once_and_kept_as_state_json_migrated(home: Path) -> None:
