@@ -69,15 +69,6 @@ def test_it_works_like_a_dict(home: Path) -> None:
     assert (len(state), state.items()) == (0, [])
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-                    max_leaves=12)
-KEYS = st.text(min_size=1, max_size=8)
-CHANGES = st.lists(st.one_of(st.tuples(st.just("set"), KEYS, JSON), st.tuples(st.just("delete"), KEYS),
-                             st.tuples(st.just("update"), st.dictionaries(KEYS, JSON, max_size=3)),
-                             st.just(("clear",))), max_size=12)
-
-
 def test_a_value_that_is_not_json_or_a_bad_key_is_refused_and_nothing_is_written(home: Path) -> None:
     state = state_of(home)
     state["kept"] = "before"
