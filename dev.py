@@ -4,7 +4,8 @@
     python3 dev.py run     set up .venv, show the plugins, call an example plugin's tool, and run
                            an agent task with it (on a scripted demo model when no endpoint is set)
     python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
-                           --quick leaves out the slow groups: see tests/conftest.py); as root with
+                           --quick leaves out the slow groups: see tests/conftest.py; --fleet runs
+                           the fleet group, which the whole suite leaves to that second run); as root with
                            apt-get, it first installs the servers the tests start (PostgreSQL, nginx)
                            when they are missing
 
@@ -233,7 +234,9 @@ def install_servers() -> None:
         subprocess.run(["systemctl", "disable", "--now", "--quiet", *missing], check=False)
 
 
-QUICK = ["-m", "not slow and not interop", "--hypothesis-profile=quick", "-n", "auto"]
+QUICK = ["-m", "not slow and not interop and not fleet", "--hypothesis-profile=quick", "-n", "auto"]
+WHOLE = ["-m", "not interop and not fleet"]  # the fleet group runs after it (`--fleet`), as CI does
+FLEET = ["-m", "fleet", "-n", "auto"]
 
 
 def tests(extra: list[str]) -> int:
@@ -241,11 +244,15 @@ def tests(extra: list[str]) -> int:
     (pytest-xdist: most of a test's time is a `hermes` subprocess starting, which workers overlap);
     named tests run in one process unless `-n` says otherwise. `--quick` leaves out the slow groups
     (venvs, packaging, mypy, the fault suite), runs each property test on 10 examples and spreads
-    the tests too: for a first look or a small change, never instead of the full run."""
+    the tests too: for a first look or a small change, never instead of the full run. `--fleet`
+    runs the fleet group alone (tests/fleet: hosts on a PostgreSQL cluster and behind nginx, which
+    the tests start), spread too; the whole suite leaves it to that second run."""
     if "--quick" in extra:
         extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
-    elif not any(not arg.startswith("-") or arg.startswith(("-n", "--numprocesses")) for arg in extra):
-        extra = ["-n", "auto", *extra]
+    elif "--fleet" in extra:
+        extra = [*FLEET, *(arg for arg in extra if arg != "--fleet")]
+    elif not any(not arg.startswith("-") or arg.startswith(("-n", "--numprocesses", "-m")) for arg in extra):
+        extra = ["-n", "auto", *WHOLE, *extra]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
 
 

@@ -47,10 +47,13 @@ settings.load_profile("suite")  # --hypothesis-profile on the command line still
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `slow` the tests of SLOW_MODULES, and those that run a pytest of their own (`pytester`:
-    the contract suites' failure reports, each a hypothesis search in a subprocess)."""
+    the contract suites' failure reports, each a hypothesis search in a subprocess); mark `fleet`
+    those of tests/fleet (`python3 dev.py test --fleet`, after the whole suite)."""
     for item in items:
         if item.path.name in SLOW_MODULES or "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+        if item.path.parent.name == "fleet":
+            item.add_marker(pytest.mark.fleet)
 
 
 def pytest_configure(config: pytest.Config) -> None:

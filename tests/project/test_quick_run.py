@@ -56,3 +56,10 @@ def test_quick_runs_property_tests_on_ten_examples() -> None:
     args = ("-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics", PROPERTY_TEST)
     assert passing(dev_test("--quick", *args)) == 10
     assert passing(dev_test(*args)) >= 50  # hypothesis' own profile: 100 unless the search space runs out
+
+
+def test_the_whole_suite_leaves_the_fleet_group_to_a_run_of_its_own() -> None:
+    whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
+    assert "tests/cli/test_cli.py" in whole and not any(path.startswith("tests/fleet/") for path in whole)
+    fleet = collected(dev_test("--fleet", "--collect-only", "-q", "-pno:cacheprovider"))
+    assert "tests/fleet/test_floor.py" in fleet and all(path.startswith("tests/fleet/") for path in fleet)
