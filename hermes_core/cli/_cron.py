@@ -52,7 +52,8 @@ def add(ctx: click.Context, schedule: str, prompt: str, name: str | None, delive
 
 
 @cron.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the jobs as JSON (Hermes' fields; `problem` on a job no run can use).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the jobs as JSON (Hermes' fields; `problem` on a job no run can use).")
 @click.option("--all", "show_all", is_flag=True, help="Also the completed ones.")
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool, show_all: bool) -> None:

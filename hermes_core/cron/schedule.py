@@ -27,7 +27,8 @@ from typing import Any
 from hermes_core import Config, CronError
 from hermes_core import config_keys as keys
 
-__all__ = ["MAX_MINUTES", "NOW_VARIABLE", "check_schedule", "next_run", "now", "parse_duration", "parse_schedule", "parse_time", "stamp", "zone"]
+__all__ = ["MAX_MINUTES", "NOW_VARIABLE", "check_schedule", "next_run", "now", "parse_duration", "parse_schedule",
+           "parse_time", "stamp", "zone"]
 
 NOW_VARIABLE = "HERMES_CRON_NOW"
 MAX_MINUTES = 3653 * 1440  # the longest interval or delay, and how far ahead a one-shot may be: ten years

@@ -126,7 +126,8 @@ class Scheduler:
             try:
                 self._record(job, outcome, moment, manual)
             except Exception as exc:  # noqa: BLE001 - one job's record never stops the others
-                self.say(f"cron: recording the run of job {job['id']} failed: {one_line(f'{type(exc).__name__}: {exc}')}")
+                why = one_line(f"{type(exc).__name__}: {exc}")
+                self.say(f"cron: recording the run of job {job['id']} failed: {why}")
 
         threads = [threading.Thread(target=one, args=(i, job), name=f"hermes-cron-{job['id']}", daemon=True)
                    for i, job in enumerate(jobs)]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.cron.test_cron import T0, configured, cron, jobs  # noqa: F401 - `configured` is a fixture
 from tests.helpers import HERMES
+from tests.helpers.cron import T0, cron, jobs
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
