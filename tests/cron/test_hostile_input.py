@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,25 @@ def test_a_schedule_that_never_fires_or_is_out_of_range_is_one_line_and_changes_
     assert words in one_line_error(cron("add", schedule, "x", check=1))
     assert words in one_line_error(cron("edit", "fine", "--schedule", schedule, check=1))
     assert (configured / "cron" / "jobs.json").read_bytes() == before
+
+
+def test_the_gateway_skips_a_job_no_run_can_use_with_one_line_and_runs_the_others(
+        configured: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.helpers.chat import GatewayProcess
+
+    home = configured
+    with open(home / "config.yaml", "a") as config:
+        config.write("platforms:\n  webhook:\n    enabled: true\n    port: 0\n    secret: s3cret\n"
+                     "cron:\n  tick_interval: 0.5\n")
+    llm_server.always("Done.")
+    cron("add", "in 1m", "at start", "--name", "early")
+    hand_edit(home, {"id": "bad000000001", "name": "bad schedule", "schedule": "x"})
+    monkeypatch.setenv("HERMES_CRON_NOW", (T0 + dt.timedelta(minutes=2)).isoformat())
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"cron: early \([0-9a-f]{12}\) ran", timeout=60)
+        gateway.wait_for(r"cron: skipped job 'bad000000001' \('bad schedule'\): schedule 'x' is not one Hermes stores")
+        time.sleep(2)  # more ticks, which do not say it again
+        assert gateway.stop() == 0
+    assert sum("skipped job 'bad000000001'" in line for line in gateway.lines) == 1
+    assert not any("Traceback" in line or "periodic task" in line for line in gateway.lines), gateway.lines
+    assert jobs(home)[0]["last_status"] == "ok" and jobs(home)[1]["schedule"] == "x"
