@@ -26,7 +26,7 @@ def _clock(ctx: click.Context) -> tuple[Any, Any, dt.datetime, Any]:
 def _when(value: str | None, tz: Any) -> str:
     from ..cron.schedule import stamp
 
-    moment = stamp(value)
+    moment = stamp(value) if isinstance(value, str) else None
     return f"{moment.astimezone(tz):%Y-%m-%d %H:%M}" if moment else "-"
 
 
@@ -52,25 +52,35 @@ def add(ctx: click.Context, schedule: str, prompt: str, name: str | None, delive
 
 
 @cron.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the jobs as JSON (Hermes' fields).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the jobs as JSON (Hermes' fields; `problem` on a job no run can use).")
 @click.option("--all", "show_all", is_flag=True, help="Also the completed ones.")
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool, show_all: bool) -> None:
-    """The jobs, with their schedule, next run and last outcome."""
+    """The jobs, with their schedule, next run and last outcome (and what is wrong with a job that cannot run)."""
     from ..cron import describe_repeat
+    from ..cron.checks import job_problem, one_line
 
-    _, jobs, _, tz = _clock(ctx)
+    _, jobs, moment, tz = _clock(ctx)
     found = [job for job in jobs.read() if show_all or job.get("state") != "completed"]
+    problems = {index: job_problem(job, moment) for index, job in enumerate(found)}
     if as_json:
-        echo_json(found)
+        echo_json([{**job, "last_error": one_line(job.get("last_error")),
+                    "last_delivery_error": one_line(job.get("last_delivery_error")),
+                    **({"problem": problems[index]} if problems[index] else {})}
+                   for index, job in enumerate(found)])
         return
     if not found:
         click.echo('no cron jobs (add one: hermes cron add "every monday 9am" "summarise the week")')
         return
     echo_table(["id", "name", "schedule", "repeat", "state", "next run", "last"],
                [[str(j["id"]), str(j.get("name", "")), str(j.get("schedule_display", "")),
-                 describe_repeat(j.get("repeat")), str(j.get("state", "scheduled")), _when(j.get("next_run_at"), tz),
-                 f"{_when(j.get('last_run_at'), tz)} {j.get('last_status') or ''}".strip()] for j in found])
+                 describe_repeat(j.get("repeat")), "invalid" if problems[i] else str(j.get("state", "scheduled")),
+                 _when(j.get("next_run_at"), tz),
+                 f"{_when(j.get('last_run_at'), tz)} {j.get('last_status') or ''}".strip()] for i, j in enumerate(found)])
+    for index, job in enumerate(found):
+        if problems[index]:
+            click.echo(f"job {str(job['id'])!r} is skipped: {problems[index]}; fix it (hermes cron edit) or remove it")
 
 
 @cron.command()

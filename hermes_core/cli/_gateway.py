@@ -30,14 +30,15 @@ def run(ctx: click.Context) -> None:
     (`hermes pairing approve`).
     """
     from .. import config_keys
+    from ..cron import Scheduler, live_sender, now
     from ..gateway import Gateway
     from ._agent import NO_MODEL
 
     host = manager(ctx)
     if not host.config.read(config_keys.MODEL_MODEL):
         raise click.ClickException(NO_MODEL)
+    now()  # a test clock (HERMES_CRON_NOW) it cannot use is said before anything starts
     gateway = Gateway(host, say=_say)
-    from ..cron import Scheduler, live_sender
 
     # as Hermes' gateway ticks cron, and once at start: a restart does not delay what is due
     with Scheduler(host, say=_say, live=live_sender(gateway.send_live), kind="gateway") as scheduler:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from hermes_core import CronError
 from hermes_core.hosting import locked, read_json, write_json
 
+from .checks import job_problem
 from .schedule import next_run, parse_schedule, stamp
 
 __all__ = ["Jobs", "JobsFile", "LIVE_STATES", "Mutate", "describe_repeat", "due_at"]
@@ -44,22 +45,37 @@ Mutate = Callable[[dict[str, Any]], T]  # changes one job in place; what it retu
 
 
 def due_at(job: dict[str, Any]) -> float | None:
-    """When the job is due (UNIX seconds), or None while it cannot be (paused, completed, no next run)."""
-    due = stamp(job.get("next_run_at"))
-    if due is None or not job.get("enabled", True) or job.get("state", "scheduled") not in LIVE_STATES:
+    """When the job is due (UNIX seconds), or None while it cannot be (paused, completed, no next run,
+    or a field no run can use: `checks.job_problem`)."""
+    due = stamp(job.get("next_run_at")) if isinstance(job.get("next_run_at"), str) else None
+    if due is None or job.get("enabled", True) is not True or job.get("state", "scheduled") not in LIVE_STATES:
+        return None
+    if job_problem(job) is not None:
         return None
     return due.timestamp()
 
 
 def describe_repeat(repeat: dict[str, Any] | None) -> str:
-    """Hermes' way of showing `repeat`: forever, once, 2/5, 5 times."""
+    """Hermes' way of showing `repeat`: forever, once, 2/5, 5 times (? when it is not Hermes' shape)."""
+    if repeat is not None and not isinstance(repeat, dict):
+        return "?"
     times = (repeat or {}).get("times")
-    done = int((repeat or {}).get("completed") or 0)
+    done = _completed(repeat)
     if times is None:
         return "forever"
     if times == 1:
         return "once" if not done else "1/1"
     return f"{done}/{times}" if done else f"{times} times"
+
+
+def _completed(repeat: Any) -> int:
+    done = repeat.get("completed") if isinstance(repeat, dict) else None
+    return done if isinstance(done, int) and not isinstance(done, bool) else 0
+
+
+def _kind(job: dict[str, Any]) -> Any:
+    schedule = job.get("schedule")
+    return schedule.get("kind") if isinstance(schedule, dict) else None
 
 
 def _repeat(value: Any, once: bool) -> dict[str, Any]:
@@ -135,7 +151,7 @@ class Jobs:
     def find(jobs: list[dict[str, Any]], ref: str) -> dict[str, Any]:
         """The job whose id is `ref`, or whose name is (case-insensitively); `CronError` otherwise."""
         for job in jobs:
-            if job.get("id") == ref:
+            if job.get("id") == ref or str(job.get("id")) == ref:
                 return job
         named = [job for job in jobs if str(job.get("name", "")).lower() == ref.lower()]
         if len(named) == 1:
@@ -188,8 +204,8 @@ class Jobs:
                 if job.get("state") in ("completed", "error") and following is not None:
                     job["state"], job["enabled"] = "scheduled", True
             if fields.get("repeat") is not None:
-                job["repeat"] = {**_repeat(fields["repeat"], job["schedule"].get("kind") == "once"),
-                                 "completed": int((job.get("repeat") or {}).get("completed") or 0)}
+                job["repeat"] = {**_repeat(fields["repeat"], _kind(job) == "once"),
+                                 "completed": _completed(job.get("repeat"))}
             return _shown(job)
 
         return self._update(ref, mutate, now)
@@ -201,7 +217,7 @@ class Jobs:
             else:
                 job.update(enabled=True, state="scheduled", paused_at=None)
                 due = stamp(job.get("next_run_at"))
-                if job["schedule"].get("kind") != "once" and (due is None or due < now):
+                if _kind(job) != "once" and (due is None or due < now):
                     following = next_run(job["schedule"], now, tz)  # missed while paused: from now on
                     job["next_run_at"] = following.astimezone(tz).isoformat() if following else None
             return _shown(job)

@@ -1,6 +1,8 @@
 """One run of a job, in a process of its own: a fresh agent session (no history) with the plugins'
 tools and hooks (not the `cronjob` tool: a job does not schedule jobs), the job's skills as
-context, the answer saved as Hermes saves it (`cron/output/<job id>/<YYYY-mm-dd_HH-MM-SS>.md`).
+context, the answer saved as Hermes saves it (`cron/output/<job id>/<YYYY-mm-dd_HH-MM-SS>.md`; an id
+that is not a plain name, such as a hand-edited `../../x`, gets a folder named from its letters and
+digits and a digest of it: the output stays inside `cron/output/`).
 
     python -m hermes_core.cron.run JOB_ID       # the scheduler starts it; its last stdout line is the outcome
 
@@ -11,7 +13,9 @@ the process ends itself when the scheduler that started it dies.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
+import re
 import sys
 import threading
 import time
@@ -26,9 +30,10 @@ from hermes_core.hosting import write_text
 from .shared import open_jobs
 from .schedule import now, zone
 
-__all__ = ["TOOLSET", "build_prompt", "output_path", "run_job"]
+__all__ = ["TOOLSET", "build_prompt", "output_folder", "output_path", "run_job"]
 
 TOOLSET = "cronjob"  # the toolset a job's agent is not offered
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 HINT = ("[IMPORTANT: You are running as a scheduled cron job. Your final answer is delivered as it is; no one "
         "is there to answer questions. To deliver nothing, answer exactly \"[SILENT]\".]")
 
@@ -42,8 +47,18 @@ def build_prompt(manager: PluginManager, job: dict[str, Any]) -> str:
     return "\n\n".join(part for part in (HINT, body) if part)
 
 
+def output_folder(home: Path, job_id: str) -> Path:
+    """`cron/output/<job id>`, or for an id that is not a plain name (letters, digits, - and _, at
+    most 64) `cron/output/<its letters and digits>-<12 hex digits of its digest>`: never outside."""
+    if _PLAIN_ID.fullmatch(job_id):
+        return home / "cron" / "output" / job_id
+    plain = re.sub(r"[^A-Za-z0-9_-]+", "_", job_id).strip("_-")[:40]
+    digest = hashlib.sha256(job_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return home / "cron" / "output" / (f"{plain}-{digest}" if plain else digest)
+
+
 def output_path(home: Path, job_id: str, started: dt.datetime, tz: dt.tzinfo) -> Path:
-    return home / "cron" / "output" / job_id / f"{started.astimezone(tz):%Y-%m-%d_%H-%M-%S}.md"
+    return output_folder(home, job_id) / f"{started.astimezone(tz):%Y-%m-%d_%H-%M-%S}.md"
 
 
 def _save(manager: PluginManager, job: dict[str, Any], started: dt.datetime, tz: dt.tzinfo, answer: str | None,
@@ -106,8 +121,9 @@ def main(argv: list[str]) -> int:
         with open_jobs(manager.home) as jobs:
             job = jobs.get(job_id)
         outcome = run_job(manager, job, now())
-    except Exception:  # noqa: BLE001 - said to the scheduler as the run's outcome
-        outcome = {"status": "error", "text": "", "error": traceback.format_exc(limit=3).strip(), "output": None}
+    except Exception as exc:  # noqa: BLE001 - said to the scheduler as the run's outcome, in one line
+        traceback.print_exc(limit=3)  # stderr, for whoever debugs the run
+        outcome = {"status": "error", "text": "", "error": f"{type(exc).__name__}: {exc}", "output": None}
     sys.stdout.write("\n" + storable_json(outcome) + "\n")
     sys.stdout.flush()
     return 0

@@ -7,12 +7,19 @@
 
 Cron expressions are computed by croniter (the library Hermes uses; the `cron` extra), in the
 configured time zone (`HERMES_TIMEZONE`, else `timezone:` in config.yaml, else this machine's),
-across daylight-saving changes. `HERMES_CRON_NOW` (ISO-8601 or UNIX seconds) fixes "now" for tests.
+across daylight-saving changes. `HERMES_CRON_NOW` (ISO-8601 or UNIX seconds, from 1970 to 2999)
+fixes "now" for tests.
+
+A schedule is checked in one place, `check_schedule` (called by `parse_schedule`, so by every
+caller that makes or edits a job, and on each stored job): a shape Hermes does not store, a cron
+expression no date matches (`0 0 31 2 *`) or a delay or interval past `MAX_MINUTES` (about ten
+years) is a `CronError` in one line, never an exception of the date library.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 from typing import Any
@@ -20,9 +27,13 @@ from typing import Any
 from hermes_core import Config, CronError
 from hermes_core import config_keys as keys
 
-__all__ = ["NOW_VARIABLE", "next_run", "now", "parse_duration", "parse_schedule", "parse_time", "stamp", "zone"]
+__all__ = ["MAX_MINUTES", "NOW_VARIABLE", "check_schedule", "next_run", "now", "parse_duration", "parse_schedule",
+           "parse_time", "stamp", "zone"]
 
 NOW_VARIABLE = "HERMES_CRON_NOW"
+MAX_MINUTES = 3653 * 1440  # the longest interval or delay, and how far ahead a one-shot may be: ten years
+_UTC = dt.timezone.utc
+_CLOCK_RANGE = (dt.datetime(1970, 1, 1, tzinfo=_UTC), dt.datetime(3000, 1, 1, tzinfo=_UTC))
 ONESHOT_GRACE = 120.0  # seconds a one-shot may be late (or in the past when made) and still run
 _UNITS = {"m": 1, "min": 1, "mins": 1, "minute": 1, "minutes": 1, "h": 60, "hr": 60, "hrs": 60, "hour": 60,
           "hours": 60, "d": 1440, "day": 1440, "days": 1440}
@@ -36,19 +47,31 @@ FORMATS = "30m, every 2h, 0 9 * * 1-5, every monday 9am, weekdays at 9:30, 2026-
 
 
 def now() -> dt.datetime:
-    """Now (aware, UTC), or `HERMES_CRON_NOW` when it is set."""
+    """Now (aware, UTC), or `HERMES_CRON_NOW` when it is set (`CronError` naming it when it is not a
+    moment from 1970 to 2999)."""
     fixed = os.environ.get(NOW_VARIABLE, "").strip()
     if not fixed:
-        return dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.now(_UTC)
+    moment = _moment(fixed)
+    if moment is None or not _CLOCK_RANGE[0] <= moment < _CLOCK_RANGE[1]:
+        raise CronError(f"{NOW_VARIABLE}={fixed[:40]!r} is not a moment the test clock takes: ISO-8601 "
+                        "(2026-11-23T08:00Z) or UNIX seconds, from 1970 to 2999; unset it for the real clock")
+    return moment
+
+
+def _moment(text: str) -> dt.datetime | None:
+    """The moment (UTC) of ISO-8601 or UNIX seconds; None when `text` is neither, or past what dates hold."""
     try:
-        return dt.datetime.fromtimestamp(float(fixed), dt.timezone.utc)
+        seconds = float(text)
     except ValueError:
-        pass
+        seconds = None
     try:
-        moment = dt.datetime.fromisoformat(fixed.replace("Z", "+00:00"))
-    except ValueError:
-        raise CronError(f"{NOW_VARIABLE}={fixed!r} is neither ISO-8601 nor UNIX seconds") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc)
+        if seconds is not None:
+            return dt.datetime.fromtimestamp(seconds, _UTC) if math.isfinite(seconds) else None
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return (moment if moment.tzinfo else moment.replace(tzinfo=_UTC)).astimezone(_UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def zone(config: Config | None = None) -> dt.tzinfo:
@@ -71,7 +94,8 @@ def parse_duration(text: str) -> int | None:
     match = _DURATION.match(text.strip().lower())
     if not match or match.group(2) not in _UNITS:
         return None
-    count = int(match.group(1) or 1)
+    digits = match.group(1).lstrip("0") if match.group(1) else "1"
+    count = int(digits or 0) if len(digits) <= 18 else 10**18  # past any range, without parsing 5,000 digits
     return count * _UNITS[match.group(2)] if count > 0 else None
 
 
@@ -130,15 +154,28 @@ def _minutes(schedule: str, duration: str) -> int:
     minutes = parse_duration(duration)
     if minutes is None:
         raise CronError(f"the schedule {schedule!r}: {duration!r} is not a duration such as 30m, 2h or 1d")
+    _in_range(schedule, minutes)
     return minutes
 
 
+def _in_range(schedule: str, minutes: int) -> None:
+    if minutes > MAX_MINUTES:
+        raise CronError(f"the schedule {schedule[:60]!r} is out of range: at most {MAX_MINUTES}m "
+                        "(ten years) between runs or until a one-shot")
+
+
 def parse_schedule(text: str, *, at: dt.datetime | None = None, tz: dt.tzinfo | None = None) -> dict[str, Any]:
-    """Hermes' stored shape of the schedule `text` (see the module); `CronError` naming it otherwise."""
+    """Hermes' stored shape of the schedule `text` (see the module), checked (`check_schedule`: it
+    fires, within range); `CronError` naming it otherwise."""
+    moment = at or now()
+    parsed = _parse(text, moment, tz or _UTC)
+    check_schedule(parsed, moment, tz or _UTC)
+    return parsed
+
+
+def _parse(text: str, moment: dt.datetime, tz: dt.tzinfo) -> dict[str, Any]:
     original = " ".join(str(text).split())
     lowered = original.lower()
-    moment = at or now()
-    tz = tz or dt.timezone.utc
     if not original:
         raise CronError(f"an empty schedule; use one of: {FORMATS}")
     expr = _days_and_time(lowered)
@@ -153,20 +190,23 @@ def parse_schedule(text: str, *, at: dt.datetime | None = None, tz: dt.tzinfo | 
         _check_cron(original)
         return {"kind": "cron", "expr": original, "display": original}
     if lowered.startswith("in "):
-        run_at = moment + dt.timedelta(minutes=_minutes(original, lowered[3:]))
+        run_at = moment + dt.timedelta(minutes=_minutes(original, lowered[3:]))  # the clock ends before 3000
         return {"kind": "once", "run_at": run_at.astimezone(tz).isoformat(), "display": f"once in {lowered[3:]}"}
     if re.match(r"^\d{4}-\d{2}-\d{2}", lowered):
         try:
             run_at = dt.datetime.fromisoformat(original.replace("Z", "+00:00"))
-        except ValueError:
+            run_at = run_at if run_at.tzinfo else run_at.replace(tzinfo=tz)
+            run_at.astimezone(_UTC)
+        except (ValueError, OverflowError):
             raise CronError(f"the schedule {original!r} is not an ISO timestamp such as 2026-12-01T09:00") from None
-        run_at = run_at if run_at.tzinfo else run_at.replace(tzinfo=tz)
         if (moment - run_at).total_seconds() > ONESHOT_GRACE:
             raise CronError(f"the schedule {original!r} is more than {ONESHOT_GRACE:g}s in the past")
+        _in_range(original, int((run_at - moment).total_seconds() // 60))
         shown = f"once at {run_at.astimezone(tz):%Y-%m-%d %H:%M}"
         return {"kind": "once", "run_at": run_at.isoformat(), "display": shown}
     bare = parse_duration(lowered)
     if bare is not None:
+        _in_range(original, bare)
         return {"kind": "interval", "minutes": bare, "display": f"every {bare}m"}
     raise CronError(f"the schedule {original!r} is not one hermes-core reads; use one of: {FORMATS}")
 
@@ -177,25 +217,50 @@ def stamp(value: str | None) -> dt.datetime | None:
         return None
     try:
         moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        return moment if moment.tzinfo else moment.astimezone()
+    except (ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo else moment.astimezone()
 
 
-def next_run(schedule: dict[str, Any], after: dt.datetime, tz: dt.tzinfo, *, ran: bool = False) -> dt.datetime | None:
-    """The first time strictly after `after` the schedule fires (None: never again; `ran`: a
-    one-shot has run)."""
-    kind = schedule.get("kind")
+def next_run(schedule: Any, after: dt.datetime, tz: dt.tzinfo, *, ran: bool = False) -> dt.datetime | None:
+    """The first time strictly after `after` the schedule fires (None: never again, a one-shot
+    that `ran`); `CronError` in one line for a schedule that cannot (see `check_schedule`)."""
+    if ran and isinstance(schedule, dict) and schedule.get("kind") == "once":
+        return None
+    return check_schedule(schedule, after, tz)
+
+
+def check_schedule(schedule: Any, after: dt.datetime, tz: dt.tzinfo) -> dt.datetime:
+    """The first run after `after` of a stored schedule (a one-shot: its time), checked: `CronError`
+    in one line when it is not a shape Hermes stores, never fires (`0 0 31 2 *`) or is out of range
+    (`MAX_MINUTES`). The one check of a schedule: `parse_schedule` calls it, so every caller that
+    makes or edits a job (`hermes cron add|edit`, the `cronjob` tool, `/api/jobs`), and `next_run`,
+    so every stored job (`checks.job_problem`) and every run recorded."""
+    kind = schedule.get("kind") if isinstance(schedule, dict) else None
     if kind == "once":
-        run_at = stamp(schedule.get("run_at"))
-        return None if ran or run_at is None else run_at
+        run_at = stamp(schedule.get("run_at")) if isinstance(schedule.get("run_at"), str) else None
+        if run_at is None:
+            raise CronError(f"a stored one-shot's run_at {schedule.get('run_at')!r} is not an ISO timestamp")
+        return run_at
     if kind == "interval":
-        return after + dt.timedelta(minutes=int(schedule.get("minutes") or 1))
+        minutes = schedule.get("minutes")
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+            raise CronError(f"a stored interval's minutes {minutes!r} is not a whole number of minutes")
+        _in_range(f"every {minutes}m", minutes)
+        return after + dt.timedelta(minutes=minutes)
     if kind == "cron":
-        expr = str(schedule.get("expr", ""))
+        expr = schedule.get("expr")
+        if not isinstance(expr, str):
+            raise CronError(f"a stored cron schedule's expr {expr!r} is not a cron expression")
+        _check_cron(expr)
         croniter = _cron(expr)
         local = after.astimezone(tz)
-        following: dt.datetime = croniter(expr, local).get_next(dt.datetime)
+        try:
+            following: dt.datetime = croniter(expr, local).get_next(dt.datetime)
+        except (ValueError, OverflowError):  # croniter's "failed to find next date" is a ValueError
+            raise CronError(f"the schedule {expr!r} never fires: no date matches it (check its day "
+                            "and month fields)") from None
         following = following if following.tzinfo else following.replace(tzinfo=tz)
-        return following.astimezone(dt.timezone.utc)
-    raise CronError(f"a stored schedule of unknown kind {kind!r}; edit the job with a new --schedule")
+        return following.astimezone(_UTC)
+    shown = repr(schedule)[:60]
+    raise CronError(f"the schedule {shown} is not one Hermes stores (an object with kind interval, cron or once)")

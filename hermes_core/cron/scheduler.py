@@ -7,7 +7,9 @@ holds `cron/.tick.lock` (a second pass of the same home at the same time does no
 is claimed first (see `jobs`): in jobs.json the claim is the pass's pid, and a claim whose process
 is gone (a pass killed with `kill -9`) is void, so the job is due again; in the shared database
 the claim is taken atomically and names the host, and a claim whose host stopped beating is run
-again once by another host, never twice. After a downtime a job runs once and its next run is the
+again once by another host, never twice. A job with a field no run can use (hand-edited: see
+`checks`) is never due: each pass says so in one line naming it (once per process), and runs the
+others. After a downtime a job runs once and its next run is the
 first slot after now, not one per slot missed. A run that fails, passes `cron.time_limit` (it is
 killed, with every process it started) or dies is recorded as failed; the other jobs run
 regardless. `cron.max_parallel` bounds the runs of one pass (the rest wait for the next pass, or
@@ -25,10 +27,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from hermes_core import AlreadyRunningError, PluginManager
+from hermes_core import AlreadyRunningError, CronError, PluginManager
 from hermes_core import config_keys as keys
 from hermes_core.hosting import kill_group, only_one
 
+from .checks import job_problem, one_line
 from .delivery import DeliveryError, Live, Outbox, send, targets, wrapped
 from .shared import open_jobs
 from .schedule import next_run, now, stamp, zone
@@ -48,6 +51,7 @@ class Scheduler:
         self.outbox = Outbox(manager.home)
         self.say = say or (lambda line: None)
         self.live = live
+        self._warned: set[tuple[str, str]] = set()
 
     def close(self) -> None:
         """Let go of what the scheduler holds (the host's heartbeat on the shared database)."""
@@ -84,15 +88,31 @@ class Scheduler:
                 self._record(job, {"status": "error", "error": str((job.get("claim") or {}).get("why") or
                                                                    "its host died during the run")}, moment, False)
             self._run_all(due, moment)
+            self._skipped(moment)
             return len(due)
 
     def run(self, ref: str) -> dict[str, Any]:
         """Run the job `ref` (an id or a name) now, due or not; its outcome."""
         moment = now()
-        claimed = self.jobs.claim(self.jobs.get(ref)["id"], moment)
+        job = self.jobs.get(ref)
+        problem = job_problem(job, moment)
+        if problem is not None:
+            raise CronError(f"the job {job['id']} cannot run: {problem}; fix it in {self.jobs.where} "
+                            "(or hermes cron edit) or remove it")
+        claimed = self.jobs.claim(job["id"], moment)
         if claimed is None:
             raise AlreadyRunningError(f"the job {ref!r} is running now (in another tick or run)")
         return self._run_all([claimed], moment, manual=True)[0]
+
+    def _skipped(self, moment: dt.datetime) -> None:
+        """Say (once per process) which jobs are skipped for a field no run can use."""
+        for job in self.jobs.read():
+            problem = job_problem(job, moment)
+            if problem is None or (str(job.get("id")), problem) in self._warned:
+                continue
+            self._warned.add((str(job.get("id")), problem))
+            self.say(f"cron: skipped job {str(job.get('id'))[:60]!r} ({str(job.get('name', ''))[:40]!r}): {problem}; "
+                     f"fix it (hermes cron edit) or remove it")
 
     # -- running --------------------------------------------------------------------------------------
 
@@ -101,8 +121,13 @@ class Scheduler:
 
         def one(index: int, job: dict[str, Any]) -> None:
             outcome = self._process(job)
+            outcome["error"] = one_line(outcome.get("error"))
             outcomes[index] = outcome
-            self._record(job, outcome, moment, manual)
+            try:
+                self._record(job, outcome, moment, manual)
+            except Exception as exc:  # noqa: BLE001 - one job's record never stops the others
+                why = one_line(f"{type(exc).__name__}: {exc}")
+                self.say(f"cron: recording the run of job {job['id']} failed: {why}")
 
         threads = [threading.Thread(target=one, args=(i, job), name=f"hermes-cron-{job['id']}", daemon=True)
                    for i, job in enumerate(jobs)]

@@ -21,9 +21,8 @@ import pytest
 from hermes_core import CronError
 from hermes_core.cron import next_run, parse_schedule
 from hermes_core.testing import Fault, Reply, tool_call
-from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
-
-T0 = dt.datetime(2026, 11, 23, 8, 0, tzinfo=dt.timezone.utc)  # a Monday, 08:00 UTC
+from tests.helpers import HERMES, hermes, make_folder_plugin
+from tests.helpers.cron import T0, at, cron, jobs
 
 PAGER = """
 import json, os
@@ -43,28 +42,6 @@ def register(ctx):
     ctx.register_platform(name="pager", label="Pager", adapter_factory=lambda config: None, check_fn=lambda: True,
                           cron_deliver_env_var="PAGER_HOME", standalone_sender_fn=send)
 """
-
-
-def at(moment: dt.datetime) -> dict[str, str]:
-    return {**os.environ, "HERMES_CRON_NOW": moment.isoformat()}
-
-
-def cron(*args: str, when: dt.datetime = T0, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([str(HERMES), "cron", *args], capture_output=True, text=True, env=at(when), timeout=120)
-    if check is not None:
-        assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
-    return result
-
-
-def jobs(home: Path) -> list[dict[str, Any]]:
-    return json.loads((home / "cron" / "jobs.json").read_text())["jobs"]
-
-
-@pytest.fixture
-def configured(home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> Path:
-    llm_config(home, llm_server.url, "timezone: UTC\n")
-    monkeypatch.setenv("HERMES_TIMEZONE", "UTC")
-    return home
 
 
 def test_hermes_schedule_formats_and_their_next_runs() -> None:

@@ -71,7 +71,39 @@ def test_refusals_are_the_same_words_and_change_nothing(tmp_path: Path, backend:
             jobs.add("every fortnight", "x", T0, UTC)
         with pytest.raises(CronError, match="not a number of runs"):
             jobs.edit(before[0]["id"], T0, UTC, repeat="many")
+        with pytest.raises(CronError, match=r"the schedule '0 0 31 2 \*' never fires"):
+            jobs.add("0 0 31 2 *", "x", T0, UTC)
+        with pytest.raises(CronError, match="the schedule 'in 99999999999m' is out of range"):
+            jobs.edit("twin", T0, UTC, schedule="in 99999999999m")
         assert jobs.read() == before
+
+
+def test_a_hand_edited_job_no_run_can_use_is_read_with_its_problem_and_never_claimed(
+        tmp_path: Path, backend: str | None) -> None:
+    from hermes_core.cron.checks import job_problem
+
+    home = tmp_path / "home"
+    with JobsFile(home) as file:  # as Hermes (or a hand) wrote it; the shared tables import it on first use
+        good = file.add("every 1h", "check the build", T0, UTC, name="build")
+    bad = [{**good, "id": "bad000000001", "name": "bad schedule", "schedule": "x"},
+           {**good, "id": "bad000000002", "name": "bad repeat", "repeat": {"times": "many", "completed": 0}},
+           {**good, "id": "bad000000003", "name": "never", "schedule": {"kind": "cron", "expr": "0 0 31 2 *"}}]
+    (home / "cron" / "jobs.json").write_text(json.dumps({"jobs": [good, *bad]}))
+    with jobs_of(home, backend) as jobs:
+        read = jobs.read()
+        assert [j["name"] for j in read] == ["build", "bad schedule", "bad repeat", "never"]
+        assert [job_problem(j, T0) for j in read] == [
+            None, "schedule 'x' is not one Hermes stores (an object with kind interval, cron or once)",
+            "repeat.times 'many' is not a whole number",
+            "schedule '0 0 31 2 *' never fires: no date matches it (check its day and month fields)"]
+        due = T0 + dt.timedelta(hours=1)
+        claimed, _ = jobs.claim_due(due, 0)
+        assert [j["name"] for j in claimed] == ["build"]
+        with pytest.raises(CronError, match="the schedule 'x' is not one Hermes stores"):
+            jobs.set_paused("bad schedule", False, due + dt.timedelta(hours=2), UTC)  # its next run: from what?
+        jobs.edit("bad schedule", due, UTC, schedule="every 2h")  # fixed: due at its next slot like any other
+        jobs.remove("never", due)
+        assert [j["name"] for j in jobs.claim_due(due + dt.timedelta(hours=2), 0)[0]] == ["bad schedule"]
 
 
 def test_a_due_slot_is_claimed_once_and_let_go_when_its_run_is_recorded(tmp_path: Path, backend: str | None) -> None:
