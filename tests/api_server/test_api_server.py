@@ -391,6 +391,8 @@ def test_hermes_jobs_routes_manage_the_cron_jobs(served: Serve, home: Path) -> N
     assert call(f"{jobs}/{job_id}/pause", {})[1]["job"]["state"] == "paused"
     assert call(jobs)[1]["jobs"] == [] and len(call(f"{jobs}?include_disabled=true")[1]["jobs"]) == 1
     assert call(f"{jobs}/{job_id}/run", {})[1]["job"]["state"] == "scheduled"
+    assert call(f"{jobs}/{job_id}", {"deliver": [None]}, method="PATCH")[1]["error"]["param"] == "deliver"
+    assert call(jobs, {"name": "x", "schedule": "every 2h", "prompt": 7})[1]["error"]["param"] == "prompt"
     bad = call(jobs, {"name": "x", "schedule": "every fortnight"})
     assert bad[0] == 400 and bad[1]["error"]["param"] == "schedule"
     assert call(f"{jobs}/nothex", method="DELETE")[0] == 400 and call(f"{jobs}/0123456789ab")[0] == 404

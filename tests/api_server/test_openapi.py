@@ -1,0 +1,84 @@
+"""`GET /openapi.json`: the API server's OpenAPI document names every route of the app and no
+other, is served to any valid key (and to no request without one), and holds up against a
+schema-based fuzzer (schemathesis) run against a real `hermes serve`: no 5xx, every answer with a
+documented status, content type and shape."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core import PluginManager
+from hermes_core.api_server import ApiServer
+from hermes_core.api_server.openapi import OPERATIONS
+from tests.helpers import llm_config
+from tests.helpers.api_server import KEY, Serve, call
+
+# Bounded: a few examples per operation keeps the fuzzer's run well under a minute on a loaded machine.
+MAX_EXAMPLES = 8
+CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+
+
+@pytest.fixture
+def served(home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Serve]:
+    llm_server.always("ok")
+    llm_config(home, llm_server.url, "api_server:\n  keys:\n    reports:\n      key_env: REPORTS_KEY\n"
+                                     "      endpoints: [chat]\n")
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    monkeypatch.setenv("REPORTS_KEY", "reports-key-0123456789abcdef")
+    with Serve() as server:
+        yield server
+
+
+def _app_routes(home: Path) -> set[tuple[str, str]]:
+    server = ApiServer(PluginManager(home=home))
+    try:
+        app = server.app()
+        return {(method, route.path) for route in app.routes for method in route.methods - {"HEAD"}}
+    finally:
+        server.close()
+
+
+def test_the_document_names_every_route_of_the_app_and_no_other(home: Path) -> None:
+    routes = _app_routes(home)
+    assert set(OPERATIONS) == routes
+    server = ApiServer(PluginManager(home=home))
+    try:
+        server.app()
+        documented = {(method.upper(), path) for path, item in server.openapi["paths"].items() for method in item}
+    finally:
+        server.close()
+    assert documented == routes
+    assert {"/v1/chat/completions", "/v1/responses", "/v1/models", "/v1/runs/{run_id}/events",
+            "/v1/runs/{run_id}/stop", "/api/sessions/{session_id}/chat", "/api/jobs/{job_id}", "/health",
+            "/openapi.json"} <= {path for _, path in routes}
+
+
+def test_any_valid_key_reads_the_document_and_no_key_does_not(served: Serve) -> None:
+    status, document, _ = call(f"{served.root}/openapi.json")
+    assert status == 200 and document["openapi"].startswith("3.1")
+    chat = document["paths"]["/v1/chat/completions"]["post"]
+    assert chat["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ChatCompletionRequest"}
+    assert chat["x-hermes-endpoints"] == "chat" and document["paths"]["/health"]["get"]["security"] == []
+    # a named key allowed only chat still reads the document, as it reads /v1/capabilities
+    assert call(f"{served.root}/openapi.json", key="reports-key-0123456789abcdef")[0] == 200
+    status, body, _ = call(f"{served.root}/openapi.json", key=None)
+    assert status == 401 and body["error"]["code"] == "invalid_api_key"
+
+
+def test_a_schema_fuzzer_finds_no_server_error_and_no_undocumented_answer(served: Serve, tmp_path: Path) -> None:
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "", "NO_COLOR": "1"}
+    command = [str(Path(sys.executable).parent / "schemathesis"), "run", f"{served.root}/openapi.json",
+               "--url", served.root, "-H", f"Authorization: Bearer {KEY}", "--checks", CHECKS,
+               "--max-examples", str(MAX_EXAMPLES), "--workers", "1", "--seed", "1", "--no-shrink",
+               "--phases", "examples,coverage,fuzzing", "--generation-database", "none",
+               "--request-timeout", "30", "--suppress-health-check", "all",
+               "--report", "ndjson", "--report-dir", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
