@@ -277,6 +277,9 @@ def test_sessions_api_lists_reads_forks_and_chats(served: Serve, llm_server) -> 
     assert [m["content"] for m in llm_server.requests[-1].messages[1:]] == ["first", "First answer.", "second"]
     assert call(f"{served.root}/api/sessions/nope")[0] == 404
     assert call(f"{served.root}/api/sessions?limit=x")[0] == 400
+    assert call(f"{served.root}/api/sessions?limit=%C2%B2")[0] == 400  # "²" is a digit to str.isdigit, not to int
+    beyond = call(f"{served.root}/api/sessions?offset={10**40}")  # past every row, and past SQLite's integers
+    assert beyond[0] == 200 and beyond[1]["data"] == [] and beyond[1]["has_more"] is False
 
 
 def test_a_chat_ui_resending_its_history_goes_on_in_one_session(served: Serve, llm_server) -> None:
