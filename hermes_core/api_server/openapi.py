@@ -153,6 +153,11 @@ def _path(name: str, **schema: Any) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string", **schema}}
 
 
+def _header(name: str, why: str) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": False, "description": why,
+            "schema": {"type": "string", "maxLength": 256, "pattern": "^[^\\x00-\\x1f\\x7f]*$"}}
+
+
 def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "in": "query", "required": False, "schema": schema}
 
@@ -171,8 +176,9 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/v1/capabilities"): _op("What this server offers, and what the calling key may call",
                                      (200, "Capabilities", "the capabilities")),
     ("POST", "/v1/chat/completions"): _op("A turn of the agent (OpenAI's chat completions)",
-                                          (200, "ChatCompletion", "the answer"), _TURN,
-                                          body="ChatCompletionRequest", stream=True),
+                                          (200, "ChatCompletion", "the answer"), (*_TURN, 404),
+                                          body="ChatCompletionRequest", stream=True, params=[_header(
+                                              "X-Hermes-Session-Id", "go on with this stored session")]),
     ("POST", "/v1/responses"): _op("A turn of the agent (OpenAI's Responses API)", (200, "Response", "the response"),
                                    _TURN, body="ResponseRequest", stream=True),
     ("GET", "/v1/responses/{response_id}"): _op("A stored response", (200, "Response", "the response"), (404,),
@@ -184,7 +190,7 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                   {"name": "Idempotency-Key", "in": "header", "required": False,
                                    "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,255}$"}}]),
     ("GET", "/v1/runs/{run_id}"): _op("A run's status", (200, "Run", "its status"), (404,), params=[_path("run_id")]),
-    ("GET", "/v1/runs/{run_id}/events"): _op("A run's events, from the first", (200, _ANY_OBJECT, ""), (404,),
+    ("GET", "/v1/runs/{run_id}/events"): _op("A run's events, from the first", (200, _ANY_OBJECT, "its events"), (404,),
                                              params=[_path("run_id")]),
     ("POST", "/v1/runs/{run_id}/stop"): _op("Stop a run", (200, "Run", "its status, or stopping"), (404,),
                                             params=[_path("run_id")]),
@@ -236,7 +242,13 @@ for (_method, _path_), (_status, _targets) in LINKS.items():
         _operation_id(method, path): {"operationId": _operation_id(method, path), "parameters": parameters}
         for (method, path), parameters in _targets.items()}
 
-_KEYED = (401, 503)  # any keyed route: a missing key, the shared database down
+_KEYED = (400, 401, 503)  # any keyed route: a bad X-Hermes-User, a missing key, the shared database down
+_USER = _header("X-Hermes-User", "the caller, within the key (stored with the sessions it starts)")
+_SESSION_HEADER = {"X-Hermes-Session-Id": {"description": "the stored session the turn answered in",
+                                           "schema": {"type": "string"}}}
+for _key in (("POST", "/v1/chat/completions"), ("POST", "/v1/responses"), ("POST", "/v1/runs"),
+             ("POST", "/api/sessions/{session_id}/chat")):
+    next(iter(OPERATIONS[_key]["responses"].values()))["headers"] = _SESSION_HEADER
 _CHANGING = {"POST", "PATCH", "PUT", "DELETE"}
 
 
@@ -261,6 +273,7 @@ def document(routes: Iterable[Route], scopes: Mapping[tuple[str, str], str | Non
                     responses.setdefault(str(code), _json("Error", _WHY[code]))
                 if scope:
                     operation["x-hermes-endpoints"] = scope
+                operation["parameters"] = [*operation.get("parameters", ()), _USER]
             else:
                 operation["security"] = []
             operation["responses"] = responses

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_core import PluginManager
 from hermes_core.api_server import ApiServer
-from hermes_core.api_server.openapi import OPERATIONS
+from hermes_core.api_server.openapi import OPERATIONS, document
 from tests.helpers import llm_config
 from tests.helpers.api_server import KEY, Serve, call
 
@@ -62,6 +62,13 @@ def test_the_document_names_every_route_of_the_app_and_no_other(home: Path) -> N
     assert {"/v1/chat/completions", "/v1/responses", "/v1/models", "/v1/runs/{run_id}/events",
             "/v1/runs/{run_id}/stop", "/api/sessions/{session_id}/chat", "/api/jobs/{job_id}", "/health",
             "/openapi.json"} <= {path for _, path in routes}
+
+
+def test_a_route_with_no_operation_stops_the_document(home: Path) -> None:
+    from starlette.routing import Route
+
+    with pytest.raises(LookupError, match="POST /v1/new has no OpenAPI operation: add it to OPERATIONS"):
+        document([Route("/v1/new", lambda request: None, methods=["POST"])], {}, version="0", model="m")
 
 
 def test_any_valid_key_reads_the_document_and_no_key_does_not(served: Serve) -> None:
