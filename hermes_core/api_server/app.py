@@ -29,7 +29,7 @@ from hermes_core.hosting import BrowserPolicy, bearer_token, serve_asgi
 
 from . import openapi
 from .core import RETRY_AFTER, Core, Handler, finish_reason, flag, new_id, unavailable, usage
-from .http import ApiError, Json, error_response, header_value, sse
+from .http import ApiError, Json, error_response, header_value, one_route_per_path, sse
 from .inputs import chat_conversation
 from .jobs import CronJobs
 from .keys import OPEN, ApiKey, Keys
@@ -73,7 +73,9 @@ class ApiServer(Core):
             *self.responses.routes(route), *self.runs.routes(route), *self.sessions.routes(route),
             *self.cron_jobs.routes(route),
         ]
+        routes = one_route_per_path(routes)
         self.openapi = openapi.document(routes, scopes, version=__version__, model=self.model_name)
+
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             await asyncio.to_thread(self.runs.start)

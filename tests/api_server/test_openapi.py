@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +28,8 @@ MAX_EXAMPLES = 10
 # the schema allows is accepted and each it forbids refused; the schema is looser than the server on
 # purpose (it cannot say "the last message must be the user's"), and the server ignores what it does
 # not read, as OpenAI's does.
-CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
+          "unsupported_method,allow_header_conformance")
 
 
 @pytest.fixture
@@ -82,6 +85,17 @@ def test_any_valid_key_reads_the_document_and_no_key_does_not(served: Serve) -> 
     assert call(f"{served.root}/openapi.json", key="reports-key-0123456789abcdef")[0] == 200
     status, body, _ = call(f"{served.root}/openapi.json", key=None)
     assert status == 401 and body["error"]["code"] == "invalid_api_key"
+
+
+def test_a_method_a_path_does_not_take_gets_405_naming_every_method_it_takes(served: Serve) -> None:
+    for path, allowed in (("/api/jobs", "GET, HEAD, POST"), ("/v1/responses/resp_x", "DELETE, GET, HEAD"),
+                          ("/api/jobs/0123456789ab", "DELETE, GET, HEAD, PATCH")):
+        request = urllib.request.Request(f"{served.root}{path}", method="PUT",
+                                         headers={"Authorization": f"Bearer {KEY}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        with refused.value as error:
+            assert error.code == 405 and sorted(error.headers["Allow"].split(", ")) == allowed.split(", ")
 
 
 def test_a_schema_fuzzer_finds_no_server_error_and_no_undocumented_answer(served: Serve, llm_server,
