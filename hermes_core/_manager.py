@@ -13,21 +13,20 @@ from . import config_keys as keys
 from ._commands.cli import CliCommand
 from ._commands.registry import CommandRegistry
 from ._config.config import Config
-from ._config.file import load_config
 from ._ctx.auxiliary import AuxiliaryTask
 from ._ctx.events import EventBus
 from ._ctx.platforms import Platforms
 from ._ctx.skills import Skills
-from ._discovery.discover import discover
+from ._discovery.sources import HostSources
 from ._discovery.spec import Discovery
 from ._hooks.calls import LifecycleHooks
 from ._hooks.runner import HookRunner
 from ._llm.clients import HostClients
-from ._loading.doctor import DoctorReport, build_report, lifecycle_hooks
+from ._loading.doctor import DoctorReport, lifecycle_hooks, loader_report
 from ._loading.facade import LoaderPart
 from ._loading.loader import Loader
 from ._loading.record import LoadFailure, PluginRecord
-from ._mcp.servers import McpServers
+from ._mcp.host import host_servers
 from ._paths import hermes_home
 from ._session.default import DefaultSession
 from ._slots.declarations import BUILTIN_SLOTS, SlotDecl
@@ -63,10 +62,7 @@ class PluginManager:
         fired_hooks: Iterable[str] | None = None, lazy: bool = False,
     ) -> None:
         self.home = home if home is not None else hermes_home()
-        self._cwd = cwd
-        self._project_plugins = project_plugins
-        self._fixed_config = config
-        self._discover_plugins = discover_plugins
+        self._sources = HostSources(self.home, config, cwd, project_plugins, discover_plugins)
         self.config: Config = config or Config({})
         self._hook_timeout = keys.HOOK_CALLBACK_TIMEOUT.default
         self._lock = threading.RLock()
@@ -75,12 +71,12 @@ class PluginManager:
         self._llm = HostClients(self.home, config, lambda: self._lifecycle)
         self._loader = Loader(
             home=self.home, slots=(*BUILTIN_SLOTS, *slots), config=lambda: self.config,
-            current_config=lambda: self._fixed_config or load_config(self.home),
+            current_config=self._sources.config,
             hook_timeout=lambda: self._hook_timeout, dispatch=self.dispatch_tool, llm_host=self._llm.host,
             standins=lambda loader: StandIns(loader, self.home, lazy))
         self._lifecycle = LifecycleHooks(self._loader.hooks)
-        self.mcp = McpServers(lambda: self._loader.tools, lambda: self.config, self.home,  # mcp_servers: in config.yaml
-                              self._caller_llm, self._package_servers)
+        self.mcp = host_servers(lambda: self._loader.tools, lambda: self.config, self.home, self._llm.host,
+                                lambda: self.records)
         self._loader.capabilities.serve("mcp", self.mcp)
         self._router = ToolRouter(lambda: self.tools, lambda: self.lifecycle, self.default_session)
         self.problems: list[str] = []
@@ -130,8 +126,7 @@ class PluginManager:
 
     def discover(self) -> Discovery:
         """Find every plugin (imports nothing); the same pass `hermes plugins list` uses."""
-        return discover(home=self.home, cwd=self._cwd, slots=self._loader.slots.declared,
-                        project_plugins=self._project_plugins) if self._discover_plugins else Discovery(())
+        return self._sources.discover(self._loader.slots.declared)
 
     def load(self) -> PluginManager:
         """Load every enabled plugin not loaded yet. Idempotent; failed plugins stay failed
@@ -152,7 +147,7 @@ class PluginManager:
 
     def _sync(self, *, retry: bool) -> None:
         """Read config (a bad value of a key the manager uses is an error now), discover, load."""
-        config = self._fixed_config or load_config(self.home)
+        config = self._sources.config()
         self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
         config.read(keys.TOOLS_TIMEOUT), config.read(keys.COMMANDS_TIMEOUT), config.read(keys.PLUGIN_ENTRIES)
         self.config = config
@@ -184,17 +179,6 @@ class PluginManager:
         return self._loader.sections.render()
 
     skills = LoaderPart[Skills]("skills", "The skill documents plugins registered (`<plugin>:<name>`).")
-
-    def _caller_llm(self, caller: str) -> Any:
-        """A client with `ctx.llm`'s gates for a caller that is no plugin (an MCP server's sampling)."""
-        from ._llm.client import PluginLlm
-
-        return PluginLlm(caller, self._loader.llm_host())
-
-    def _package_servers(self) -> list[tuple[str, list[dict[str, Any]]]]:
-        from ._skills.portable_mcp import package_servers  # read when the MCP servers start, not at import
-
-        return package_servers(self.records, self.home)
 
     def skill_library(self, platform: str = "") -> SkillLibrary:
         """The skills offered to an agent on `platform`: the home's and the plugins', less the disabled."""
@@ -311,6 +295,4 @@ class PluginManager:
     def doctor(self) -> DoctorReport:
         """Load and import everything enabled and report on it, as `hermes plugins doctor` does (with `lazy`, a
         plugin this host imports when first needed is marked so)."""
-        self.load()._loader.standins.activate_all()
-        lazy = {r.id for r in self.records if self._loader.standins.would_defer(r)}
-        return build_report(self.records, self._loader.slots, self.config, self.problems, self._fired, self.home, lazy)
+        return loader_report(self.load()._loader, self.config, self.problems, self._fired)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,7 +13,10 @@ from .._errors import HermesError
 from .._slots.registry import SlotRegistry
 from .record import PluginRecord
 
-__all__ = ["DoctorReport", "build_report"]
+if TYPE_CHECKING:
+    from .loader import Loader
+
+__all__ = ["DoctorReport", "build_report", "loader_report"]
 
 
 @attrs.frozen
@@ -72,6 +75,17 @@ def _unfired(record: PluginRecord, fired: frozenset[str] | None) -> list[str] | 
     if fired is None:
         return None
     return [hook for hook in dict.fromkeys(record.registered.get("hooks", ())) if hook not in fired]
+
+
+def loader_report(loader: Loader, config: Config, known_problems: list[str],
+                  fired_hooks: frozenset[str] | None = None) -> DoctorReport:
+    """The report on everything `loader` loaded, each lazily loaded plugin imported first (and
+    marked so when the host would import it only when first needed), as `hermes plugins doctor`
+    shows it."""
+    loader.standins.activate_all()
+    records = list(loader.records.values())
+    lazy = {record.id for record in records if loader.standins.would_defer(record)}
+    return build_report(records, loader.slots, config, known_problems, fired_hooks, loader.home, lazy)
 
 
 def build_report(

@@ -11,7 +11,8 @@ OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unc
   listens and its model's name, from Hermes' variables and `platforms.api_server`;
 - `store`: stored responses, runs, idempotency keys and owners (SQLite); `owners`: whose each
   session and cron job is, asked by every route that names one;
-- `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events.
+- `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events;
+- `openapi`: the OpenAPI document of every route (`GET /openapi.json`), built from the route table.
 
 Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvicorn).
 """

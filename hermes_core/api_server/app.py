@@ -3,6 +3,7 @@
 `ApiServer(manager).app()` is a Starlette app; `serve(host, port)` runs it on uvicorn through
 `hermes_core.hosting.serve_asgi`. Every route but `/health` needs a key when any is configured
 (`API_SERVER_KEY`, `api_server.keys.<name>`); a key outside its endpoints gets 403.
+`GET /openapi.json` describes every route (`openapi`), for any valid key.
 `X-Hermes-User` names the caller: stored with the session, given to the plugins as the session's
 user (`HERMES_SESSION_USER_ID`, `pre_llm_call`'s `sender_id`); the memory provider's `user_id` is
 the caller under their key (`ApiKey.caller`), so that each caller has their own memories.
@@ -26,8 +27,9 @@ from hermes_core import PluginManager, MemoryStoreError, StateUnavailableError, 
 from hermes_core import config_keys as keys
 from hermes_core.hosting import BrowserPolicy, bearer_token, serve_asgi
 
+from . import openapi
 from .core import RETRY_AFTER, Core, Handler, finish_reason, flag, new_id, unavailable, usage
-from .http import ApiError, Json, error_response, header_value, sse
+from .http import ApiError, Json, error_response, header_value, one_route_per_path, sse
 from .inputs import chat_conversation
 from .jobs import CronJobs
 from .keys import OPEN, ApiKey, Keys
@@ -50,22 +52,30 @@ class ApiServer(Core):
         self.runs = Runs(self)
         self.sessions = Sessions(self)
         self.cron_jobs = CronJobs(self)
+        self.openapi: dict[str, Any] = {}  # the document of the routes `app()` built last
 
     # -- the app ---------------------------------------------------------------------------------
 
     def app(self) -> Starlette:
+        scopes: dict[tuple[str, str], str | None] = {}  # (method, path) of a keyed route: its endpoints
+
         def route(path: str, endpoint: str | None, handler: Handler, methods: list[str]) -> Route:
+            scopes.update({(method, path): endpoint for method in methods})
             return Route(path, self._guarded(endpoint, handler), methods=methods)
 
         routes = [
             Route("/health", self._health, methods=["GET"]),
             Route("/v1/health", self._health, methods=["GET"]),
+            route("/openapi.json", None, self._openapi, ["GET"]),
             route("/v1/models", "models", self._models, ["GET"]),
             route("/v1/capabilities", None, self._capabilities, ["GET"]),
             route("/v1/chat/completions", "chat", self._chat, ["POST"]),
             *self.responses.routes(route), *self.runs.routes(route), *self.sessions.routes(route),
             *self.cron_jobs.routes(route),
         ]
+        routes = one_route_per_path(routes)
+        self.openapi = openapi.document(routes, scopes, version=__version__, model=self.model_name)
+
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             await asyncio.to_thread(self.runs.start)
@@ -142,6 +152,9 @@ class ApiServer(Core):
             return Json({**body, "status": "degraded", "reason": str(exc)}, status_code=503,
                         headers={"Retry-After": str(RETRY_AFTER)})
         return Json(body)
+
+    async def _openapi(self, request: Request, rights: ApiKey, user: str) -> Response:
+        return Json(self.openapi)
 
     async def _models(self, request: Request, rights: ApiKey, user: str) -> Response:
         return Json({"object": "list", "data": [

@@ -8,11 +8,12 @@ import re
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from hermes_core import storable_json
 
-__all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps"]
+__all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps", "one_route_per_path"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -86,3 +87,24 @@ def header_value(request: Request, name: str, *, limit: int = 256) -> str:
     if len(value) > limit:
         raise ApiError(400, f"the {name} header is longer than {limit} characters", param=name)
     return value.strip()
+
+
+def one_route_per_path(routes: list[Route]) -> list[Route]:
+    """`routes` with those of one path joined into one route, so that a method the path does not
+    take gets a 405 whose `Allow` names every method it does take (Starlette answers for the
+    first route of the path alone)."""
+    by_path: dict[str, list[Route]] = {}
+    for route in routes:
+        by_path.setdefault(route.path, []).append(route)
+    joined = []
+    for path, same in by_path.items():
+        if len(same) == 1:
+            joined.append(same[0])
+            continue
+        handlers = {method: route.endpoint for route in same for method in route.methods or ()}
+
+        async def endpoint(request: Request, handlers: dict[str, Any] = handlers) -> Response:
+            return await handlers[request.method](request)  # type: ignore[no-any-return]
+
+        joined.append(Route(path, endpoint, methods=sorted(handlers)))
+    return joined

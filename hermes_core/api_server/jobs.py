@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CronJobs"]
 
 _ID = re.compile(r"[a-f0-9]{12}")
+_TEXTS = ("name", "schedule", "prompt", "deliver")
 _EDITABLE = ("name", "schedule", "prompt", "deliver", "skills", "repeat", "enabled")
 
 
@@ -77,6 +78,7 @@ class CronJobs:
         for field in ("name", "schedule"):
             if not isinstance(body.get(field), str) or not body[field].strip():
                 raise ApiError(400, f"{field} is required (a non-empty string)", param=field)
+        _texts(body)
         moment, tz = self._clock()
         try:
             job = self.jobs.add(body["schedule"], str(body.get("prompt") or ""), moment, tz, name=body["name"],
@@ -93,6 +95,7 @@ class CronJobs:
         unknown = sorted(set(body) - set(_EDITABLE))
         if unknown:
             raise ApiError(400, f"cannot change {', '.join(unknown)} (only {', '.join(_EDITABLE)})", param=unknown[0])
+        _texts(body)
         moment, tz = self._clock()
         try:
             job = self.jobs.edit(job_id, moment, tz, schedule=body.get("schedule"), prompt=body.get("prompt"),
@@ -116,6 +119,14 @@ class CronJobs:
         job = self.jobs.trigger(job_id, moment, tz) if verb == "run" else \
             self.jobs.set_paused(job_id, verb == "pause", moment, tz)
         return Json({"job": job})
+
+
+def _texts(body: dict[str, Any]) -> None:
+    """400 unless each text field given is a string (or null): a list stored as `deliver`, say,
+    would break every reader of the job."""
+    for field in _TEXTS:
+        if body.get(field) is not None and not isinstance(body[field], str):
+            raise ApiError(400, f"{field} must be a string", param=field)
 
 
 def _skills(value: Any) -> list[str] | None:

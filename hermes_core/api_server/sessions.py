@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["Sessions"]
 
 MAX_PAGE = 200
+MAX_OFFSET = 2**62  # beyond every stored list, and within the databases' 64-bit OFFSET
 
 
 def _session(row: dict[str, Any]) -> dict[str, Any]:
@@ -43,9 +44,9 @@ def _count(request: Request, name: str, default: int, most: int | None = None) -
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise ApiError(400, f"{name} must be a whole number, 0 or more", param=name)
-    return min(int(raw), most) if most is not None else int(raw)
+    return min(int(raw), most if most is not None else MAX_OFFSET)
 
 
 class Sessions:

@@ -277,6 +277,9 @@ def test_sessions_api_lists_reads_forks_and_chats(served: Serve, llm_server) -> 
     assert [m["content"] for m in llm_server.requests[-1].messages[1:]] == ["first", "First answer.", "second"]
     assert call(f"{served.root}/api/sessions/nope")[0] == 404
     assert call(f"{served.root}/api/sessions?limit=x")[0] == 400
+    assert call(f"{served.root}/api/sessions?limit=%C2%B2")[0] == 400  # "²" is a digit to str.isdigit, not to int
+    beyond = call(f"{served.root}/api/sessions?offset={10**40}")  # past every row, and past SQLite's integers
+    assert beyond[0] == 200 and beyond[1]["data"] == [] and beyond[1]["has_more"] is False
 
 
 def test_a_chat_ui_resending_its_history_goes_on_in_one_session(served: Serve, llm_server) -> None:
@@ -391,6 +394,8 @@ def test_hermes_jobs_routes_manage_the_cron_jobs(served: Serve, home: Path) -> N
     assert call(f"{jobs}/{job_id}/pause", {})[1]["job"]["state"] == "paused"
     assert call(jobs)[1]["jobs"] == [] and len(call(f"{jobs}?include_disabled=true")[1]["jobs"]) == 1
     assert call(f"{jobs}/{job_id}/run", {})[1]["job"]["state"] == "scheduled"
+    assert call(f"{jobs}/{job_id}", {"deliver": [None]}, method="PATCH")[1]["error"]["param"] == "deliver"
+    assert call(jobs, {"name": "x", "schedule": "every 2h", "prompt": 7})[1]["error"]["param"] == "prompt"
     bad = call(jobs, {"name": "x", "schedule": "every fortnight"})
     assert bad[0] == 400 and bad[1]["error"]["param"] == "schedule"
     assert call(f"{jobs}/nothex", method="DELETE")[0] == 400 and call(f"{jobs}/0123456789ab")[0] == 404

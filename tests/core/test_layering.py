@@ -41,7 +41,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
     "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)
-    "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins"},
+    "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins",
+             "_llm", "_skills"},  # _llm, _skills: a server's sampling, the portable packages' mcp.json (`host`)
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
@@ -191,9 +192,9 @@ def test_the_rules_are_read_from_real_imports() -> None:
 
 
 def test_a_module_holds_one_thing() -> None:
-    """No module over 450 lines but the hook-spec catalogue; the facade over 320. A module that
+    """No module over 450 lines but the hook-spec catalogue; the facade over 300. A module that
     grows past that holds two things: give the second its own module in the stage's folder."""
     sizes = {module: len(path.read_text(encoding="utf-8").splitlines()) for module, path in MODULES.items()}
-    assert sizes["hermes_core._manager"] <= 320
+    assert sizes["hermes_core._manager"] < 300
     assert {module: lines for module, lines in sizes.items() if lines > 450} == {
         "hermes_core.hookspecs": sizes["hermes_core.hookspecs"]}
