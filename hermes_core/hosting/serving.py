@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -212,3 +213,36 @@ async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None
             if result is not None:
                 await result
         await web.serve(sockets=[sock])
+    if web.force_exit:
+        await _forced_stop(web)
+
+
+class _CancelledIsNoError(logging.Filter):
+    """Leaves out uvicorn's report of a task it was asked to cancel (a second signal)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
+async def _forced_stop(web: Any) -> None:
+    """The end of a stop a second signal hurried: uvicorn returns with the requests still running
+    (a stream, say) and without the app's shutdown. The requests are cancelled and the app's
+    lifespan ends here (its shutdown runs: a server stores what it must), so that nothing is left
+    for the event loop's teardown to cancel with a traceback; uvicorn's reports of the
+    cancellations it was asked for are left out."""
+    import asyncio
+
+    logger = logging.getLogger("uvicorn.error")
+    quiet = _CancelledIsNoError()
+    logger.addFilter(quiet)
+    try:
+        running = list(web.server_state.tasks)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(web.lifespan.shutdown(), 5)
+    finally:
+        logger.removeFilter(quiet)
