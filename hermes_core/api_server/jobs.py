@@ -147,11 +147,11 @@ def _deliver(value: Any) -> str | None:
     """`deliver` as given (None: not given), or 400 saying what it may be."""
     if value is None:
         return None
-    tokens = [token.strip() for token in value.split(",")] if isinstance(value, str) else []
-    if not [t for t in tokens if t] or not all(_TARGET.fullmatch(t) for t in tokens if t):
+    tokens = [token.strip() for token in value.split(",") if token.strip()] if isinstance(value, str) else []
+    if not tokens or not all(_TARGET.fullmatch(token) for token in tokens):
         raise ApiError(400, f"deliver must be a string of targets: {_DELIVER_FORMS} (got {value!r:.60})",
                        param="deliver")
-    return value
+    return str(value)
 
 
 def _skills(value: Any) -> list[str] | None:
