@@ -74,7 +74,7 @@ def test_a_stopped_run_ends_cancelled_with_no_half_answer_stored(home: Path, llm
             run_id = call(f"{served.url}/runs", {"input": "long job"})[1]["run_id"]
             until(lambda: call(f"{served.url}/runs/{run_id}")[1].get("last_event") == "message.delta")
             assert call(f"{served.url}/runs/{run_id}/stop", {})[1] == {"run_id": run_id, "status": "stopping"}
-            until(lambda: call(f"{served.url}/runs/{run_id}")[1]["status"] != "running")
+            until(lambda: call(f"{served.url}/runs/{run_id}")[1]["status"] not in ("running", "stopping"))
             status = call(f"{served.url}/runs/{run_id}")[1]
             events = [d["event"] for _, d in sse_events(f"{served.url}/runs/{run_id}/events")]
             served.stop()
