@@ -127,6 +127,14 @@ class CronJobs:
         return Json({"job": job})
 
 
+def _skills(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ApiError(400, "skills must be a list of skill names", param="skills")
+    return list(value)
+
+
 def _check_schedule(text: str, moment: Any, tz: Any) -> None:
     """400 naming `schedule` unless `text` is a schedule cron reads and it has a next run: a cron
     expression no date matches (`0 0 31 2 *`) never runs, and a run further ahead than any date
@@ -152,11 +160,3 @@ def _deliver(value: Any) -> str | None:
         raise ApiError(400, f"deliver must be a string of targets: {_DELIVER_FORMS} (got {value!r:.60})",
                        param="deliver")
     return str(value)
-
-
-def _skills(value: Any) -> list[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ApiError(400, "skills must be a list of skill names", param="skills")
-    return list(value)
