@@ -167,7 +167,7 @@ class HermesAcp:
             await session.outbox.drained()
             raise RequestError.internal_error({"message": f"every provider failed: {str(exc).splitlines()[0]}"}) \
                 from None
-        if result is None:
+        if result is None or session.cancel.is_set:  # cancelled, also when the answer had just come
             await session.outbox.drained()
             return PromptResponse(stop_reason="cancelled")
         if result.text and not session.relay.streamed:

@@ -120,7 +120,9 @@ class Agent:
 
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
-    as Ctrl-C is: what was said stands, the session stays valid). A caller that may stop a turn
+    as Ctrl-C is: what was said stands, the session stays valid). The answer the model was giving
+    is never stored, even one that came whole just as the turn was stopped: a stream broken off
+    can look ended. A caller that may stop a turn
     before it starts hands `ask` its own `hosting.Cancel`.
     """
 
@@ -310,6 +312,7 @@ class Agent:
                 answer, streamed = self._model_request(turn, count, text, extra, tally)
                 if not answer.tool_calls:
                     final = self._transformed(hooks, turn, answer.text)
+                    cancel_check()  # stopped meanwhile: the answer is not stored as said
                     self._add({"role": "assistant", "content": final or ""})
                     return _Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
                 self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
@@ -360,6 +363,10 @@ class Agent:
                                        context_length=self.session.context_length)
         finally:
             self.display.done()
+        # A stream broken off because the turn was stopped may look ended (a server that ends its
+        # body by closing the connection): an answer that came once the turn was stopped is never
+        # taken as said. One check here, for every host and every kind of model server.
+        cancel_check()
         usage = answer.usage
         self.session.after_response({"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens})
         self.store.usage(self.session_id, answer.provider, answer.model, usage.input_tokens, usage.output_tokens,

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -113,6 +113,9 @@ class ApiServer(Core):
                 return await handler(request, rights, user)
             except ApiError as exc:
                 return error_response(exc)
+            except ClientDisconnect:  # gone before its body was read, or refused by the host (413, 408)
+                return error_response(ApiError(400, "the request body did not arrive whole",
+                                               code="client_disconnected"))
             except StateUnavailableError as exc:  # the shared database is restarting, say: try again
                 log.warning("%s %s: %s", request.method, request.url.path, exc)
                 return error_response(unavailable(exc))

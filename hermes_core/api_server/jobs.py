@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from hermes_core import CronError
 from hermes_core.cron import now, open_jobs, zone
+from hermes_core.cron.schedule import next_run, parse_schedule
 
 from .http import ApiError, Json, read_json
 from .keys import ApiKey
@@ -27,6 +28,8 @@ __all__ = ["CronJobs"]
 _ID = re.compile(r"[a-f0-9]{12}")
 _TEXTS = ("name", "schedule", "prompt", "deliver")
 _EDITABLE = ("name", "schedule", "prompt", "deliver", "skills", "repeat", "enabled")
+_TARGET = re.compile(r"local|origin|[A-Za-z0-9_-]+(:[^\x00-\x20:,]+(:[^\x00-\x20,]+)?)?")
+_DELIVER_FORMS = "local, origin, <platform> or <platform>:<chat id>[:<thread id>], comma-separated"
 
 
 class CronJobs:
@@ -80,9 +83,10 @@ class CronJobs:
                 raise ApiError(400, f"{field} is required (a non-empty string)", param=field)
         _texts(body)
         moment, tz = self._clock()
+        _check_schedule(body["schedule"], moment, tz)
         try:
             job = self.jobs.add(body["schedule"], str(body.get("prompt") or ""), moment, tz, name=body["name"],
-                                deliver=body.get("deliver") or "local", repeat=body.get("repeat"),
+                                deliver=_deliver(body.get("deliver")) or "local", repeat=body.get("repeat"),
                                 skills=_skills(body.get("skills")))
         except CronError as exc:
             raise ApiError(400, str(exc), param="schedule") from None
@@ -97,9 +101,14 @@ class CronJobs:
             raise ApiError(400, f"cannot change {', '.join(unknown)} (only {', '.join(_EDITABLE)})", param=unknown[0])
         _texts(body)
         moment, tz = self._clock()
+        if body.get("schedule") is not None:
+            if not isinstance(body["schedule"], str):
+                raise ApiError(400, "schedule must be a string", param="schedule")
+            _check_schedule(body["schedule"], moment, tz)
         try:
             job = self.jobs.edit(job_id, moment, tz, schedule=body.get("schedule"), prompt=body.get("prompt"),
-                                 name=body.get("name"), deliver=body.get("deliver"), repeat=body.get("repeat"),
+                                 name=body.get("name"), deliver=_deliver(body.get("deliver")),
+                                 repeat=body.get("repeat"),
                                  skills=_skills(body.get("skills")) if "skills" in body else None)
             if isinstance(body.get("enabled"), bool):
                 job = self.jobs.set_paused(job_id, not body["enabled"], moment, tz)
@@ -135,3 +144,30 @@ def _skills(value: Any) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ApiError(400, "skills must be a list of skill names", param="skills")
     return list(value)
+
+
+def _check_schedule(text: str, moment: Any, tz: Any) -> None:
+    """400 naming `schedule` unless `text` is a schedule cron reads and it has a next run: a cron
+    expression no date matches (`0 0 31 2 *`) never runs, and a run further ahead than any date
+    (`in 99999999999m`) cannot be stored."""
+    try:
+        next_run(parse_schedule(text, at=moment, tz=tz), moment, tz)
+    except CronError as exc:
+        raise ApiError(400, str(exc), param="schedule") from None
+    except OverflowError:
+        raise ApiError(400, f"the schedule {text!r} is too far ahead: its next run would be past the year 9999",
+                       param="schedule") from None
+    except ValueError:  # croniter's: no date matches the expression
+        raise ApiError(400, f"the schedule {text!r} never comes: no date matches it (a day that month lacks?)",
+                       param="schedule") from None
+
+
+def _deliver(value: Any) -> str | None:
+    """`deliver` as given (None: not given), or 400 saying what it may be."""
+    if value is None:
+        return None
+    tokens = [token.strip() for token in value.split(",") if token.strip()] if isinstance(value, str) else []
+    if not tokens or not all(_TARGET.fullmatch(token) for token in tokens):
+        raise ApiError(400, f"deliver must be a string of targets: {_DELIVER_FORMS} (got {value!r:.60})",
+                       param="deliver")
+    return str(value)

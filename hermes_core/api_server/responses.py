@@ -257,7 +257,7 @@ class Responses:
 
 
 def _status(done: TurnDone) -> str:
-    if done.result is None:
+    if done.result is None or done.cancelled:
         return "incomplete"
     return "incomplete" if done.result.stopped else "completed"
 
@@ -268,7 +268,7 @@ def _finished(base: dict[str, Any], done: TurnDone, items: list[dict[str, Any]])
     status = _status(done)
     details = None
     if status == "incomplete":
-        details = {"reason": "cancelled" if result is None else str(result.stopped)}
+        details = {"reason": "cancelled" if result is None or done.cancelled else str(result.stopped)}
     return {**base, "status": status, "output": items, "incomplete_details": details,
             "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": answer, "output_tokens_details": {"reasoning_tokens": 0},

@@ -256,7 +256,7 @@ class Runs:
 
     def _done(self, run: _Run, done: TurnDone) -> None:
         result = done.result
-        if result is None:
+        if result is None or done.cancelled:
             run.status["status"] = "cancelled"
             run.add("run.cancelled")
             return

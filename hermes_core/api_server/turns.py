@@ -81,12 +81,14 @@ class Ask:
 class TurnDone:
     """How a turn ended: its session, the result (None when cancelled), and the messages the turn
     added after the user's (assistant messages, tool calls and results), with the session's
-    message count after it."""
+    message count after it. `cancelled`: its caller stopped it before it ended (also when the
+    answer was finished just before: every host reports a stopped turn the same way)."""
 
     session_id: str
     result: TurnResult | None
     added: Messages
     seq: int
+    cancelled: bool = False
 
 
 class Turns:
@@ -158,7 +160,8 @@ class Turns:
             pass
         finally:
             agent.close()
-        return TurnDone(agent.session_id, result, _after_last_user(agent.messages), self.store.last_seq(agent.session_id))
+        return TurnDone(agent.session_id, result, _after_last_user(agent.messages),
+                        self.store.last_seq(agent.session_id), cancelled=result is None or ask.stop.is_set)
 
     def close(self) -> None:
         self.store.close()

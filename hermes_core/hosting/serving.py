@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -64,16 +65,15 @@ class RequireBearer:
         await self.app(scope, receive, send)
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 class BoundedRequests:
     """ASGI middleware: a request body over `max_body` bytes gets 413 (a declared one before it is
     read), and a body that stops arriving for `read_timeout` seconds gets 408, so no sender pins a
-    connection. Once the body is in, nothing more is timed (a streamed answer may take its time)."""
+    connection. Once the body is in, nothing more is timed (a streamed answer may take its time).
+
+    A body refused while the app reads it (sent in chunks, with no length declared) is answered
+    here, at once; the app's read then ends as if its client had gone away (`http.disconnect`,
+    which Starlette raises as `ClientDisconnect`), and what it sends after is dropped: whatever
+    the app does with a failed read, the client gets the 413 or 408."""
 
     def __init__(self, app: Any, *, max_body: int | None = None, read_timeout: float | None = 30.0) -> None:
         self.app, self.max_body, self.read_timeout = app, max_body, read_timeout
@@ -88,31 +88,37 @@ class BoundedRequests:
         if self.max_body is not None and declared.isdigit() and int(declared) > self.max_body:
             await _answer(send, 413, f"the request body is larger than {self.max_body:,} bytes")
             return
-        state = {"received": 0, "done": False, "started": False}
+        state = {"received": 0, "done": False, "started": False, "refused": False}
+
+        async def refuse(status: int, message: str) -> Any:
+            if not state["started"] and not state["refused"]:
+                state["refused"] = True
+                await _answer(send, status, message)
+            return {"type": "http.disconnect"}
 
         async def bounded() -> Any:
+            if state["refused"]:
+                return {"type": "http.disconnect"}
             if state["done"]:
                 return await receive()
             try:
                 message = await asyncio.wait_for(receive(), self.read_timeout)
             except asyncio.TimeoutError:
-                raise _Refused(408, f"the request body did not arrive within {self.read_timeout:g} s") from None
+                return await refuse(408, f"the request body did not arrive within {self.read_timeout:g} s")
             if message.get("type") == "http.request":
                 state["received"] += len(message.get("body", b""))
                 state["done"] = not message.get("more_body", False)
                 if self.max_body is not None and state["received"] > self.max_body:
-                    raise _Refused(413, f"the request body is larger than {self.max_body:,} bytes")
+                    return await refuse(413, f"the request body is larger than {self.max_body:,} bytes")
             return message
 
         async def tracked(message: Any) -> None:
+            if state["refused"]:
+                return  # answered already: the app's own answer to its failed read goes nowhere
             state["started"] = state["started"] or message.get("type") == "http.response.start"
             await send(message)
 
-        try:
-            await self.app(scope, bounded, tracked)
-        except _Refused as refused:
-            if not state["started"]:
-                await _answer(send, refused.status, str(refused))
+        await self.app(scope, bounded, tracked)
 
 
 async def _answer(send: Any, status: int, message: str) -> None:
@@ -207,3 +213,36 @@ async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None
             if result is not None:
                 await result
         await web.serve(sockets=[sock])
+    if web.force_exit:
+        await _forced_stop(web)
+
+
+class _CancelledIsNoError(logging.Filter):
+    """Leaves out uvicorn's report of a task it was asked to cancel (a second signal)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
+async def _forced_stop(web: Any) -> None:
+    """The end of a stop a second signal hurried: uvicorn returns with the requests still running
+    (a stream, say) and without the app's shutdown. The requests are cancelled and the app's
+    lifespan ends here (its shutdown runs: a server stores what it must), so that nothing is left
+    for the event loop's teardown to cancel with a traceback; uvicorn's reports of the
+    cancellations it was asked for are left out."""
+    import asyncio
+
+    logger = logging.getLogger("uvicorn.error")
+    quiet = _CancelledIsNoError()
+    logger.addFilter(quiet)
+    try:
+        running = list(web.server_state.tasks)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(web.lifespan.shutdown(), 5)
+    finally:
+        logger.removeFilter(quiet)

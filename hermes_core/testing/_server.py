@@ -29,7 +29,9 @@ a stream part-way (`Reply(hold=event, hold_after=n)`: n text pieces are sent, th
 waits for the event) or break it off (`Reply(cut_after=n)`: the connection closes after n
 pieces, with no end to the chunked body). `ScriptedServer(streams="whole")` answers a streamed
 request with a whole completion, as a server or proxy that cannot stream does;
-`streams="empty"` answers it with an event stream that ends before its first event, as
+`streams="unframed"` streams with no chunked framing, the body ending when the server closes the
+connection (HTTP/1.0's way, as a simple server does: a client cannot tell a stream broken off
+from one that ended); `streams="empty"` answers it with an event stream that ends before its first event, as
 llama-cpp-python's server does for a request with tools (taking nothing from the queue).
 """
 
@@ -130,8 +132,8 @@ class ScriptedServer:
     """The server; start it with `with ScriptedServer() as server:` or `start()` / `close()`."""
 
     def __init__(self, *, strict: bool = False, streams: str = "yes") -> None:
-        if streams not in ("yes", "whole", "empty"):
-            raise ValueError(f"streams is 'yes', 'whole' or 'empty', not {streams!r}")
+        if streams not in ("yes", "whole", "empty", "unframed"):
+            raise ValueError(f"streams is 'yes', 'whole', 'unframed' or 'empty', not {streams!r}")
         self.strict = strict
         self.streams = streams
         self._refused_formats: tuple[frozenset[str], int, str] | None = None
@@ -361,16 +363,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _stream(self, chunks: Iterator[dict[str, Any] | None], reply: Reply, *, done: bool = True) -> None:
-        """Server-sent events in a chunked body; held or cut off where the reply says; `[DONE]` at the end."""
+        """Server-sent events in a chunked body (unframed: ended by closing the connection); held
+        or cut off where the reply says; `[DONE]` at the end."""
+        framed = self.scripted.streams != "unframed"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Transfer-Encoding" if framed else "Connection", "chunked" if framed else "close")
         for key, value in reply.headers.items():
             self.send_header(key, value)
         self.end_headers()
 
         def write(data: bytes) -> None:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if framed else data)
             self.wfile.flush()
 
         pieces = 0
@@ -387,7 +391,10 @@ class _Handler(BaseHTTPRequestHandler):
             pieces += 1
         if done:
             write(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
+        if framed:
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.close_connection = True
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -425,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if item.delay:
             time.sleep(item.delay)
-        if isinstance(item, Reply) and streamed and server.streams == "yes":
+        if isinstance(item, Reply) and streamed and server.streams in ("yes", "unframed"):
             self._stream(server._chunks(number, item, body), item)
         elif isinstance(item, Reply):
             self._send(200, json.dumps(server._completion(number, item, body)).encode(), item.headers)

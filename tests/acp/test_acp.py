@@ -1,7 +1,8 @@
 """`hermes acp` driven as an editor drives it: the official SDK's client side spawns the command
 and speaks ACP to it over stdio, against the scripted model. Streaming, tool calls, approvals
-allowed and rejected, cancel during a slow tool, load (replayed) against resume (not), the
-host's stored sessions both ways, and bad input on the wire."""
+allowed and rejected, cancel during a slow tool and mid-answer (cancelled every time, nothing
+half-said stored), load (replayed) against resume (not), the host's stored sessions both ways, and
+bad input on the wire."""
 
 from __future__ import annotations
 
@@ -572,3 +573,38 @@ def test_a_delegates_streamed_text_reaches_the_editor_while_it_works(home: Path,
     running = [u["content"][0]["content"]["text"] for u in updates if u["status"] == "in_progress"]
     assert running and running[-1] == "The helper's own words."  # streamed while the task ran
     assert updates[-1]["status"] == "completed" and updates.index(updates[-1]) > 0
+
+
+HALTED_ANSWER = "PIECE0 PIECE1 PIECE2 PIECE3 PIECE4"
+
+
+@pytest.mark.parametrize("streams", ["yes", "unframed"], ids=["chunked", "closed-at-end"])
+def test_four_cancels_mid_answer_are_each_cancelled_and_nothing_half_said_is_stored(
+        home: Path, llm_server, streams: str) -> None:
+    llm_server.streams = streams  # unframed: a stream broken off looks like one that ended
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    holds = [threading.Event() for _ in range(4)]
+    for index, held in enumerate(holds):
+        llm_server.push(Reply(HALTED_ANSWER, hold=held, hold_after=1 + index % 3))
+    editor = Editor()
+
+    async def work(conn: Any) -> tuple[str, list[str]]:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        reasons = []
+        for index in range(4):
+            shown = len(editor.text())
+            asked = asyncio.ensure_future(conn.prompt(session_id=new.session_id, prompt=[text_block(f"ask {index}")]))
+            while len(editor.text()) == shown:  # the first piece of this answer reached the editor
+                await asyncio.sleep(0.01)
+            await conn.cancel(session_id=new.session_id)
+            reasons.append((await asked).stop_reason)
+        return new.session_id, reasons
+
+    try:
+        session_id, reasons = session(editor, work)
+    finally:
+        for held in holds:
+            held.set()
+    assert reasons == ["cancelled"] * 4
+    stored = hermes_json("sessions", "show", session_id)["messages"]
+    assert [(m["role"], m["content"]) for m in stored] == [("user", f"ask {index}") for index in range(4)]

@@ -51,9 +51,11 @@ def until(condition: Any, timeout: float = 30) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize(("streamed", "framing"), [(True, "yes"), (True, "unframed"), (False, "yes")],
+                         ids=["streamed", "streamed-closed-at-end", "whole"])
 def test_a_turn_stopped_mid_request_ends_at_once_and_the_session_goes_on(
-        home: Path, llm_server: ScriptedServer, streamed: bool) -> None:
+        home: Path, llm_server: ScriptedServer, streamed: bool, framing: str) -> None:
+    llm_server.streams = framing  # unframed: the stream broken off looks as if it had ended
     held = threading.Event()
     if streamed:  # the model sends a piece, then holds the rest of its answer
         llm_server.push(Reply("one two three", hold=held, hold_after=1))

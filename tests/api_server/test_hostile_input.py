@@ -1,0 +1,128 @@
+"""`hermes serve` given what a careless or hostile client sends: a body too large without a
+declared length, a job whose schedule never comes or lies beyond any date, a `deliver` that is no
+target, and a second SIGTERM while an answer streams. Each is answered in words (an OpenAI error
+object naming the field), never a 500 or a traceback."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.testing import Reply
+from tests.helpers import llm_config
+from tests.helpers.api_server import KEY, Serve, call, until
+
+
+@pytest.fixture
+def served(home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Serve]:
+    llm_config(home, llm_server.url)
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    with Serve() as server:
+        yield server
+
+
+def _chunked(port: int, path: str, size: int) -> tuple[int, Any]:
+    """A POST of `size` bytes in chunks of 64 KiB, with no Content-Length: its status and JSON body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"POST %b HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nAuthorization: Bearer %b\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n" % (path.encode(), port, KEY.encode()))
+        piece = b"x" * 65536
+        try:
+            for _ in range(size // len(piece)):
+                sock.sendall(b"%x\r\n%b\r\n" % (len(piece), piece))
+            sock.sendall(b"0\r\n\r\n")
+        except OSError:  # the server answered and closed before reading it all
+            pass
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_a_chunked_body_too_large_is_a_413_like_a_declared_one(served: Serve, llm_server) -> None:
+    port = int(served.root.rsplit(":", 1)[1])
+    for path in ("/v1/chat/completions", "/api/jobs"):
+        status, body = _chunked(port, path, 5 * 1024 * 1024)
+        assert status == 413, (path, status, body)
+        assert "larger than" in body["error"]["message"] and body["error"]["code"] == "body_too_large"
+    assert call(f"{served.root}/health", key=None)[0] == 200  # and it goes on serving
+    assert llm_server.requests == []
+    assert not [line for line in served.lines if "Traceback" in line or "internal error" in line], served.lines
+
+
+def test_a_job_whose_schedule_never_comes_or_cannot_be_dated_is_a_400_naming_it(served: Serve) -> None:
+    jobs = f"{served.root}/api/jobs"
+    for schedule in ("0 0 31 2 *", "in 99999999999m", "every 99999999999m"):
+        status, body, _ = call(jobs, {"name": "x", "schedule": schedule, "prompt": "p"})
+        assert status == 400, (schedule, status, body)
+        assert body["error"]["param"] == "schedule" and schedule in body["error"]["message"], body
+        assert "internal error" not in body["error"]["message"], body
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p"})[1]["job"]["id"]
+    status, body, _ = call(f"{jobs}/{made}", {"schedule": "0 0 31 2 *"}, method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "schedule") and "0 0 31 2 *" in body["error"]["message"]
+    assert call(f"{jobs}/{made}")[1]["job"]["schedule"]["minutes"] == 60  # unchanged
+    assert not [line for line in served.lines if "Traceback" in line], served.lines
+
+
+@pytest.mark.parametrize("deliver", [7, ["telegram"], {"to": "x"}, True, "telegram:", ":123", "a b"])
+def test_deliver_must_be_targets_in_words(served: Serve, deliver: Any) -> None:
+    jobs = f"{served.root}/api/jobs"
+    status, body, _ = call(jobs, {"name": "x", "schedule": "every 1h", "prompt": "p", "deliver": deliver})
+    assert (status, body["error"]["param"]) == (400, "deliver"), body
+    if isinstance(deliver, str):  # a string that names no target: what one looks like
+        assert "local" in body["error"]["message"] and "origin" in body["error"]["message"]
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p", "deliver": "telegram:42,local"})
+    assert made[0] == 200 and made[1]["job"]["deliver"] == "telegram:42,local"
+    status, body, _ = call(f"{jobs}/{made[1]['job']['id']}", {"deliver": deliver}, method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "deliver"), body
+
+
+def test_a_second_sigterm_mid_stream_stops_at_once_without_a_traceback(served: Serve, llm_server) -> None:
+    held = threading.Event()
+    llm_server.push(Reply("one two three four", hold=held, hold_after=1))
+    seen: list[str] = []
+
+    def read() -> None:
+        try:
+            for chunk in served.client().chat.completions.create(
+                    model="hermes-agent", messages=[{"role": "user", "content": "long"}], stream=True):
+                seen.append((chunk.choices[0].delta.content or "") if chunk.choices else "")
+        except Exception:  # noqa: BLE001 - the server went away mid-answer: expected here
+            seen.append("<broken>")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    until(lambda: "one" in "".join(seen))
+    served.process.send_signal(signal.SIGTERM)
+    until(lambda: served.process.poll() is not None or _waiting(served), timeout=10)
+    served.process.send_signal(signal.SIGTERM)
+    try:
+        assert served.process.wait(30) == 0
+    finally:
+        held.set()
+    reader.join(30)
+    served.kill()
+    shown = "\n".join(served.lines)
+    assert "Traceback" not in shown and "CancelledError" not in shown, shown
+
+
+def _waiting(served: Serve) -> bool:
+    """Whether the first signal has been taken (uvicorn stops listening, waiting for the stream)."""
+    port = int(served.root.rsplit(":", 1)[1])
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return True
+    return False
