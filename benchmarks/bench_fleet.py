@@ -374,10 +374,9 @@ def bench_search(pg: Any, count: int, rounds: int, tmp: Path) -> None:
                 hits[backend] = len(found)
                 if index >= 3:
                     times[backend].append(took)
-        print(f"search, {kind}, {rounds} queries (limit 20): " + "; ".join(
+        print(f"search, {kind}, {len(times['sqlite'])} queries each (limit 20): " + "; ".join(
             f"{backend} p50 {p50(t):.1f} ms p95 {p95(t):.1f} ms ({hits[backend]} hits)" for backend, t in times.items())
-            + f"{'' if not common else ' (' + str(len(times['sqlite'])) + ' each)'}   (target p95 <= 50 ms)",
-            flush=True)
+            + "   (target p95 <= 50 ms)", flush=True)
     counts = {b: s.count("deploy") for b, s in stores.items()}
     print(f"  messages matching 'deploy': {counts}")
     for store in stores.values():
