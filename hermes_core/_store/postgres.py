@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import atexit
 import functools
+import select
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
 from .._errors import StateStoreError, StateUnavailableError
@@ -136,7 +137,7 @@ class Postgres:
             logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)  # a failure reaches the caller in words
             self._pool = psycopg_pool.ConnectionPool(
                 self.url.url, min_size=1, max_size=max(1, self.pool_size), open=True, timeout=WAIT_TIMEOUT,
-                check=psycopg_pool.ConnectionPool.check_connection,
+                check=_checked,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": "hermes-core"},
                 name=f"hermes-{self.url.database}")
             return self._pool
@@ -156,9 +157,11 @@ class Postgres:
         return time.perf_counter() - started
 
     @contextmanager
-    def transaction(self, store: Stage | None) -> Iterator[PgTx]:
+    def transaction(self, store: Stage | None, *, read_only: bool = False) -> Iterator[PgTx]:
         """One transaction (committed when the block ends, rolled back on an exception), with
-        `store`'s schema made ready first."""
+        `store`'s schema made ready first. With `read_only`, the block's statements run one by one
+        (no BEGIN and COMMIT: two round trips less); under READ COMMITTED each statement of a
+        transaction sees its own snapshot anyway, so reads see nothing different."""
         psycopg, psycopg_pool = _driver()
         if self._down:
             self._recover(psycopg)
@@ -167,7 +170,15 @@ class Postgres:
             self._prepare(pool, store)
         try:
             with pool.connection() as conn:
-                yield PgTx(conn)
+                if not read_only:
+                    yield PgTx(conn)
+                else:
+                    conn.autocommit = True
+                    try:
+                        yield PgTx(conn)
+                    finally:
+                        with suppress(psycopg.Error):  # a broken connection is dropped by the pool
+                            conn.autocommit = False
         except psycopg_pool.PoolTimeout:
             raise self._unavailable(psycopg) from None
         except psycopg.Error as exc:
@@ -255,6 +266,20 @@ class Postgres:
             raise StateStoreError(self.url.scrub(f"creating the {store.what}'s tables in {self.url.masked} failed: "
                                                  f"{' '.join(str(exc).split())}")) from None
         self._ready.add(stage)
+
+
+def _checked(conn: Any) -> None:
+    """The pool's check of a connection it lends out, without a round trip while the connection is
+    quiet: one the server closed (a restart, a crash: its socket reads the end, or the server's last
+    error) or that has anything else to read is asked (`check_connection`), and dropped when it fails."""
+    try:
+        quiet = not conn.closed and not select.select([conn.pgconn.socket], [], [], 0)[0]
+    except Exception:  # noqa: BLE001 - no socket, or one select cannot watch: ask the server
+        quiet = False
+    if not quiet:
+        import psycopg_pool
+
+        psycopg_pool.ConnectionPool.check_connection(conn)
 
 
 _DATABASES: dict[StateUrl, Postgres] = {}

@@ -92,7 +92,7 @@ class Store(SqliteFile):
         with self._lock:
             if self._queued:
                 self._flush()
-        with self._pg.transaction(self) as tx:
+        with self._pg.transaction(self, read_only=True) as tx:
             yield tx
 
     @contextmanager

@@ -168,6 +168,30 @@ def test_a_restarted_database_is_unavailable_then_used_again_without_a_new_store
     assert notes.like("%") == ["before", "after"]
 
 
+def test_a_read_sends_its_statements_alone_and_a_write_one_transaction(
+        pg_url: str, pg_cluster: Any, tmp_path: Path) -> None:
+    """What the database is sent, from its own log: a read block its statements and nothing else (no
+    BEGIN and COMMIT, no ping of a pooled connection that is quiet: each a round trip a request pays),
+    a write block its statements between BEGIN and COMMIT."""
+    import re
+
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("ALTER DATABASE {} SET log_statement = 'all'").format(sql.Identifier(pg_url.rsplit("/", 1)[1])))
+    notes = Notes(tmp_path / "notes.db", url=pg_url)
+    notes.add("one")
+    mark = pg_cluster.log_path.stat().st_size
+    for _ in range(3):
+        assert notes.like("o%") == ["one"]
+    notes.add("two")
+    logged = pg_cluster.log_path.read_bytes()[mark:].decode(errors="replace")
+    sent = re.findall(r"LOG:  (?:statement|execute [^:]*): ?(.*)", logged)
+    assert sent == ["SELECT text FROM notes WHERE text LIKE $1 ORDER BY id"] * 3 + [
+        "BEGIN", "INSERT INTO notes (text, score) VALUES ($1, $2) RETURNING id", "COMMIT"], logged
+
+
 def test_hosts_are_alive_while_they_beat_and_dead_after(tmp_path: Path, url: str | None) -> None:
     hosts = Hosts(tmp_path, url=url)
     quiet, beating = hosts.register("serve"), hosts.register("gateway")
