@@ -71,7 +71,8 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
     session = f"cron_{job['id']}_{started.astimezone(tz):%Y%m%d_%H%M%S}"
     answer, error = None, None
     try:
-        origin = job.get("origin") if isinstance(job.get("origin"), dict) else {}
+        origin = job.get("origin")
+        origin = origin if isinstance(origin, dict) else {}
         user = str(origin.get("user_id_alt") or origin.get("user_id") or "")  # as the gateway names a sender
         where = str(origin.get("platform") or "")
         # a job made in a chat acts for its sender: their memory, never the home's
