@@ -44,7 +44,8 @@ def _origin() -> dict[str, Any] | None:
         return None
     return {"platform": platform, "chat_id": chat, "chat_name": get_session_env("HERMES_SESSION_CHAT_NAME"),
             "thread_id": get_session_env("HERMES_SESSION_THREAD_ID") or None,
-            "user_id": get_session_env("HERMES_SESSION_USER_ID")}
+            "user_id": get_session_env("HERMES_SESSION_USER_ID"),
+            **({"user_id_alt": alt} if (alt := get_session_env("HERMES_SESSION_USER_ID_ALT")) else {})}
 
 
 def _shown(job: dict[str, Any]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ short digest of the latest memories, `prefetch` adds the ones relevant to each u
 message, and `sync_turn` keeps what the user explicitly asks to be remembered.
 
 Memories are kept per caller: a host that serves several people hands `initialize` the
-caller's `user_id` (with its `platform`), and every read, search, save and delete of the
-session is that caller's alone. Without a `user_id` (the CLI: one home, one user) the session
+caller's `user_id` (with its `platform`, or `user_platform` where the id comes from another),
+and every read, search, save and delete of the session is that caller's alone. Without a `user_id` (the CLI: one home, one user) the session
 has the home's own memories, as before callers were told apart.
 """
 
@@ -152,7 +152,7 @@ class BuiltinMemoryProvider(MemoryProvider):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         self._session_id = session_id
-        self._owner = owner_of(kwargs.get("platform"), kwargs.get("user_id"))
+        self._owner = owner_of(kwargs.get("user_platform") or kwargs.get("platform"), kwargs.get("user_id"))
         home = kwargs.get("hermes_home")
         if self._path is None and home:
             self._path = database_path(home)

@@ -116,7 +116,9 @@ class Agent:
     it (with `platform`), and a provider that keeps callers apart (the built-in one does) reads
     and writes only theirs. A host serving several people sets it to the caller; None takes
     `sender_id`, and "" (the CLI: one home, one user) gives the home's own memory, as does
-    `memory.per_caller: false` for every caller.
+    `memory.per_caller: false` for every caller. `user_platform` is where `user_id` comes from
+    when that is not `platform` (a cron job made in a chat: the chat's platform), handed to
+    `initialize` as `user_platform`.
 
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
@@ -131,7 +133,7 @@ class Agent:
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
         sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
         tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
-        user_id: str | None = None,
+        user_id: str | None = None, user_platform: str | None = None,
     ) -> None:
         if resume and history:
             raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
@@ -168,7 +170,9 @@ class Agent:
                 for message in repair_tool_pairing(list(history)):
                     self._add(message)
             window = self.messages
-        who: dict[str, Any] = {"user_id": self.user_id} if self.user_id else {}  # Hermes' memory providers take it
+        who: dict[str, Any] = {}
+        if self.user_id:  # Hermes' memory providers take it
+            who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
         self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session

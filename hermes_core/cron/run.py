@@ -86,7 +86,13 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
     session = f"cron_{job['id']}_{started.astimezone(tz):%Y%m%d_%H%M%S}"
     answer, error = None, None
     try:
-        with Agent(manager, session_id=session, platform="cron", tools=tools) as agent:
+        origin = job.get("origin")
+        origin = origin if isinstance(origin, dict) else {}
+        user = str(origin.get("user_id_alt") or origin.get("user_id") or "")  # as the gateway names a sender
+        where = str(origin.get("platform") or "")
+        # a job made in a chat acts for its sender: their memory, never the home's
+        with Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
+                   user_platform=where or None) as agent:
             result = agent.ask(build_prompt(manager, job))
         answer = result.text
         if result.stopped:
