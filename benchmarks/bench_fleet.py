@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _scripted import server_process  # noqa: E402
+from bench_api_server import serve  # noqa: E402  (hermes serve --port 0 and its base URL)
 
 from hermes_core.agent import SessionStore  # noqa: E402
 from hermes_core.api_server.store import ApiStore  # noqa: E402
@@ -86,15 +87,6 @@ def cluster(sync: str) -> Any:
 
 
 # -- 1. hermes serve ---------------------------------------------------------------------------------
-
-
-def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([HERMES, "serve", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    first = proc.stderr.readline()
-    match = re.match(r"(http://\S+/v1) ", first)
-    assert match, first
-    return proc, match.group(1)
 
 
 def bench_serve(pg: Any, requests: int, tmp: Path) -> None:
