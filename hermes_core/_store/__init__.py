@@ -12,7 +12,7 @@ when a `postgresql://` URL is configured.
 from __future__ import annotations
 
 from .hosts import Heartbeat, Hosts, host_id
-from .store import Store
+from .store import Store, pg_schema_of
 from .url import ENV, StateUrl, parse_state_url, state_url
 
-__all__ = ["ENV", "Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "parse_state_url", "state_url"]
+__all__ = ["ENV", "Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "parse_state_url", "pg_schema_of", "state_url"]

@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from .._errors import MemoryStoreError
-from .store import Store
+from .store import Store, pg_schema_of
 from .url import StateUrl
 
 __all__ = ["Heartbeat", "Hosts", "host_id"]
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS hosts (
     stopped REAL
 );
 """
-_PG_SCHEMA = _SCHEMA.replace("REAL", "DOUBLE PRECISION").replace("pid INTEGER", "pid BIGINT")
+_PG_SCHEMA = pg_schema_of(_SCHEMA)
 _NOW = {"sqlite": "((julianday('now') - 2440587.5) * 86400.0)",
         "postgresql": "extract(epoch from clock_timestamp())::double precision"}
 _KEEP_DAYS = 7.0

@@ -24,6 +24,7 @@ with another stage's (tests/fleet checks it). `schema_version` counts both diale
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,7 +34,22 @@ from .._sqlite import SqliteFile
 from .migrate import Copy
 from .url import StateUrl, parse_state_url
 
-__all__ = ["Store"]
+__all__ = ["Store", "pg_schema_of"]
+
+
+_PG_TYPES = ((re.compile(r"\bINTEGER PRIMARY KEY\b", re.I), "BIGSERIAL PRIMARY KEY"),  # SQLite's rowid alias
+             (re.compile(r"\bINTEGER\b", re.I), "BIGINT"),  # SQLite's integers are 64-bit
+             (re.compile(r"\bREAL\b", re.I), "DOUBLE PRECISION"))  # and its reals doubles
+
+
+def pg_schema_of(schema: str) -> str:
+    """A SQLite schema of plain tables and indexes in PostgreSQL's types: the one place the two
+    dialects' column types differ (`INTEGER PRIMARY KEY` a `BIGSERIAL`, `INTEGER` a `BIGINT`, `REAL`
+    a `DOUBLE PRECISION`). A stage with triggers, full-text search or other dialect-bound SQL writes
+    its `pg_schema` by hand."""
+    for pattern, replacement in _PG_TYPES:
+        schema = pattern.sub(replacement, schema)
+    return schema
 
 
 class Store(SqliteFile):

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hermes_core.hosting import StateUrl, Store, read_json, state_url, write_json
+from hermes_core.hosting import StateUrl, Store, pg_schema_of, read_json, state_url, write_json
 
 __all__ = ["AcpStore", "Folders", "FoldersFile", "FoldersShared", "folders_for"]
 
@@ -30,7 +30,7 @@ class AcpStore(Store):
     what = "ACP session folders"
     stage = "acp"
     schema = _SCHEMA
-    pg_schema = _SCHEMA.replace("REAL", "DOUBLE PRECISION")
+    pg_schema = pg_schema_of(_SCHEMA)
     schema_version = 1
 
     @classmethod

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import MemoryStoreError
-from hermes_core.hosting import StateUrl, Store
+from hermes_core.hosting import StateUrl, Store, pg_schema_of
 
 __all__ = ["ApiStore", "IDEMPOTENCY_TTL", "TERMINAL_EVENTS"]
 
@@ -97,7 +97,7 @@ INSERT INTO run_hosts (run_id, host, started)
     SELECT id, '', created FROM runs WHERE json_extract(body, '$.status') IN ('queued', 'running', 'stopping')
     ON CONFLICT (run_id) DO NOTHING;
 """
-_PG_SCHEMA = _TABLES.replace("REAL", "DOUBLE PRECISION")
+_PG_SCHEMA = pg_schema_of(_TABLES)
 
 
 def _dumps(value: Any) -> str:

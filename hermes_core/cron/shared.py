@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import CronError, StateUnavailableError, config_keys, load_config
-from hermes_core.hosting import Heartbeat, Hosts, StateUrl, Store, state_url
+from hermes_core.hosting import Heartbeat, Hosts, StateUrl, Store, pg_schema_of, state_url
 
 from .jobs import Jobs, JobsFile, Mutate, T, _shown, due_at
 
@@ -68,8 +68,7 @@ CREATE TABLE IF NOT EXISTS cron_imports (
     at REAL NOT NULL
 );
 """
-_PG_SCHEMA = (_SCHEMA.replace("REAL", "DOUBLE PRECISION").replace("id INTEGER PRIMARY KEY", "id BIGSERIAL PRIMARY KEY")
-              .replace("position INTEGER", "position BIGINT"))
+_PG_SCHEMA = pg_schema_of(_SCHEMA)
 _RUN = "INSERT INTO cron_runs (job_id, slot, host, retry, started, status) VALUES (?, ?, ?, ?, ?, 'running')"
 _DIED = "UPDATE cron_runs SET finished = ?, status = 'host_died', error = ? WHERE job_id = ? AND host = ? AND finished IS NULL"
 _PATIENCE = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)  # seconds between the tries of recording a run's end

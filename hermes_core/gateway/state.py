@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core.hosting import StateUrl, Store, read_json, state_url, write_json
+from hermes_core.hosting import StateUrl, Store, pg_schema_of, read_json, state_url, write_json
 
 __all__ = ["Always", "AlwaysFile", "AlwaysShared", "GatewayStore", "always_for"]
 
@@ -48,7 +48,7 @@ class GatewayStore(Store):
     what = "gateway store"
     stage = "gateway"
     schema = _SCHEMA
-    pg_schema = _SCHEMA.replace("REAL", "DOUBLE PRECISION")
+    pg_schema = pg_schema_of(_SCHEMA)
     schema_version = 1
 
     @classmethod

@@ -33,7 +33,8 @@ hermes-core's public names and on this package; a host of your own can be too.
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin);
 - shared state (docs/fleet.md): `state_url(home)` (the `postgresql://` database `state.url` or
   `HERMES_STATE_URL` names, or None: SQLite under the home), `StateUrl` (its password masked),
-  `Store` (a stage's tables, in SQLite or that database, written once), `Hosts` and `Heartbeat`
+  `Store` (a stage's tables, in SQLite or that database, written once; `pg_schema_of` its
+  schema in PostgreSQL's types), `Hosts` and `Heartbeat`
   (the hosts sharing a home or database, alive while they beat), `host_id`.
 
 Every name is imported on first use: `import hermes_core.hosting` costs nothing.
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
-    from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, state_url
+    from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, pg_schema_of, state_url
 
 _EXPORTS = {
     **dict.fromkeys(["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"],
@@ -77,7 +78,7 @@ _EXPORTS = {
                     "hermes_core._runtime.workspace"),
     **dict.fromkeys(["ProgressListener", "progress_scope", "report_progress"], "hermes_core._runtime.progress"),
     "ToolSelection": "hermes_core.hosting.tools",
-    **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "state_url"], "hermes_core._store"),
+    **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "pg_schema_of", "state_url"], "hermes_core._store"),
 }
 
 __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserPolicy", "Cancel", "Cancelled",
@@ -85,7 +86,7 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserP
            "StateUrl", "Store", "ToolSelection", "Workspace", "WorkspaceError",
            "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
            "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
-           "only_one", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
+           "only_one", "pg_schema_of", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
            "state_url", "until_signal", "workspace_scope", "write_json", "write_text"]
 
 
