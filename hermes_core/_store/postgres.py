@@ -54,21 +54,49 @@ def pg_sql(sql: str) -> str:
 
 
 class PgTx:
-    """One transaction on the shared database, with sqlite3's `execute` and `executemany`."""
+    """One transaction on the shared database, with sqlite3's `execute` and `executemany`.
 
-    __slots__ = ("_conn",)
+    A write transaction runs in libpq's pipeline mode: its statements (with the BEGIN before them
+    and the COMMIT after) go out without waiting for each answer, and the block waits only where it
+    reads one (a row, or how many rows a statement changed): a transaction of writes is one round
+    trip instead of one per statement."""
+
+    __slots__ = ("_conn", "_pipeline")
     dialect = "postgresql"
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, pipeline: Any = None) -> None:
         self._conn = conn
+        self._pipeline = pipeline
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self._conn.execute(pg_sql(sql), tuple(params))
+        cursor = self._conn.execute(pg_sql(sql), tuple(params))
+        return cursor if self._pipeline is None else _Piped(cursor, self._pipeline)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         cursor = self._conn.cursor()
         cursor.executemany(pg_sql(sql), [tuple(row) for row in rows])
-        return cursor
+        return cursor if self._pipeline is None else _Piped(cursor, self._pipeline)
+
+
+class _Piped:
+    """A statement's cursor in a pipelined transaction: its rows wait for the answer by themselves
+    (psycopg fetches them); how many rows it changed is waited for here."""
+
+    __slots__ = ("_cursor", "_pipeline")
+
+    def __init__(self, cursor: Any, pipeline: Any) -> None:
+        self._cursor, self._pipeline = cursor, pipeline
+
+    @property
+    def rowcount(self) -> int:
+        self._pipeline.sync()
+        return int(self._cursor.rowcount)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
 
 
 class Stage(Protocol):
@@ -171,7 +199,22 @@ class Postgres:
         try:
             with pool.connection() as conn:
                 if not read_only:
-                    yield PgTx(conn)
+                    # BEGIN and COMMIT sent as statements of their own, in the pipeline with the
+                    # block's: all of them go out with the Sync the pipeline ends with
+                    conn.autocommit = True
+                    try:
+                        with conn.pipeline() as pipeline:
+                            conn.execute("BEGIN")
+                            yield PgTx(conn, pipeline)
+                            conn.execute("COMMIT")
+                    except BaseException:
+                        with suppress(psycopg.Error):
+                            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                                conn.execute("ROLLBACK")
+                        raise
+                    finally:
+                        with suppress(psycopg.Error):  # a broken connection is dropped by the pool
+                            conn.autocommit = False
                 else:
                     conn.autocommit = True
                     try:

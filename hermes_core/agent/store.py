@@ -157,6 +157,9 @@ class SessionStore(Store):
                            "ON CONFLICT (session_id) DO NOTHING", (session_id, platform, user))
 
         self._write(write)
+        with self._lock:  # a session started here has no message yet, as a rule: no need to ask for the
+            # next number (`append` finds the right one when it had some after all)
+            self._seqs.setdefault(session_id, 0)
 
     def append(self, session_id: str, message: Message) -> int:
         """Store one message (now, or at the end of the open `step()`); returns its sequence
@@ -185,6 +188,13 @@ class SessionStore(Store):
     def last_seq(self, session_id: str) -> int:
         """The sequence number of a session's last message: how many it has (0: none, or no such session)."""
         return self._last_seq(session_id)
+
+    def written_seq(self, session_id: str) -> int:
+        """The sequence number of the last message this store wrote or read in a session (after a
+        turn: where that turn ended), read from the database when it has none."""
+        with self._lock:
+            known = self._seqs.get(session_id)
+        return self._last_seq(session_id) if known is None else known
 
     def _last_seq(self, session_id: str) -> int:
         with self._reading() as db:
@@ -227,14 +237,19 @@ class SessionStore(Store):
         """The conversation to resume: the window after the last compression and the messages
         written since (None when there is no such session)."""
         with self._reading() as db:
-            if db is None or db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            # the session and its last compression in one statement (no row: no such session)
+            last = None if db is None else db.execute(
+                f'SELECT c.at_seq, c."window" FROM sessions s LEFT JOIN compressions c ON c.session_id = s.id '
+                f"WHERE s.id = ? ORDER BY c.{self._order} DESC LIMIT 1", (session_id,)).fetchone()
+            if last is None:
                 return None
-            last = db.execute(f'SELECT at_seq, "window" FROM compressions WHERE session_id = ? '
-                              f"ORDER BY {self._order} DESC LIMIT 1", (session_id,)).fetchone()
-            at_seq, window = (last[0], json.loads(last[1])) if last else (0, [])
-            rows = db.execute("SELECT body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
+            at_seq, window = (int(last[0]), json.loads(last[1])) if last[1] is not None else (0, [])
+            rows = db.execute("SELECT seq, body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
                               (session_id, at_seq)).fetchall()
-        return [m for m in window if m.get("role") != "system"] + [json.loads(r[0]) for r in rows]
+        with self._lock:  # the next message's number, known without asking again (`append` corrects it if
+            # another process appended meanwhile)
+            self._seqs[session_id] = max(self._seqs.get(session_id, 0), int(rows[-1][0]) if rows else at_seq)
+        return [m for m in window if m.get("role") != "system"] + [json.loads(r[1]) for r in rows]
 
     def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0,
                  ids: Collection[str] | None = None) -> list[dict[str, Any]]:

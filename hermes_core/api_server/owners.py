@@ -38,7 +38,7 @@ class Owners:
 
     def record(self, kind: str, ident: str, rights: ApiKey) -> None:
         """`rights` made (or goes on with) `ident`; whoever made it first stays its owner."""
-        if ident and self.store.owner(kind, ident) is None:  # a read: most turns go on with their own session
+        if ident:
             self.store.own(kind, ident, rights.name)
 
     def reaches(self, kind: str, ident: str, rights: ApiKey) -> bool:

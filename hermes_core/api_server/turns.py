@@ -161,7 +161,7 @@ class Turns:
         finally:
             agent.close()
         return TurnDone(agent.session_id, result, _after_last_user(agent.messages),
-                        self.store.last_seq(agent.session_id), cancelled=result is None or ask.stop.is_set)
+                        self.store.written_seq(agent.session_id), cancelled=result is None or ask.stop.is_set)
 
     def close(self) -> None:
         self.store.close()

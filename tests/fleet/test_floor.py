@@ -246,3 +246,43 @@ def test_a_deadlock_between_hosts_is_a_conflict_to_retry_not_an_outage(pg_url: s
     assert len(errors) == 1 and isinstance(errors[0], StateUnavailableError), errors
     assert "met another host's at once" in str(errors[0]) and "cannot be reached" not in str(errors[0])
     assert notes.like("%") == ["a", "b"]  # and the store works on
+
+
+def test_a_write_transaction_is_one_round_trip_and_waits_only_where_it_reads(pg_url: str, tmp_path: Path) -> None:
+    """Counted on the wire (a proxy between the store and PostgreSQL): the BEGIN, the statements and
+    the COMMIT of a write go out together (one round trip), and a write that reads an answer in the
+    middle (a row, or how many rows a statement changed) waits there and only there."""
+    from urllib.parse import urlsplit
+
+    from tests.helpers.turns_proxy import TurnsProxy
+
+    parts = urlsplit(pg_url)
+    with TurnsProxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
+        notes = Notes(tmp_path / "n.db", url=pg_url.replace(f":{parts.port}/", f":{proxy.port}/"), pool_size=1)
+        notes.add("warm")  # the schema, the pool's connection
+        notes.like("%")
+
+        def counted(work: Any) -> int:
+            proxy.reset()
+            work()
+            return proxy.turns
+
+        assert counted(lambda: notes.queue("one")) == 1
+        assert counted(lambda: notes.add_many(["a", "b", "c"])) == 1
+        with notes._batch():
+            notes.queue("two")
+            notes.queue("three")
+        assert notes.like("t%") == ["two", "three"]
+
+        def changed() -> None:
+            with notes._writing() as db:
+                db.execute("INSERT INTO notes (text) VALUES (?)", ("four",))
+                assert db.execute("UPDATE notes SET score = 1 WHERE text = ?", ("four",)).rowcount == 1
+                db.execute("INSERT INTO notes (text) VALUES (?)", ("five",))
+
+        assert counted(changed) == 2  # up to the rowcount, then the rest with the COMMIT
+        assert counted(lambda: notes.like("f%")) == 1
+        with pytest.raises(StateStoreError, match="refused a statement"), notes._writing() as db:
+            db.execute("INSERT INTO notes (text) VALUES (?)", ("six",))
+            db.execute("INSERT INTO nowhere (text) VALUES (?)", ("seven",))
+        assert notes.like("%") == ["warm", "one", "a", "b", "c", "two", "three", "four", "five"]
