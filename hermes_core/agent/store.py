@@ -30,7 +30,7 @@ from typing import Any
 from hermes_core import Message, Messages, fts_phrases, message_text, storable_json, storable_text
 from hermes_core.hosting import StateUrl, Store
 
-from .store_pg import PG_SCHEMA, pg_chunks, pg_count, pg_search
+from .store_pg import PG_SCHEMA, PG_UPGRADES, RANKED, pg_chunks, pg_count, pg_search
 
 __all__ = ["SessionStore"]
 
@@ -110,7 +110,9 @@ class SessionStore(Store):
     stage = "sessions"
     schema = _SCHEMA
     pg_schema = PG_SCHEMA
+    pg_upgrades = PG_UPGRADES
     schema_version = 2  # 2: origins (the platform and user a session came from)
+    pg_schema_version = 3  # 3: the index search reads the newest matches through
     synchronous = "NORMAL"
     home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
     migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions")
@@ -299,21 +301,24 @@ class SessionStore(Store):
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """The messages that match `query` (any of its whitespace-separated chunks, each a phrase),
-        the best first, each with a snippet marking the matched words `[like this]`."""
+        the best first, each with a snippet marking the matched words `[like this]`. Of a query
+        matching more than `RANKED` (2,000) messages, or `limit` when more, the newest are ranked."""
         terms = fts_phrases(query)
         with self._reading() as db:
             if db is None or not terms:
                 return []
             if self.dialect == "sqlite":
-                rows = db.execute(
+                match = " OR ".join(terms)
+                rows = db.execute(  # the newest RANKED matches ranked: FTS5 reads rowids backwards cheaply
                     "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 12) "
                     "FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
-                    "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
-                    (" OR ".join(terms), limit)).fetchall()
+                    "WHERE messages_fts MATCH ? AND messages_fts.rowid >= coalesce((SELECT rowid FROM messages_fts "
+                    "WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?), 0) "
+                    "ORDER BY bm25(messages_fts) LIMIT ?", (match, match, max(RANKED, limit) - 1, limit)).fetchall()
             elif not (chunks := pg_chunks(terms)):
                 rows = []
             else:
-                found = db.execute(pg_search(len(chunks)), (*chunks, limit)).fetchall()
+                found = db.execute(pg_search(len(chunks)), (*chunks, max(RANKED, limit), limit)).fetchall()
                 rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PG_SCHEMA", "pg_chunks", "pg_count", "pg_search"]
+__all__ = ["PG_SCHEMA", "PG_UPGRADES", "RANKED", "pg_chunks", "pg_count", "pg_search"]
 
 # The same tables in PostgreSQL: an id column where SQLite's rowid keeps the order, and the
 # messages' words in a `tsvector` the database computes from `text` (GENERATED ... STORED) with a
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS messages_words ON messages USING GIN (words);
+CREATE INDEX IF NOT EXISTS messages_created ON messages(created);
 CREATE TABLE IF NOT EXISTS tool_calls (
     id BIGSERIAL PRIMARY KEY,
     session_id TEXT NOT NULL,
@@ -101,14 +102,19 @@ _WORDS = "regexp_replace(?, '[^[:alnum:]]+', ' ', 'g')"
 _PHRASE = f"phraseto_tsquery('hermes_search'::regconfig, {_WORDS})"
 _SNIPPET = ("ts_headline('hermes_search'::regconfig, m.text, q.query, "
             "'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')")
-# The best `limit` hits, then the snippet of each, with "…" where it cuts the text (as FTS5's
-# snippet marks it; not when the text holds the marks themselves).
+RANKED = 2000  # how many of a query's matches search ranks, the newest (SQLite: by the order written)
+# The best `limit` hits among the newest matches (RANKED, or `limit` when more: a word in half of a
+# million messages is not ranked whole; the newest are read backwards through `messages_created`),
+# then the snippet of each, with "…" where it cuts the text (as FTS5's snippet marks it; not when
+# the text holds the marks themselves).
 _SEARCH = f"""
 SELECT hit.session_id, hit.seq, m.role, s.snippet,
        f.pos > 1 AND btrim(left(m.text, f.pos - 1), E' \\t\\r\\n') <> '',
        f.pos > 0 AND btrim(substr(m.text, f.pos + length(p.plain)), E' \\t\\r\\n') <> ''
 FROM (SELECT {{query}} AS query) AS q
-CROSS JOIN LATERAL (SELECT session_id, seq, ts_rank(words, q.query) AS rank FROM messages WHERE words @@ q.query
+CROSS JOIN LATERAL (SELECT session_id, seq, ts_rank(words, q.query) AS rank
+                    FROM (SELECT session_id, seq, words FROM messages WHERE words @@ q.query
+                          ORDER BY created DESC LIMIT ?) AS newest
                     ORDER BY rank DESC, session_id, seq LIMIT ?) AS hit
 JOIN messages AS m ON m.session_id = hit.session_id AND m.seq = hit.seq
 CROSS JOIN LATERAL (SELECT {_SNIPPET} AS snippet) AS s
@@ -117,6 +123,7 @@ CROSS JOIN LATERAL (SELECT CASE WHEN strpos(m.text, '[') > 0 OR strpos(m.text, '
                     THEN 0 ELSE strpos(m.text, p.plain) END AS pos) AS f
 ORDER BY hit.rank DESC, hit.session_id, hit.seq
 """
+PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS messages_created ON messages(created)"}
 _HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit: a chunk without one finds nothing on either
 
 
@@ -137,7 +144,8 @@ def pg_count(n: int) -> str:
 
 
 def pg_search(n: int) -> str:
-    """The best hits of a query of `n` chunks (its parameters: the chunks, then the limit): session,
+    """The best hits of a query of `n` chunks (its parameters: the chunks, how many of the newest
+    matches to rank, then the limit): session,
     seq, role, snippet, and whether the snippet starts and ends inside the text."""
     return _SEARCH.format(query=_query(n))
 

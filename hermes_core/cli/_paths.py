@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .._paths import hermes_paths
@@ -17,7 +19,12 @@ def paths(name: str | None, as_json: bool) -> None:
     Everything is under $HERMES_HOME (default ~/.hermes). With NAME (home, config, plugins,
     sessions, memory, logs or cache) only that path is printed: cd "$(hermes paths home)".
     """
-    found = hermes_paths()
+    found: dict[str, Any] = dict(hermes_paths())
+    from .._store.url import state_url
+
+    shared = state_url(found["home"])
+    if shared is not None:  # sessions are in the shared database `state.url` names, not in sessions.db
+        found["sessions"] = shared.masked
     if name is not None:
         if name not in found:
             raise click.BadParameter(f"{name!r} is not one of: {', '.join(found)}", param_hint="NAME")
@@ -30,4 +37,6 @@ def paths(name: str | None, as_json: bool) -> None:
         return
     width = max(len(key) for key in found)
     for key, path in found.items():
-        click.echo(f"{key.ljust(width)}  {path}{'' if path.exists() else '  (not created yet)'}")
+        note = "  (the shared database: state.url)" if isinstance(path, str) else \
+            "" if path.exists() else "  (not created yet)"
+        click.echo(f"{key.ljust(width)}  {path}{note}")

@@ -75,3 +75,12 @@ def test_the_printed_paths_are_where_hermes_writes(home: Path, llm_server: Scrip
     assert "tldr" in (paths["logs"] / "agent.log").read_text()
     assert any(paths["cache"].iterdir())
     assert "(not created yet)" not in hermes("paths").stdout
+
+
+def test_paths_names_the_shared_database_when_state_url_is_set(home: Path) -> None:
+    (home / "config.yaml").write_text("state:\n  url: postgresql://ops:s3cret@db.internal:5432/hermes\n",
+                                      encoding="utf-8")
+    line = next(line for line in hermes("paths").stdout.splitlines() if line.startswith("sessions"))
+    assert line.split()[1] == "postgresql://ops:***@db.internal:5432/hermes" and "s3cret" not in line
+    assert line.endswith("(the shared database: state.url)")
+    assert hermes("paths", "sessions").stdout == "postgresql://ops:***@db.internal:5432/hermes\n"

@@ -182,6 +182,23 @@ def test_search_reads_each_chunk_as_a_phrase_and_finds_any_of_them(store: Sessio
     assert "[Crème]" in hit["snippet"]
 
 
+def test_a_query_matching_more_than_search_ranks_ranks_its_newest_matches(store: SessionStore) -> None:
+    """A word in most messages is not ranked over all of them (no index makes that fast at a million
+    messages): the best of the newest `RANKED` matches come first; older ones, however good, do not."""
+    from hermes_core.agent.store_pg import RANKED
+
+    store.start("s", "m")
+    with store.step():
+        for _ in range(30):  # the best matches by far, but the oldest
+            store.append("s", user("deploy deploy deploy"))
+        for n in range(RANKED + 10):
+            store.append("s", assistant(f"the deploy of build {n} went through the usual checks and waited"))
+    found = store.search("deploy", 20)
+    assert len(found) == 20 and min(hit["seq"] for hit in found) > 30 + 10
+    assert store.count("deploy") == 30 + RANKED + 10  # counted whole
+    assert len(store.search("deploy", RANKED + 40)) == RANKED + 40  # asked for all: all ranked
+
+
 def test_a_long_message_is_found_and_snipped_around_the_match(store: SessionStore) -> None:
     store.start("s", "m")
     words = [f"word{n}" for n in range(2000)]
