@@ -10,6 +10,13 @@ with the other two. `floor` is that hand-off's own cost over the baseline; `over
 hermes-core adds on top of it.
 
     .venv/bin/python benchmarks/bench_dispatch.py
+    .venv/bin/python benchmarks/bench_dispatch.py --checkouts ../old ../older --rounds 3
+
+`--checkouts`: this script run against each checkout in turn (its hermes_core first on the path;
+this tree's is `.`), `--rounds` times, alternating, then the median of each line's figures per
+checkout: what a change added, with the machine's drift spread over all of them. Prefix `taskset
+-c 0` to keep the worker on the caller's CPU: on a virtual machine with idle CPUs a thread woken
+on another CPU can cost most of the hand-off (the floor line shows it).
 """
 
 from __future__ import annotations
@@ -139,5 +146,43 @@ def main() -> None:
             lambda: registry.dispatch_without_hooks("add", wrong), 2000)
 
 
+def checkouts(trees: list[str], rounds: int) -> None:
+    """Run this script against each checkout in turn, `rounds` times, and print the medians."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from collections import defaultdict
+
+    figures: dict[str, dict[str, list[float]]] = {tree: defaultdict(list) for tree in trees}
+    for _ in range(rounds):
+        for tree in trees:
+            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
+            out = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True, check=True).stdout
+            label = ""
+            for line in out.splitlines():
+                if (added := re.search(r"^\s+(\S.*?)\s{2,}.*?([\d.]+)x\s+\+([-\d.]+) µs$", line)):
+                    label = added.group(1).split(":")[0]
+                    figures[tree][label].append(float(added.group(3)))
+                elif (floor := re.search(r"hand-off \(floor\): ([\d.]+) µs.*over floor: \+([-\d.]+) µs", line)):
+                    figures[tree][f"  {label}: the bare hand-off (floor)"].append(float(floor.group(1)))
+                    figures[tree][f"  {label}: hermes-core over the floor"].append(float(floor.group(2)))
+    print(f"median over {rounds} alternating runs, µs added per call (and the floor):")
+    labels = list(dict.fromkeys(label for tree in trees for label in figures[tree]))
+    print(f"  {'':<70}" + "".join(f"{os.path.basename(os.path.abspath(t)):>14}" for t in trees))
+    for label in labels:
+        print(f"  {label[:70]:<70}" + "".join(
+            f"{statistics.median(figures[t][label]):>14.2f}" if figures[t][label] else f"{'':>14}" for t in trees))
+
+
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkouts", nargs="+", help="checkouts to compare (their hermes_core first on the path)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if args.checkouts:
+        checkouts(args.checkouts, args.rounds)
+    else:
+        main()
