@@ -49,7 +49,12 @@ class CronJobs:
                   for verb in ("pause", "resume", "run"))]
 
     def _clock(self) -> tuple[Any, Any]:
-        return now(), zone(self.server.manager.config)
+        """Now and the configured zone, or a 500 that names the setting that is wrong (`HERMES_CRON_NOW`,
+        `cron.timezone`): the server's fault, in words."""
+        try:
+            return now(), zone(self.server.manager.config)
+        except CronError as exc:
+            raise ApiError(500, str(exc), type="server_error") from None
 
     def _id(self, request: Request, rights: ApiKey) -> str:
         job_id = str(request.path_params["job_id"])
@@ -118,7 +123,7 @@ class CronJobs:
 
     async def _delete(self, request: Request, rights: ApiKey, user: str) -> Response:
         job_id = self._id(request, rights)
-        self.jobs.remove(job_id, now())
+        self.jobs.remove(job_id, self._clock()[0])
         return Json({"ok": True})
 
     async def _verb(self, request: Request, rights: ApiKey, user: str) -> Response:

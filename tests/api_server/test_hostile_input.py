@@ -76,6 +76,19 @@ def test_a_job_whose_schedule_never_comes_or_cannot_be_dated_is_a_400_naming_it(
     assert not [line for line in served.lines if "Traceback" in line], served.lines
 
 
+@pytest.mark.parametrize("clock", ["inf", "-1e300", "9999-12-31T23:59"])
+def test_a_bad_cron_clock_is_a_500_naming_the_variable(home: Path, llm_server, monkeypatch: pytest.MonkeyPatch,
+                                                        clock: str) -> None:
+    llm_config(home, llm_server.url)
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    monkeypatch.setenv("HERMES_CRON_NOW", clock)
+    with Serve() as served:
+        status, body, _ = call(f"{served.root}/api/jobs", {"name": "x", "schedule": "every 1h", "prompt": "p"})
+        assert status == 500 and "HERMES_CRON_NOW" in body["error"]["message"], body
+        assert "internal error" not in body["error"]["message"]
+        assert not [line for line in served.lines if "Traceback" in line], served.lines
+
+
 @pytest.mark.parametrize("deliver", [7, ["telegram"], {"to": "x"}, True, "telegram:", ":123", "a b"])
 def test_deliver_must_be_targets_in_words(served: Serve, deliver: Any) -> None:
     jobs = f"{served.root}/api/jobs"
