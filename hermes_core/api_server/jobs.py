@@ -92,7 +92,10 @@ class CronJobs:
         try:
             job = self.jobs.add(body["schedule"], str(body.get("prompt") or ""), moment, tz, name=body["name"],
                                 deliver=_deliver(body.get("deliver")) or "local", repeat=body.get("repeat"),
-                                skills=_skills(body.get("skills")))
+                                skills=_skills(body.get("skills")),
+                                # a named key's job runs with that key's tools and its caller's memory
+                                origin=None if rights.operator else {"platform": "api_server", "api_key": rights.name,
+                                                                     "user_id": rights.caller(user)})
         except CronError as exc:
             raise ApiError(400, str(exc), param="schedule") from None
         self.server.owners.record(JOB, str(job["id"]), rights)

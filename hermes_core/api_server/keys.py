@@ -103,9 +103,6 @@ class Keys:
             budget = [config.read(k, name) for k in keys.API_KEY_BUDGET[1:]]
             holder = f"key:{name}" if any(value is not None for value in budget[:3] + budget[4:6]) else None
             endpoints: list[str] = config.read(keys.API_KEY_ENDPOINTS, name)
-            tools: list[str] = config.read(keys.API_KEY_TOOLS, name)
-            plugins: list[str] = config.read(keys.API_KEY_PLUGINS, name)
-            rights = ApiKey(name, frozenset(endpoints), ToolSelection(tools=tuple(tools), plugins=tuple(plugins)),
-                            holder)
+            rights = ApiKey(name, frozenset(endpoints), ToolSelection.of_key(config, name) or ToolSelection(), holder)
             secrets.append((secret, rights))
         return cls(tuple(secrets))

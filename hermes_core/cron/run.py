@@ -23,9 +23,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hermes_core import PluginManager, storable_json, storable_text
+from hermes_core import CronError, PluginManager, storable_json, storable_text
 from hermes_core import config_keys as keys
-from hermes_core.hosting import write_text
+from hermes_core.hosting import ToolSelection, write_text
 
 from .shared import open_jobs
 from .schedule import now, zone
@@ -90,6 +90,14 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
         origin = origin if isinstance(origin, dict) else {}
         user = str(origin.get("user_id_alt") or origin.get("user_id") or "")  # as the gateway names a sender
         where = str(origin.get("platform") or "")
+        if origin.get("api_key") is not None:  # made through a named key of the API server: that key's tools
+            key = str(origin["api_key"])
+            selection = ToolSelection.of_key(manager.config, key)
+            if selection is None:
+                raise CronError(f"the API key {key!r} that made this job is no longer in api_server.keys: it does "
+                                "not run with another's rights (remove the job, or make it again with a key)")
+            offered = selection.names(manager.tool_infos())
+            tools = {name for name in tools if offered is None or name in offered}
         # a job made in a chat acts for its sender: their memory, never the home's
         with Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
                    user_platform=where or None) as agent:

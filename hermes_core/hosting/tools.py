@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
-    from hermes_core import ToolInfo
+    from hermes_core import Config, ToolInfo
 
 __all__ = ["ToolSelection"]
 
@@ -45,6 +45,16 @@ class ToolSelection:
         """Whether the tool `info` describes is offered."""
         return self.everything or _matches(info.name, self.tools) or _matches(info.toolset, self.toolsets) \
             or _matches(info.plugin, self.plugins)
+
+    @classmethod
+    def of_key(cls, config: Config, name: str) -> ToolSelection | None:
+        """The tools the API server's named key `name` offers its agent (`api_server.keys.<name>.tools`
+        and `.plugins`), None when no such key is configured: what a cron job that key made may use."""
+        from hermes_core import config_keys as keys
+
+        if name not in [str(key) for key in config.read(keys.API_SERVER_KEYS)]:
+            return None
+        return cls(tools=tuple(config.read(keys.API_KEY_TOOLS, name)), plugins=tuple(config.read(keys.API_KEY_PLUGINS, name)))
 
     def names(self, infos: Iterable[ToolInfo]) -> frozenset[str] | None:
         """The names of the tools of `infos` it offers; None when it offers every tool."""

@@ -190,3 +190,45 @@ def test_a_named_key_cannot_take_the_full_keys_name(home: Path, llm_server, monk
             pytest.fail(f"hermes serve started with a named key called {name}")
         assert done.returncode == 1 and f"api_server.keys.{name}: " in done.stderr and "rename" in done.stderr, \
             done.stderr
+
+
+def test_a_job_a_named_key_made_runs_with_that_keys_tools_and_memory(home: Path, llm_server,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key offered only `current_time` makes a job through /api/jobs: its runs are offered
+    `current_time` alone (not every tool of the home), under the key's caller; a job whose key was
+    removed since does not run with anyone else's rights."""
+    import os
+
+    llm_config(home, llm_server.url, "timezone: UTC\napi_server:\n  keys:\n"
+                                     "    ann:\n      key_env: ANN_KEY\n      tools: [current_time]\n")
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    monkeypatch.setenv("ANN_KEY", ANN)
+    with Serve() as served:
+        jobs = f"{served.root}/api/jobs"
+        for name in ("digest", "operator's"):
+            status, made, _ = call(jobs, {"name": name, "schedule": "every 1h", "prompt": f"run {name}"},
+                                   key=ANN if name == "digest" else KEY)
+            assert status == 200, made
+            call(f"{jobs}/{made['job']['id']}/run", {}, key=ANN if name == "digest" else KEY)
+    assert made["job"].get("origin") is None  # the full key's job: the home's own rights, as before
+    llm_server.always("done")
+    env = {**os.environ, "HERMES_TIMEZONE": "UTC"}
+    ran = subprocess.run([str(HERMES), "cron", "tick"], capture_output=True, text=True, timeout=120, env=env)
+    assert ran.stderr.splitlines()[-1] == "ran 2 jobs", ran.stderr
+    offered = {("digest" if "run digest" in json.dumps(r.messages) else "operator"):
+               {tool["function"]["name"] for tool in r.body.get("tools", [])} for r in llm_server.requests}
+    assert offered["digest"] == {"current_time"}, offered
+    assert "current_time" in offered["operator"] and len(offered["operator"]) > 1, offered
+
+    llm_config(home, llm_server.url, "timezone: UTC\n")  # the key is gone
+    job = next(j for j in hermes_json_jobs(home) if j["name"] == "digest")
+    subprocess.run([str(HERMES), "cron", "run", job["id"]], capture_output=True, text=True, timeout=60, env=env)
+    before = len(llm_server.requests)
+    ran = subprocess.run([str(HERMES), "cron", "tick"], capture_output=True, text=True, timeout=120, env=env)
+    assert len(llm_server.requests) == before, ran.stderr  # never run with the home's rights
+    job = next(j for j in hermes_json_jobs(home) if j["name"] == "digest")
+    assert "'ann'" in job["last_error"] and "api_server.keys" in job["last_error"], job
+
+
+def hermes_json_jobs(home: Path) -> list[dict[str, Any]]:
+    return list(json.loads((home / "cron" / "jobs.json").read_text())["jobs"])
