@@ -3,7 +3,8 @@ the home: every command, host and child process then sees it as `HERMES_HOME`.
 
 1. `-p NAME`, `--profile NAME` or `--profile=NAME` anywhere on the command line before `--` (taken
    out of it, so no command sees it); `-p default` is the root;
-2. else a `HERMES_HOME` that already points at `<root>/profiles/<name>` is kept as it is;
+2. else a `HERMES_HOME` that already points at `<root>/profiles/<name>`, or that a `hermes` process
+   chose and handed down (`_HERMES_CHOSEN_HOME`), is kept as it is;
 3. else the sticky `<root>/active_profile` (`hermes profile use NAME`), when `HERMES_HOME` is the
    root or unset.
 """
@@ -17,9 +18,12 @@ from pathlib import Path
 from .._errors import ProfileError
 from .names import DEFAULT, active_file, check_name, native_root, profile_home, root_of
 
-__all__ = ["apply", "choose", "scan"]
+__all__ = ["CHOSEN", "apply", "choose", "scan"]
 
 _FLAGS = ("-p", "--profile")
+# The home a `hermes` process chose, for its own later calls and its children (a cron job's
+# process, a host's workers): a HERMES_HOME equal to it is kept, even the root under a sticky choice.
+CHOSEN = "_HERMES_CHOSEN_HOME"
 _said: set[str] = set()
 
 
@@ -84,7 +88,7 @@ def choose(argv: Sequence[str], environ: MutableMapping[str, str],
             raise ProfileError(f"profile {name!r} does not exist in {root}: create it with "
                                f"`hermes profile create {name}` (`hermes profile list` shows the others)")
         return target, rest
-    if raw and home.parent.name == "profiles":
+    if raw and (home.parent.name == "profiles" or environ.get(CHOSEN) == raw):
         return None, rest
     try:
         at_root = home.resolve() == root.resolve()
@@ -100,4 +104,6 @@ def apply(argv: Sequence[str], say: Callable[[str], None] = lambda line: None) -
     home, rest = choose(argv, os.environ, lambda line: line in _said or (_said.add(line) or say(line)))
     if home is not None:
         os.environ["HERMES_HOME"] = str(home)
+    if os.environ.get("HERMES_HOME"):
+        os.environ[CHOSEN] = os.environ["HERMES_HOME"]
     return rest
