@@ -101,7 +101,12 @@ def apply(argv: Sequence[str], say: Callable[[str], None] = lambda line: None) -
     """Choose the profile for this process (`HERMES_HOME` set for it and its children) and return
     the command line without the profile option. Calling it again (the console script, then the
     click command line) chooses the same home and says no warning twice."""
-    home, rest = choose(argv, os.environ, lambda line: line in _said or (_said.add(line) or say(line)))
+    def once(line: str) -> None:
+        if line not in _said:
+            _said.add(line)
+            say(line)
+
+    home, rest = choose(argv, os.environ, once)
     if home is not None:
         os.environ["HERMES_HOME"] = str(home)
     if os.environ.get("HERMES_HOME"):

@@ -4,6 +4,7 @@ root). Which one a command runs as is chosen before click starts (`hermes -p NAM
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,8 @@ def _describe(root: Path, name: str) -> dict[str, Any]:
     env = home / ".env"
     skills = home / "skills"
     return {
-        "name": name, "home": str(home), "current": profile_of(hermes_home()) == name and
-        hermes_home().resolve() == home.resolve(), "sticky": manage.sticky(root) == name,
+        "name": name, "home": str(home), "current": hermes_home().resolve() == home.resolve(),
+        "sticky": manage.sticky(root) == name,
         "model": load_config(home).read(config_keys.MODEL_MODEL) or None,
         "gateway": {"running": running is not None, "pid": running["pid"] if running else None},
         "soul": (home / "SOUL.md").is_file(),
@@ -150,7 +151,7 @@ def delete(name: str, yes: bool) -> None:
     home = manage.existing(root, name)
     _refuse_running(root, name, "delete")
     if not yes:
-        if not click.get_text_stream("stdin").isatty():
+        if not sys.stdin.isatty():
             raise ProfileError(f"deleting profile {name!r} removes {home} and everything in it; "
                                f"confirm with `hermes profile delete {name} --yes`")
         click.confirm(f"Delete profile {name} and everything in {home}?", abort=True)
