@@ -94,16 +94,20 @@ def test_two_gateways_with_their_cron_schedulers_run_at_once_each_in_its_own_hom
     assert not sessions("default")
 
 
-def test_two_api_servers_at_once_keep_their_responses_and_sessions_apart(
-        profiles: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_api_servers_at_once_keep_their_responses_sessions_and_budgets_apart(
+        profiles: dict[str, Path], llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("API_SERVER_KEY", KEY)
+    for home in profiles.values():  # one model request a minute, per profile
+        llm_config(home, llm_server.url, "  budget:\n    requests_per_minute: 1\n    on_limit: refuse\n")
     with Serve("-p", "alpha") as alpha, Serve("-p", "beta") as beta:
         assert alpha.url != beta.url
         made = {}
         for name, server in (("alpha", alpha), ("beta", beta)):
             status, body, _ = call(f"{server.url}/responses", {"model": "hermes-agent", "input": f"note for {name}"})
-            assert status == 200, body
+            assert status == 200, body  # beta's first request is not counted against alpha's budget
             made[name] = body["id"]
+        status, body, _ = call(f"{alpha.url}/responses", {"model": "hermes-agent", "input": "one more"})
+        assert status == 429 and body["error"]["code"] == "budget_exceeded", body  # alpha's own budget holds
         assert call(f"{alpha.url}/responses/{made['alpha']}")[0] == 200
         assert call(f"{beta.url}/responses/{made['beta']}")[0] == 200
         assert call(f"{beta.url}/responses/{made['alpha']}")[0] == 404  # a response made in one is unknown in the other
@@ -111,7 +115,5 @@ def test_two_api_servers_at_once_keep_their_responses_and_sessions_apart(
         status, body, _ = call(f"{beta.url}/responses", {"model": "hermes-agent", "input": "and?",
                                                            "previous_response_id": made["alpha"]})
         assert status == 400 and made["alpha"] in body["error"]["message"]
-    for name in PROFILES:
-        rows = sessions(name)
-        assert len(rows) == 1 and rows[0]["platform"] == "api_server"
-    assert sessions("alpha")[0]["id"] != sessions("beta")[0]["id"]
+    titles = {name: sorted(row["title"] for row in sessions(name)) for name in PROFILES}
+    assert titles == {"alpha": ["note for alpha", "one more"], "beta": ["note for beta"]}
