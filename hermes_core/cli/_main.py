@@ -120,7 +120,11 @@ def _debugging(ctx: click.Context, param: click.Parameter, debug: bool) -> bool:
 @click.version_option(package_name="hermes-core", prog_name="hermes")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """hermes-core: plugins, tools, commands and engines for LLM agents."""
+    """hermes-core: plugins, tools, commands and engines for LLM agents.
+
+    `hermes -p NAME COMMAND ...` (or --profile NAME) runs any command in profile NAME; see
+    `hermes profile`.
+    """
     global _DEBUG
     _DEBUG = debug
     ctx.obj = {"debug": debug}
