@@ -9,13 +9,16 @@ why); a profile not listed is 404. The serving profile keeps its own routes at `
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
 
 import attrs
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes_core import PluginManager
 
@@ -36,18 +39,37 @@ class ProfileServer:
     name: str
     server: ApiServer | None
     why: str = ""
+    around: Callable[[], AbstractContextManager[Any]] | None = None  # held around each of its requests
 
 
-def profile_server(name: str, manager: PluginManager, env: Mapping[str, str], env_path: str) -> ProfileServer:
+def _around(app: ASGIApp, around: Callable[[], AbstractContextManager[Any]] | None) -> ASGIApp:
+    """`app` with `around()` held for each request (and so for the turns and threads it starts,
+    which run in a copy of its context), as the host asks: Hermes' own home override, say."""
+    if around is None:
+        return app
+
+    async def scoped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        with around():
+            await app(scope, receive, send)
+
+    return scoped
+
+
+def profile_server(name: str, manager: PluginManager, env: Mapping[str, str], env_path: str, *,
+                   around: Callable[[], AbstractContextManager[Any]] | None = None) -> ProfileServer:
     """The API server of profile `name` over its `manager`, with the keys of its `.env` (`env`,
-    read from `env_path`): never the serving process's environment."""
+    read from `env_path`): never the serving process's environment. `around()` is held for each
+    of its requests."""
     config = manager.load().config
     chosen = settings(config, env)
     keys = Keys.from_config(config, environ=env, main_key=chosen.key or None)
     if not keys.any:
         return ProfileServer(name, None, f"profile {name!r} has no API_SERVER_KEY in {env_path}, so its API is "
                                          "closed; set one there and restart hermes serve")
-    return ProfileServer(name, ApiServer(manager, keys_=keys, model_name=chosen.model_name))
+    return ProfileServer(name, ApiServer(manager, keys_=keys, model_name=chosen.model_name), around=around)
 
 
 def _closed(why: str) -> Starlette:
@@ -66,7 +88,7 @@ def profiles_app(main: ApiServer, profiles: Mapping[str, ProfileServer]) -> Star
     for name, mounted in profiles.items():
         app = mounted.server.app() if mounted.server is not None else _closed(mounted.why)
         apps.append(app)
-        routes.append(Mount(f"/p/{name}", app=app))
+        routes.append(Mount(f"/p/{name}", app=_around(app, mounted.around)))
     served = ", ".join(profiles) or "none"
 
     async def unknown(request: Request) -> Response:

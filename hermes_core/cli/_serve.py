@@ -3,6 +3,9 @@ asked for; Starlette and uvicorn (the `server` extra) only inside the command.""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -72,7 +75,7 @@ def _profiles(host: Any) -> dict[str, Any]:
     """The profiles `api_server.profiles` lists, each with its API server (None: closed, no key)."""
     from .. import config_keys
     from .._hermes.config import load_env
-    from .._hermes.constants import get_env_path, reset_hermes_home_override, set_hermes_home_override
+    from .._hermes.constants import get_env_path
     from .._manager import PluginManager
     from .._profiles.manage import existing
     from .._profiles.names import root_of
@@ -86,10 +89,21 @@ def _profiles(host: Any) -> dict[str, Any]:
         if home.resolve() == host.home.resolve():
             raise click.ClickException(f"api_server.profiles lists {name!r}, the profile this server runs as (its "
                                        "routes are /v1/...); remove it from the list")
-        token = set_hermes_home_override(home)  # its own .env, never this process's environment
-        try:
+        with _home_override(home):  # its own .env, never this process's environment
             env, env_path = load_env(), str(get_env_path())
-        finally:
-            reset_hermes_home_override(token)
-        mounted[name] = profile_server(name, PluginManager(home=home, lazy=True), env, env_path)
+        mounted[name] = profile_server(name, PluginManager(home=home, lazy=True), env, env_path,
+                                       around=functools.partial(_home_override, home))
     return mounted
+
+
+@contextlib.contextmanager
+def _home_override(home: Any) -> Iterator[None]:
+    """Hermes' `get_hermes_home()` (and the `.env` it reads) answers `home` in this context: a
+    listed profile's plugins see their own home, in the process that serves them all."""
+    from .._hermes.constants import reset_hermes_home_override, set_hermes_home_override
+
+    token = set_hermes_home_override(home)
+    try:
+        yield
+    finally:
+        reset_hermes_home_override(token)

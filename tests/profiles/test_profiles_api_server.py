@@ -10,10 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import HERMES, hermes, llm_config
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
 from tests.helpers.api_server import KEY, Serve, call
 
 ALPHA_KEY, BETA_KEY = "alpha-key-0123456789abcdef", "beta-key-0123456789abcdef"
+
+
+# A plugin written for Hermes: where it keeps its files is Hermes' `get_hermes_home()`.
+WITNESS = """
+import os
+from hermes_constants import get_hermes_home, get_env_path
+
+def register(ctx):
+    def seen(**kwargs):
+        with open(os.path.join(str(ctx.hermes_home), "seen.txt"), "a") as out:
+            out.write(f"{ctx.profile_name} {get_hermes_home()} {get_env_path()}\\n")
+
+    ctx.register_hook("pre_llm_call", seen)
+"""
 
 
 @pytest.fixture
@@ -24,7 +38,8 @@ def served(home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     for name, key in (("alpha", ALPHA_KEY), ("beta", BETA_KEY), ("shut", None)):
         hermes("profile", "create", name)
         profile = home / "profiles" / name
-        llm_config(profile, llm_server.url)
+        make_folder_plugin(profile / "plugins", "witness", WITNESS, "name: witness\n")
+        llm_config(profile, llm_server.url, "plugins:\n  enabled: [witness]\n")
         if key:
             (profile / ".env").write_text(f"# {name}'s secrets\nAPI_SERVER_KEY={key}\n")
     with Serve() as server:
@@ -35,7 +50,7 @@ def sessions(name: str) -> list[dict[str, object]]:
     return json.loads(hermes("-p", name, "sessions", "list", "--json").stdout)
 
 
-def test_each_profile_answers_under_its_prefix_with_its_own_key(served: Serve) -> None:
+def test_each_profile_answers_under_its_prefix_with_its_own_key(served: Serve, home: Path) -> None:
     served.wait_for(r"/p/shut/v1 hermes serve: profile shut, closed")
     alpha = f"{served.root}/p/alpha/v1"
     answer = served.client(ALPHA_KEY)
@@ -48,6 +63,9 @@ def test_each_profile_answers_under_its_prefix_with_its_own_key(served: Serve) -
     assert call(f"{served.url}/responses/{body['id']}")[0] == 404  # the serving profile's store does not have it
     assert [len(sessions(name)) for name in ("default", "alpha", "beta", "shut")] == [0, 1, 1, 0]
     assert call(f"{served.url}/models")[0] == 200  # the serving profile keeps /v1 with its key
+    for name in ("alpha", "beta"):  # each profile's plugins ran as that profile, in its own home
+        profile = home / "profiles" / name
+        assert (profile / "seen.txt").read_text() == f"{name} {profile} {profile / '.env'}\n"
 
 
 REFUSED = [
