@@ -124,6 +124,9 @@ def import_archive(root: Path, archive: Path, name: str | None = None) -> tuple[
                                    "hermes profile import ARCHIVE --name NAME")
             name = top
         check_name(name, new=True)
+        if (root / "profiles" / name).exists():
+            raise ProfileError(f"profile {name!r} already exists; import it under another name: "
+                               "hermes profile import ARCHIVE --name NAME")
         with building(root, name) as work:
             for member in members:
                 relative = member.name.split("/", 1)[1] if "/" in member.name else ""
