@@ -145,6 +145,7 @@ _ERRORS = (
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
     "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
+    "ProfileError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -208,6 +209,7 @@ __all__ = [
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
     "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
+    "ProfileError",
 ]
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "PluginStateError",
     "AlreadyRunningError",
     "ServingError",
+    "ProfileError",
 ]
 
 
@@ -307,3 +308,8 @@ class LlmProviderError(PluginLlmError):
         self.model = model
         self.status_code = status_code
         self.attempts = attempts
+
+
+class ProfileError(HermesError, ValueError):
+    """A profile that cannot be: a name outside the rule or reserved, one that does not exist (or
+    already does), the default where only a named one will do, or one whose gateway is running."""

@@ -202,9 +202,11 @@ class PluginContext:
 
     @property
     def profile_name(self) -> str:
-        """The Hermes profile this host runs as: `<name>` for `$HERMES_HOME` `.../profiles/<name>`, else "default"."""
-        home = Path(self.hermes_home)
-        return home.name if home.parent.name == "profiles" else "default"
+        """The Hermes profile this host runs as, as Hermes answers: "default" for the root, `<name>`
+        for `<root>/profiles/<name>`, "custom" for another folder under `~/.hermes`."""
+        from .._profiles.names import profile_of
+
+        return profile_of(Path(self.hermes_home))
 
     def has_plugin(self, plugin_id: str) -> bool:
         """Whether the plugin `plugin_id` is loaded (and did not fail)."""

@@ -12,6 +12,8 @@ OpenAI's shapes, so the stock `openai` SDK and the chat UIs built on it work unc
 - `store`: stored responses, runs, idempotency keys and owners (SQLite); `owners`: whose each
   session and cron job is, asked by every route that names one;
 - `inputs`, `http`: what a request's messages mean, errors, bodies and server-sent events;
+- `profiles`: more profiles behind the same server (`api_server.profiles`), each at `/p/<name>/v1`
+  with its own keys;
 - `openapi`: the OpenAPI document of every route (`GET /openapi.json`), built from the route table.
 
 Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvicorn).
@@ -19,6 +21,8 @@ Needs the `server` extra (`pip install 'hermes-core[server]'`: Starlette and uvi
 
 from .app import ApiServer
 from .keys import ApiKey, Keys
+from .profiles import ProfileServer, profile_server, profiles_app
 from .settings import DEFAULT_MODEL_NAME, DEFAULT_PORT, Settings, settings
 
-__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys", "Settings", "settings"]
+__all__ = ["DEFAULT_MODEL_NAME", "DEFAULT_PORT", "ApiKey", "ApiServer", "Keys", "ProfileServer", "Settings",
+           "profile_server", "profiles_app", "settings"]

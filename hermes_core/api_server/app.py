@@ -94,12 +94,13 @@ class ApiServer(Core):
         self.store.close()
 
     async def serve(self, host: str, port: int, *, ready: Callable[[str], Any] | None = None,
-                    grace: int | None = None) -> None:
+                    grace: int | None = None, app: Starlette | None = None) -> None:
         """Serve until SIGINT/SIGTERM (running requests finish; a second signal stops at once). A
         store refusing this host (a wrong password, a schema newer than this hermes-core) stops it
-        before it listens; one that cannot be reached yet does not."""
+        before it listens; one that cannot be reached yet does not. `app`: this server's app with
+        more mounted beside it (`profiles_app`), served instead of `app()`."""
         await asyncio.to_thread(self.runs.start)
-        await serve_asgi(self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
+        await serve_asgi(app if app is not None else self.app(), host, port, ready=ready, what="hermes serve", grace=grace,
                          app_checks_keys=self.keys.any, max_body=self.max_body,
                          browsers=BrowserPolicy.from_config(self.manager.config))
 

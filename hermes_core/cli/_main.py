@@ -26,7 +26,8 @@ class _RootGroup(click.Group):
     _extended = False
     _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths", "mcp": "_mcp",
              "gateway": "_gateway", "pairing": "_gateway", "batch": "_batch", "serve": "_serve", "acp": "_acp",
-             "cron": "_cron", "skills": "_skills", "state": "_state"}
+             "cron": "_cron", "skills": "_skills", "state": "_state",
+             "profile": "_profile"}
 
     def _extend(self, ctx: click.Context) -> None:
         """Load the plugins and add their commands; remember them for `--help` (`_command_cache`)."""
@@ -119,7 +120,11 @@ def _debugging(ctx: click.Context, param: click.Parameter, debug: bool) -> bool:
 @click.version_option(package_name="hermes-core", prog_name="hermes")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """hermes-core: plugins, tools, commands and engines for LLM agents."""
+    """hermes-core: plugins, tools, commands and engines for LLM agents.
+
+    `hermes -p NAME COMMAND ...` (or --profile NAME) runs any command in profile NAME; see
+    `hermes profile`.
+    """
     global _DEBUG
     _DEBUG = debug
     ctx.obj = {"debug": debug}
@@ -147,8 +152,13 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _main(argv: list[str] | None) -> Any:
     from .._errors import HermesError
+    from .._profiles.select import apply
     from ._stdout import routed
 
+    try:  # the profile first: every command, host and child process runs in its home
+        argv = apply(sys.argv[1:] if argv is None else argv, lambda line: click.echo(f"hermes: warning: {line}", err=True))
+    except HermesError as exc:
+        _fail(str(exc), 2)
     try:
         with routed():  # what plugin code prints goes to stderr: stdout is the command's output
             code = cli.main(args=argv, prog_name="hermes", standalone_mode=False)

@@ -36,6 +36,9 @@ _HELP_LINES: tuple[list[str], ...] = ([], ["--help"], ["-h"])  # the command lin
 def main() -> Any:
     """Run `hermes` with `sys.argv`."""
     _never_raise_on_output()
+    code = _profile()
+    if code is not None:
+        return code
     code = _fast_help(sys.argv[1:]) if sys.argv[1:] in _HELP_LINES else _fast_listing(sys.argv[1:])
     if code == 0:
         os._exit(0)  # written and flushed; the interpreter's teardown is ~10 ms of a ~70 ms listing
@@ -44,6 +47,22 @@ def main() -> Any:
     from ._main import main as click_main
 
     return click_main()
+
+
+def _profile() -> int | None:
+    """Choose the profile (`-p NAME`, `HERMES_HOME`, the sticky one) before anything reads the
+    home, and take `-p NAME` out of `sys.argv`; an exit code when the choice is an error."""
+    from .._errors import ProfileError
+    from .._profiles.select import apply
+
+    try:
+        sys.argv[1:] = apply(sys.argv[1:], lambda line: print(f"hermes: warning: {line}", file=sys.stderr))
+    except ProfileError as exc:
+        from .._quote import error_line
+
+        print(error_line(str(exc)), file=sys.stderr, flush=True)
+        return 2
+    return None
 
 
 def _never_raise_on_output() -> None:

@@ -307,6 +307,9 @@ API_SERVER_MAX_STORED = Key("api_server.max_stored", POSITIVE, _positive, 10_000
                             "stored responses (and runs) kept at most; the oldest go first")
 API_SERVER_MAX_BODY = Key("api_server.max_body_bytes", POSITIVE, _positive, 4 * 1024 * 1024,
                           "the largest request body accepted (413 beyond)")
+API_SERVER_PROFILES: Key[list[str]] = Key("api_server.profiles", NAMES, _names, [],
+                                          "more profiles served by hermes serve, each under /p/<name>/v1 with the "
+                                          "API_SERVER_KEY of its own .env (docs/profiles.md)")
 
 # -- the shared state (docs/fleet.md) ---------------------------------------------------------------
 
@@ -397,6 +400,7 @@ KEYS: tuple[Key[Any], ...] = (
     PLUGIN_GATEWAY_INJECTION, APPROVALS_TIMEOUT,
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
+    API_SERVER_PROFILES,
     STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
     HOSTING_ALLOWED_HOSTS, HOSTING_ALLOWED_ORIGINS,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_MAX_PARALLEL, CRON_OUTPUT_RETENTION,

@@ -20,7 +20,7 @@ PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
 
 # Each stage and the stages it may import (besides itself and the leaves), from the bottom up.
 BELOW_LOADING = {"config_keys", "_runtime", "_config", "providers", "_hermes", "_hooks", "hookspecs", "_commands",
-                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills", "_store"}
+                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills", "_store", "_profiles"}
 MAY_IMPORT: dict[str, set[str]] = {
     "leaf": set(),
     "config_keys": set(),
@@ -36,7 +36,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_store": {"config_keys", "_config"},  # the floor under every stage that keeps state
     "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes", "_store"},
     "_skills": {"config_keys", "_config"},
-    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store"},
+    "_profiles": {"_config"},  # issue 58: which home a command runs in, and the profiles of a root
+    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store", "_profiles"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
