@@ -221,6 +221,14 @@ class Ledger(SqliteFile):
                 (who, value, who, value, moment)).fetchone()
         return {"tokens": int(tokens), "cost": float(cost), "requests": int(requests)}
 
+    def days(self, since: str) -> list[tuple[str, str, int, float, int]]:
+        """The settled totals of every day from `since` (`YYYY-MM-DD`, in each budget's time zone) on:
+        (who, day, tokens, cost, requests), by day then who (the dashboard's usage chart)."""
+        with self._reading() as db:
+            return [] if db is None else [(str(r[0]), str(r[1]), int(r[2]), float(r[3]), int(r[4])) for r in db.execute(
+                "SELECT who, period, tokens, cost, requests FROM totals WHERE length(period) = 10 AND period >= ? "
+                "ORDER BY period, who", (since,))]
+
     def who(self) -> list[str]:
         """Every plugin (and `host`) the ledger has a call of."""
         with self._reading() as db:

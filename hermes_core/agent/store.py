@@ -302,6 +302,18 @@ class SessionStore(Store):
                 rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 
+    def usage_by_day(self, since: float) -> list[dict[str, Any]]:
+        """The agent's model usage per UTC day and model from `since` (seconds since the epoch) on:
+        day, model, input and output tokens, cost (None when no price was known), by day then model."""
+        day = ("date(created, 'unixepoch')" if self.dialect == "sqlite"
+               else "to_char(to_timestamp(created) AT TIME ZONE 'UTC', 'YYYY-MM-DD')")
+        with self._reading() as db:
+            rows = [] if db is None else db.execute(
+                f"SELECT {day} AS day, model, sum(input_tokens), sum(output_tokens), sum(cost) FROM usage "
+                "WHERE created >= ? GROUP BY day, model ORDER BY day, model", (since,)).fetchall()
+        return [{"day": r[0], "model": r[1], "input_tokens": int(r[2]), "output_tokens": int(r[3]),
+                 "cost": None if r[4] is None else float(r[4])} for r in rows]
+
     def show(self, session_id: str) -> dict[str, Any] | None:
         """A session with its messages, tool calls, usage and compression events."""
         with self._reading() as db:
