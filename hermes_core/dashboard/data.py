@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core import PluginManager, __version__, discover, redact_secrets
+from hermes_core import PluginManager, __version__, discover, load_config, redact_secrets
 from hermes_core import config_keys as keys
 
 __all__ = ["Reader"]
@@ -71,7 +71,7 @@ class Reader:
 
     def plugins(self) -> list[dict[str, Any]]:
         found = discover(home=self.home)
-        config = self.manager.config
+        config = load_config(self.home)  # as it is now: enabled since this dashboard started shows so
         loaded = {row["id"]: row for row in self.doctor().plugins}
         rows = []
         for spec in found.plugins:
@@ -80,7 +80,7 @@ class Reader:
             registered = row.get("registered", {})
             rows.append({"id": spec.id, "kind": spec.kind, "version": spec.version, "source": spec.source,
                          "description": spec.description, "enabled": enabled, "reason": reason,
-                         "status": row.get("status") or ("not loaded" if enabled else "disabled"),
+                         "status": row.get("status") or ("loads at the next start" if enabled else "disabled"),
                          "error": redact_secrets(row.get("error") or spec.error or "") or None,
                          "tools": list(registered.get("tools", ())), "hooks": list(registered.get("hooks", ())),
                          "registered": {k: list(v) for k, v in registered.items()}})
@@ -118,21 +118,32 @@ class Reader:
         days = days if days in _USAGE_DAYS else 7
         today = dt.datetime.now(dt.timezone.utc).date()
         first = today - dt.timedelta(days=days - 1)
+        config = self.manager.config
         ledger = Ledger(self.home)
         try:
             rows = ledger.days(first.isoformat())
+            budgets = []
+            for who in sorted({row[0] for row in rows} | set(ledger.who())):
+                budget = budget_for(config, who)
+                if budget is None:
+                    continue
+                spent = {period: ledger.spent(who, budget.timezone, period) for period in ("day", "month")}
+                limits = {}
+                for name, limit in budget.limits():
+                    period = "month" if name.endswith("month") else "day"
+                    if name.startswith(("tokens", "cost")):
+                        used = spent[period]["tokens" if name.startswith("tokens") else "cost"]
+                        limits[name] = {"limit": limit, "used": round(used, 6),
+                                        "percent": round(used / limit * 100, 1) if limit else 100.0}
+                    else:
+                        limits[name] = {"limit": limit}
+                budgets.append({"plugin": who, "limits": limits})
         finally:
             ledger.close()
         by_plugin = [{"day": day, "plugin": who, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
                      for who, day, tokens, cost, requests in rows]
         since = dt.datetime.combine(first, dt.time(), dt.timezone.utc).timestamp()
         by_model = self.store.usage_by_day(since)
-        config = self.manager.config
-        budgets = []
-        for who in sorted({row["plugin"] for row in by_plugin}):
-            budget = budget_for(config, who)
-            if budget is not None:
-                budgets.append({"plugin": who, "limits": {name: limit for name, limit in budget.limits()}})
         return {"days": days, "from": first.isoformat(), "to": today.isoformat(),
                 "all_days": [(first + dt.timedelta(days=n)).isoformat() for n in range(days)],
                 "by_plugin": by_plugin, "by_model": by_model, "budgets": budgets}

@@ -153,7 +153,8 @@ def cron(rows: list[dict[str, Any]]) -> str:
 
 def _chart(days: list[str], totals: dict[str, int], label: str) -> str:
     width, height, pad = 640, 160, 24
-    top = max(totals.values(), default=0) or 1
+    peak = max(totals.values(), default=0)
+    top = peak or 1
     step = (width - 2 * pad) / max(len(days), 1)
     bars = []
     for index, day in enumerate(days):
@@ -165,7 +166,7 @@ def _chart(days: list[str], totals: dict[str, int], label: str) -> str:
         if len(days) <= 31 or index % 7 == 0:
             bars.append(f'<text x="{x:.1f}" y="{height - 8}">{day[5:]}</text>')
     return (f'<svg class="chart" role="img" aria-label="{escape(label)} per day" viewBox="0 0 {width} {height}" '
-            f'width="{width}" height="{height}"><text x="{pad}" y="14">max {top:,} {escape(label)}</text>'
+            f'width="{width}" height="{height}"><text x="{pad}" y="14">max {peak:,} {escape(label)}</text>'
             + "".join(bars) + "</svg>")
 
 
@@ -182,10 +183,16 @@ def usage(data: dict[str, Any]) -> str:
                    for r in data["by_plugin"]]
     model_rows = [[_e(r["day"]), _e(r["model"]), f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
                    "-" if r["cost"] is None else f"${r['cost']:.4f}"] for r in data["by_model"]]
-    budgets = _table(["plugin", "limits"], [[_e(b["plugin"]), _e(", ".join(f"{k} {v:g}" for k, v in b["limits"].items()))]
-                                            for b in data["budgets"]], "no LLM budgets are set")
+    budgets = _table(["plugin", "limit", "used now", "of the cap"],
+                     [[_e(b["plugin"]), _e(f"{name} {v['limit']:g}"), _e(f"{v['used']:g}" if "used" in v else "-"),
+                       (f'<span class="{"bad" if v["percent"] >= 90 else "ok"}">{v["percent"]:g}%</span>'
+                        if "percent" in v else "-")]
+                      for b in data["budgets"] for name, v in b["limits"].items()],
+                     "no LLM budgets are set (plugins.entries.<id>.llm_budget)")
     return (f"<p>{picker} · {data['from']} to {data['to']} (UTC)</p>"
-            "<h2>Plugins' ctx.llm tokens per day (ledger)</h2>" + _chart(days, tokens, "tokens")
+            "<h2>Plugins' ctx.llm tokens per day</h2>"
+            '<p class="muted">From the LLM ledger, which counts the calls of plugins with an LLM budget '
+            "(<code>plugins.llm_budget</code> sets one for every plugin).</p>" + _chart(days, tokens, "tokens")
             + _table(["day", "plugin", "tokens", "cost", "requests"], plugin_rows, "no ctx.llm calls in this period")
             + "<h2>Budgets</h2>" + budgets
             + "<h2>Agent tokens per day by model (sessions)</h2>" + _chart(days, model_tokens, "tokens")

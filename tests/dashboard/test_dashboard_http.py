@@ -257,6 +257,8 @@ def test_usage_per_day_from_the_ledger_with_each_budget(home: Path, llm_server: 
         assert status == 200 and data["days"] == 30 and len(data["all_days"]) == 30
         assert [(r["day"], r["plugin"], r["tokens"], r["requests"]) for r in data["by_plugin"]] == \
             [(today, "probe", 600, 2)]
-        assert data["budgets"] == [{"plugin": "probe", "limits": {"tokens_per_day": 5000.0}}]
+        assert data["budgets"] == [{"plugin": "probe", "limits": {
+            "tokens_per_day": {"limit": 5000.0, "used": 600, "percent": 12.0}}}]
         status, _, text = browser.request("/usage", html=True)
         assert status == 200 and f'data-day="{today}" data-value="600"' in text and "tokens_per_day 5000" in text
+        assert "12%" in text
