@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from html import escape
 from importlib.resources import files
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
@@ -141,7 +142,7 @@ class Dashboard:
             message = f"no session {ident!r}; see `hermes sessions list`"
             if wants_json:
                 return _json({"error": message}, 404)
-            return self._html(request, "Session not found", f"<p>{pages.escape(message)}</p>", status=404)
+            return self._html(request, "Session not found", f"<p>{escape(message)}</p>", status=404)
         if wants_json:
             return _json(found)
         return self._html(request, f"Session {ident}", pages.session(found))

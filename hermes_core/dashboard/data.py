@@ -155,9 +155,11 @@ class Reader:
         for name in config.read(keys.API_SERVER_KEYS):
             name = str(name)
             variable = config.read(keys.API_KEY_ENV, name) or ""
-            endpoints = list(config.read(keys.API_KEY_ENDPOINTS, name))
-            rows.append({"name": name, "scopes": endpoints, "tools": list(config.read(keys.API_KEY_TOOLS, name)),
-                         "plugins": list(config.read(keys.API_KEY_PLUGINS, name)), "key_env": variable,
+            endpoints: list[str] = config.read(keys.API_KEY_ENDPOINTS, name)
+            tools: list[str] = config.read(keys.API_KEY_TOOLS, name)
+            plugins: list[str] = config.read(keys.API_KEY_PLUGINS, name)
+            rows.append({"name": name, "scopes": list(endpoints), "tools": list(tools), "plugins": list(plugins),
+                         "key_env": variable,
                          "secret": "set" if variable and os.environ.get(variable) else "not set",
                          "last_used": self._last_used(f"key:{name}")})
         return rows

@@ -24,7 +24,7 @@ NAV = (("/", "Status"), ("/plugins", "Plugins"), ("/sessions", "Sessions"), ("/c
 
 @lru_cache(maxsize=None)
 def _template(name: str) -> Template:
-    return Template(files("hermes_core.dashboard").joinpath("templates", name).read_text(encoding="utf-8"))
+    return Template(files("hermes_core.dashboard").joinpath("templates").joinpath(name).read_text(encoding="utf-8"))
 
 
 def _e(value: Any) -> str:

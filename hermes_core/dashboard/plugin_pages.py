@@ -91,7 +91,8 @@ def plugin_pages(manager: PluginManager) -> tuple[list[PluginPage], list[str]]:
             api = manifest.get("api") or "plugin_api.py"
             api_file = folder / api if isinstance(api, str) and ".." not in Path(api).parts else None
             router = _router(spec.id, api_file) if api_file is not None and api_file.is_file() else None
-            tab = manifest.get("tab") if isinstance(manifest.get("tab"), dict) else {}
+            tab = manifest.get("tab")
+            tab = tab if isinstance(tab, dict) else {}
             label = str(manifest.get("label") or manifest.get("name") or spec.id)
             pages.append(PluginPage(spec.id, "" if tab.get("hidden") else label, folder,
                                     _relative(manifest.get("entry"), folder), _relative(manifest.get("css"), folder),
