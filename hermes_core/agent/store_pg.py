@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS usage (
     created DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_session ON usage(session_id);
+CREATE INDEX IF NOT EXISTS usage_created ON usage(created);
 CREATE TABLE IF NOT EXISTS origins (
     session_id TEXT PRIMARY KEY,
     platform TEXT NOT NULL DEFAULT '',

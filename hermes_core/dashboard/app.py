@@ -148,7 +148,8 @@ class Dashboard:
         return self._html(request, f"Session {ident}", pages.session(found))
 
     async def _usage(self, request: Request) -> Response:
-        data = await asyncio.to_thread(self.reader.usage, _int(request.query_params.get("days"), 7))
+        data = await asyncio.to_thread(self.reader.usage, _int(request.query_params.get("days"), 7),
+                                       request.query_params.get("plugin", "").strip())
         if request.url.path.endswith(".json"):
             return _json(data)
         return self._html(request, "Usage", pages.usage(data))

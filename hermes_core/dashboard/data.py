@@ -19,6 +19,7 @@ from hermes_core import config_keys as keys
 __all__ = ["Reader"]
 
 _USAGE_DAYS = (7, 30, 90)
+_TOP = 50  # plugins shown on the usage page, the biggest spenders first
 
 
 class Reader:
@@ -111,42 +112,49 @@ class Reader:
                          "problem": job_problem(job, moment)})
         return rows
 
-    def usage(self, days: int = 7) -> dict[str, Any]:
-        from hermes_core._llm.budget import budget_for
+    def usage(self, days: int = 7, plugin: str = "") -> dict[str, Any]:
+        """The period's ledger totals per day (everyone's, or `plugin`'s) and per plugin (the
+        `_TOP` biggest), each shown plugin's budgets, and the agent's tokens per day by model."""
         from hermes_core._llm.ledger import Ledger
 
         days = days if days in _USAGE_DAYS else 7
         today = dt.datetime.now(dt.timezone.utc).date()
         first = today - dt.timedelta(days=days - 1)
-        config = self.manager.config
         ledger = Ledger(self.home)
         try:
-            rows = ledger.days(first.isoformat())
-            budgets = []
-            for who in sorted({row[0] for row in rows} | set(ledger.who())):
-                budget = budget_for(config, who)
-                if budget is None:
-                    continue
-                spent = {period: ledger.spent(who, budget.timezone, period) for period in ("day", "month")}
-                limits = {}
-                for name, limit in budget.limits():
-                    period = "month" if name.endswith("month") else "day"
-                    if name.startswith(("tokens", "cost")):
-                        used = spent[period]["tokens" if name.startswith("tokens") else "cost"]
-                        limits[name] = {"limit": limit, "used": round(used, 6),
-                                        "percent": round(used / limit * 100, 1) if limit else 100.0}
-                    else:
-                        limits[name] = {"limit": limit}
-                budgets.append({"plugin": who, "limits": limits})
+            per_day = ledger.days(first.isoformat(), plugin or None)
+            holders = ledger.holders(first.isoformat())
+            top = sorted(holders, key=lambda row: (-row[1], row[0]))[:_TOP]
+            shown = [row[0] for row in top] + ([plugin] if plugin and plugin not in {row[0] for row in top} else [])
+            budgets = [b for b in (self._budget(ledger, who) for who in shown) if b is not None]
         finally:
             ledger.close()
-        by_plugin = [{"day": day, "plugin": who, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
-                     for who, day, tokens, cost, requests in rows]
         since = dt.datetime.combine(first, dt.time(), dt.timezone.utc).timestamp()
-        by_model = self.store.usage_by_day(since)
-        return {"days": days, "from": first.isoformat(), "to": today.isoformat(),
+        return {"days": days, "from": first.isoformat(), "to": today.isoformat(), "plugin": plugin or None,
                 "all_days": [(first + dt.timedelta(days=n)).isoformat() for n in range(days)],
-                "by_plugin": by_plugin, "by_model": by_model, "budgets": budgets}
+                "by_day": [{"day": day, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
+                           for day, tokens, cost, requests in per_day],
+                "by_plugin": [{"plugin": who, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
+                              for who, tokens, cost, requests in top],
+                "plugins": len(holders), "budgets": budgets, "by_model": self.store.usage_by_day(since)}
+
+    def _budget(self, ledger: Any, who: str) -> dict[str, Any] | None:
+        """`who`'s budget: each cap, and how much of it is used now (as `hermes plugins usage` counts it)."""
+        from hermes_core._llm.budget import budget_for
+
+        budget = budget_for(self.manager.config, who)
+        if budget is None:
+            return None
+        spent = {period: ledger.spent(who, budget.timezone, period) for period in ("day", "month")}
+        limits: dict[str, Any] = {}
+        for name, limit in budget.limits():
+            if name.startswith(("tokens", "cost")):
+                used = spent["month" if name.endswith("month") else "day"]["tokens" if name.startswith("tokens") else "cost"]
+                limits[name] = {"limit": limit, "used": round(used, 6),
+                                "percent": round(used / limit * 100, 1) if limit else 100.0}
+            else:
+                limits[name] = {"limit": limit}
+        return {"plugin": who, "limits": limits}
 
     def keys(self) -> list[dict[str, Any]]:
         config = self.manager.config
@@ -170,10 +178,9 @@ class Reader:
 
         ledger = Ledger(self.home)
         try:
-            found = [day for who, day, _, _, requests in ledger.days("0000-00-00") if who == holder and requests]
+            return ledger.last_day(holder)
         finally:
             ledger.close()
-        return found[-1] if found else None
 
     def mcp(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self.manager.mcp.status()

@@ -171,16 +171,18 @@ def _chart(days: list[str], totals: dict[str, int], label: str) -> str:
 
 
 def usage(data: dict[str, Any]) -> str:
-    days = data["all_days"]
-    tokens: dict[str, int] = {}
-    for row in data["by_plugin"]:
-        tokens[row["day"]] = tokens.get(row["day"], 0) + row["tokens"]
+    days, plugin = data["all_days"], data["plugin"]
+    tokens = {row["day"]: row["tokens"] for row in data["by_day"]}
     model_tokens: dict[str, int] = {}
     for row in data["by_model"]:
         model_tokens[row["day"]] = model_tokens.get(row["day"], 0) + row["input_tokens"] + row["output_tokens"]
-    picker = " ".join(f'<a href="/usage?days={n}">{n} days</a>' for n in (7, 30, 90))
-    plugin_rows = [[_e(r["day"]), _e(r["plugin"]), f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])]
-                   for r in data["by_plugin"]]
+    keep = f"&amp;plugin={quote(plugin)}" if plugin else ""
+    picker = " ".join(f'<a href="/usage?days={n}{keep}">{n} days</a>' for n in (7, 30, 90))
+    whose = f"{escape(plugin)}'s" if plugin else "Plugins'"
+    day_rows = [[_e(r["day"]), f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])]
+                for r in reversed(data["by_day"])]
+    plugin_rows = [[f'<a href="/usage?days={data["days"]}&amp;plugin={quote(r["plugin"])}">{_e(r["plugin"])}</a>',
+                    f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])] for r in data["by_plugin"]]
     model_rows = [[_e(r["day"]), _e(r["model"]), f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
                    "-" if r["cost"] is None else f"${r['cost']:.4f}"] for r in data["by_model"]]
     budgets = _table(["plugin", "limit", "used now", "of the cap"],
@@ -189,11 +191,17 @@ def usage(data: dict[str, Any]) -> str:
                         if "percent" in v else "-")]
                       for b in data["budgets"] for name, v in b["limits"].items()],
                      "no LLM budgets are set (plugins.entries.<id>.llm_budget)")
-    return (f"<p>{picker} · {data['from']} to {data['to']} (UTC)</p>"
-            "<h2>Plugins' ctx.llm tokens per day</h2>"
+    shown = (f"the {len(data['by_plugin'])} biggest of {data['plugins']}" if data["plugins"] > len(data["by_plugin"])
+             else f"{data['plugins']}")
+    return (f"<p>{picker} · {data['from']} to {data['to']} (UTC)"
+            + (' · <a href="/usage?days=' + str(data["days"]) + '">every plugin</a>' if plugin else "") + "</p>"
+            + f"<h2>{whose} ctx.llm tokens per day</h2>"
             '<p class="muted">From the LLM ledger, which counts the calls of plugins with an LLM budget '
-            "(<code>plugins.llm_budget</code> sets one for every plugin).</p>" + _chart(days, tokens, "tokens")
-            + _table(["day", "plugin", "tokens", "cost", "requests"], plugin_rows, "no ctx.llm calls in this period")
+            "(<code>plugins.llm_budget</code> sets one for every plugin).</p>"
+            + _chart(days, tokens, "tokens")
+            + _table(["day", "tokens", "cost", "requests"], day_rows, "no ctx.llm calls in this period")
+            + f"<h2>By plugin ({shown})</h2>"
+            + _table(["plugin", "tokens", "cost", "requests"], plugin_rows, "no ctx.llm calls in this period")
             + "<h2>Budgets</h2>" + budgets
             + "<h2>Agent tokens per day by model (sessions)</h2>" + _chart(days, model_tokens, "tokens")
             + _table(["day", "model", "input", "output", "cost"], model_rows, "no agent turns in this period"))

@@ -255,8 +255,9 @@ def test_usage_per_day_from_the_ledger_with_each_budget(home: Path, llm_server: 
         browser.request(f"/?token={process.token}")
         status, data = browser.json("/usage.json?days=30")
         assert status == 200 and data["days"] == 30 and len(data["all_days"]) == 30
-        assert [(r["day"], r["plugin"], r["tokens"], r["requests"]) for r in data["by_plugin"]] == \
-            [(today, "probe", 600, 2)]
+        assert data["by_day"] == [{"day": today, "tokens": 600, "cost_usd": 0.6, "requests": 2}]
+        assert data["by_plugin"] == [{"plugin": "probe", "tokens": 600, "cost_usd": 0.6, "requests": 2}]
+        assert browser.json("/usage.json?plugin=nobody")[1]["by_day"] == []
         assert data["budgets"] == [{"plugin": "probe", "limits": {
             "tokens_per_day": {"limit": 5000.0, "used": 600, "percent": 12.0}}}]
         status, _, text = browser.request("/usage", html=True)
