@@ -19,11 +19,11 @@ from urllib.parse import quote, unquote, urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from hermes_core import HermesError, PluginManager
+from hermes_core import HermesError, PluginManager, redact_secrets
 
 from . import actions, pages
 from .data import Reader
@@ -91,7 +91,8 @@ class Dashboard:
             routes.append(Route("/status.json" if path == "/" else f"{path}.json", self._page, methods=["GET"]))
         for plugin in self.pages:
             routes.append(Route(f"/p/{plugin.plugin_id}", self._plugin_page(plugin), methods=["GET"]))
-            routes.append(Mount(f"/dashboard-plugins/{plugin.plugin_id}", app=StaticFiles(directory=str(plugin.folder))))
+            routes.append(Route(f"/dashboard-plugins/{plugin.plugin_id}/{{path:path}}", self._plugin_file(plugin),
+                                methods=["GET"]))
             if plugin.router is not None:
                 routes.append(Mount(f"/api/plugins/{plugin.plugin_id}", app=plugin.router))
 
@@ -121,7 +122,7 @@ class Dashboard:
         title, method, render = PAGES[key]
         data = await asyncio.to_thread(getattr(self.reader, method))
         if wants_json:
-            return _json(data)
+            return _json(redacted(data))
         return self._html(request, title, render(data))
 
     async def _sessions(self, request: Request) -> Response:
@@ -130,7 +131,7 @@ class Dashboard:
         limit = min(max(_int(request.query_params.get("limit"), 50), 1), 500)
         data = await asyncio.to_thread(self.reader.sessions, query, limit, offset)
         if request.url.path.endswith(".json"):
-            return _json(data)
+            return _json(redacted(data))
         return self._html(request, "Sessions", pages.sessions(data))
 
     async def _session(self, request: Request) -> Response:
@@ -144,14 +145,14 @@ class Dashboard:
                 return _json({"error": message}, 404)
             return self._html(request, "Session not found", f"<p>{escape(message)}</p>", status=404)
         if wants_json:
-            return _json(found)
+            return _json(redacted(found))
         return self._html(request, f"Session {ident}", pages.session(found))
 
     async def _usage(self, request: Request) -> Response:
         data = await asyncio.to_thread(self.reader.usage, _int(request.query_params.get("days"), 7),
                                        request.query_params.get("plugin", "").strip())
         if request.url.path.endswith(".json"):
-            return _json(data)
+            return _json(redacted(data))
         return self._html(request, "Usage", pages.usage(data))
 
     def _plugin_page(self, plugin: PluginPage) -> Callable[[Request], Awaitable[Response]]:
@@ -160,6 +161,17 @@ class Dashboard:
             return self._html(request, plugin.label or plugin.plugin_id, body, head=head, scripts=scripts)
 
         return show
+
+    def _plugin_file(self, plugin: PluginPage) -> Callable[[Request], Awaitable[Response]]:
+        """A plugin's page assets (scripts, styles, images, fonts): never its code or anything else."""
+        async def serve(request: Request) -> Response:
+            wanted = (plugin.folder / request.path_params["path"]).resolve()
+            if plugin.folder.resolve() not in wanted.parents or wanted.suffix.lower() not in _ASSETS \
+                    or not wanted.is_file():
+                return _json({"error": "no such file"}, 404)
+            return FileResponse(wanted)
+
+        return serve
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -349,6 +361,8 @@ class Gatekeeper:
         await response(scope, receive, send)
 
 
+_ASSETS = frozenset({".js", ".mjs", ".css", ".map", ".png", ".svg", ".jpg", ".jpeg", ".gif", ".webp", ".ico",
+                     ".woff", ".woff2", ".ttf", ".json"})
 _NO_STORE = {"cache-control": "no-store", "x-frame-options": "DENY", "x-content-type-options": "nosniff",
              "referrer-policy": "same-origin"}
 
@@ -356,6 +370,17 @@ _NO_STORE = {"cache-control": "no-store", "x-frame-options": "DENY", "x-content-
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(json.dumps(data, default=str), status_code=status, media_type="application/json",
                     headers={**_NO_STORE, **(headers or {})})
+
+
+def redacted(data: Any) -> Any:
+    """`data` with every string passed through `redact_secrets` (a JSON twin shows no more than its page)."""
+    if isinstance(data, str):
+        return redact_secrets(data)
+    if isinstance(data, dict):
+        return {key: redacted(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redacted(value) for value in data]
+    return data
 
 
 async def _body(request: Request) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,24 +31,27 @@ class Reader:
         self.home: Path = manager.home
         self._store: Any = None
         self._report: Any = None
+        self._lock = threading.Lock()
 
     @property
     def store(self) -> Any:
-        if self._store is None:
-            from hermes_core.agent import SessionStore
-            from hermes_core.hosting import state_url
+        with self._lock:
+            if self._store is None:
+                from hermes_core.agent import SessionStore
+                from hermes_core.hosting import state_url
 
-            self._store = SessionStore(self.home, url=state_url(self.home))
-        return self._store
+                self._store = SessionStore(self.home, url=state_url(self.home))
+            return self._store
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
 
     def doctor(self) -> Any:
-        if self._report is None:
-            self._report = self.manager.doctor()
-        return self._report
+        with self._lock:
+            if self._report is None:
+                self._report = self.manager.doctor()
+            return self._report
 
     # -- pages -----------------------------------------------------------------------------------
 

@@ -128,6 +128,8 @@ def test_a_providers_declared_callback_is_public_and_every_other_plugin_path_is_
     status, _, text = gated.request("/p/team_login", html=True)
     assert status == 200 and 'data-plugin-root="team_login"' in text and "/dashboard-plugins/team_login/index.js" in text
     assert gated.request("/dashboard-plugins/team_login/index.js")[0] == 200
+    for hidden in ("plugin_api.py", "../__init__.py", "%2e%2e/__init__.py"):  # its code is not an asset
+        assert gated.request(f"/dashboard-plugins/team_login/{hidden}")[0] == 404, hidden
     assert gated.json("/api/plugins/team_login/echo", method="POST", body={"a": 1})[0] == 403  # no CSRF token
     csrf = gated.csrf()
     assert gated.json("/api/plugins/team_login/echo", method="POST", body={"a": 1},
@@ -194,6 +196,8 @@ def test_sessions_list_search_and_open_with_no_secret_shown(home: Path) -> None:
         assert 'href="/sessions/s-one"' in text
         status, _, text = browser.request("/sessions/s-one", html=True)
         assert status == 200 and "Saint-Malo" in text and "13 metres" in text and secret not in text
+        status, _, text = browser.request("/sessions/s-one.json")
+        assert status == 200 and "13 metres" in text and secret not in text
         assert browser.request("/sessions/nope", html=True)[0] == 404
         status, data = browser.json("/usage.json")
         today = dt.datetime.now(dt.timezone.utc).date().isoformat()
