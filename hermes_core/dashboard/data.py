@@ -68,9 +68,20 @@ class Reader:
         except Exception as exc:  # noqa: BLE001 - the status page shows what it cannot read
             running, report.problems = [], [*report.problems, f"hosts: {exc}"]
         counts: dict[str, int] = {}
+        attention = []
         for row in report.plugins:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
+            if row["status"] in ("failed", "incompatible"):
+                attention.append(f"plugin {row['id']} {row['status']}: {row['error']}")
+        try:
+            jobs = self.cron()
+        except Exception as exc:  # noqa: BLE001 - the status page shows what it cannot read
+            jobs, attention = [], [*attention, f"cron jobs: {exc}"]
+        attention += [f"cron job {j['id']} ({j['name']}): its last run failed: {j['last_error'] or j['last_status']}"
+                      for j in jobs if j["last_status"] not in (None, "ok")]
+        attention += [f"cron job {j['id']} ({j['name']}) is skipped: {j['problem']}" for j in jobs if j["problem"]]
         return {"version": __version__, "home": str(self.home), "hosts": running, "plugins": counts,
+                "attention": [redact_secrets(line) for line in attention],
                 "problems": [redact_secrets(p) for p in report.problems],
                 "warnings": [redact_secrets(w) for w in report.warnings]}
 

@@ -80,12 +80,12 @@ def status(data: dict[str, Any]) -> str:
                      _e(when(h["beat"]))] for h in data["hosts"]],
                    "no gateway, serve or cron host is running on this home")
     counts = ", ".join(f"{n} {s}" for s, n in sorted(data["plugins"].items())) or "none enabled"
-    problems = "".join(f'<li class="bad">{_e(p)}</li>' for p in data["problems"])
+    problems = "".join(f'<li class="bad">{_e(p)}</li>' for p in [*data["attention"], *data["problems"]])
     problems += "".join(f"<li>{_e(w)}</li>" for w in data["warnings"])
     return (f"<table><tbody><tr><th>version</th><td>{_e(data['version'])}</td></tr>"
             f"<tr><th>home</th><td>{_e(data['home'])}</td></tr>"
             f"<tr><th>plugins</th><td>{_e(counts)}</td></tr></tbody></table>"
-            f"<h2>Hosts running</h2>{hosts}<h2>Problems and warnings</h2>"
+            f"<h2>Hosts running</h2>{hosts}<h2>Needs attention</h2>"
             + (f"<ul>{problems}</ul>" if problems else '<p class="muted">none</p>'))
 
 

@@ -54,7 +54,7 @@ def test_on_loopback_the_printed_url_carries_the_token_that_every_page_needs(hom
         # Hermes' header works without the cookie
         plain = Browser(process.root)
         status, data = plain.json("/status.json", headers={"X-Hermes-Session-Token": process.token})
-        assert status == 200 and data["plugins"] and "version" in data
+        assert status == 200 and data["plugins"] and "version" in data and data["attention"] == []
         assert process.token not in browser.request("/", html=True)[2]  # never rendered
 
 
@@ -267,3 +267,19 @@ def test_usage_per_day_from_the_ledger_with_each_budget(home: Path, llm_server: 
         status, _, text = browser.request("/usage", html=True)
         assert status == 200 and f'data-day="{today}" data-value="600"' in text and "tokens_per_day 5000" in text
         assert "12%" in text
+
+
+def test_a_failed_plugin_is_on_the_status_and_plugins_pages_with_why(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "broken", "def register(ctx):\n    raise RuntimeError('no database here')\n",
+                       "name: broken\n")
+    write_config(home, "plugins:\n  enabled: [broken]\n")
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        status, data = browser.json("/status.json")
+        assert status == 200 and data["plugins"]["failed"] == 1
+        assert any(line.startswith("plugin broken failed:") and "no database here" in line for line in data["attention"])
+        row = next(r for r in browser.json("/plugins.json")[1] if r["id"] == "broken")
+        assert row["status"] == "failed" and "no database here" in row["error"]
+        text = browser.request("/", html=True)[2]
+        assert "Needs attention" in text and "no database here" in text
