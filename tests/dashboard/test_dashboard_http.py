@@ -283,3 +283,19 @@ def test_a_failed_plugin_is_on_the_status_and_plugins_pages_with_why(home: Path)
         assert row["status"] == "failed" and "no database here" in row["error"]
         text = browser.request("/", html=True)[2]
         assert "Needs attention" in text and "no database here" in text
+
+
+def test_run_now_runs_a_job_as_hermes_cron_run_does(home: Path, llm_server: ScriptedServer) -> None:
+    llm_config(home, llm_server.url, "timezone: UTC\n")
+    llm_server.always("Headlines.")
+    assert hermes("cron", "add", "every 2h", "summarise the news", "--name", "news").returncode == 0
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        csrf = browser.csrf("/cron")
+        status, answer = browser.json("/actions/cron/run", method="POST", body={"job": "news"},
+                                      headers={"X-CSRF-Token": csrf})
+        assert status == 200 and answer["message"].endswith("Headlines."), answer
+        job = browser.json("/cron.json")[1][0]
+        assert job["last_status"] == "ok" and job["last_run_at"]
+    assert "summarise the news" in llm_server.requests[0].messages[-1]["content"]
