@@ -299,3 +299,16 @@ def test_run_now_runs_a_job_as_hermes_cron_run_does(home: Path, llm_server: Scri
         job = browser.json("/cron.json")[1][0]
         assert job["last_status"] == "ok" and job["last_run_at"]
     assert "summarise the news" in llm_server.requests[0].messages[-1]["content"]
+
+
+def test_off_loopback_the_login_is_required_and_its_cookies_are_secure(home: Path) -> None:
+    team_login_plugin(home)
+    write_config(home, "plugins:\n  enabled: [team_login]\n")
+    with DashboardProcess("--host", "0.0.0.0") as process:
+        assert process.token is None
+        browser = Browser(process.root.replace("0.0.0.0", "127.0.0.1"))
+        assert browser.json("/api/status") == (200, {"auth_required": True, "auth_providers": ["team"]})
+        assert browser.request("/plugins.json")[0] == 401
+        log_in(browser)
+        cookies = [c for c in browser.set_cookies if c.startswith(("hermes_session_at=", "hermes_session_rt="))]
+        assert len(cookies) == 2 and all("Secure" in c and "HttpOnly" in c for c in cookies)
