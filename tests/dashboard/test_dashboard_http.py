@@ -312,3 +312,10 @@ def test_off_loopback_the_login_is_required_and_its_cookies_are_secure(home: Pat
         log_in(browser)
         cookies = [c for c in browser.set_cookies if c.startswith(("hermes_session_at=", "hermes_session_rt="))]
         assert len(cookies) == 2 and all("Secure" in c and "HttpOnly" in c for c in cookies)
+
+
+def test_an_auth_provider_plugin_loads_in_hosts_without_a_dashboard(home: Path) -> None:
+    team_login_plugin(home)
+    write_config(home, "plugins:\n  enabled: [team_login]\n")
+    report = json.loads(hermes("plugins", "doctor", "--json").stdout)
+    assert next(p for p in report["plugins"] if p["id"] == "team_login")["status"] == "ok"
