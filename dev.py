@@ -5,9 +5,9 @@
                            an agent task with it (on a scripted demo model when no endpoint is set)
     python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
                            --quick leaves out the slow groups: see tests/conftest.py; --fleet runs
-                           the fleet group, which the whole suite leaves to that second run); as root with
-                           apt-get, it first installs the servers the tests start (PostgreSQL, nginx)
-                           when they are missing
+                           the fleet group and --browser the browser group, which the whole suite leaves
+                           to those later runs); as root with apt-get, it first installs the servers and
+                           the browser the tests start (PostgreSQL, nginx, Chromium) when they are missing
 
 The virtual environment is (re)installed only when a pyproject.toml changed.
 """
@@ -193,14 +193,15 @@ def main_job() -> int:
 
 # The servers the fleet tests start (tests/helpers/postgres.py, tests/helpers/nginx.py), from the distribution's
 # packages: each package and where its program is (PostgreSQL's under its version, /usr/lib/postgresql/15/bin/).
-SERVERS = {"postgresql": "/usr/lib/postgresql/*/bin/postgres", "nginx": "/usr/sbin/nginx"}
+SERVERS = {"postgresql": "/usr/lib/postgresql/*/bin/postgres", "nginx": "/usr/sbin/nginx",
+           "chromium": "/usr/bin/chromium"}  # the browser group's (tests/browser), driven by Playwright
 # Read by invoke-rc.d while the packages install: no service may start, so no system PostgreSQL or nginx is left
 # holding port 5432 or 80 (the tests start their own, on free loopback ports).
 NO_SERVICES = "#!/bin/sh\n# dev.py: no service starts while the test servers' packages install.\nexit 101\n"
 
 
 def install_servers() -> None:
-    """Install PostgreSQL and nginx when their programs are missing: as root with apt-get, their system
+    """Install PostgreSQL, nginx and Chromium when their programs are missing: as root with apt-get, their system
     services kept from starting (and from starting at boot); otherwise one line saying how, and the tests
     that need them are skipped."""
     import shutil
@@ -234,9 +235,10 @@ def install_servers() -> None:
         subprocess.run(["systemctl", "disable", "--now", "--quiet", *missing], check=False)
 
 
-QUICK = ["-m", "not slow and not interop and not fleet", "--hypothesis-profile=quick", "-n", "auto"]
-WHOLE = ["-m", "not interop and not fleet"]  # the fleet group runs after it (`--fleet`), as CI does
+QUICK = ["-m", "not slow and not interop and not fleet and not browser", "--hypothesis-profile=quick", "-n", "auto"]
+WHOLE = ["-m", "not interop and not fleet and not browser"]  # the fleet and browser groups run after it, as CI does
 FLEET = ["-m", "fleet", "-n", "auto"]
+BROWSER = ["-m", "browser"]  # one Chromium at a time
 
 
 def tests(extra: list[str]) -> int:
@@ -251,6 +253,8 @@ def tests(extra: list[str]) -> int:
         extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
     elif "--fleet" in extra:
         extra = [*FLEET, *(arg for arg in extra if arg != "--fleet")]
+    elif "--browser" in extra:
+        extra = [*BROWSER, *(arg for arg in extra if arg != "--browser")]
     elif not any(not arg.startswith("-") or arg.startswith(("-n", "--numprocesses", "-m")) for arg in extra):
         extra = ["-n", "auto", *WHOLE, *extra]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode

@@ -48,12 +48,15 @@ settings.load_profile("suite")  # --hypothesis-profile on the command line still
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `slow` the tests of SLOW_MODULES, and those that run a pytest of their own (`pytester`:
     the contract suites' failure reports, each a hypothesis search in a subprocess); mark `fleet`
-    those of tests/fleet (`python3 dev.py test --fleet`, after the whole suite)."""
+    those of tests/fleet (`python3 dev.py test --fleet`, after the whole suite), and `browser` those of
+    tests/browser (`python3 dev.py test --browser`: Chromium driven by Playwright, after it too)."""
     for item in items:
         if item.path.name in SLOW_MODULES or "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
         if item.path.parent.name == "fleet":
             item.add_marker(pytest.mark.fleet)
+        if item.path.parent.name == "browser":
+            item.add_marker(pytest.mark.browser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

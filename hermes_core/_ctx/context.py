@@ -361,8 +361,12 @@ class PluginContext:
         return self._unserved("register_approval_transport", name, present_fn)
 
     def register_dashboard_auth_provider(self, provider: Any) -> Any:
-        """Dashboard authentication: needs a host serving "dashboard"."""
-        return self._unserved("register_dashboard_auth_provider", provider)
+        """A login for `hermes dashboard` (Hermes' `DashboardAuthProvider`). In a host without a
+        dashboard it does nothing, as in Hermes: the provider only matters where one is served."""
+        registrar = self._host("ctx.register_dashboard_auth_provider")
+        if not registrar.has_capability("dashboard"):
+            return None
+        return registrar.host_call("register_dashboard_auth_provider", provider)
 
     def call_mcp(self, server: str, tool: str, arguments: Mapping[str, Any] | None = None, timeout: float = 30) -> Any:
         """Call a tool of an MCP server: needs a host serving "mcp"."""

@@ -129,6 +129,14 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
     "hermes_cli.setup": (("hermes_core._hermes.setup_ui", ALL),),
+    # `hermes dashboard`'s auth providers (`ctx.register_dashboard_auth_provider`).
+    "hermes_cli.dashboard_auth": (("hermes_core.dashboard.provider", ALL),
+                                  ("hermes_core.dashboard.registry", ("list_providers",))),
+    "hermes_cli.dashboard_auth.base": (("hermes_core.dashboard.provider", ALL),),
+    "hermes_cli.dashboard_auth.cookies": (("hermes_core.dashboard.hermes_helpers", (
+        "SESSION_AT_COOKIE", "SESSION_RT_COOKIE", "PKCE_COOKIE", "clear_session_cookies", "detect_https",
+        "read_session_cookies", "set_session_cookies")),),
+    "hermes_cli.dashboard_auth.prefix": (("hermes_core.dashboard.hermes_helpers", ("prefix_from_request",)),),
     # The messaging gateway's names platform-adapter plugins import (`hermes_core.gateway`).
     "gateway": (),
     "gateway.config": (("hermes_core.gateway.config", ALL),),

@@ -107,7 +107,6 @@ class Stage(Protocol):
     schema_version: int
     pg_schema: str
     pg_upgrades: Mapping[int, str]
-    pg_schema_version: int
 
 
 def _driver() -> tuple[Any, Any]:
@@ -285,7 +284,7 @@ class Postgres:
         doing it at once wait for each other (an advisory lock), and a database whose schema is
         newer than this hermes-core knows is refused, never downgraded."""
         psycopg, _ = _driver()
-        stage, wanted = store.stage, store.pg_schema_version or store.schema_version
+        stage, wanted = store.stage, store.schema_version
         try:
             with pool.connection() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))

@@ -18,8 +18,7 @@ search, say) which SQL to use.
 >>> Notes(home / "notes.db", url=state_url(home)).add("likes tea")
 
 Table names are one namespace in the shared database: a stage's tables must not share a name
-with another stage's (tests/fleet checks it). `schema_version` counts both dialects' schemas
-(`pg_schema_version` where the PostgreSQL schema moved alone, as an index only it needs);
+with another stage's (tests/fleet checks it). `schema_version` counts both dialects' schemas;
 `pg_upgrades[n]` takes a PostgreSQL database from version n-1 to n.
 """
 
@@ -59,7 +58,6 @@ class Store(SqliteFile):
     stage: ClassVar[str] = ""
     pg_schema: ClassVar[str] = ""
     pg_upgrades: ClassVar[Mapping[int, str]] = {}
-    pg_schema_version: ClassVar[int] = 0  # the PostgreSQL schema's version when it moved alone (0: schema_version)
     home_file: ClassVar[str] = ""  # the stage's SQLite file under the home, for `hermes state migrate`
     migrate_tables: ClassVar[tuple[str, ...]] = ()  # its tables `hermes state migrate` copies, in order
 

@@ -80,6 +80,9 @@ CREATE TABLE IF NOT EXISTS origins (
     user TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS origins_user ON origins(user);
+CREATE INDEX IF NOT EXISTS tool_calls_session ON tool_calls(session_id);
+CREATE INDEX IF NOT EXISTS usage_session ON usage(session_id);
+CREATE INDEX IF NOT EXISTS usage_created ON usage(created);
 CREATE TABLE IF NOT EXISTS compressions (
     session_id TEXT NOT NULL,
     at_seq INTEGER NOT NULL,
@@ -88,6 +91,7 @@ CREATE TABLE IF NOT EXISTS compressions (
     window TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
 """
 
 # When a session was last written to: its last message's time (an append does not rewrite the
@@ -110,9 +114,10 @@ class SessionStore(Store):
     stage = "sessions"
     schema = _SCHEMA
     pg_schema = PG_SCHEMA
+    schema_version = 3  # 2: origins (the platform and user a session came from); 3: indexes for reading a
+    # session's rows and the usage of a period (the dashboard's pages on a big home), and on PostgreSQL
+    # the one search reads the newest matches through
     pg_upgrades = PG_UPGRADES
-    schema_version = 2  # 2: origins (the platform and user a session came from)
-    pg_schema_version = 3  # 3: the index search reads the newest matches through
     synchronous = "NORMAL"
     home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
     migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions")
@@ -268,16 +273,19 @@ class SessionStore(Store):
             args.append(json.dumps(sorted(ids)))
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as db:
+            # the page first (only its order needs every session's last write), then its rows' counts
             rows = [] if db is None else db.execute(
-                f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]} AS updated, "
-                "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
-                "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
-                "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id), "
-                "(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id), "
-                "(SELECT count(*) FROM compressions c WHERE c.session_id = s.id), "
-                """coalesce(o.platform, ''), coalesce(o."user", '') """
+                "SELECT p.id, p.title, p.model, p.created, p.updated, "
+                "(SELECT count(*) FROM messages m WHERE m.session_id = p.id), "
+                "(SELECT coalesce(sum(input_tokens), 0) FROM usage u WHERE u.session_id = p.id), "
+                "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = p.id), "
+                "(SELECT sum(cost) FROM usage u WHERE u.session_id = p.id), "
+                "(SELECT count(*) FROM compressions c WHERE c.session_id = p.id), p.platform, p.origin_user "
+                f"FROM (SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]} AS updated, "
+                """coalesce(o.platform, '') AS platform, coalesce(o."user", '') AS origin_user """
                 f"FROM sessions s LEFT JOIN origins o ON o.session_id = s.id {where} "
-                "ORDER BY updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+                "ORDER BY updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?) AS p "
+                "ORDER BY p.updated DESC, p.created DESC, p.id", (*args, limit, offset)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions", "platform", "user")
         return [dict(zip(keys, row)) for row in rows]
@@ -321,6 +329,18 @@ class SessionStore(Store):
                 found = db.execute(pg_search(len(chunks)), (*chunks, max(RANKED, limit), limit)).fetchall()
                 rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
+
+    def usage_by_day(self, since: float) -> list[dict[str, Any]]:
+        """The agent's model usage per UTC day and model from `since` (seconds since the epoch) on:
+        day, model, input and output tokens, cost (None when no price was known), by day then model."""
+        day = "CAST(created / 86400 AS INTEGER)" if self.dialect == "sqlite" else "CAST(floor(created / 86400) AS BIGINT)"
+        with self._reading() as db:
+            rows = [] if db is None else db.execute(
+                f"SELECT {day} AS day, model, sum(input_tokens), sum(output_tokens), sum(cost) FROM usage "
+                "WHERE created >= ? GROUP BY day, model ORDER BY day, model", (since,)).fetchall()
+        return [{"day": time.strftime("%Y-%m-%d", time.gmtime(int(r[0]) * 86400)), "model": r[1],
+                 "input_tokens": int(r[2]), "output_tokens": int(r[3]), "cost": None if r[4] is None else float(r[4])}
+                for r in rows]
 
     def show(self, session_id: str) -> dict[str, Any] | None:
         """A session with its messages, tool calls, usage and compression events."""

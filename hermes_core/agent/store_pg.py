@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS usage (
     created DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_session ON usage(session_id);
+CREATE INDEX IF NOT EXISTS usage_created ON usage(created);
 CREATE TABLE IF NOT EXISTS origins (
     session_id TEXT PRIMARY KEY,
     platform TEXT NOT NULL DEFAULT '',
@@ -123,7 +124,8 @@ CROSS JOIN LATERAL (SELECT CASE WHEN strpos(m.text, '[') > 0 OR strpos(m.text, '
                     THEN 0 ELSE strpos(m.text, p.plain) END AS pos) AS f
 ORDER BY hit.rank DESC, hit.session_id, hit.seq
 """
-PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS messages_created ON messages(created)"}
+PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS usage_created ON usage(created);\n"
+                   "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);"}
 _HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit: a chunk without one finds nothing on either
 
 

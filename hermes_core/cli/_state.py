@@ -34,9 +34,8 @@ def _stage(ref: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _known(ref: str, dialect: str) -> int:
-    stage = _stage(ref)
-    return int(dialect == "postgresql" and getattr(stage, "pg_schema_version", 0) or stage.schema_version)
+def _known(ref: str) -> int:
+    return int(_stage(ref).schema_version)
 
 
 def _sqlite_version(path: Any) -> int | None:
@@ -87,7 +86,7 @@ def status_report() -> dict[str, Any]:
             raise
         report.update(reachable=False, error=str(exc))
     for stage, ref, file in STAGES:
-        known = _known(ref, report["backend"])
+        known = _known(ref)
         have = versions.get(stage)
         if url is None and not file.endswith(".db"):  # Hermes' file, not a schema
             state = f"in {file} (Hermes' file)" if (home / file).exists() else "not created yet"

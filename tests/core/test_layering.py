@@ -47,8 +47,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
+    # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
+    "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm"},
     "cli": BELOW_LOADING | {"_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
-                   "api_server", "cron", "acp_server"},
+                   "api_server", "cron", "acp_server", "dashboard"},
 }
 
 

@@ -63,3 +63,11 @@ def test_the_whole_suite_leaves_the_fleet_group_to_a_run_of_its_own() -> None:
     assert "tests/cli/test_cli.py" in whole and not any(path.startswith("tests/fleet/") for path in whole)
     fleet = collected(dev_test("--fleet", "--collect-only", "-q", "-pno:cacheprovider"))
     assert "tests/fleet/test_floor.py" in fleet and all(path.startswith("tests/fleet/") for path in fleet)
+
+
+def test_the_whole_suite_leaves_the_browser_group_to_a_run_of_its_own() -> None:
+    whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
+    assert "tests/dashboard/test_dashboard_http.py" in whole and not any(path.startswith("tests/browser/")
+                                                                         for path in whole)
+    browser = collected(dev_test("--browser", "--collect-only", "-q", "-pno:cacheprovider"))
+    assert browser == {"tests/browser/test_dashboard_browser.py"}
