@@ -1,0 +1,129 @@
+"""The checks of `hermes plugins install` and `hermes plugins verify` (docs/trust.md): download,
+show what the scan found, ask, install exactly the checked files, and lock them."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._errors import HermesError
+from .._paths import hermes_home
+
+__all__ = ["TrustError", "checked_install", "verify"]
+
+
+class TrustError(HermesError):
+    """The install was refused: by a finding that blocks, by the policy, or by the user."""
+
+
+def _show(findings: Any, fetched: Any) -> None:
+    for item in fetched:
+        origin = "built here" if item.source else ("dependency" if not item.requested else "requested")
+        click.echo(f"checked {item.name} {item.version}  {item.path.name}  sha256:{item.sha256[:16]}…  ({origin})",
+                   err=True)
+    shown = [f for f in findings if f.level != "note" or f.rule != "bundled-binary"]
+    for finding in shown:
+        click.echo(f"  {finding.text()}", err=True)
+    if fetched and not [f for f in findings if f.level != "note"]:
+        click.echo("  the scan found nothing to ask about (docs/trust.md says what it reads)", err=True)
+
+
+def _decide(verdict: str, yes: bool, what: str) -> None:
+    """Go on, or raise TrustError: blocks always; asks by the prompt, or by plugins.install_policy with --yes."""
+    if verdict == "block":
+        raise TrustError(f"refused to install {what}: a finding above is one that is never installed "
+                         "(docs/trust.md lists them); nothing was installed")
+    if yes:
+        from .._config.file import load_config
+        from ..config_keys import PLUGINS_INSTALL_POLICY
+
+        policy = load_config().read(PLUGINS_INSTALL_POLICY)
+        if verdict == "ask" and policy != "caution":
+            raise TrustError(f"refused to install {what} with --yes: the findings above ask, and "
+                             "plugins.install_policy is safe; answer at a terminal without --yes, or set "
+                             "plugins.install_policy: caution")
+        return
+    question = f"Install {what}?" + (" The findings above ask for your judgement." if verdict == "ask" else "")
+    try:
+        answer = click.confirm(question, default=False, err=True)
+    except click.Abort:
+        answer = None
+    if not answer:
+        raise TrustError(f"{what} was not installed" + (
+            ": no answer (stdin closed); answer at a terminal, or pass --yes, which follows plugins.install_policy"
+            if answer is None else ""))
+
+
+def _ask_build(yes: bool) -> Any:
+    def check_source(spec: str, where: Path, kind: str) -> bool:
+        from .._trust.scan import scan_dist, scan_tree
+        from .._trust.findings import verdict
+
+        name = Path(spec.split("#")[0].rstrip("/")).name.split("-")[0] or spec
+        findings = scan_dist(where, name) if kind == "sdist" else scan_tree(where, name)
+        click.echo(f"checked the source of {spec} before building it (building runs its setup code)", err=True)
+        _show(findings, [])
+        _decide(verdict(findings), yes, f"(build) {spec}") if verdict(findings) != "note" else None
+        return True
+
+    return check_source
+
+
+def checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
+                    locked: bool) -> list[str]:
+    """Download, check, show, ask, install exactly the checked files, lock them; the names installed."""
+    from .._trust.install import check, check_locked, install_files, lock_entries
+    from .._trust.lock import LOCK_FILE, merge, read_lock, write_lock
+    from .._trust.names import canonical
+
+    lock_path = hermes_home() / LOCK_FILE
+    environment = str(python.parent.parent) if python is not None else None
+    with tempfile.TemporaryDirectory(prefix="hermes-trust-") as folder:
+        work = Path(folder)
+        if locked:
+            pinned = read_lock(lock_path)
+            wanted = {canonical(p) for p in packages}
+            pinned = [p for p in pinned if not wanted or canonical(p.name) in wanted]
+            if not pinned:
+                raise TrustError(f"nothing to install from {lock_path}: " + (
+                    f"it pins none of {', '.join(packages)}" if packages else "it pins no package"))
+            checked = check_locked(pinned, work, python=python)
+        else:
+            checked = check(packages, work, python=python, user=user, upgrade=upgrade, check_source=_ask_build(yes))
+        _show(checked.findings, checked.fetched)
+        if checked.fetched:
+            requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
+            _decide(checked.verdict, yes, ", ".join(requested) + f" ({len(checked.fetched)} file(s))")
+            install_files(checked.fetched, work, python=python, user=user, upgrade=upgrade or locked)
+            entries = lock_entries(checked.fetched, environment=environment, online=not locked)
+            write_lock(lock_path, merge(read_lock(lock_path), entries))
+        return [f.name for f in checked.fetched if f.requested]
+
+
+def verify(as_json: bool) -> int:
+    """Check every locked distribution; 0 when all verify, 1 otherwise."""
+    from .._trust.lock import LOCK_FILE, read_lock
+    from .._trust.verify import problems
+
+    lock_path = hermes_home() / LOCK_FILE
+    packages = read_lock(lock_path)
+    rows = [{"name": p.name, "version": p.version, "problems": list(problems(p))} for p in packages]
+    if as_json:
+        import json
+
+        click.echo(json.dumps(rows, indent=2))
+    elif not packages:
+        click.echo(f"no plugins.lock in {lock_path.parent}: nothing installed by `hermes plugins install` to verify")
+    for row in rows if not as_json else []:
+        lines = row["problems"]
+        click.echo(f"ok {row['name']} {row['version']}" if not lines else "\n".join(f"differs: {line}"
+                                                                                     for line in lines))
+    bad = sum(bool(r["problems"]) for r in rows)
+    if bad and not as_json:
+        print(f"hermes: error: {bad} of {len(rows)} locked distribution(s) differ from what was installed; "
+              "reinstall with `hermes plugins install --locked`", file=sys.stderr)
+    return 1 if bad else 0
