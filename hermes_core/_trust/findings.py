@@ -36,5 +36,6 @@ class Finding:
 
 
 def verdict(findings: Iterable[Finding]) -> str:
-    """The most serious level among `findings`: `block`, `ask`, or `note` (also when there are none)."""
-    return max((f.level for f in findings), key=LEVELS.index, default=NOTE)
+    """`block` or `ask` (the most serious level among `findings`), or `ok` when nothing asks."""
+    level = max((f.level for f in findings), key=LEVELS.index, default=NOTE)
+    return "ok" if level == NOTE else level

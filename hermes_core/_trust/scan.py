@@ -15,7 +15,7 @@ from .findings import ASK, NOTE, Finding
 from .names import squatted
 from .rules import scan_source
 
-__all__ = ["scan_dist", "scan_tree", "MAX_FILE"]
+__all__ = ["scan_dist", "scan_tree", "dist_name", "MAX_FILE"]
 
 MAX_FILE = 2_000_000  # bytes: a larger .py file is named, not parsed
 BINARY = (".so", ".pyd", ".dll", ".dylib", ".exe", ".bin")
@@ -34,6 +34,12 @@ def members(path: Path) -> Iterator[tuple[str, bytes]]:
                 if info.isfile():
                     handle = archive.extractfile(info)
                     yield info.name, handle.read() if handle and info.size <= MAX_FILE else b""
+
+
+def dist_name(path: Path) -> str:
+    """The distribution name in a wheel's or sdist's file name (`hermes_dice-1.2-py3-none-any.whl`)."""
+    stem = path.name.removesuffix(".tar.gz").removesuffix(".zip").removesuffix(".whl").removesuffix(".tgz")
+    return stem.split("-")[0].replace("_", "-") if path.suffix == ".whl" else stem.rsplit("-", 1)[0]
 
 
 def scan_dist(path: Path, name: str, *, requested: bool = True) -> list[Finding]:

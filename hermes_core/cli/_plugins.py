@@ -308,6 +308,18 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     ctx.exit(run(as_json))
 
 
+@plugins.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: path, verdict, findings.")
+@click.pass_context
+def scan(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Scan wheels, sdists or source folders as `install` does, installing nothing: each finding
+    with its file, line and why (exit 1 when one asks or blocks; docs/trust.md)."""
+    from ._trust import scan as run
+
+    ctx.exit(run(paths, as_json))
+
+
 def _requirement_label(target: str) -> str:
     """A name for the environment of `target`: its distribution's name, else its file or folder's."""
     from ._pip import _requirement_name

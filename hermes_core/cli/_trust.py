@@ -67,7 +67,8 @@ def _ask_build(yes: bool) -> Any:
         findings = scan_dist(where, name) if kind == "sdist" else scan_tree(where, name)
         click.echo(f"checked the source of {spec} before building it (building runs its setup code)", err=True)
         _show(findings, [])
-        _decide(verdict(findings), yes, f"(build) {spec}") if verdict(findings) != "note" else None
+        if verdict(findings) != "ok":
+            _decide(verdict(findings), yes, f"the build of {spec}")
         return True
 
     return check_source
@@ -127,3 +128,23 @@ def verify(as_json: bool) -> int:
         print(f"hermes: error: {bad} of {len(rows)} locked distribution(s) differ from what was installed; "
               "reinstall with `hermes plugins install --locked`", file=sys.stderr)
     return 1 if bad else 0
+
+
+def scan(paths: tuple[Path, ...], as_json: bool) -> int:
+    """Scan distribution files or source folders without installing anything; 1 when a finding asks or blocks."""
+    from .._trust.findings import verdict
+    from .._trust.scan import dist_name, scan_dist, scan_tree
+
+    rows = []
+    for path in paths:
+        findings = scan_tree(path, path.name) if path.is_dir() else scan_dist(path, dist_name(path))
+        rows.append({"path": str(path), "verdict": verdict(findings), "findings": [f.as_dict() for f in findings]})
+        if not as_json:
+            click.echo(f"{verdict(findings):5}  {path}")
+            for finding in findings:
+                click.echo(f"  {finding.text()}")
+    if as_json:
+        import json
+
+        click.echo(json.dumps(rows, indent=2))
+    return 1 if any(row["verdict"] != "ok" for row in rows) else 0
