@@ -23,7 +23,11 @@ __all__ = ["FetchError", "Fetched", "Source", "fetch", "run_pip", "sha256_of", "
 
 
 class FetchError(HermesError):
-    """A distribution could not be resolved, downloaded or built."""
+    """A distribution could not be resolved, downloaded or built; `output` is pip's own."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 @attrs.frozen
@@ -65,7 +69,9 @@ def run_pip(args: Sequence[str], what: str, python: Path | None = None) -> subpr
     if result.returncode != 0:
         errors = [line.removeprefix("ERROR:").strip() for line in result.stderr.splitlines()
                   if line.startswith("ERROR:")]
-        raise FetchError(f"pip could not {what}: {errors[0] if errors else result.stderr.strip()[-300:]}")
+        why = f": {errors[0]}" if errors else ""
+        raise FetchError(f"pip could not {what} (exit {result.returncode}){why}; pip's output is above",
+                         (result.stdout + result.stderr).rstrip())
     return result
 
 

@@ -70,7 +70,7 @@ def _get(pinned: LockedFile, package: LockedPackage, into: Path, python: Path | 
             run_pip(["download", "--quiet", "--no-deps", "--only-binary", ":all:", "-d", str(into), what],
                     f"download {pinned.name}", python)
         except FetchError as exc:
-            raise LockError(f"{pinned.name} (pinned in plugins.lock) could not be had: {exc}") from None
+            raise FetchError(f"{pinned.name} (pinned in plugins.lock) could not be had: {exc}", exc.output) from None
     if not target.exists():
         raise LockError(f"{pinned.name} (pinned in plugins.lock) is not what the index serves for "
                         f"{package.name} {package.version} here: nothing was installed")

@@ -52,6 +52,8 @@ def _decide(verdict: str, yes: bool, what: str) -> None:
         answer = click.confirm(question, default=False, err=True)
     except click.Abort:
         answer = None
+    if not sys.stdin.isatty():  # a piped answer is not echoed: say what was read
+        click.echo({True: "y", False: "n", None: "(no answer)"}[answer], err=True)
     if not answer:
         raise TrustError(f"{what} was not installed" + (
             ": no answer (stdin closed); answer at a terminal, or pass --yes, which follows plugins.install_policy"
@@ -77,6 +79,18 @@ def _ask_build(yes: bool) -> Any:
 def checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
                     locked: bool) -> list[str]:
     """Download, check, show, ask, install exactly the checked files, lock them; the names installed."""
+    from .._trust.fetch import FetchError
+
+    try:
+        return _checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+    except FetchError as exc:
+        if exc.output:
+            click.echo(exc.output, err=True)
+        raise
+
+
+def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
+                     locked: bool) -> list[str]:
     from .._trust.install import check, check_locked, install_files, lock_entries
     from .._trust.lock import LOCK_FILE, merge, read_lock, write_lock
     from .._trust.names import canonical

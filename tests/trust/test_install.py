@@ -1,0 +1,148 @@
+"""`hermes plugins install` checks before it installs, and `verify` after: real wheels from a local
+folder (pip with no index), installed through the CLI into a fresh virtual environment and a
+temporary HERMES_HOME; then files and locks are tampered with."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+from pathlib import Path
+
+from tests.helpers import make_venv, write_config
+from tests.trust.conftest import Hermes, site_packages
+from tests.trust.corpus import MALICIOUS
+from tests.trust.wheels import write_wheel
+
+TOOL = '''
+    import json
+    from hermes_units import convert
+
+    def register(ctx):
+        ctx.register_tool("convert", "units", {"name": "convert", "parameters": {}},
+                          lambda args, **kw: json.dumps(convert(args)))
+'''
+
+
+def units_plugin(wheelhouse: Path, *, version: str = "1.0") -> Path:
+    """hermes-units-tool (a plugin) and its dependency hermes-units (a library), in the wheelhouse."""
+    write_wheel(wheelhouse, "hermes-units", {"hermes_units/__init__.py": "def convert(args):\n    return 1\n"},
+                version="2.0", entry_points={})
+    return write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL}, version=version,
+                       entry_points={"units": "hermes_units_tool"}, requires=("hermes-units>=2",))
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_install_downloads_checks_then_installs_exactly_the_checked_files_and_locks_them(
+        home: Path, hermes_env: Hermes, wheelhouse: Path, python: Path) -> None:
+    plugin = units_plugin(wheelhouse)
+    result = hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    assert result.stdout.splitlines() == ["installed hermes-units-tool 1.0", "enabled units"]
+    checked = sorted(line for line in result.stderr.splitlines() if line.startswith("checked "))
+    assert checked == [
+        f"checked hermes-units 2.0  hermes_units-2.0-py3-none-any.whl  sha256:{sha256(wheelhouse / 'hermes_units-2.0-py3-none-any.whl')[:16]}…  (dependency)",
+        f"checked hermes-units-tool 1.0  {plugin.name}  sha256:{sha256(plugin)[:16]}…  (requested)"]
+    lock = (home / "plugins.lock").read_text()
+    assert 'lock-version = "1.0"' in lock and f'hashes = {{sha256 = "{sha256(plugin)}"}}' in lock
+    assert 'name = "hermes-units"' in lock and 'version = "2.0"' in lock
+    assert (site_packages(python) / "hermes_units_tool" / "__init__.py").exists()
+    verified = hermes_env("plugins", "verify")
+    assert verified.stdout.splitlines() == ["ok hermes-units 2.0", "ok hermes-units-tool 1.0"]
+
+
+def test_a_certain_bad_plugin_is_refused_and_nothing_is_installed(
+        home: Path, hermes_env: Hermes, wheelhouse: Path, python: Path) -> None:
+    wheel = write_wheel(wheelhouse, "hermes-fast-json", MALICIOUS["hermes-fast-json"])
+    result = hermes_env("plugins", "install", "--yes", str(wheel), check=1)
+    assert "block  hermes-fast-json: hermes_fast_json/__init__.py:3  obfuscated-exec: runs code decoded" in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "hermes: error: refused to install hermes-fast-json 1.0 (1 file(s)): a finding above is one that is never "
+        "installed (docs/trust.md lists them); nothing was installed")
+    assert not (site_packages(python) / "hermes_fast_json").exists() and not (home / "plugins.lock").exists()
+    # no answer lifts a block
+    assert hermes_env("plugins", "install", str(wheel), input="y\n", check=1).stderr.endswith(
+        "nothing was installed\n")
+
+
+def test_findings_that_ask_follow_the_policy_with_yes(home: Path, hermes_env: Hermes, wheelhouse: Path,
+                                                      python: Path) -> None:
+    wheel = write_wheel(wheelhouse, "hermes-plugin-gaurd", MALICIOUS["hermes-plugin-gaurd"])
+    refused = hermes_env("plugins", "install", "--yes", str(wheel), check=1)
+    assert "typo-squat: the name 'hermes-plugin-gaurd' is one slip away from the known 'hermes-plugin-guard'" \
+        in refused.stderr
+    assert "plugins.install_policy is safe" in refused.stderr.splitlines()[-1]
+    assert not (site_packages(python) / "hermes_plugin_gaurd").exists()
+    write_config(home, "plugins:\n  install_policy: caution\n")
+    assert hermes_env("plugins", "install", "--yes", str(wheel)).stdout.startswith("installed hermes-plugin-gaurd 1.0")
+
+
+def test_without_yes_the_user_answers(home: Path, hermes_env: Hermes, wheelhouse: Path, python: Path) -> None:
+    units_plugin(wheelhouse)
+    no = hermes_env("plugins", "install", "hermes-units-tool", input="n\n", check=1)
+    assert "Install hermes-units-tool 1.0 (2 file(s))? [y/N]" in no.stderr
+    assert no.stderr.splitlines()[-1] == "hermes: error: hermes-units-tool 1.0 (2 file(s)) was not installed"
+    closed = hermes_env("plugins", "install", "hermes-units-tool", check=1)
+    assert closed.stderr.splitlines()[-1].endswith(
+        "was not installed: no answer (stdin closed); answer at a terminal, or pass --yes, which follows "
+        "plugins.install_policy")
+    assert not (site_packages(python) / "hermes_units_tool").exists()
+    yes = hermes_env("plugins", "install", "hermes-units-tool", input="y\n")
+    assert yes.stdout.splitlines()[0] == "installed hermes-units-tool 1.0"
+
+
+def test_locked_installs_the_same_files_in_another_environment(
+        home: Path, hermes_env: Hermes, wheelhouse: Path, tmp_path: Path) -> None:
+    units_plugin(wheelhouse)
+    hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    units_plugin(wheelhouse, version="1.1")  # a newer release appears: --locked still installs 1.0
+    other = make_venv(tmp_path / "other")
+    result = hermes_env("plugins", "install", "--locked", "--yes", interpreter=other)
+    assert result.stdout.splitlines()[0] == "installed hermes-units-tool 1.0"
+    assert (site_packages(other) / "hermes_units" / "__init__.py").exists()
+    assert hermes_env("plugins", "verify", interpreter=other).stdout.splitlines() == [
+        "ok hermes-units 2.0", "ok hermes-units-tool 1.0"]
+
+
+def test_locked_refuses_a_file_whose_hash_differs(home: Path, hermes_env: Hermes, wheelhouse: Path,
+                                                  tmp_path: Path) -> None:
+    plugin = units_plugin(wheelhouse)
+    hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    locked = sha256(plugin)
+    swapped = write_wheel(tmp_path / "evil", "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL + "\n# x\n"},
+                          entry_points={"units": "hermes_units_tool"}, requires=("hermes-units>=2",))
+    shutil.copyfile(swapped, plugin)  # same name, other bytes: what a compromised mirror would serve
+    other = make_venv(tmp_path / "other")
+    result = hermes_env("plugins", "install", "--locked", "--yes", interpreter=other, check=1)
+    assert result.stderr.splitlines()[-1] == (
+        f"hermes: error: {plugin.name}: its sha256 is {sha256(swapped)}, plugins.lock pins {locked}: the file "
+        "differs from the one locked; nothing was installed")
+    assert not (site_packages(other) / "hermes_units_tool").exists()
+
+
+def test_verify_names_a_modified_file_and_a_rewritten_record(home: Path, hermes_env: Hermes, wheelhouse: Path,
+                                                             python: Path) -> None:
+    units_plugin(wheelhouse)
+    hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    module = site_packages(python) / "hermes_units_tool" / "__init__.py"
+    module.write_text(module.read_text() + "\nimport os; os.system('id')\n")
+    result = hermes_env("plugins", "verify", check=1)
+    assert result.stdout.splitlines() == [
+        "ok hermes-units 2.0",
+        f"differs: hermes-units-tool 1.0: hermes_units_tool/__init__.py was modified since the install ({module})"]
+    assert result.stderr.startswith("hermes: error: 1 of 2 locked distribution(s) differ")
+    # an attacker who also rewrites RECORD with the new hash is caught by the lock's hash of RECORD
+    record = next(site_packages(python).glob("hermes_units_tool-1.0.dist-info")) / "RECORD"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(module.read_bytes()).digest()).rstrip(b"=").decode()
+    lines = [f"hermes_units_tool/__init__.py,sha256={digest},{module.stat().st_size}"
+             if line.startswith("hermes_units_tool/__init__.py,") else line for line in record.read_text().splitlines()]
+    record.write_text("\n".join(lines) + "\n")
+    again = hermes_env("plugins", "verify", check=1)
+    assert again.stdout.splitlines()[1].startswith("differs: hermes-units-tool 1.0: its RECORD was changed since the "
+                                                   "install")
+
+
+def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
+    assert hermes_env("plugins", "verify").stdout.startswith(f"no plugins.lock in {home}")
