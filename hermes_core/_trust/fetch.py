@@ -195,7 +195,10 @@ def index_of(url: str | None) -> str | None:
     return None
 
 
-def findings_of(fetched: Sequence[Fetched]) -> list[Finding]:
+def findings_of(fetched: Sequence[Fetched], guarddog: str = "note") -> list[Finding]:
+    """Our rules on every downloaded file; GuardDog too on the requested ones, when it is installed."""
+    from . import guarddog as dog
     from .scan import scan_dist
 
-    return [f for item in fetched for f in scan_dist(item.path, item.name, requested=item.requested)]
+    found = [f for item in fetched for f in scan_dist(item.path, item.name, requested=item.requested)]
+    return found + [f for item in fetched if item.requested for f in dog.scan(item.path, item.name, guarddog)]

@@ -32,13 +32,16 @@ class Checked:
 
 
 def check(specs: Sequence[str], work: Path, *, python: Path | None = None, user: bool = False,
-          upgrade: bool = False, check_source: Callable[[str, Path, str], bool] = lambda *a: True) -> Checked:
-    """Download what installing `specs` would install into `work` and scan it; nothing is installed."""
+          upgrade: bool = False, check_source: Callable[[str, Path, str], bool] = lambda *a: True,
+          guarddog: str = "note") -> Checked:
+    """Download what installing `specs` would install into `work` and scan it; nothing is installed.
+    `guarddog`: off, note or ask (`plugins.guarddog`)."""
     fetched = fetch(specs, work, python=python, user=user, upgrade=upgrade, check_source=check_source)
-    return Checked(tuple(fetched), tuple(findings_of(fetched)))
+    return Checked(tuple(fetched), tuple(findings_of(fetched, guarddog)))
 
 
-def check_locked(packages: Sequence[LockedPackage], work: Path, *, python: Path | None = None) -> Checked:
+def check_locked(packages: Sequence[LockedPackage], work: Path, *, python: Path | None = None,
+                 guarddog: str = "note") -> Checked:
     """Get exactly the files `packages` pin into `work` and scan them; LockError naming a file whose
     sha256 differs from the lock's."""
     files = work / "files"
@@ -54,7 +57,7 @@ def check_locked(packages: Sequence[LockedPackage], work: Path, *, python: Path 
                             "without --locked")
         path = _get(wheel, package, files, python)
         fetched.append(Fetched(package.name, package.version, path, wheel.sha256, wheel.url, package.requested))
-    return Checked(tuple(fetched), tuple(findings_of(fetched)))
+    return Checked(tuple(fetched), tuple(findings_of(fetched, guarddog)))
 
 
 def _get(pinned: LockedFile, package: LockedPackage, into: Path, python: Path | None) -> Path:

@@ -60,6 +60,13 @@ def _decide(verdict: str, yes: bool, what: str) -> None:
             if answer is None else ""))
 
 
+def _guarddog_mode() -> str:
+    from .._config.file import load_config
+    from ..config_keys import PLUGINS_GUARDDOG
+
+    return load_config().read(PLUGINS_GUARDDOG)
+
+
 def _ask_build(yes: bool) -> Any:
     def check_source(spec: str, where: Path, kind: str) -> bool:
         from .._trust.scan import scan_dist, scan_tree
@@ -97,6 +104,7 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
 
     lock_path = hermes_home() / LOCK_FILE
     environment = str(python.parent.parent) if python is not None else None
+    guarddog = _guarddog_mode()
     with tempfile.TemporaryDirectory(prefix="hermes-trust-") as folder:
         work = Path(folder)
         if locked:
@@ -106,9 +114,10 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             if not pinned:
                 raise TrustError(f"nothing to install from {lock_path}: " + (
                     f"it pins none of {', '.join(packages)}" if packages else "it pins no package"))
-            checked = check_locked(pinned, work, python=python)
+            checked = check_locked(pinned, work, python=python, guarddog=guarddog)
         else:
-            checked = check(packages, work, python=python, user=user, upgrade=upgrade, check_source=_ask_build(yes))
+            checked = check(packages, work, python=python, user=user, upgrade=upgrade, check_source=_ask_build(yes),
+                            guarddog=guarddog)
         _show(checked.findings, checked.fetched)
         if checked.fetched:
             requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
@@ -146,12 +155,17 @@ def verify(as_json: bool) -> int:
 
 def scan(paths: tuple[Path, ...], as_json: bool) -> int:
     """Scan distribution files or source folders without installing anything; 1 when a finding asks or blocks."""
+    from .._trust import guarddog
     from .._trust.findings import verdict
     from .._trust.scan import dist_name, scan_dist, scan_tree
 
+    mode = _guarddog_mode()
     rows = []
     for path in paths:
-        findings = scan_tree(path, path.name) if path.is_dir() else scan_dist(path, dist_name(path))
+        if path.is_dir():
+            findings = scan_tree(path, path.name)
+        else:
+            findings = scan_dist(path, dist_name(path)) + guarddog.scan(path, dist_name(path), mode)
         rows.append({"path": str(path), "verdict": verdict(findings), "findings": [f.as_dict() for f in findings]})
         if not as_json:
             click.echo(f"{verdict(findings):5}  {path}")
