@@ -42,10 +42,11 @@ def dist_name(path: Path) -> str:
     return stem.split("-")[0].replace("_", "-") if path.suffix == ".whl" else stem.rsplit("-", 1)[0]
 
 
-def scan_dist(path: Path, name: str, *, requested: bool = True) -> list[Finding]:
+def scan_dist(path: Path, name: str, *, requested: bool = True, check_name: bool = True) -> list[Finding]:
     """The findings in one distribution file `path` of distribution `name` (`requested`: asked for
-    by the user, not pulled in as a dependency)."""
-    return _named(_scan(members(path), wheel=path.suffix == ".whl", requested=requested), name, requested)
+    by the user, not pulled in as a dependency; `check_name`: whether `name` is its real name)."""
+    found = _scan(members(path), wheel=path.suffix == ".whl", requested=requested)
+    return _named(found, name, requested, check_name)
 
 
 def scan_tree(root: Path, name: str) -> list[Finding]:
@@ -58,11 +59,11 @@ def scan_tree(root: Path, name: str) -> list[Finding]:
             if file.is_file() and not file.is_symlink() and not skip & set(rel.parts):
                 yield rel.as_posix(), file.read_bytes() if file.stat().st_size <= MAX_FILE else b""
 
-    return _named(_scan(files(), wheel=False, requested=True), name, True)
+    return _named(_scan(files(), wheel=False, requested=True), name, True, False)
 
 
-def _named(findings: list[Finding], name: str, requested: bool) -> list[Finding]:
-    imitated = squatted(name)
+def _named(findings: list[Finding], name: str, requested: bool, check_name: bool = True) -> list[Finding]:
+    imitated = squatted(name) if check_name else None
     if imitated:
         level = ASK if requested else NOTE
         findings.insert(0, Finding(level, "typo-squat", "METADATA", 0,

@@ -72,12 +72,13 @@ def _ask_build(yes: bool) -> Any:
         from .._trust.scan import scan_dist, scan_tree
         from .._trust.findings import verdict
 
-        name = Path(spec.split("#")[0].rstrip("/")).name.split("-")[0] or spec
-        findings = scan_dist(where, name) if kind == "sdist" else scan_tree(where, name)
+        findings = scan_dist(where, spec, check_name=False) if kind == "sdist" else scan_tree(where, spec)
         click.echo(f"checked the source of {spec} before building it (building runs its setup code)", err=True)
         _show(findings, [])
-        if verdict(findings) != "ok":
-            _decide(verdict(findings), yes, f"the build of {spec}")
+        if verdict(findings) == "ok":
+            click.echo("  the scan found nothing to ask about in the source", err=True)
+        else:
+            _decide(verdict(findings), yes, f"{spec} (building it runs its setup code)")
         return True
 
     return check_source

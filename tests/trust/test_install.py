@@ -7,12 +7,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import shutil
+import subprocess
+import tarfile
+import textwrap
 from pathlib import Path
 
 from tests.helpers import make_venv, write_config
 from tests.trust.conftest import Hermes, site_packages
 from tests.trust.corpus import MALICIOUS
-from tests.trust.wheels import write_wheel
+from tests.trust.wheels import write_sdist, write_wheel
 
 TOOL = '''
     import json
@@ -146,3 +149,58 @@ def test_verify_names_a_modified_file_and_a_rewritten_record(home: Path, hermes_
 
 def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
     assert hermes_env("plugins", "verify").stdout.startswith(f"no plugins.lock in {home}")
+
+
+SETUP_STEP = '''
+    from pathlib import Path
+    from setuptools import setup
+    from setuptools.command.egg_info import egg_info
+
+    class Step(egg_info):
+        def run(self):
+            Path(MARKER).write_text("the setup step ran")
+            egg_info.run(self)
+
+    setup(name="hermes-setup-step", version="1.0", packages=["hermes_setup_step"], cmdclass={"egg_info": Step})
+'''
+
+
+def test_a_sdist_is_scanned_before_it_is_built_and_built_only_when_allowed(
+        home: Path, hermes_env: Hermes, tmp_path: Path, python: Path) -> None:
+    marker = tmp_path / "setup-step-ran"
+    sdist = write_sdist(tmp_path / "sdists", "hermes-setup-step", {
+        "setup.py": f"MARKER = {str(marker)!r}\n" + textwrap.dedent(SETUP_STEP),
+        "hermes_setup_step/__init__.py": "def register(ctx):\n    pass\n"})
+    refused = hermes_env("plugins", "install", "--yes", str(sdist), PIP_NO_BUILD_ISOLATION="0", check=1)
+    assert f"checked the source of {sdist} before building it" in refused.stderr
+    assert "setup.py:12  setup-runs-code: setup.py replaces the egg_info step(s)" in refused.stderr
+    assert refused.stderr.splitlines()[-1].startswith(f"hermes: error: refused to install {sdist} (building it runs "
+                                                      "its setup code) with --yes")
+    assert not marker.exists()  # nothing of the package ran
+
+
+def test_a_sdist_and_a_git_url_install_built_and_locked(home: Path, hermes_env: Hermes, tmp_path: Path) -> None:
+    sdist = write_sdist(tmp_path / "sdists", "hermes-sdist-dice",
+                        {"hermes_sdist_dice/__init__.py": "def register(ctx):\n    pass\n"})
+    result = hermes_env("plugins", "install", "--yes", str(sdist), PIP_NO_BUILD_ISOLATION="0")
+    assert result.stdout.splitlines() == ["installed hermes-sdist-dice 1.0", "enabled sdist-dice"]
+    assert "(built here)" in result.stderr
+    repo = tmp_path / "repo"
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    shutil.copytree(tmp_path / "unpacked" / "hermes_sdist_dice-1.0", repo)
+    (repo / "setup.py").write_text((repo / "setup.py").read_text().replace("hermes-sdist-dice", "hermes-git-dice")
+                                   .replace("sdist-dice =", "git-dice ="))
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    result = hermes_env("plugins", "install", "--yes", f"git+file://{repo}@{commit}", PIP_NO_BUILD_ISOLATION="0")
+    assert result.stdout.splitlines() == ["installed hermes-git-dice 1.0", "enabled git-dice"]
+    lock = (home / "plugins.lock").read_text()
+    assert f'[packages.sdist]\nname = "{sdist.name}"\npath = "{sdist}"\nhashes = {{sha256 = "{sha256(sdist)}"}}' \
+        in lock
+    assert f'[packages.vcs]\ntype = "git"\nurl = "file://{repo}"\ncommit-id = "{commit}"' in lock
+    assert hermes_env("plugins", "verify").stdout.splitlines() == ["ok hermes-git-dice 1.0",
+                                                                   "ok hermes-sdist-dice 1.0"]
