@@ -77,17 +77,24 @@ def dumps(packages: Iterable[LockedPackage]) -> str:
     return "\n".join(out)
 
 
-def _load(text: str, where: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+def _toml(where: Path) -> Any:
+    """tomllib (Python 3.11+), else tomli, its backport."""
+    import importlib
+
+    for name in ("tomllib", "tomli"):
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            return importlib.import_module(name)
         except ModuleNotFoundError:
-            raise LockError(f"reading {where} needs Python 3.11 or the tomli package: pip install tomli") from None
+            continue
+    raise LockError(f"reading {where} needs Python 3.11 or the tomli package: pip install tomli")
+
+
+def _load(text: str, where: Path) -> dict[str, Any]:
+    toml = _toml(where)
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data: dict[str, Any] = toml.loads(text)
+        return data
+    except toml.TOMLDecodeError as exc:
         raise LockError(f"{where} is not valid TOML ({exc}): restore it, or delete it and install again") from None
 
 

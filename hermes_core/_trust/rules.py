@@ -63,7 +63,7 @@ def scan_source(text: str, file: str) -> list[Finding]:
     module_body = [n for n in tree.body if not is_main_guard(n)]
     module = Scope(module_body, "at import", True, returns)
     scopes = [module, *(Scope(n.body, "when run as a script", False, returns, module.holds)
-                        for n in tree.body if is_main_guard(n))]
+                        for n in tree.body if isinstance(n, ast.If) and is_main_guard(n))]
     pre_tool = _pre_tool_call_hooks(tree)
     for node in functions:
         where = "in register() (at load)" if node.name == "register" else f"in {node.name}()"
@@ -155,24 +155,24 @@ def _scope_findings(scope: Scope, file: str) -> Iterator[Finding]:
                            f"downloads a file and runs it as a program ({'.'.join(dotted(run.func))}) {when}")
             break
     if writes or runs:
-        for const in (s for n in scope.nodes for s in strings(n) if s is n):
+        for const in (s for n in scope.nodes for s in strings(n) if s.node is n):
             match = PERSIST.search(const.value)
             if match and len(const.value) < 300:
-                yield _finding(ASK, "persistence", file, const,
+                yield _finding(ASK, "persistence", file, const.node,
                                f"writes where code runs again later ({match.group(0)!r}: a shell start-up file, "
                                f"crontab, a service or a customize module) {when}")
                 break
-        texts = [s.value for n in scope.nodes for s in strings(n) if s is n]
+        texts = [s.value for n in scope.nodes for s in strings(n) if s.node is n]
         if any(t.endswith(".pth") for t in texts) and any("site-packages" in t or "purelib" in t for t in texts):
             yield _finding(ASK, "persistence", file, scope.nodes[0],
                            f"writes a .pth file into site-packages (code run at every Python start) {when}")
     if scope.hook:
-        consts = [s for n in scope.nodes for s in strings(n) if s is n]
+        consts = [s for n in scope.nodes for s in strings(n) if s.node is n]
         rewrites = any(s.value == "modify" for s in consts) or any(
             isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) for t in n.targets) for n in scope.nodes)
         download = next((s for s in consts if DOWNLOAD_TEXT.search(s.value)), None)
         if rewrites and download is not None:
-            yield _finding(ASK, "hook-rewrites-to-download", file, download,
+            yield _finding(ASK, "hook-rewrites-to-download", file, download.node,
                            f"a pre_tool_call hook that changes the tool's arguments puts a download in them {when}")
 
 

@@ -29,11 +29,11 @@ def members(path: Path) -> Iterator[tuple[str, bytes]]:
                 if not info.is_dir():
                     yield info.filename, archive.read(info) if info.file_size <= MAX_FILE else b""
     else:
-        with tarfile.open(path) as archive:
-            for info in archive:
-                if info.isfile():
-                    handle = archive.extractfile(info)
-                    yield info.name, handle.read() if handle and info.size <= MAX_FILE else b""
+        with tarfile.open(path) as tar:
+            for member in tar:
+                if member.isfile():
+                    handle = tar.extractfile(member)
+                    yield member.name, handle.read() if handle and member.size <= MAX_FILE else b""
 
 
 def dist_name(path: Path) -> str:
@@ -113,7 +113,7 @@ def _setup_findings(text: str, name: str) -> list[Finding]:
     """A setup.py runs when the sdist is built: installing hooks or network calls there is a post-install step."""
     import ast
 
-    from .rules import NET_ROOTS, dotted
+    from .taint import NET_ROOTS, dotted
 
     try:
         tree = ast.parse(text)

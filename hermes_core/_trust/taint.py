@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
-__all__ = ["Scope", "dotted", "scope_nodes", "strings", "NET_ROOTS", "CREDENTIAL_FILE"]
+__all__ = ["Scope", "Text", "dotted", "scope_nodes", "strings", "NET_ROOTS", "CREDENTIAL_FILE"]
 
 DECODE = {"b64decode", "b32decode", "b16decode", "b85decode", "a85decode", "decodebytes", "urlsafe_b64decode",
           "standard_b64decode", "decompress", "unhexlify", "a2b_base64", "a2b_hex", "fromhex"}
@@ -44,10 +45,19 @@ def scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
                 stack.append(child)
 
 
-def strings(node: ast.AST) -> Iterator[ast.Constant]:
+class Text(NamedTuple):
+    """A string constant of the code: its node, its text, its line."""
+
+    node: ast.Constant
+    value: str
+    lineno: int
+
+
+def strings(node: ast.AST) -> Iterator[Text]:
+    """The string constants in `node` and below."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            yield sub
+            yield Text(sub, sub.value, sub.lineno)
 
 
 class Scope:
