@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .findings import ASK, BLOCK, NOTE, Finding
-from .taint import CREDENTIAL_FILE, NET_ROOTS, Scope, dotted, strings
+from .taint import CREDENTIAL_FILE, NET_ROOTS, SECRET_FILE, Returns, Scope, Text, dotted, scope_nodes, strings
 
 __all__ = ["scan_source"]
 
@@ -54,24 +54,47 @@ def scan_source(text: str, file: str) -> list[Finding]:
         return [Finding(NOTE, "unparsable", file, getattr(exc, "lineno", 0) or 0,
                         "not valid Python 3: not read by the rules (Python would not import it either)")]
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    # what helpers return (`def _collect(): return dict(os.environ)`) reaches their callers in the module
-    returns: dict[str, set[str]] = {}
-    for node in functions:
-        held = Scope(node.body, "", False).returned()
-        if held:
-            returns.setdefault(node.name, set()).update(held)
-    module_body = [n for n in tree.body if not is_main_guard(n)]
-    module = Scope(module_body, "at import", True, returns)
-    scopes = [module, *(Scope(n.body, "when run as a script", False, returns, module.holds)
-                        for n in tree.body if isinstance(n, ast.If) and is_main_guard(n))]
+    returns = Returns(functions)
+    secrets = any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                  and (SECRET_FILE.search(n.value) or CREDENTIAL_FILE.search(n.value)) for n in ast.walk(tree))
+    module = Scope(list(scope_nodes([n for n in tree.body if not is_main_guard(n)])), "at import", True, returns)
+    scopes = [module]
     pre_tool = _pre_tool_call_hooks(tree)
-    for node in functions:
-        where = "in register() (at load)" if node.name == "register" else f"in {node.name}()"
-        scope = Scope(node.body, where, False, returns, module.holds)
-        scope.hook = node.name in pre_tool
-        scopes.append(scope)
+    bodies: list[tuple[list[ast.stmt], str, bool]] = [
+        (n.body, "when run as a script", False) for n in tree.body if isinstance(n, ast.If) and is_main_guard(n)]
+    bodies += [(n.body, "in register() (at load)" if n.name == "register" else f"in {n.name}()", n.name in pre_tool)
+               for n in functions]
+    for body, where, hook in bodies:
+        nodes = list(scope_nodes(body))
+        if hook or _worth_reading(nodes, secrets):  # most functions hold nothing any rule looks for
+            scope = Scope(nodes, where, False, returns, module.holds)
+            scope.hook = hook
+            scopes.append(scope)
     found = [finding for scope in scopes for finding in _scope_findings(scope, file)]
     return list({(f.rule, f.line, f.why): f for f in found}.values())  # `exec(compile(...))` is one finding
+
+
+def _is_exec(parts: list[str]) -> bool:
+    """`exec(...)`, `eval(...)`, `compile(...)`, `builtins.exec(...)`, `types.FunctionType(...)`, `marshal.loads`
+    (not `re.compile`)."""
+    last, root = parts[-1], parts[0]
+    return (last in EXEC and (len(parts) == 1 or root in ("builtins", "__builtins__", "types"))) or \
+        (root, last) == ("marshal", "loads")
+
+
+def _worth_reading(nodes: list[ast.AST], secrets: bool) -> bool:
+    """Whether a scope holds anything a rule can fire on: a call that runs code or a program, sends,
+    unpickles, imports by name, reads a file (in a module naming a secret's path), or a persistence path."""
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            parts = dotted(node.func)
+            if (_is_exec(parts) or _is_run(parts) or _is_send(parts, node) or parts[0] in UNPICKLE
+                    or parts[-1] in ("__import__", "import_module", "urlretrieve", "chmod")
+                    or (secrets and parts[-1] in ("open", "read_text", "read_bytes", "copy", "copyfile"))):
+                return True
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and PERSIST.search(node.value):
+            return True
+    return False
 
 
 def _pre_tool_call_hooks(tree: ast.AST) -> set[str]:
@@ -106,7 +129,7 @@ def _scope_findings(scope: Scope, file: str) -> Iterator[Finding]:
             what = "an encoded blob written into the code" if "payload" in held else "data from the network"
             yield _finding(ASK, "obfuscated-exec" if "payload" in held else "download-exec", file, node,
                            f"unpickles {what}, which runs code ({name}) {when}")
-        if last in EXEC or (root, last) == ("marshal", "loads"):
+        if _is_exec(parts):
             if "decoded" in held:
                 yield _finding(BLOCK, "obfuscated-exec", file, node,
                                f"runs code decoded from an encoded or compressed blob ({name}) {when}")
@@ -155,25 +178,29 @@ def _scope_findings(scope: Scope, file: str) -> Iterator[Finding]:
                            f"downloads a file and runs it as a program ({'.'.join(dotted(run.func))}) {when}")
             break
     if writes or runs:
-        for const in (s for n in scope.nodes for s in strings(n) if s.node is n):
+        for const in _texts(scope):
             match = PERSIST.search(const.value)
             if match and len(const.value) < 300:
                 yield _finding(ASK, "persistence", file, const.node,
                                f"writes where code runs again later ({match.group(0)!r}: a shell start-up file, "
                                f"crontab, a service or a customize module) {when}")
                 break
-        texts = [s.value for n in scope.nodes for s in strings(n) if s.node is n]
+        texts = [t.value for t in _texts(scope)]
         if any(t.endswith(".pth") for t in texts) and any("site-packages" in t or "purelib" in t for t in texts):
             yield _finding(ASK, "persistence", file, scope.nodes[0],
                            f"writes a .pth file into site-packages (code run at every Python start) {when}")
     if scope.hook:
-        consts = [s for n in scope.nodes for s in strings(n) if s.node is n]
+        consts = _texts(scope)
         rewrites = any(s.value == "modify" for s in consts) or any(
             isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) for t in n.targets) for n in scope.nodes)
         download = next((s for s in consts if DOWNLOAD_TEXT.search(s.value)), None)
         if rewrites and download is not None:
             yield _finding(ASK, "hook-rewrites-to-download", file, download.node,
                            f"a pre_tool_call hook that changes the tool's arguments puts a download in them {when}")
+
+
+def _texts(scope: Scope) -> list[Text]:
+    return [Text(n, n.value, n.lineno) for n in scope.nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
 def _what(held: set[str]) -> str:

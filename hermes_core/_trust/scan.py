@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .findings import ASK, NOTE, Finding
-from .names import squatted
+from .names import canonical, squatted
 from .rules import scan_source
 
 __all__ = ["scan_dist", "scan_tree", "dist_name", "MAX_FILE"]
 
 MAX_FILE = 2_000_000  # bytes: a larger .py file is named, not parsed
 BINARY = (".so", ".pyd", ".dll", ".dylib", ".exe", ".bin")
+# .pth files with code that well-known distributions ship, by (distribution, file)
+KNOWN_PTH = {("setuptools", "distutils-precedence.pth"), ("hermes-core", "hermes_core_names.pth"),
+             ("pywin32", "pywin32.pth"), ("virtualenv", "_virtualenv.pth"), ("coverage", "a1_coverage.pth")}
 
 
 def members(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -45,7 +48,7 @@ def dist_name(path: Path) -> str:
 def scan_dist(path: Path, name: str, *, requested: bool = True, check_name: bool = True) -> list[Finding]:
     """The findings in one distribution file `path` of distribution `name` (`requested`: asked for
     by the user, not pulled in as a dependency; `check_name`: whether `name` is its real name)."""
-    found = _scan(members(path), wheel=path.suffix == ".whl", requested=requested)
+    found = _scan(members(path), wheel=path.suffix == ".whl", requested=requested, dist=name)
     return _named(found, name, requested, check_name)
 
 
@@ -72,7 +75,7 @@ def _named(findings: list[Finding], name: str, requested: bool, check_name: bool
     return [Finding(f.level, f.rule, f.file, f.line, f.why, name) for f in findings]
 
 
-def _scan(files: Iterator[tuple[str, bytes]], *, wheel: bool, requested: bool) -> list[Finding]:
+def _scan(files: Iterator[tuple[str, bytes]], *, wheel: bool, requested: bool, dist: str = "") -> list[Finding]:
     findings: list[Finding] = []
     for name, data in files:
         parts = name.split("/")
@@ -87,7 +90,10 @@ def _scan(files: Iterator[tuple[str, bytes]], *, wheel: bool, requested: bool) -
                 found += _setup_findings(text, name)
             findings += found
         elif base.endswith(".pth") and (len(parts) == 1 or (wheel and ".data" in parts[0] and len(parts) == 3)):
-            findings += _pth_findings(data.decode("utf-8", "replace"), name)
+            if (canonical(dist), base) in KNOWN_PTH:
+                findings.append(Finding(NOTE, "pth-file", name, 0, f"the .pth file {dist} is known to ship"))
+            else:
+                findings += _pth_findings(data.decode("utf-8", "replace"), name)
         elif base.endswith(BINARY) and requested:
             findings.append(Finding(NOTE, "bundled-binary", name, 0,
                                     "a compiled program or library: its code is not read by the scan"))

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-__all__ = ["Scope", "Text", "dotted", "scope_nodes", "strings", "NET_ROOTS", "CREDENTIAL_FILE"]
+__all__ = ["Returns", "Scope", "Text", "dotted", "scope_nodes", "strings", "NET_ROOTS", "CREDENTIAL_FILE"]
 
 DECODE = {"b64decode", "b32decode", "b16decode", "b85decode", "a85decode", "decodebytes", "urlsafe_b64decode",
           "standard_b64decode", "decompress", "unhexlify", "a2b_base64", "a2b_hex", "fromhex"}
@@ -63,13 +63,12 @@ def strings(node: ast.AST) -> Iterator[Text]:
 class Scope:
     """One scope of a module: its nodes and what each name assigned in it holds."""
 
-    def __init__(self, body: list[ast.stmt], where: str, import_time: bool,
-                 returns: Mapping[str, set[str]] | None = None, globals_: Mapping[str, set[str]] | None = None
-                 ) -> None:
+    def __init__(self, nodes: list[ast.AST], where: str, import_time: bool,
+                 returns: Returns | None = None, globals_: Mapping[str, set[str]] | None = None) -> None:
         self.where, self.import_time = where, import_time
-        self.returns = returns or {}
+        self.returns = returns
         self.globals = globals_ or {}
-        self.nodes = [n for n in scope_nodes(body)]
+        self.nodes = nodes
         self.parents = {id(c): p for p in self.nodes for c in ast.iter_child_nodes(p)}
         self.holds: dict[str, set[str]] = {}
         self.hook = False
@@ -125,7 +124,7 @@ class Scope:
         last, root = parts[-1], parts[0]
         inner = set().union(*(self.kinds(a) for a in [*call.args, *(k.value for k in call.keywords)]),
                             self.kinds(call.func.value) if isinstance(call.func, ast.Attribute) else set())
-        kinds: set[str] = set(self.returns.get(last, ())) if root in (last, "self", "cls") else set()
+        kinds = self.returns.get(last) if self.returns and root in (last, "self", "cls") else set()
         if last in ("urlopen", "urlretrieve") or (last in FETCH and root.lower() in NET_ROOTS):
             kinds.add("fetched")
         if last in DECODE or (last == "decode" and root == "codecs"):
@@ -159,3 +158,23 @@ class Scope:
     def returned(self) -> set[str]:
         """What the scope's `return` values hold."""
         return set().union(*(self.kinds(n.value) for n in self.nodes if isinstance(n, ast.Return) and n.value))
+
+
+class Returns:
+    """What the module's functions return, worked out when a call to one is read (a helper such as
+    `def _collect(): return dict(os.environ)` passes a secret store to its caller)."""
+
+    def __init__(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> None:
+        self.by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for function in functions:
+            self.by_name.setdefault(function.name, []).append(function)
+        self.done: dict[str, set[str]] = {}
+
+    def get(self, name: str) -> set[str]:
+        if name not in self.by_name:
+            return set()
+        if name not in self.done:
+            self.done[name] = set()  # a recursive call reads as nothing
+            self.done[name] = set().union(*(Scope(list(scope_nodes(f.body)), "", False, self).returned()
+                                            for f in self.by_name[name]))
+        return set(self.done[name])
