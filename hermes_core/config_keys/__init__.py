@@ -47,11 +47,9 @@ PLUGINS_LAZY = Key("plugins.lazy", FLAG, _flag, True,
                    "a plugin whose registrations are remembered and only tools and commands is imported "
                    "when first needed (hosts that load lazily)")
 PLUGINS_INSTALL_POLICY = Key("plugins.install_policy", "safe or caution", _one_of("safe", "caution"), "safe",
-                             "what `hermes plugins install --yes` accepts: safe (nothing the checks ask about) or "
-                             "caution (findings that ask too); a finding that blocks is never installed")
+                             "what `plugins install --yes` accepts: safe (nothing asks) or caution (asks too)")
 PLUGINS_GUARDDOG = Key("plugins.guarddog", "off, note or ask", _one_of("off", "note", "ask"), "note",
-                       "GuardDog's findings, when it is installed (hermes-core[guarddog]): shown as notes, asking "
-                       "at its suspicious and high_risk labels (ask), or not run (off)")
+                       "GuardDog's findings at install, when installed: notes, ask (its suspicious labels), off")
 PLUGIN_ENTRIES = Key("plugins.entries", MAPPING, _mapping, _EMPTY, "per-plugin settings and grants, by plugin id")
 PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
