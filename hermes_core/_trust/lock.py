@@ -15,7 +15,7 @@ import attrs
 from .._errors import HermesError
 from .._files import write_atomic
 
-__all__ = ["LOCK_FILE", "LockError", "LockedFile", "LockedPackage", "read_lock", "write_lock", "merge"]
+__all__ = ["LOCK_FILE", "LockError", "LockedFile", "LockedPackage", "read_lock", "write_lock", "merge", "changes"]
 
 LOCK_FILE = "plugins.lock"
 
@@ -142,3 +142,22 @@ def merge(old: Iterable[LockedPackage], new: Iterable[LockedPackage]) -> list[Lo
         before = merged.get(canonical(p.name))
         merged[canonical(p.name)] = attrs.evolve(p, requested=p.requested or bool(before and before.requested))
     return list(merged.values())
+
+
+def changes(old: Iterable[LockedPackage], new: Iterable[tuple[str, str, str, bool]]) -> list[str]:
+    """What installing `new` ((name, version, sha256, requested) each) changes against the lock `old`,
+    one line each: a new package, another version, or the same version from other bytes."""
+    from .names import canonical
+
+    before = {canonical(p.name): p for p in old}
+    lines = []
+    for name, version, sha256, requested in new:
+        was = before.get(canonical(name))
+        if was is None:
+            lines.append(f"new {'plugin' if requested else 'dependency'} {name} {version}")
+        elif canonical(was.version) != canonical(version):
+            lines.append(f"update {name} {was.version} -> {version}")
+        elif was.files and all(f.sha256 != sha256 for f in was.files) and not was.vcs:
+            lines.append(f"changed {name} {version}: the same version from other bytes (sha256 "
+                         f"{was.files[0].sha256[:16]}... locked, {sha256[:16]}... now)")
+    return lines

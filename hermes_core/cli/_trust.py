@@ -100,7 +100,7 @@ def checked_install(packages: tuple[str, ...], *, python: Path | None, user: boo
 def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
                      locked: bool) -> list[str]:
     from .._trust.install import check, check_locked, install_files, lock_entries
-    from .._trust.lock import LOCK_FILE, merge, read_lock, write_lock
+    from .._trust.lock import LOCK_FILE, changes, merge, read_lock, write_lock
     from .._trust.names import canonical
 
     lock_path = hermes_home() / LOCK_FILE
@@ -120,6 +120,10 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             checked = check(packages, work, python=python, user=user, upgrade=upgrade, check_source=_ask_build(yes),
                             guarddog=guarddog)
         _show(checked.findings, checked.fetched)
+        if not locked and lock_path.exists():  # what an update changes against what is locked
+            for line in changes(read_lock(lock_path), [(f.name, f.version, f.sha256, f.requested)
+                                                       for f in checked.fetched if f.source is None]):
+                click.echo(f"  {line}", err=True)
         if checked.fetched:
             requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
             _decide(checked.verdict, yes, ", ".join(requested) + f" ({len(checked.fetched)} file(s))")

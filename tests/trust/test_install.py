@@ -147,6 +147,18 @@ def test_verify_names_a_modified_file_and_a_rewritten_record(home: Path, hermes_
                                                    "install")
 
 
+def test_an_update_says_what_changed_against_the_lock(home: Path, hermes_env: Hermes, wheelhouse: Path) -> None:
+    units_plugin(wheelhouse)
+    hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    write_wheel(wheelhouse, "hermes-units-extra", {"hermes_units_extra/__init__.py": "X = 1\n"}, entry_points={})
+    write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL}, version="1.1",
+                entry_points={"units": "hermes_units_tool"}, requires=("hermes-units>=2", "hermes-units-extra"))
+    result = hermes_env("plugins", "install", "--yes", "--upgrade", "hermes-units-tool")
+    assert "  update hermes-units-tool 1.0 -> 1.1" in result.stderr.splitlines()
+    assert "  new dependency hermes-units-extra 1.0" in result.stderr.splitlines()
+    assert 'version = "1.1"' in (home / "plugins.lock").read_text()
+
+
 def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
     assert hermes_env("plugins", "verify").stdout.startswith(f"no plugins.lock in {home}")
 
