@@ -257,7 +257,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     import importlib
 
     from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
-    from ._trust import checked_install
+    from ._trust import checked_install, consent_to_enable
 
     if not packages and not locked:
         raise click.UsageError("give the PACKAGES to install, or --locked to install what plugins.lock pins")
@@ -287,6 +287,9 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
                        "hermes_agent.plugins groups): nothing was enabled", err=True)
         for spec in specs:
+            if not consent_to_enable(spec, python, yes):
+                click.echo(f"{spec.id} was not enabled: `hermes plugins enable {spec.id}` enables it")
+                continue
             changed = _set_membership(spec.id, "enabled", "disabled")
             click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
             if python is not None:

@@ -181,3 +181,50 @@ def scan(paths: tuple[Path, ...], as_json: bool) -> int:
 
         click.echo(json.dumps(rows, indent=2))
     return 1 if any(row["verdict"] != "ok" for row in rows) else 0
+
+
+# What a hook lets a plugin do to every conversation, said when it registers one.
+HOOK_REACH = {"pre_tool_call": "can block or change any tool call", "post_tool_call": "sees every tool call and result",
+              "transform_tool_result": "can change any tool's result", "pre_llm_call": "sees every prompt",
+              "post_llm_call": "sees every answer", "transform_llm_output": "can change every answer",
+              "pre_command": "sees every slash command", "pre_gateway_dispatch": "sees every platform message"}
+
+
+def dry_run(spec: Any, python: Path | None) -> list[str]:
+    """What the plugin `spec` registers, from its `register()` run in a process of its own (never
+    in this one; no LLM keys in its environment), one line per kind; the failure when it fails."""
+    from .._config.file import load_config
+    from .._standins.isolated import ChildProcess
+
+    child = ChildProcess(spec, home=hermes_home(), config=load_config().section(),
+                         python=str(python) if python is not None else None)
+    try:
+        loaded = child.start()
+    except HermesError as exc:
+        return [f"its register() could not be run in a process of its own: {exc}"]
+    finally:
+        child.close()
+    if loaded["status"] != "ok":
+        return [f"its register() failed in a process of its own: {loaded['failure']}"]
+    lines = []
+    for kind, names in sorted(loaded["registered"].items()):
+        shown = [f"{name} ({HOOK_REACH[name]})" if kind == "hooks" and name in HOOK_REACH else str(name)
+                 for name in dict.fromkeys(names)]
+        lines.append(f"{kind.replace('_', ' ')}: {', '.join(shown)}")
+    return lines or ["registers nothing"]
+
+
+def consent_to_enable(spec: Any, python: Path | None, yes: bool) -> bool:
+    """Show what `spec` will be able to do (its dry run) and ask whether to enable it; `--yes` enables."""
+    click.echo(f"{spec.id} will be able to (from a dry run of its register() in a process of its own):", err=True)
+    for line in dry_run(spec, python):
+        click.echo(f"  {line}", err=True)
+    if yes:
+        return True
+    try:
+        answer: bool | None = click.confirm(f"Enable {spec.id}?", default=False, err=True)
+    except click.Abort:
+        answer = None
+    if not sys.stdin.isatty():
+        click.echo({True: "y", False: "n", None: "(no answer)"}[answer], err=True)
+    return bool(answer)

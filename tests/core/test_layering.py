@@ -47,7 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
-    "cli": BELOW_LOADING | {"_trust", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
+    "cli": BELOW_LOADING | {"_trust", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch", "mcp_server",
                    "api_server", "cron", "acp_server"},
 }
 

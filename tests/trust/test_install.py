@@ -92,8 +92,8 @@ def test_without_yes_the_user_answers(home: Path, hermes_env: Hermes, wheelhouse
         "was not installed: no answer (stdin closed); answer at a terminal, or pass --yes, which follows "
         "plugins.install_policy")
     assert not (site_packages(python) / "hermes_units_tool").exists()
-    yes = hermes_env("plugins", "install", "hermes-units-tool", input="y\n")
-    assert yes.stdout.splitlines()[0] == "installed hermes-units-tool 1.0"
+    yes = hermes_env("plugins", "install", "hermes-units-tool", input="y\ny\n")
+    assert yes.stdout.splitlines() == ["installed hermes-units-tool 1.0", "enabled units"]
 
 
 def test_locked_installs_the_same_files_in_another_environment(
@@ -157,6 +157,31 @@ def test_an_update_says_what_changed_against_the_lock(home: Path, hermes_env: He
     assert "  update hermes-units-tool 1.0 -> 1.1" in result.stderr.splitlines()
     assert "  new dependency hermes-units-extra 1.0" in result.stderr.splitlines()
     assert 'version = "1.1"' in (home / "plugins.lock").read_text()
+
+
+GUARD = '''
+    def guard(tool_name, args, **kw):
+        return None
+
+    def register(ctx):
+        ctx.register_hook("pre_tool_call", guard)
+        ctx.register_command("guard", lambda raw: "on", description="the guard's state")
+'''
+
+
+def test_before_enabling_the_user_sees_what_the_plugin_registers_in_a_process_of_its_own(
+        home: Path, hermes_env: Hermes, wheelhouse: Path) -> None:
+    write_wheel(wheelhouse, "hermes-guard-hook", {"hermes_guard_hook/__init__.py": GUARD},
+                entry_points={"guard": "hermes_guard_hook"})
+    result = hermes_env("plugins", "install", "hermes-guard-hook", input="y\nn\n")
+    assert result.stdout.splitlines() == ["installed hermes-guard-hook 1.0",
+                                          "guard was not enabled: `hermes plugins enable guard` enables it"]
+    lines = result.stderr.splitlines()
+    start = lines.index("guard will be able to (from a dry run of its register() in a process of its own):")
+    assert lines[start + 1:start + 3] == ["  commands: guard", "  hooks: pre_tool_call (can block or change any tool "
+                                                                "call)"]
+    config = home / "config.yaml"
+    assert not config.exists() or "guard" not in config.read_text()
 
 
 def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
