@@ -5,11 +5,12 @@ ones, most malicious patterns caught, every finding naming file, line and why.""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import hermes
+from tests.helpers import hermes, write_config
 from tests.trust.corpus import BENIGN, MALICIOUS
 from tests.trust.wheels import write_sdist, write_wheel
 
@@ -106,3 +107,16 @@ def test_an_unparsable_file_is_a_note_not_an_alarm(home: Path, tmp_path: Path) -
     wheel = write_wheel(tmp_path, "hermes-py2", {"hermes_py2/__init__.py": "print 'hello'\n"})
     row = scan(wheel)[wheel.name]
     assert row["verdict"] == "ok" and row["findings"][0]["rule"] == "unparsable"
+
+
+@pytest.mark.skipif(shutil.which("guarddog") is None, reason="GuardDog is not installed (hermes-core[guarddog])")
+def test_guarddog_runs_in_a_process_of_its_own_its_risks_are_notes_unless_asked(home: Path, tmp_path: Path) -> None:
+    notifier = write_wheel(tmp_path, "hermes-telegram-notify", BENIGN["hermes-telegram-notify"])
+    row = scan(notifier)[notifier.name]
+    risks = [f for f in row["findings"] if f["rule"].startswith("guarddog:")]
+    assert risks and {f["level"] for f in risks} == {"note"} and row["verdict"] == "ok", row
+    assert all(f["file"] == "hermes_telegram_notify/__init__.py" and f["line"] > 0 for f in risks)
+    write_config(home, "plugins:\n  guarddog: ask\n")
+    assert scan(notifier)[notifier.name]["verdict"] == "ask"  # GuardDog labels it high_risk: a false alarm
+    write_config(home, "plugins:\n  guarddog: 'off'\n")
+    assert not [f for f in scan(notifier)[notifier.name]["findings"] if f["rule"].startswith("guarddog:")]
