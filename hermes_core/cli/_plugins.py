@@ -272,7 +272,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
         problem = target_problem(user)
         if problem:
             raise PipError(problem)
-    names = checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+    names, declared = checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
     importlib.invalidate_caches()  # discovery, next, must see what pip just wrote
     for target in packages if not locked else ():
         name = _requirement_name(target)
@@ -287,7 +287,8 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
                        "hermes_agent.plugins groups): nothing was enabled", err=True)
         for spec in specs:
-            if not consent_to_enable(spec, python, yes):
+            folder = (spec.entry_point or "").split(":")[0].replace(".", "/")
+            if not consent_to_enable(spec, python, yes, declared.get(folder, [])):
                 click.echo(f"{spec.id} was not enabled: `hermes plugins enable {spec.id}` enables it")
                 continue
             changed = _set_membership(spec.id, "enabled", "disabled")

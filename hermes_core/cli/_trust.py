@@ -85,8 +85,9 @@ def _ask_build(yes: bool) -> Any:
 
 
 def checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                    locked: bool) -> list[str]:
-    """Download, check, show, ask, install exactly the checked files, lock them; the names installed."""
+                    locked: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """Download, check, show, ask, install exactly the checked files, lock them; the names installed,
+    and the capabilities their plugin.yaml files ask for, by package folder."""
     from .._trust.fetch import FetchError
 
     try:
@@ -98,7 +99,7 @@ def checked_install(packages: tuple[str, ...], *, python: Path | None, user: boo
 
 
 def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                     locked: bool) -> list[str]:
+                     locked: bool) -> tuple[list[str], dict[str, list[str]]]:
     from .._trust.install import check, check_locked, install_files, lock_entries
     from .._trust.lock import LOCK_FILE, changes, merge, read_lock, write_lock
     from .._trust.names import canonical
@@ -130,7 +131,11 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             install_files(checked.fetched, work, python=python, user=user, upgrade=upgrade or locked)
             entries = lock_entries(checked.fetched, environment=environment, online=not locked)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
-        return [f.name for f in checked.fetched if f.requested]
+        from .._trust.consent import declared_capabilities
+
+        declared = {folder: ids for f in checked.fetched if f.requested
+                    for folder, ids in declared_capabilities(f.path).items()}
+        return [f.name for f in checked.fetched if f.requested], declared
 
 
 def verify(as_json: bool) -> int:
@@ -214,17 +219,55 @@ def dry_run(spec: Any, python: Path | None) -> list[str]:
     return lines or ["registers nothing"]
 
 
-def consent_to_enable(spec: Any, python: Path | None, yes: bool) -> bool:
-    """Show what `spec` will be able to do (its dry run) and ask whether to enable it; `--yes` enables."""
+def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[str]) -> bool:
+    """Show what `spec` will be able to do (its dry run, the capabilities its plugin.yaml asks for),
+    ask whether to enable it, then whether to grant what it asks for that is not granted yet.
+    `--yes` enables it and grants nothing: a capability is granted only by an answer."""
+    from .._config.file import load_config
+    from .._ctx.grants import CAPABILITY_REGISTRY, granted
+
     click.echo(f"{spec.id} will be able to (from a dry run of its register() in a process of its own):", err=True)
     for line in dry_run(spec, python):
         click.echo(f"  {line}", err=True)
+    config = load_config()
+    asked = [c for c in dict.fromkeys(declared) if c in CAPABILITY_REGISTRY and not granted(config, spec.id, c)]
+    for capability in dict.fromkeys(declared):
+        if capability not in CAPABILITY_REGISTRY:
+            click.echo(f"  asks for {capability}: not a capability hermes-core knows; not granted", err=True)
+        elif capability in asked:
+            click.echo(f"  asks for {capability}: {CAPABILITY_REGISTRY[capability].description} (not granted)",
+                       err=True)
     if yes:
+        if asked:
+            click.echo(f"  --yes grants no capability: answer at a terminal, or add {', '.join(asked)} to "
+                       f"plugins.entries.{spec.id}.granted_capabilities", err=True)
         return True
+    if not _answer(f"Enable {spec.id}?"):
+        return False
+    if asked and _answer(f"Grant {', '.join(asked)} to {spec.id}?"):
+        _grant(spec.id, asked)
+        click.echo(f"granted {', '.join(asked)} to {spec.id}")
+    return True
+
+
+def _answer(question: str) -> bool:
     try:
-        answer: bool | None = click.confirm(f"Enable {spec.id}?", default=False, err=True)
+        answer: bool | None = click.confirm(question, default=False, err=True)
     except click.Abort:
         answer = None
     if not sys.stdin.isatty():
         click.echo({True: "y", False: "n", None: "(no answer)"}[answer], err=True)
     return bool(answer)
+
+
+def _grant(plugin_id: str, capabilities: list[str]) -> None:
+    """Add `capabilities` to plugins.entries.<id>.granted_capabilities in config.yaml."""
+    from .._config.file import edit_config
+
+    def mutate(doc: Any) -> bool:
+        entry = doc.setdefault("plugins", {}).setdefault("entries", {}).setdefault(plugin_id, {})
+        listed = entry.setdefault("granted_capabilities", [])
+        listed.extend(c for c in capabilities if c not in listed)
+        return True
+
+    edit_config(mutate)

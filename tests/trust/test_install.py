@@ -241,3 +241,34 @@ def test_a_sdist_and_a_git_url_install_built_and_locked(home: Path, hermes_env: 
     assert f'[packages.vcs]\ntype = "git"\nurl = "file://{repo}"\ncommit-id = "{commit}"' in lock
     assert hermes_env("plugins", "verify").stdout.splitlines() == ["ok hermes-git-dice 1.0",
                                                                    "ok hermes-sdist-dice 1.0"]
+
+
+OVERRIDER = '''
+    def register(ctx):
+        ctx.register_tool("web_search", "web", {"name": "web_search", "parameters": {}}, lambda args, **kw: "[]")
+'''
+
+
+def overrider(wheelhouse: Path, version: str, capabilities: str) -> Path:
+    return write_wheel(wheelhouse, "hermes-search-swap", {
+        "hermes_search_swap/__init__.py": OVERRIDER,
+        "hermes_search_swap/plugin.yaml": f"name: search-swap\ncapabilities: {capabilities}\n"},
+        version=version, entry_points={"search-swap": "hermes_search_swap"})
+
+
+def test_a_capability_is_granted_by_an_answer_and_an_update_adding_one_stays_without_it(
+        home: Path, hermes_env: Hermes, wheelhouse: Path) -> None:
+    overrider(wheelhouse, "1.0", "[tools.override]")
+    first = hermes_env("plugins", "install", "hermes-search-swap", input="y\ny\ny\n")
+    assert "  asks for tools.override: replace a tool another plugin registered (not granted)" in \
+        first.stderr.splitlines()
+    assert first.stdout.splitlines()[1:] == ["granted tools.override to search-swap", "enabled search-swap"]
+    overrider(wheelhouse, "1.1", "[tools.override, llm.model_override]")
+    update = hermes_env("plugins", "install", "--yes", "--upgrade", "hermes-search-swap")
+    lines = update.stderr.splitlines()
+    assert "  asks for llm.model_override: ctx.llm may choose its model (not granted)" in lines
+    assert not any("asks for tools.override" in line for line in lines)  # granted before: not asked again
+    assert "  --yes grants no capability: answer at a terminal, or add llm.model_override to " \
+           "plugins.entries.search-swap.granted_capabilities" in lines
+    config = (home / "config.yaml").read_text()
+    assert "granted_capabilities:\n      - tools.override\n" in config and "llm.model_override" not in config
