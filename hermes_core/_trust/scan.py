@@ -15,7 +15,7 @@ from .findings import ASK, NOTE, Finding
 from .names import canonical, squatted
 from .rules import scan_source
 
-__all__ = ["scan_dist", "scan_tree", "dist_name", "MAX_FILE"]
+__all__ = ["scan_dist", "scan_tree", "scan_installed", "dist_name", "MAX_FILE"]
 
 MAX_FILE = 2_000_000  # bytes: a larger .py file is named, not parsed
 BINARY = (".so", ".pyd", ".dll", ".dylib", ".exe", ".bin")
@@ -63,6 +63,18 @@ def scan_tree(root: Path, name: str) -> list[Finding]:
                 yield rel.as_posix(), file.read_bytes() if file.stat().st_size <= MAX_FILE else b""
 
     return _named(_scan(files(), wheel=False, requested=True), name, True, False)
+
+
+def scan_installed(files: list[tuple[str, Path]], name: str) -> list[Finding]:
+    """The findings in an installed distribution's files ((path as RECORD names it, where it is) each),
+    as `hermes plugins audit` reads them: what is on disk now, not what was downloaded."""
+
+    def read() -> Iterator[tuple[str, bytes]]:
+        for rel, path in files:
+            if path.is_file() and not rel.startswith(".."):
+                yield rel, path.read_bytes() if path.stat().st_size <= MAX_FILE else b""
+
+    return _named(_scan(read(), wheel=True, requested=True, dist=name), name, True)
 
 
 def _named(findings: list[Finding], name: str, requested: bool, check_name: bool = True) -> list[Finding]:

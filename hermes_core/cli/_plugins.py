@@ -313,6 +313,17 @@ def verify(ctx: click.Context, as_json: bool) -> None:
 
 
 @plugins.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: name, version, problems, findings.")
+@click.pass_context
+def audit(ctx: click.Context, as_json: bool) -> None:
+    """Re-run the checks on what is installed, for a cron job or CI: `verify`, and the scan of each
+    locked distribution's files as they are on disk now (exit 1 when anything differs or asks)."""
+    from ._trust import audit as run
+
+    ctx.exit(run(as_json))
+
+
+@plugins.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list: path, verdict, findings.")
 @click.pass_context

@@ -271,3 +271,40 @@ def _grant(plugin_id: str, capabilities: list[str]) -> None:
         return True
 
     edit_config(mutate)
+
+
+def audit(as_json: bool) -> int:
+    """Re-run the checks on what plugins.lock says is installed: verify each distribution, and scan
+    its files as they are on disk now; 1 when anything differs, or a finding asks or blocks."""
+    from .._trust.findings import verdict
+    from .._trust.lock import LOCK_FILE, read_lock
+    from .._trust.scan import scan_installed
+    from .._trust.verify import find_dist, problems
+
+    lock_path = hermes_home() / LOCK_FILE
+    rows: list[dict[str, Any]] = []
+    for package in read_lock(lock_path):
+        dist = find_dist(package.name, package.environment)
+        files = [(str(f), Path(str(f.locate()))) for f in (dist.files or [])] if dist is not None else []
+        findings = scan_installed(files, package.name)
+        rows.append({"name": package.name, "version": package.version, "problems": list(problems(package)),
+                     "verdict": verdict(findings), "findings": [f.as_dict() for f in findings],
+                     "not_checked": ["provenance (PEP 740)", "known vulnerabilities"]})
+    if as_json:
+        import json
+
+        click.echo(json.dumps(rows, indent=2))
+    elif not rows:
+        click.echo(f"no plugins.lock in {lock_path.parent}: nothing installed by `hermes plugins install` to audit")
+    for row in rows if not as_json else []:
+        bad = row["problems"] or row["verdict"] != "ok"
+        click.echo(f"{'FAIL' if bad else 'ok'} {row['name']} {row['version']}")
+        for line in row["problems"]:
+            click.echo(f"  differs: {line}")
+        for finding in row["findings"]:
+            if finding["level"] != "note":
+                click.echo(f"  {finding['level']:5}  {finding['file']}:{finding['line']}  {finding['rule']}: "
+                           f"{finding['why']}")
+    if rows and not as_json:
+        click.echo("not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)")
+    return 1 if any(row["problems"] or row["verdict"] != "ok" for row in rows) else 0

@@ -184,6 +184,20 @@ def test_before_enabling_the_user_sees_what_the_plugin_registers_in_a_process_of
     assert not config.exists() or "guard" not in config.read_text()
 
 
+def test_audit_rescans_what_is_on_disk_now(home: Path, hermes_env: Hermes, wheelhouse: Path, python: Path) -> None:
+    units_plugin(wheelhouse)
+    hermes_env("plugins", "install", "--yes", "hermes-units-tool")
+    assert hermes_env("plugins", "audit").stdout.splitlines() == [
+        "ok hermes-units 2.0", "ok hermes-units-tool 1.0",
+        "not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)"]
+    module = site_packages(python) / "hermes_units_tool" / "__init__.py"
+    module.write_text(module.read_text() + "import base64\nexec(base64.b64decode('cHJpbnQoMSk='))\n")
+    lines = hermes_env("plugins", "audit", check=1).stdout.splitlines()
+    assert lines[1] == "FAIL hermes-units-tool 1.0"
+    assert lines[2].startswith("  differs: hermes-units-tool 1.0: hermes_units_tool/__init__.py was modified")
+    assert lines[3].startswith("  block  hermes_units_tool/__init__.py:9  obfuscated-exec: runs code decoded")
+
+
 def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
     assert hermes_env("plugins", "verify").stdout.startswith(f"no plugins.lock in {home}")
 
