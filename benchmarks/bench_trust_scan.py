@@ -38,10 +38,12 @@ def measure(label: str, wheels: list[Path], use_guarddog: bool) -> None:
         if use_guarddog:
             findings += guarddog.scan(wheel, dist_name(wheel), "ask")
         if verdict(findings) != "ok":
-            flagged[wheel.name] = sorted({f"{f.level} {f.rule} {f.file}:{f.line}" for f in findings if f.level != "note"})
+            flagged[wheel.name] = sorted({f"{f.level} {f.rule} {f.file}:{f.line}" for f in findings
+                                          if f.level != "note"})
     times.sort()
     p95 = times[max(0, round(0.95 * len(times)) - 1)]
-    print(f"{label}: {len(flagged)}/{len(wheels)} ask or block; our rules' CPU time p50 {statistics.median(times) * 1000:.1f} ms, "
+    print(f"{label}: {len(flagged)}/{len(wheels)} ask or block; our rules' CPU time p50 "
+          f"{statistics.median(times) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms")
     for name, found in sorted(flagged.items()):
         print(f"  {name}: {'; '.join(found)}")

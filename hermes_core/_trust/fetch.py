@@ -142,7 +142,8 @@ def fetch(specs: Sequence[str], work: Path, *, python: Path | None = None, user:
         else:
             targets.append(str(Path(spec).resolve()) if kind == "wheel" else spec)
     report = work / "report.json"
-    run_pip(["install", "--dry-run", "--quiet", "--only-binary", ":all:", "--report", str(report), *(["--user"] if user else []),
+    run_pip(["install", "--dry-run", "--quiet", "--only-binary", ":all:", "--report", str(report),
+             *(["--user"] if user else []),
              *(["--upgrade"] if upgrade else []), *targets], f"resolve {' '.join(specs)}", python)
     items = json.loads(report.read_text(encoding="utf-8")).get("install", [])
     downloads = work / "files"

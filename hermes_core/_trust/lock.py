@@ -140,8 +140,17 @@ def merge(old: Iterable[LockedPackage], new: Iterable[LockedPackage]) -> list[Lo
     merged = {canonical(p.name): p for p in old}
     for p in new:
         before = merged.get(canonical(p.name))
-        merged[canonical(p.name)] = attrs.evolve(p, requested=p.requested or bool(before and before.requested))
+        known = {(f.name, f.sha256): f for f in before.files} if before else {}
+        files = tuple(_kept(f, known[(f.name, f.sha256)]) if (f.name, f.sha256) in known else f for f in p.files)
+        merged[canonical(p.name)] = attrs.evolve(p, files=files, index=p.index or (before.index if before else None),
+                                                 requested=p.requested or bool(before and before.requested))
     return list(merged.values())
+
+
+def _kept(new: LockedFile, old: LockedFile) -> LockedFile:
+    """The same file installed again (`--locked`): where it was had from and its upload time stay."""
+    return attrs.evolve(new, url=old.url or new.url, path=old.path or new.path,
+                        upload_time=new.upload_time or old.upload_time)
 
 
 def changes(old: Iterable[LockedPackage], new: Iterable[tuple[str, str, str, bool]]) -> list[str]:

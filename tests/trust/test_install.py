@@ -45,8 +45,9 @@ def test_install_downloads_checks_then_installs_exactly_the_checked_files_and_lo
     result = hermes_env("plugins", "install", "--yes", "hermes-units-tool")
     assert result.stdout.splitlines() == ["installed hermes-units-tool 1.0", "enabled units"]
     checked = sorted(line for line in result.stderr.splitlines() if line.startswith("checked "))
+    library = wheelhouse / "hermes_units-2.0-py3-none-any.whl"
     assert checked == [
-        f"checked hermes-units 2.0  hermes_units-2.0-py3-none-any.whl  sha256:{sha256(wheelhouse / 'hermes_units-2.0-py3-none-any.whl')[:16]}…  (dependency)",
+        f"checked hermes-units 2.0  {library.name}  sha256:{sha256(library)[:16]}…  (dependency)",
         f"checked hermes-units-tool 1.0  {plugin.name}  sha256:{sha256(plugin)[:16]}…  (requested)"]
     lock = (home / "plugins.lock").read_text()
     assert 'lock-version = "1.0"' in lock and f'hashes = {{sha256 = "{sha256(plugin)}"}}' in lock
@@ -60,7 +61,8 @@ def test_a_certain_bad_plugin_is_refused_and_nothing_is_installed(
         home: Path, hermes_env: Hermes, wheelhouse: Path, python: Path) -> None:
     wheel = write_wheel(wheelhouse, "hermes-fast-json", MALICIOUS["hermes-fast-json"])
     result = hermes_env("plugins", "install", "--yes", str(wheel), check=1)
-    assert "block  hermes-fast-json: hermes_fast_json/__init__.py:3  obfuscated-exec: runs code decoded" in result.stderr
+    assert "block  hermes-fast-json: hermes_fast_json/__init__.py:3  obfuscated-exec: runs code decoded" in \
+        result.stderr
     assert result.stderr.splitlines()[-1] == (
         "hermes: error: refused to install hermes-fast-json 1.0 (1 file(s)): a finding above is one that is never "
         "installed (docs/trust.md lists them); nothing was installed")
@@ -107,6 +109,8 @@ def test_locked_installs_the_same_files_in_another_environment(
     assert (site_packages(other) / "hermes_units" / "__init__.py").exists()
     assert hermes_env("plugins", "verify", interpreter=other).stdout.splitlines() == [
         "ok hermes-units 2.0", "ok hermes-units-tool 1.0"]
+    # what the lock knew of each file stays (its path here; a URL and upload time from an index)
+    assert f'path = "{wheelhouse / "hermes_units_tool-1.0-py3-none-any.whl"}"' in (home / "plugins.lock").read_text()
 
 
 def test_locked_refuses_a_file_whose_hash_differs(home: Path, hermes_env: Hermes, wheelhouse: Path,

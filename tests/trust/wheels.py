@@ -32,7 +32,8 @@ def write_wheel(folder: Path, name: str, files: Mapping[str, str], *, version: s
     contents: dict[str, bytes] = {path: textwrap.dedent(text).encode() for path, text in files.items()}
     contents[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {name}\n"
                                     + "".join(f"Requires-Dist: {r}\n" for r in requires)).encode()
-    contents[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: hermes-core-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    contents[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: hermes-core-tests\nRoot-Is-Purelib: true\n"
+                                 b"Tag: py3-none-any\n")
     contents[f"{info}/entry_points.txt"] = ("[hermes_agent.plugins]\n" + "".join(
         f"{k} = {v}\n" for k, v in entry_points.items())).encode()
     record = "".join(f"{path},{_record_hash(data)},{len(data)}\n" for path, data in contents.items())
