@@ -142,9 +142,16 @@ def fetch(specs: Sequence[str], work: Path, *, python: Path | None = None, user:
         else:
             targets.append(str(Path(spec).resolve()) if kind == "wheel" else spec)
     report = work / "report.json"
-    run_pip(["install", "--dry-run", "--quiet", "--only-binary", ":all:", "--report", str(report),
-             *(["--user"] if user else []),
-             *(["--upgrade"] if upgrade else []), *targets], f"resolve {' '.join(specs)}", python)
+    try:
+        run_pip(["install", "--dry-run", "--quiet", "--only-binary", ":all:", "--report", str(report),
+                 *(["--user"] if user else []), *(["--upgrade"] if upgrade else []), *targets],
+                f"resolve {' '.join(specs)}", python)
+    except FetchError as exc:
+        if "No matching distribution" not in exc.output:
+            raise
+        raise FetchError(f"{exc} (only wheels are taken from an index, since building a sdist runs its code: "
+                         "download the sdist and install its path, which is scanned before it is built)",
+                         exc.output) from None
     items = json.loads(report.read_text(encoding="utf-8")).get("install", [])
     downloads = work / "files"
     downloads.mkdir(exist_ok=True)

@@ -202,6 +202,15 @@ def test_audit_rescans_what_is_on_disk_now(home: Path, hermes_env: Hermes, wheel
     assert lines[3].startswith("  block  hermes_units_tool/__init__.py:9  obfuscated-exec: runs code decoded")
 
 
+def test_a_name_with_no_wheel_is_refused_saying_how_to_have_its_sdist_checked(
+        home: Path, hermes_env: Hermes, wheelhouse: Path, tmp_path: Path) -> None:
+    write_sdist(wheelhouse, "hermes-sdist-only", {"hermes_sdist_only/__init__.py": "def register(ctx):\n    pass\n"})
+    result = hermes_env("plugins", "install", "--yes", "hermes-sdist-only", check=1)
+    assert result.stderr.splitlines()[-1].endswith(
+        "(only wheels are taken from an index, since building a sdist runs its code: download the sdist and "
+        "install its path, which is scanned before it is built)")
+
+
 def test_verify_without_a_lock_says_so(home: Path, hermes_env: Hermes) -> None:
     assert hermes_env("plugins", "verify").stdout.startswith(f"no plugins.lock in {home}")
 
