@@ -75,11 +75,10 @@ def scan_source(text: str, file: str) -> list[Finding]:
 
 
 def _is_exec(parts: list[str]) -> bool:
-    """`exec(...)`, `eval(...)`, `compile(...)`, `builtins.exec(...)`, `types.FunctionType(...)`, `marshal.loads`
-    (not `re.compile`)."""
+    """`exec(...)`, `eval(...)`, `compile(...)`, `builtins.exec(...)`, `types.FunctionType(...)` (not
+    `re.compile`; `marshal.loads` only makes a code object: what runs it is the sink)."""
     last, root = parts[-1], parts[0]
-    return (last in EXEC and (len(parts) == 1 or root in ("builtins", "__builtins__", "types"))) or \
-        (root, last) == ("marshal", "loads")
+    return last in EXEC and (len(parts) == 1 or root in ("builtins", "__builtins__", "types"))
 
 
 def _worth_reading(nodes: list[ast.AST], secrets: bool) -> bool:
