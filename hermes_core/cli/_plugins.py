@@ -23,6 +23,17 @@ def plugins() -> None:
     """Discover, inspect, enable and check plugins."""
 
 
+def _add_trust_commands() -> None:
+    """`hermes plugins verify|audit|scan` (docs/trust.md) live with the install checks."""
+    from ._trust import COMMANDS
+
+    for command in COMMANDS:
+        plugins.add_command(command)
+
+
+_add_trust_commands()
+
+
 def _discovered() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
@@ -299,40 +310,6 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     if not names:
         click.echo(f"hermes: warning: installed {' '.join(packages)}, but could not tell which distribution it is; "
                    "see `hermes plugins list` and enable its plugins with `hermes plugins enable ID`", err=True)
-
-
-@plugins.command()
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: name, version, problems.")
-@click.pass_context
-def verify(ctx: click.Context, as_json: bool) -> None:
-    """Check the installed files of every distribution in $HERMES_HOME/plugins.lock against their
-    RECORD, and each RECORD against the lock; name every file that differs (exit 1)."""
-    from ._trust import verify as run
-
-    ctx.exit(run(as_json))
-
-
-@plugins.command()
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: name, version, problems, findings.")
-@click.pass_context
-def audit(ctx: click.Context, as_json: bool) -> None:
-    """Re-run the checks on what is installed, for a cron job or CI: `verify`, and the scan of each
-    locked distribution's files as they are on disk now (exit 1 when anything differs or asks)."""
-    from ._trust import audit as run
-
-    ctx.exit(run(as_json))
-
-
-@plugins.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: path, verdict, findings.")
-@click.pass_context
-def scan(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
-    """Scan wheels, sdists or source folders as `install` does, installing nothing: each finding
-    with its file, line and why (exit 1 when one asks or blocks; docs/trust.md)."""
-    from ._trust import scan as run
-
-    ctx.exit(run(paths, as_json))
 
 
 def _requirement_label(target: str) -> str:

@@ -4,7 +4,6 @@ show what the scan found, ask, install exactly the checked files, and lock them.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import click
 from .._errors import HermesError
 from .._paths import hermes_home
 
-__all__ = ["TrustError", "checked_install", "verify"]
+__all__ = ["COMMANDS", "TrustError", "checked_install", "consent_to_enable"]
 
 
 class TrustError(HermesError):
@@ -107,6 +106,8 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
     lock_path = hermes_home() / LOCK_FILE
     environment = str(python.parent.parent) if python is not None else None
     guarddog = _guarddog_mode()
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="hermes-trust-") as folder:
         work = Path(folder)
         if locked:
@@ -308,3 +309,34 @@ def audit(as_json: bool) -> int:
     if rows and not as_json:
         click.echo("not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)")
     return 1 if any(row["problems"] or row["verdict"] != "ok" for row in rows) else 0
+
+
+@click.command("verify")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: name, version, problems.")
+@click.pass_context
+def verify_command(ctx: click.Context, as_json: bool) -> None:
+    """Check the installed files of every distribution in $HERMES_HOME/plugins.lock against their
+    RECORD, and each RECORD against the lock; name every file that differs (exit 1)."""
+    ctx.exit(verify(as_json))
+
+
+@click.command("audit")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: name, version, problems, findings.")
+@click.pass_context
+def audit_command(ctx: click.Context, as_json: bool) -> None:
+    """Re-run the checks on what is installed, for a cron job or CI: `verify`, and the scan of each
+    locked distribution's files as they are on disk now (exit 1 when anything differs or asks)."""
+    ctx.exit(audit(as_json))
+
+
+@click.command("scan")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list: path, verdict, findings.")
+@click.pass_context
+def scan_command(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Scan wheels, sdists or source folders as `install` does, installing nothing: each finding
+    with its file, line and why (exit 1 when one asks or blocks; docs/trust.md)."""
+    ctx.exit(scan(paths, as_json))
+
+
+COMMANDS = (verify_command, audit_command, scan_command)
