@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .scan import members
 
-__all__ = ["declared_capabilities"]
+__all__ = ["declared_capabilities", "llm_users"]
 
 
 def declared_capabilities(wheel: Path) -> dict[str, list[str]]:
@@ -31,3 +31,22 @@ def declared_capabilities(wheel: Path) -> dict[str, list[str]]:
         if isinstance(listed, list):
             found["/".join(parts[:-1])] = [str(item) for item in listed]
     return found
+
+
+def llm_users(wheel: Path) -> set[str]:
+    """The top-level packages of `wheel` whose code uses `ctx.llm` (model calls that cost money), read
+    with `ast`."""
+    import ast
+
+    users = set()
+    for name, data in members(wheel):
+        if not name.endswith(".py") or ".dist-info/" in name:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == "llm" and isinstance(n.value, ast.Name)
+               and n.value.id == "ctx" for n in ast.walk(tree)):
+            users.add(name.split("/")[0].removesuffix(".py"))
+    return users

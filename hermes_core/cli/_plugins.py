@@ -268,7 +268,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     import importlib
 
     from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
-    from ._trust import checked_install, consent_to_enable
+    from ._trust import asks_of, checked_install, consent_to_enable
 
     if not packages and not locked:
         raise click.UsageError("give the PACKAGES to install, or --locked to install what plugins.lock pins")
@@ -298,8 +298,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
                        "hermes_agent.plugins groups): nothing was enabled", err=True)
         for spec in specs:
-            folder = (spec.entry_point or "").split(":")[0].replace(".", "/")
-            if not consent_to_enable(spec, python, yes, declared.get(folder, [])):
+            if not consent_to_enable(spec, python, yes, asks_of(declared, spec)):
                 click.echo(f"{spec.id} was not enabled: `hermes plugins enable {spec.id}` enables it")
                 continue
             changed = _set_membership(spec.id, "enabled", "disabled")

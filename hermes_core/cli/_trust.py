@@ -12,7 +12,7 @@ import click
 from .._errors import HermesError
 from .._paths import hermes_home
 
-__all__ = ["COMMANDS", "TrustError", "checked_install", "consent_to_enable"]
+__all__ = ["COMMANDS", "TrustError", "asks_of", "checked_install", "consent_to_enable"]
 
 
 class TrustError(HermesError):
@@ -132,10 +132,13 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             install_files(checked.fetched, work, python=python, user=user, upgrade=upgrade or locked)
             entries = lock_entries(checked.fetched, environment=environment, online=not locked)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
-        from .._trust.consent import declared_capabilities
+        from .._trust.consent import declared_capabilities, llm_users
 
         declared = {folder: ids for f in checked.fetched if f.requested
                     for folder, ids in declared_capabilities(f.path).items()}
+        for item in checked.fetched:  # ctx.llm use is shown with the plugin's capabilities
+            for package in llm_users(item.path) if item.requested else ():
+                declared.setdefault(package, []).append(LLM_USE)
         return [f.name for f in checked.fetched if f.requested], declared
 
 
@@ -189,6 +192,8 @@ def scan(paths: tuple[Path, ...], as_json: bool) -> int:
     return 1 if any(row["verdict"] != "ok" for row in rows) else 0
 
 
+LLM_USE = "ctx.llm"  # not a capability to grant: shown, since the model calls it makes cost money
+
 # What a hook lets a plugin do to every conversation, said when it registers one.
 HOOK_REACH = {"pre_tool_call": "can block or change any tool call", "post_tool_call": "sees every tool call and result",
               "transform_tool_result": "can change any tool's result", "pre_llm_call": "sees every prompt",
@@ -220,6 +225,15 @@ def dry_run(spec: Any, python: Path | None) -> list[str]:
     return lines or ["registers nothing"]
 
 
+def asks_of(declared: dict[str, list[str]], spec: Any) -> list[str]:
+    """What the plugin `spec` asks for: its package folder's plugin.yaml capabilities, and `ctx.llm`
+    when its top-level package uses it."""
+    module = (spec.entry_point or "").split(":")[0]
+    folder, top = module.replace(".", "/"), module.split(".")[0]
+    asked = list(declared.get(folder, []))
+    return asked + [LLM_USE] if LLM_USE in declared.get(top, []) and LLM_USE not in asked else asked
+
+
 def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[str]) -> bool:
     """Show what `spec` will be able to do (its dry run, the capabilities its plugin.yaml asks for),
     ask whether to enable it, then whether to grant what it asks for that is not granted yet.
@@ -233,7 +247,10 @@ def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[
     config = load_config()
     asked = [c for c in dict.fromkeys(declared) if c in CAPABILITY_REGISTRY and not granted(config, spec.id, c)]
     for capability in dict.fromkeys(declared):
-        if capability not in CAPABILITY_REGISTRY:
+        if capability == LLM_USE:
+            click.echo(f"  uses ctx.llm: it calls the model, which costs money (plugins.entries.{spec.id}.llm_budget "
+                       "caps it)", err=True)
+        elif capability not in CAPABILITY_REGISTRY:
             click.echo(f"  asks for {capability}: not a capability hermes-core knows; not granted", err=True)
         elif capability in asked:
             click.echo(f"  asks for {capability}: {CAPABILITY_REGISTRY[capability].description} (not granted)",

@@ -169,7 +169,7 @@ GUARD = '''
 
     def register(ctx):
         ctx.register_hook("pre_tool_call", guard)
-        ctx.register_command("guard", lambda raw: "on", description="the guard's state")
+        ctx.register_command("guard", lambda raw: ctx.llm.complete("state?"), description="the guard's state")
 '''
 
 
@@ -182,8 +182,9 @@ def test_before_enabling_the_user_sees_what_the_plugin_registers_in_a_process_of
                                           "guard was not enabled: `hermes plugins enable guard` enables it"]
     lines = result.stderr.splitlines()
     start = lines.index("guard will be able to (from a dry run of its register() in a process of its own):")
-    assert lines[start + 1:start + 3] == ["  commands: guard", "  hooks: pre_tool_call (can block or change any tool "
-                                                                "call)"]
+    assert lines[start + 1:start + 4] == [
+        "  commands: guard", "  hooks: pre_tool_call (can block or change any tool call)",
+        "  uses ctx.llm: it calls the model, which costs money (plugins.entries.guard.llm_budget caps it)"]
     config = home / "config.yaml"
     assert not config.exists() or "guard" not in config.read_text()
 
