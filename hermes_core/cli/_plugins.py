@@ -23,6 +23,17 @@ def plugins() -> None:
     """Discover, inspect, enable and check plugins."""
 
 
+def _add_trust_commands() -> None:
+    """`hermes plugins verify|audit|scan` (docs/trust.md) live with the install checks."""
+    from ._trust import COMMANDS
+
+    for command in COMMANDS:
+        plugins.add_command(command)
+
+
+_add_trust_commands()
+
+
 def _discovered() -> tuple[Discovery, Any]:
     return discover(home=hermes_home()), load_config()
 
@@ -239,27 +250,45 @@ def _provided(found: Discovery, distribution: str) -> list[PluginSpec]:
 
 
 @plugins.command()
-@click.argument("packages", nargs=-1, required=True)
+@click.argument("packages", nargs=-1)
 @click.option("--user", is_flag=True, help="Install into your user site-packages (outside a virtual environment).")
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages that are already installed.")
 @click.option("--isolated", is_flag=True,
               help="Install into an environment of their own under $HERMES_HOME/venvs; their plugins run in "
                    "a process of their own there (docs/isolation.md).")
-def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool) -> None:
-    """pip-install PACKAGES (names, paths, wheels: anything pip takes) into the environment hermes
-    runs in (or, with --isolated, one of their own), then enable the plugins they provide, one line each."""
-    from ._pip import PipError, installed, isolated_environment, pip_install, target_problem
+@click.option("-y", "--yes", is_flag=True,
+              help="Do not ask: install when plugins.install_policy accepts what the checks found (docs/trust.md).")
+@click.option("--locked", is_flag=True,
+              help="Install exactly the files $HERMES_HOME/plugins.lock pins (all, or those of PACKAGES), or refuse.")
+def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool, yes: bool, locked: bool) -> None:
+    """Download PACKAGES (names, wheel or sdist paths, git URLs) and their dependencies without
+    installing them, check them, show what was found, ask, then install exactly the checked files
+    into the environment hermes runs in (or, with --isolated, one of their own), record them in
+    $HERMES_HOME/plugins.lock and enable the plugins they provide, one line each (docs/trust.md)."""
+    import importlib
 
+    from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
+    from ._trust import asks_of, checked_install, consent_to_enable
+
+    if not packages and not locked:
+        raise click.UsageError("give the PACKAGES to install, or --locked to install what plugins.lock pins")
     python = None
     if isolated:
         if user:
             raise click.UsageError("--isolated installs into an environment of its own; leave out --user")
+        if not packages:
+            raise click.UsageError("--isolated --locked needs the PACKAGES to install into their environment")
         python = isolated_environment(hermes_home(), _requirement_label(packages[0]))
     else:
         problem = target_problem(user)
         if problem:
             raise PipError(problem)
-    names = pip_install(packages, user=user, upgrade=upgrade, python=python)
+    names, declared = checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+    importlib.invalidate_caches()  # discovery, next, must see what pip just wrote
+    for target in packages if not locked else ():
+        name = _requirement_name(target)
+        if name is not None and canonical(name) not in map(canonical, names):
+            names.append(name)
     found, _ = _discovered()
     for name in names:
         name, version = (installed(name) if python is None else None) or (name, "")
@@ -269,6 +298,9 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
                        "hermes_agent.plugins groups): nothing was enabled", err=True)
         for spec in specs:
+            if not consent_to_enable(spec, python, yes, asks_of(declared, spec)):
+                click.echo(f"{spec.id} was not enabled: `hermes plugins enable {spec.id}` enables it")
+                continue
             changed = _set_membership(spec.id, "enabled", "disabled")
             click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
             if python is not None:

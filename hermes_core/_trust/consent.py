@@ -1,0 +1,52 @@
+"""The capabilities a plugin asks for, read from the `capabilities:` of the plugin.yaml its wheel
+ships (Hermes' ids: `tools.override`, `llm.model_override`, ...), in memory: nothing is run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .scan import members
+
+__all__ = ["declared_capabilities", "llm_users"]
+
+
+def declared_capabilities(wheel: Path) -> dict[str, list[str]]:
+    """Each plugin.yaml's `capabilities:` in `wheel`, by the folder it is in (`hermes_foo`)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    found: dict[str, list[str]] = {}
+    for name, data in members(wheel):
+        parts = name.split("/")
+        if parts[-1] not in ("plugin.yaml", "plugin.yml") or len(parts) < 2 or parts[0].endswith((".dist-info",
+                                                                                                  ".data")):
+            continue
+        try:
+            doc = YAML(typ="safe", pure=True).load(data)
+        except YAMLError:
+            continue
+        listed = doc.get("capabilities") if isinstance(doc, dict) else None
+        if isinstance(listed, dict):  # `capabilities: {tools.override: true}`
+            listed = [key for key, value in listed.items() if value]
+        if isinstance(listed, list):
+            found["/".join(parts[:-1])] = [str(item) for item in listed]
+    return found
+
+
+def llm_users(wheel: Path) -> set[str]:
+    """The top-level packages of `wheel` whose code uses `ctx.llm` (model calls that cost money), read
+    with `ast`."""
+    import ast
+
+    users = set()
+    for name, data in members(wheel):
+        if not name.endswith(".py") or ".dist-info/" in name:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == "llm" and isinstance(n.value, ast.Name)
+               and n.value.id == "ctx" for n in ast.walk(tree)):
+            users.add(name.split("/")[0].removesuffix(".py"))
+    return users

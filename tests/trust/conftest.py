@@ -1,0 +1,55 @@
+"""The trust tests' environment: a folder of real wheels pip installs from with no index (no
+network), a fresh virtual environment per test, and `hermes` run there as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, make_venv
+
+Hermes = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def pip_env(wheelhouse: Path) -> dict[str, str]:
+    """pip offline: no config file (the machine's indexes and constraints), no index, our wheels only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return env | {"PYTHONPATH": str(ROOT), "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1",
+                  "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+@pytest.fixture
+def wheelhouse(tmp_path: Path) -> Path:
+    folder = tmp_path / "wheelhouse"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def python(tmp_path: Path) -> Path:
+    return make_venv(tmp_path / "env")
+
+
+@pytest.fixture
+def hermes_env(home: Path, python: Path, wheelhouse: Path) -> Hermes:
+    """`hermes ARGS` run by the test's venv (hermes-core from this checkout), pip offline."""
+
+    def run(*args: str, check: int | None = 0, input: str | None = None, interpreter: Path | None = None,
+            **env: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([str(interpreter or python), "-c", "from hermes_core.cli import main; main()", *args],
+                                capture_output=True, text=True, input=input, timeout=300,
+                                env=pip_env(wheelhouse) | env, stdin=None if input is not None else subprocess.DEVNULL)
+        if check is not None:
+            assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+        return result
+
+    return run
+
+
+def site_packages(python: Path) -> Path:
+    return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
