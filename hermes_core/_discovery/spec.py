@@ -52,18 +52,6 @@ class Skipped(NamedTuple):
     reason: str
 
 
-# The slot kinds Hermes reads as `exclusive` from a plugin's source (its memory markers): such a
-# plugin is its memory loader's alone, never loaded while `memory.provider` names no plugin's
-# provider (Hermes' general manager skips it). A context engine guessed the same way is loaded by
-# Hermes' general manager too.
-EXCLUSIVE_KINDS = frozenset({"memory"})
-
-
-def _external(selected: object) -> bool:
-    """Whether a slot's setting names a plugin's provider (not unset, "" or the built-in one)."""
-    return isinstance(selected, str) and selected.strip().lower() not in ("", "builtin", "none")
-
-
 class PluginSpec(NamedTuple):
     """A discovered plugin: what it is and where it comes from, known without importing it.
 
@@ -149,12 +137,8 @@ class PluginSpec(NamedTuple):
 
         `plugins.disabled` always wins; built-ins load unless disabled; a plugin whose kind
         is a slot loads when that slot selects it (an entry point in `hermes_agent.plugins` is
-        standalone whatever its source says, so it is opt-in, as in Hermes), and only then when
-        a memory provider's kind read from its source (no declared kind, or Hermes' `exclusive`:
-        Hermes' general manager never loads such a plugin, only its memory loader does) is not
-        loaded through `plugins.enabled` while `memory.provider` names no plugin's provider (an
-        enabled one may then provide the name it selects, which is known only once loaded);
-        everything else is opt-in through `plugins.enabled` (by id or manifest name).
+        standalone whatever its source says, so it is opt-in, as in Hermes); everything else is
+        opt-in through `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
         disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
@@ -167,9 +151,6 @@ class PluginSpec(NamedTuple):
                 selected = config.get(slot.config_key)
                 if isinstance(selected, str) and selected.strip() in names | {self.id.rpartition("/")[2]}:
                     return True, f"selected by {slot.config_key}"
-                if self.kind_guessed and slot.name in EXCLUSIVE_KINDS and not _external(selected):
-                    return False, f"a {slot.name} plugin (exclusive, as Hermes reads it): loaded when " \
-                                  f"{slot.config_key} selects it"
         enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
         if names.intersection(enabled):
             return True, "enabled in plugins.enabled"

@@ -38,7 +38,7 @@ def test_a_plugin_reads_an_integer_context_length_at_register_time(home: Path) -
 
 
 # A folder memory provider with a manifest that declares no kind: Hermes' heuristic reads it as
-# `exclusive`, its general manager never loads it, its memory loader does when selected.
+# `exclusive` (its memory loader's); `memory.provider` naming its folder loads it, enabled or not.
 EXCLUSIVE = '''
 import os
 from agent.memory_provider import MemoryProvider
@@ -55,21 +55,15 @@ class Jotter(MemoryProvider):
         return []
 
 def register(ctx):
-    open(os.path.join(os.environ["HERMES_HOME"], "jotter-loaded"), "a").write("x")
     ctx.register_memory_provider(Jotter())
 '''
 
 
-def test_a_memory_provider_without_a_kind_loads_only_when_selected(home: Path) -> None:
+def test_a_memory_provider_without_a_kind_is_selected_by_its_folder(home: Path) -> None:
     make_folder_plugin(home / "plugins", "jotter", EXCLUSIVE, "name: jotter\nversion: 0.1.0\n")
-    write_config(home, "plugins:\n  enabled: [jotter]\n")
+    write_config(home, "memory:\n  provider: jotter\n")  # as Hermes' memory loader finds it: not in plugins.enabled
     listed = next(p for p in hermes_json("plugins", "list") if p["id"] == "jotter")
-    assert listed["kind"] == "memory" and listed["enabled"] is False
-    assert "memory.provider selects it" in listed["reason"]
-    report = hermes_json("plugins", "doctor")
-    assert all(p["id"] != "jotter" for p in report["plugins"])
-    assert not (home / "jotter-loaded").exists()  # never imported by the general loading
-    write_config(home, "memory:\n  provider: jotter\n")  # its memory loader's: by name, enabled or not
+    assert (listed["kind"], listed["enabled"]) == ("memory", True)
     report = hermes_json("plugins", "doctor")
     assert next(p for p in report["plugins"] if p["id"] == "jotter")["status"] == "ok"
     assert report["slots"]["memory"] == "jotter"
