@@ -334,3 +334,36 @@ def test_a_prepared_compression_is_discarded_when_the_conversation_moved_on(home
         window = [m["content"] for m in agent.messages]
     assert window == ["first answer", "second ask", "second answer"]
     assert _events(home) == [("prepared", "first ask", 25_000), ("discarded", "stale_digest")]
+
+
+# A memory provider with Hermes' config schema and save_config, as `hermes plugins config` fills it.
+CONFIGURED = '''
+import json, os
+from agent.memory_provider import MemoryProvider
+
+class Vault(MemoryProvider):
+    name = "vault"
+    def is_available(self): return True
+    def initialize(self, session_id, **kwargs): pass
+    def get_tool_schemas(self): return []
+    def get_config_schema(self):
+        return [{"key": "vault_path", "description": "Where the notes live", "required": True},
+                {"key": "mode", "description": "How to write", "default": "append", "choices": ["append", "replace"]},
+                {"key": "api_key", "description": "Vault key", "secret": True, "env_var": "VAULT_KEY"}]
+    def save_config(self, values, hermes_home):
+        with open(os.path.join(hermes_home, "vault.json"), "w") as handle:
+            json.dump(values, handle)
+
+def register(ctx):
+    ctx.register_memory_provider(Vault())
+'''
+
+
+def test_hermes_plugins_config_saves_a_memory_providers_settings(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "vault", CONFIGURED, None)
+    write_config(home, "plugins:\n  enabled: [vault]\n")
+    result = hermes("plugins", "config", "vault", "--set", "vault_path=/srv/notes")
+    assert "VAULT_KEY" in result.stdout and "vault: saved vault_path, mode" in result.stdout
+    assert json.loads((home / "vault.json").read_text()) == {"vault_path": "/srv/notes", "mode": "append"}
+    missing = hermes("plugins", "config", "vault", check=None)  # not a terminal: the required one has no default
+    assert missing.returncode != 0 and "vault_path is required" in missing.stderr and "Traceback" not in missing.stderr
