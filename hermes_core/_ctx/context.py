@@ -249,9 +249,10 @@ class PluginContext:
             raise RegistrationError("ctx.on_unload: the callback is not callable", plugin_id=self.plugin_id)
         self._host("ctx.on_unload").on_unload(callback)
 
-    def spawn_task(self, coro: Awaitable[Any]) -> Any:
-        """Run `coro` in the background, its failure logged, cancelled on unload; returns its task."""
-        return self._host("ctx.spawn_task").spawn_task(coro)
+    def spawn_task(self, coro: Awaitable[Any], *, name: str | None = None) -> Any:
+        """Run `coro` in the background, its failure logged, cancelled on unload; returns its task
+        (named `name`, else `plugin:<id>:task`, as in Hermes)."""
+        return self._host("ctx.spawn_task").spawn_task(coro, name=name)
 
     def has_capability(self, capability: str) -> bool:
         """Whether this host serves `capability` ("gateway", "mcp", ...) or granted it ("tools.override")."""

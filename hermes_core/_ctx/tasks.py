@@ -43,8 +43,9 @@ class _Raised:
         return self.error
 
 
-def spawn(plugin_id: str, coro: Any) -> tuple[Any, Undo]:
-    """Start `coro`; returns its task (or, off any loop, a concurrent future) and the function that cancels it."""
+def spawn(plugin_id: str, coro: Any, *, name: str | None = None) -> tuple[Any, Undo]:
+    """Start `coro`; returns its task (or, off any loop, a concurrent future) and the function that
+    cancels it. A task is named `name`, else `plugin:<plugin_id>:task` (Hermes' default)."""
     if not inspect.isawaitable(coro):
         raise RegistrationError(f"ctx.spawn_task of plugin {plugin_id!r} takes a coroutine (call the async "
                                 f"function: spawn_task(work()), not spawn_task(work)); got {coro!r}",
@@ -67,7 +68,7 @@ def spawn(plugin_id: str, coro: Any) -> tuple[Any, Undo]:
         loop = None
     task: asyncio.Task[Any] | concurrent.futures.Future[Any]
     if loop is not None:
-        task = loop.create_task(coro)
+        task = loop.create_task(coro, name=name or f"plugin:{plugin_id}:task")
     else:
         from .._runtime.workers import portal
 

@@ -6,7 +6,9 @@ model the operator configured finds it), and a `model:` written as a bare name i
 `model: {default: <name>}`. `load_config()` is that with `${VAR}` references expanded and the
 sections Hermes' defaults always have present (`model` with `default`, `provider`, `base_url`;
 `context`; `memory`; `auxiliary`; `plugins`), as a fresh `dict`. What the file says itself
-always wins. Like Hermes', the readers never raise on a broken file: they log it and answer
+always wins. `model.context_length` is always an integer there, as Hermes' agent resolves it for
+a plugin from its model metadata: the operator's (a number written as text counts), else the
+window hermes-core runs the model with (`model.context_length`'s default). Like Hermes', the readers never raise on a broken file: they log it and answer
 `{}`. Writing is not served: a plugin keeps its own settings with `ctx.set_config`, and
 config.yaml is the operator's.
 """
@@ -117,6 +119,18 @@ _SECTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def _context_length(value: Any) -> int:
+    """`model.context_length` as the integer Hermes gives a plugin: the operator's when it is a
+    positive whole number (also written as text), else the window hermes-core runs with."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    from ..config_keys import MODEL_CONTEXT_LENGTH
+
+    return int(MODEL_CONTEXT_LENGTH.default)
+
+
 def load_config() -> dict[str, Any]:
     """The operator's config with `${VAR}` references expanded and Hermes' sections present: a
     fresh dict, safe to change."""
@@ -127,6 +141,9 @@ def load_config() -> dict[str, Any]:
             result[section] = dict(defaults)
         elif isinstance(present, dict):
             result[section] = {**defaults, **present}
+    model = result.get("model")
+    if isinstance(model, dict):
+        model["context_length"] = _context_length(model.get("context_length"))
     return result
 
 

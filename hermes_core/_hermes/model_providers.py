@@ -36,8 +36,11 @@ OMIT_TEMPERATURE = object()  # a profile's `fixed_temperature` that means: send 
 
 @dataclass
 class ProviderProfile:
-    """An inference provider as Hermes describes it (its fields and defaults); hermes-core uses
-    `name`, `aliases`, `base_url`, `env_vars`, `default_headers` and `display_name`."""
+    """An inference provider as Hermes describes it: Hermes' fields and defaults, and its hooks.
+    hermes-core routes requests by `name`, `aliases`, `base_url` and `env_vars`, shapes them with
+    `prepare_messages`, `build_extra_body`, `build_api_kwargs_extras`, `fixed_temperature` and
+    `get_max_tokens`, and sends them through `create_client`'s client when it makes one
+    (`hermes_core._llm.profiles`); the other hooks answer Hermes' defaults."""
 
     name: str
     api_mode: str = "chat_completions"
@@ -104,11 +107,53 @@ class ProviderProfile:
     def get_max_tokens(self, model: str | None) -> int | None:
         return self.default_max_tokens
 
+    def build_client_kwargs_extras(self, **context: Any) -> dict[str, Any]:
+        """Keyword arguments for the client, as defaults under the host's own."""
+        return {}
+
+    def create_client(self, **client_kwargs: Any) -> Any | None:
+        """A client of the provider's own (its `chat.completions.create` answers the requests), or
+        None for the standard OpenAI client. `client_kwargs` is what the host would give
+        `openai.OpenAI` (`api_key`, `base_url`, `default_headers`, `timeout`, `max_retries`, and
+        `command`, `args` for an external process); take `**kwargs`, keys are added over time."""
+        return None
+
+    def fetch_account_usage(self, *, base_url: str | None = None, api_key: str | None = None) -> Any | None:
+        return None
+
+    def resolve_aux_model(self, *, vision: bool = False) -> str:
+        return ""
+
+    def default_reasoning_config(self, model: str | None = None) -> dict[str, Any] | None:
+        return None
+
+    def get_model_context_length(self, model: str) -> int | None:
+        return None
+
+    def get_usage_cost(self, model: str, usage: Any) -> Any | None:
+        return None
+
+    def supported_reasoning_efforts(self, model: str | None) -> tuple[str, ...] | None:
+        return None
+
+    def setup_status(self, **kwargs: Any) -> dict[str, Any] | None:
+        return None
+
+    def discover_models(self, **kwargs: Any) -> list[dict[str, Any]] | None:
+        return None
+
     def fetch_models(self, *, api_key: str | None = None, base_url: str | None = None,
                      timeout: float = 8.0) -> list[str] | None:
-        """The model ids `models_url` (else `<base_url>/models`) lists, or None when that fails."""
-        url = self.models_url.strip() or ((base_url or self.base_url).rstrip("/") + "/models"
-                                          if (base_url or self.base_url) else "")
+        """The model ids the catalog lists, or None when that fails or the profile has none
+        (`supports_model_listing` false): a `base_url` other than the profile's own is asked
+        (`<base_url>/models`), else `models_url`, else `<base_url>/models`."""
+        if not self.supports_model_listing:
+            return None
+        caller = (base_url or "").strip()
+        if caller and caller.rstrip("/") != (self.base_url or "").rstrip("/"):
+            url = caller.rstrip("/") + "/models"
+        else:
+            url = self.models_url.strip() or ((self.base_url.rstrip("/") + "/models") if self.base_url else "")
         if not url:
             return None
         import urllib.request  # only a plugin asking for its catalog pays for it
@@ -145,9 +190,12 @@ def _check(profile: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise RegistrationError(f"register_provider() takes a ProviderProfile with a name, not {profile!r}")
     base_url = getattr(profile, "base_url", "")
-    if not isinstance(base_url, str) or not base_url.strip():
+    own = callable(getattr(type(profile), "create_client", None)) and \
+        getattr(type(profile), "create_client", None) is not ProviderProfile.create_client
+    if not own and (not isinstance(base_url, str) or not base_url.strip()):
         raise RegistrationError(f"register_provider({name!r}): the profile has no base_url; set the "
-                                "OpenAI-compatible endpoint it serves (e.g. https://api.example.com/v1)")
+                                "OpenAI-compatible endpoint it serves (e.g. https://api.example.com/v1), "
+                                "or give its class a create_client() that makes its own client")
     return name.strip().lower()
 
 
@@ -203,7 +251,8 @@ def route_for(name: str) -> ProviderRoute | None:
     env_vars = [str(v) for v in getattr(profile, "env_vars", ()) or ()]
     url_vars = [v for v in env_vars if v.upper().endswith("_BASE_URL")]
     key_vars = [v for v in env_vars if v not in url_vars]
-    base_url = next((os.environ[v] for v in url_vars if os.environ.get(v, "").strip()), profile.base_url)
+    base_url = next((os.environ[v] for v in url_vars if os.environ.get(v, "").strip()), profile.base_url) \
+        or f"process://{str(profile.name).strip().lower()}"  # a client of its own, no HTTP endpoint
     headers = getattr(profile, "default_headers", None) or {}
     return ProviderRoute(str(profile.name).strip().lower(), str(base_url).strip().rstrip("/"),
                          key_vars[0] if key_vars else "", dict(headers))

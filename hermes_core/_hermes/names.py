@@ -45,7 +45,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
                                                  "CORE_MEMORY_PROVIDER_SENTINELS", "is_core_memory_provider")),
     ),
     "agent.context_engine": (
-        ("hermes_core._slots.context_engine", ("ContextEngine",)),
+        ("hermes_core._slots.context_engine", ("ContextEngine", "ContextCompressionCandidate")),
         ("hermes_core._redact", ("sanitize_memory_context", "MEMORY_CONTEXT_MAX_CHARS")),
     ),
     "agent.context_compressor": (
@@ -149,6 +149,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gateway.session_context": (("hermes_core.gateway.session_context", ALL),),
     "gateway.pairing": (("hermes_core.gateway.pairing", ("PairingStore",)),),
     "gateway.status": (("hermes_core.gateway.status", ALL),),
+    "gateway.run": (("hermes_core.gateway.run", ALL),),
     "gateway.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),
                                   ("hermes_core._ctx.platforms", ("PlatformEntry",))),
     "plugin_runtime.platform_registry": (("hermes_core._hermes.platform_registry", ("platform_registry",)),

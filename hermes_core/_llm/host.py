@@ -29,6 +29,7 @@ from .results import PluginLlmUsage
 from .routes import Plan, Route, plan_auxiliary, plan_call
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
 from .structured import Structured, has_images, refuses_format
+from .profiles import own_client, post_own, shape
 from .transport import Failure, apost, async_client, classify, dropped_connection, post, post_stream, sync_client
 from .trust import check_overrides
 
@@ -165,7 +166,7 @@ class _Attempts:
 
     def send(self, attempt: _Attempt) -> dict[str, Any]:
         """The request body of `attempt`, announced to the call's observer."""
-        request = self._call.request(attempt.route)
+        request = shape(attempt.route.provider, attempt.route.base_url, self._call.request(attempt.route))
         self.mode = self._call.mode(attempt.route)
         observer = self._call.observer
         if observer is not None:
@@ -369,10 +370,14 @@ class LlmHost:
             if attempt.delay:
                 pause(attempt.delay)
             cancel_check()  # a turn stopped by its caller makes no more attempts
-            client = sync_client(attempt.route.base_url, attempt.key)
+            route = attempt.route
+            own = own_client(route.provider, route.base_url, attempt.key, attempts.timeout)
+            client = own if own is not None else sync_client(route.base_url, attempt.key)
             try:
                 request = attempts.send(attempt)
-                if call.stream is not None and call.streams(attempt.route):
+                if own is not None:
+                    body = post_own(own, request, attempts.timeout)
+                elif call.stream is not None and call.streams(attempt.route):
                     body = fold(post_stream(client, request, attempts.timeout), attempt.route, call.stream,
                                 lambda exc: _broke_off(exc, attempts.timeout))
                 else:
@@ -401,9 +406,14 @@ class LlmHost:
         for attempt in attempts:
             if attempt.delay:
                 await asyncio.sleep(attempt.delay)
-            client = await async_client(attempt.route.base_url, attempt.key)
+            route = attempt.route
+            own = own_client(route.provider, route.base_url, attempt.key, attempts.timeout)
             try:
-                body = await apost(client, attempts.send(attempt), attempts.timeout)
+                if own is not None:  # a profile's own client is synchronous, as Hermes calls it
+                    body = await asyncio.to_thread(post_own, own, attempts.send(attempt), attempts.timeout)
+                else:
+                    client = await async_client(route.base_url, attempt.key)
+                    body = await apost(client, attempts.send(attempt), attempts.timeout)
             except Exception as exc:  # noqa: BLE001 - classified; raised later without it
                 attempts.failed(exc)
             else:

@@ -208,10 +208,10 @@ class Registrar:
 
         self._record.undos.append(run)
 
-    def spawn_task(self, coro: Any) -> Any:
+    def spawn_task(self, coro: Any, *, name: str | None = None) -> Any:
         from .._ctx.tasks import spawn
 
-        task, cancel = spawn(self._record.id, coro)
+        task, cancel = spawn(self._record.id, coro, name=name)
         self._record.undos.append(cancel)
         self._record.eager.append("ctx.spawn_task")
         return task

@@ -167,6 +167,25 @@ class EngineCalls:
     def on_turn_complete(self, messages: Messages, usage: Mapping[str, Any] | None, **kwargs: Any) -> None:
         self._guard.optional(self.engine, "on_turn_complete", self._who, None, messages, usage=usage, **kwargs)
 
+    @property
+    def who(self) -> str:
+        return self._who
+
+    def should_prepare_async_compression(self, prompt_tokens: int | None, messages: Messages) -> bool:
+        return self._guard.optional(self.engine, "should_prepare_async_compression", self._who, False,
+                                    prompt_tokens, messages, expect=bool) is True
+
+    def prepare_async_compression(self, messages: Messages, current_tokens: int | None) -> Any:
+        """The engine's candidate (unchecked), or None."""
+        return self._guard.optional(self.engine, "prepare_async_compression", self._who, None, messages,
+                                    current_tokens=current_tokens)
+
+    def on_async_compression_applied(self, candidate: Any, **kwargs: Any) -> None:
+        self._guard.optional(self.engine, "on_async_compression_applied", self._who, None, candidate, **kwargs)
+
+    def on_async_compression_discarded(self, candidate: Any, reason: str) -> None:
+        self._guard.optional(self.engine, "on_async_compression_discarded", self._who, None, candidate, reason)
+
     def automatic_status(self, phase: str, default_message: str, **context: Any) -> str | None:
         """The note for an automatic compaction, as the engine words it (None: say nothing)."""
         return self._guard(

@@ -16,7 +16,7 @@ isolated: an engine that raises is logged and noted in `problems`, never raised 
 ...     result = session.dispatch_tool("memory_save", {"content": "likes tea"}, tool_call_id="c1")
 ...     session.sync_turn(user_text, answer, messages=messages)
 ...     session.queue_prefetch(user_text)
-...     session.on_turn_complete(messages)
+...     session.on_turn_complete(messages)                   # may prepare a compression off the turn
 ...     session.close(messages)                                # or leave the `with` block
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import config_keys as keys
-from .._messages import Message, Messages, estimate_tokens, message_problems, repair_tool_pairing
+from .._messages import Message, Messages, estimate_tokens, message_problems
 from .._redact import sanitize_memory_context
 from .._slots.context_engine import compress_kwargs
 from .._slots.recall import is_trivial_prompt
@@ -39,6 +39,8 @@ from .._tools.call import ToolOutcome
 from .._tools.checked import SchemaMemory
 from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import ToolInfo
+from .async_compression import AsyncCompression
+from .checked import checked_messages
 from .engines import EngineCalls, Guard, MemoryCalls
 
 if TYPE_CHECKING:
@@ -123,6 +125,7 @@ class AgentSession:
         self._memory: MemoryCalls | None = None
         if self.memory_provider is not None:
             self._memory = MemoryCalls.start(self.memory_provider, guard, self.session_id, start)
+        self._async = AsyncCompression(self._engine, guard.note) if self._engine is not None else None
         self._attach(self._engine.engine if self._engine else None, self.engine_provider)
         self._attach(self._memory.provider if self._memory else None, self.memory_provider)
         if announce:
@@ -305,6 +308,8 @@ class AgentSession:
         self.last_compaction_note = ""
         if self._engine is None:
             return messages
+        if self._async is not None:
+            messages = self._async.apply(messages)
         if prompt_tokens is None:  # the last real count, when the engine has seen one
             engine = self._engine.engine
             last = self._guard(f"context engine {self._engine.entry.name!r}.last_prompt_tokens",
@@ -360,19 +365,8 @@ class AgentSession:
                    "focus_topic": focus_topic, "force": force,
                    "memory_context": sanitize_memory_context(memory) if memory else ""}
         result = self._engine.compress(list(messages), compress_kwargs(self._engine.engine, offered))
-        if result is None:
-            return messages
-        problems = message_problems(result)
-        if not problems:
-            return result  # type: ignore[no-any-return]
-        name = self._engine.entry.name
-        repaired = repair_tool_pairing(result) if isinstance(result, list) and all(
-            isinstance(m, dict) for m in result) else None
-        fixed = repaired is not None and not message_problems(repaired)
-        self.problems.append(f"context engine {name!r}.compress() returned an invalid message list "
-                             f"({'; '.join(problems[:3])}); {'repaired its tool pairing' if fixed else 'kept the original'}")
-        log.warning("session %s: %s", self.session_id, self.problems[-1])
-        return repaired if fixed and repaired is not None else messages
+        return checked_messages(result, messages, f"context engine {self._engine.entry.name!r}.compress()",
+                                self._guard.note)
 
     def select_context(self, request: Messages,
                        conversation: Sequence[Message] = ()) -> Messages:
@@ -400,6 +394,15 @@ class AgentSession:
         `interrupted` and `turn_exit_reason`."""
         if self._engine is not None:
             self._engine.on_turn_complete([dict(m) for m in messages], self._last_usage or None, **kwargs)
+            if self._async is not None and not kwargs.get("interrupted"):
+                tokens = self._last_usage.get("prompt_tokens")
+                self._async.maybe_prepare(list(messages), tokens if isinstance(tokens, int) else None)
+
+    @property
+    def pending_compression(self) -> Any:
+        """The compression the engine prepared in the background, waiting for the next request
+        (None: none); see `_session.async_compression`."""
+        return self._async.pending if self._async is not None else None
 
     def update_model(self, model: str, context_length: int, **kwargs: Any) -> None:
         """The model changed: the engine recomputes its threshold."""
@@ -419,6 +422,8 @@ class AgentSession:
         if self._announce:
             self._hooks.on_session_finalize(session_id=self.session_id, platform=self.platform,
                                             reason="session_boundary").run()
+        if self._async is not None:
+            self._async.discard("session_reset")
         if self._engine is not None:
             self._engine.on_session_reset()
         self.on_session_switch(self.session_id, reset=True)
@@ -434,6 +439,8 @@ class AgentSession:
         if self._closed:
             return
         self._closed = True
+        if self._async is not None:
+            self._async.discard("session_closed")
         if self._engine is not None:
             self._engine.on_session_end(self.session_id, list(messages))
         if self._memory is not None:

@@ -10,14 +10,27 @@ from __future__ import annotations
 import functools
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._messages import Message, Messages
 
-__all__ = ["ContextEngine", "accepted_kwargs", "automatic_compaction_status_message", "compress_kwargs",
+__all__ = ["ContextCompressionCandidate", "ContextEngine", "accepted_kwargs", "automatic_compaction_status_message", "compress_kwargs",
            "resolve_model_threshold"]
+
+
+@dataclass
+class ContextCompressionCandidate:
+    """A compression an engine prepared in the background (Hermes' `agent.context_engine` name):
+    `messages` stand for the first `base_message_count` messages of the window it was prepared
+    from (None: all of them), whose digest is `base_digest` ("" until the host fills it in)."""
+
+    messages: list[dict[str, Any]]
+    base_message_count: int | None = None
+    base_digest: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class ContextEngine(ABC):
@@ -130,20 +143,22 @@ class ContextEngine(ABC):
 
     def should_prepare_async_compression(self, prompt_tokens: int | None = None,
                                          messages: Messages | None = None) -> bool:
-        """Whether the host should prepare a compression candidate in the background (Hermes'
-        late-2026 hook; this host compresses in the turn, so never)."""
+        """After a turn: whether the host should prepare a compression in the background (False:
+        never, the default, which costs the host nothing)."""
         return False
 
     def prepare_async_compression(self, messages: Messages, current_tokens: int | None = None,
                                   focus_topic: str | None = None) -> Any:
-        """A compression candidate for a snapshot of `messages` (None: none)."""
+        """In a thread of the host's, for a copy of the window: a `ContextCompressionCandidate`
+        (or a plain message list standing for all of `messages`); None prepares nothing."""
         return None
 
     def on_async_compression_applied(self, candidate: Any, **kwargs: Any) -> None:
-        """A prepared candidate was adopted."""
+        """A prepared candidate replaced the messages it stands for, before a request."""
 
     def on_async_compression_discarded(self, candidate: Any, reason: str, **kwargs: Any) -> None:
-        """A prepared candidate was dropped, and why."""
+        """A prepared candidate was dropped: `stale_digest` (the conversation moved on),
+        `invalid_messages`, `superseded`, `session_reset` or `session_closed`."""
 
     def has_content_to_compress(self, messages: Messages) -> bool:
         """False when a manual `/compress` has nothing to do (all of it protected): the host

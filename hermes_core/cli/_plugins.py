@@ -1,4 +1,4 @@
-"""`hermes plugins list|info|enable|disable|doctor|new|install|remove|usage`."""
+"""`hermes plugins list|info|enable|disable|doctor|new|install|remove|usage|config`."""
 
 from __future__ import annotations
 
@@ -425,9 +425,11 @@ def _unisolate(plugin_id: str) -> None:
 
 
 def _add_usage() -> None:
+    from ._plugin_config import config
     from ._usage import usage
 
     plugins.add_command(usage)
+    plugins.add_command(config)
 
 
 _add_usage()

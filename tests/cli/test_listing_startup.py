@@ -67,7 +67,7 @@ def plugins(home: Path, site: Path) -> Path:
     install_dist(site, "hermes-ep", {"ep": "hermes_ep_module", "bad name!": "hermes_ep_module"},
                  {"hermes_ep_module": "def register(ctx):\n    pass\n"}, summary="An entry-point plugin")
     install_dist(site, "hermes-gw", {"gw": "hermes_gw_module"},
-                 {"hermes_gw_module": "from gateway.run import X\n"}, summary="needs the host")
+                 {"hermes_gw_module": "from gateway.hooks import X\n"}, summary="needs the host")
     install_dist(site, "hermes-notes", {"notes": "hermes_notes_module"},
                  {"hermes_notes_module": ""}, summary="shadows the folder plugin")
     write_config(home, "plugins:\n  enabled: [notes, ep, gw]\n  disabled: [clock]\nmemory:\n  provider: vec\n"

@@ -284,14 +284,14 @@ def test_listing_imports_no_plugin_openai_or_jsonschema(home: Path, site: Path, 
     install_dist(site, "hermes-zep", {"zep": "hermes_zep_module:Zep"}, {"hermes_zep_module": boom},
                  group="hermes_agent.memory_providers")
     install_dist(site, "hermes-wiki", {"wiki": "hermes_wiki_module:Wiki"},
-                 {"hermes_wiki_module.__init__": "from gateway.run import X\n" + boom}, group="hermes.memory_provider")
+                 {"hermes_wiki_module.__init__": "from gateway.hooks import X\n" + boom}, group="hermes.memory_provider")
     make_folder_plugin(home / "plugins", "shim", "# register_memory_provider\n" + boom, manifest=None)
     write_config(home, "plugins:\n  enabled: [userp, proj, ep, shim]\nmemory:\n  provider: zep\n")
     result = subprocess.run([sys.executable, "-c", LISTING_PROBE], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     listed = {row["id"]: row for row in json.loads(result.stdout)}
     assert {"userp", "memory/vec", "proj", "ep", "clock", "memory/builtin", "memory/zep", "memory/wiki", "shim"} <= set(listed)
-    assert listed["memory/wiki"]["needs_host"] == "needs the Hermes Agent host (imports gateway.run)"
+    assert listed["memory/wiki"]["needs_host"] == "needs the Hermes Agent host (imports gateway.hooks)"
     assert listed["ep"]["enabled"] and listed["userp"]["enabled"] and listed["memory/zep"]["enabled"]
     assert (listed["memory/zep"]["kind"], listed["memory/zep"]["source"]) == ("memory", "entrypoint")
     modules = set(json.loads(result.stderr.strip().splitlines()[-1]))

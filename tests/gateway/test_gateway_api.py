@@ -195,7 +195,7 @@ def test_the_served_modules_are_hermes_core_s(home: Path) -> None:
     assert {"MessageEvent", "MessageType", "SendResult", "cache_image_from_url", "cache_document_from_bytes",
             "ProcessingOutcome"} <= set(base.__all__)
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("gateway.run")  # the host's own runner is not served
+        importlib.import_module("gateway.hooks")  # the host's own gateway hooks are not served
 
 
 def test_a_platform_registered_through_hermes_registry_object_is_the_plugins(home: Path) -> None:

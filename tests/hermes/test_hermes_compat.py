@@ -130,9 +130,9 @@ def test_a_guarded_context_engine_loads_and_is_selectable(home: Path) -> None:
 
 
 def test_each_plugin_is_credited_with_the_names_it_imported_itself(home: Path) -> None:
-    plugin(home, "recall", GUARDED_MEMORY)
-    plugin(home, "recall2", GUARDED_MEMORY.replace('"recall"', '"recall2"'))
-    plugin(home, "notes", BASELESS_MEMORY)
+    for name, code in (("recall", GUARDED_MEMORY), ("recall2", GUARDED_MEMORY.replace('"recall"', '"recall2"')),
+                       ("notes", BASELESS_MEMORY)):  # declared memory providers: enabled, all three load
+        make_folder_plugin(home / "plugins", name, code, f"name: {name}\nversion: 1.0.0\nkind: memory\n")
     write_config(home, "plugins:\n  enabled: [recall, recall2, notes]\n")
     report = hermes_json("plugins", "doctor")
     assert doctor_row(report, "recall")["hermes_names"] == ["agent.memory_provider"]
@@ -150,7 +150,7 @@ def test_a_provider_without_a_base_class_is_accepted_by_its_shape(home: Path) ->
 
 def test_a_provider_lacking_members_is_refused_naming_them_and_its_bases(home: Path) -> None:
     plugin(home, "half", LACKING_MEMORY)
-    write_config(home, "plugins:\n  enabled: [half]\n")
+    write_config(home, "plugins:\n  enabled: [half]\nmemory:\n  provider: half\n")
     row = doctor_row(hermes_json("plugins", "doctor", check=1), "half")
     assert row["status"] == "failed"
     error = row["error"]
@@ -232,7 +232,7 @@ def test_a_real_agent_package_wins_over_the_served_one(home: Path, site: Path) -
     pathlib.Path(__file__).with_name("base.txt").write_text(MemoryProvider.__module__ + " " + str(
         getattr(MemoryProvider, "REAL_HERMES", False)))
 """)
-    write_config(home, "plugins:\n  enabled: [recall]\n")
+    write_config(home, "plugins:\n  enabled: [recall]\nmemory:\n  provider: recall\n")
     row = doctor_row(hermes_json("plugins", "doctor"), "recall")
     assert row["status"] == "ok", row["error"]
     assert row["hermes_names"] == []  # nothing served: the real module was imported

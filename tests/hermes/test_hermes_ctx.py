@@ -37,7 +37,7 @@ HERMES_CTX = {
     "dispatch_tool": ["name", "args", "kwargs"],
     "inject_message": ["content", "role", "session_key"],
     "has_plugin": ["plugin_id"], "get_config": ["key", "default"], "set_config": ["key", "value"],
-    "on_unload": ["callback"], "spawn_task": ["coro"], "register_approval_transport": ["name", "present_fn"],
+    "on_unload": ["callback"], "spawn_task": ["coro", "name"], "register_approval_transport": ["name", "present_fn"],
     "has_capability": ["capability"], "call_mcp": ["server", "tool", "arguments", "timeout"],
     "register_context_reference": ["provider"], "register_redaction_patterns": ["patterns"],
     "register_system_prompt_section": ["id", "content", "position", "max_chars"],

@@ -10,7 +10,7 @@ import pytest
 from hermes_core import PluginManager
 from tests.helpers import hermes, hermes_json, install_dist, make_folder_plugin, write_config
 
-GATEWAY = "needs the Hermes Agent host (imports gateway.run)"
+GATEWAY = "needs the Hermes Agent host (imports gateway.hooks)"
 
 
 def rows(command: str = "list") -> dict[str, dict]:
@@ -20,7 +20,7 @@ def rows(command: str = "list") -> dict[str, dict]:
 
 def test_a_top_level_gateway_import_is_one_doctor_line(home: Path) -> None:
     make_folder_plugin(home / "plugins", "vk", """
-from gateway.run import GatewayRunner
+from gateway.hooks import HookRegistry
 
 def register(ctx):
     ctx.register_command("vk", lambda raw: raw)
@@ -76,7 +76,7 @@ def test_a_missing_dependency_of_its_own_is_an_ordinary_failure(home: Path) -> N
 
 def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(home: Path, site: Path) -> None:
     folder = make_folder_plugin(home / "plugins", "relay", "from .adapter import Adapter\n")
-    (folder / "adapter.py").write_text("from . import util\nfrom gateway.run import GatewayRunner\n")
+    (folder / "adapter.py").write_text("from . import util\nfrom gateway.hooks import HookRegistry\n")
     (folder / "util.py").write_text("import hermes_state\n")
     install_dist(site, "hermes-tokens", {"tokens": "hermes_tokens"}, {
         "hermes_tokens.__init__": "from hermes_tokens.profile import PROFILE\n",
@@ -84,7 +84,7 @@ def test_the_listing_follows_the_plugins_own_imports_and_agrees_with_the_doctor(
     })
     write_config(home, "plugins:\n  enabled: [relay, tokens]\n")
     listed, doctor = rows(), rows("doctor")
-    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.run)"
+    assert listed["relay"]["needs_host"] == "needs the Hermes Agent host (imports hermes_state, gateway.hooks)"
     assert doctor["relay"]["error"] == "needs the Hermes Agent host (imports hermes_state)"  # the first one met
     assert listed["tokens"]["needs_host"] == doctor["tokens"]["error"] == \
         "needs the Hermes Agent host (imports providers.routing)"
@@ -109,7 +109,7 @@ def register(ctx):
 def test_a_lazy_import_in_a_tool_handler_loads_and_the_tool_says_what_it_needs(home: Path) -> None:
     make_folder_plugin(home / "plugins", "reactions", """
 def set_reaction(args, **kwargs):
-    from gateway.run import GatewayRunner
+    from gateway.hooks import HookRegistry
     return "{}"
 
 def register(ctx):
@@ -140,7 +140,7 @@ def register(ctx):
 def test_a_distribution_that_requires_hermes_agent_and_imports_its_gateway_is_refused_before_import(
         home: Path, site: Path) -> None:
     install_dist(site, "hermes-vk", {"vk": "hermes_vk"},
-                 {"hermes_vk": "from gateway.run import GatewayRunner\ndef register(ctx):\n    pass\n"},
+                 {"hermes_vk": "from gateway.hooks import HookRegistry\ndef register(ctx):\n    pass\n"},
                  requires=("aiohttp>=3", "hermes-agent>=0", "pytest; extra == 'dev'"))
     write_config(home, "plugins:\n  enabled: [vk]\n")
     listed = rows()["vk"]

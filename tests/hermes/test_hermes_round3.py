@@ -90,7 +90,7 @@ def register(ctx):
         is_core_memory_provider("Built-In"), is_core_memory_provider("honcho"), "none" in CORE_MEMORY_PROVIDER_SENTINELS,
         len(MemoryPrefetchResult("c", list(range(40))).observations) == MAX_MEMORY_OBSERVATIONS,
         ctx_bound(lambda x: x + 1)(1))))
-''', "name: base\n")
+''', "name: base\nkind: standalone\n")  # declared: mentioning MemoryProvider alone would be Hermes' exclusive
     write_config(home, "plugins:\n  enabled: [base]\n")
     manager = PluginManager(home=home).load()
     try:
