@@ -240,6 +240,23 @@ AGENT_SYSTEM_PROMPT = Key("agent.system_prompt", TEXT, _text, "",
 AGENT_TOOL_CHOICE = Key("agent.tool_choice", TOOL_CHOICE, _one_of(*TOOL_CHOICES), "auto",
                         "the tool_choice the agent sends with its tools (omit: send none; servers such as "
                         "llama.cpp's call no tool without one)")
+# The files the reference agent's system prompt is built from (docs/agent.md), each switched off by its key.
+PROMPT_FILES = {name: Key(f"agent.prompt_files.{name}", FLAG, _flag, True, what) for name, what in (
+    ("soul_md", "false: $HERMES_HOME/SOUL.md is not the agent's identity (the built-in one is)"),
+    ("hermes_md", "false: no .hermes.md / HERMES.md from the working folder up to the git root"),
+    ("agents_md", "false: no AGENTS.md chain (git root down to the working folder)"),
+    ("claude_md", "false: no CLAUDE.md of the working folder"),
+    ("cursorrules", "false: no .cursorrules (and .cursor/rules/*.mdc) of the working folder"),
+    ("memory_md", "false: no $HERMES_HOME/memories/MEMORY.md"),
+    ("user_md", "false: no $HERMES_HOME/memories/USER.md"),
+)}
+CONTEXT_FILE_MAX_CHARS = Key("context_file_max_chars", COUNT, _count, 0,
+                             "characters kept of each prompt file (0: 6% of the model's context window in "
+                             "characters, at least 20,000 and at most 500,000; Hermes' key)")
+MEMORY_ENABLED = Key("memory.memory_enabled", FLAG, _flag, True,
+                     "false: MEMORY.md is not in the system prompt (Hermes' key)")
+MEMORY_USER_PROFILE_ENABLED = Key("memory.user_profile_enabled", FLAG, _flag, True,
+                                  "false: USER.md is not in the system prompt (Hermes' key)")
 COMPRESSION_THRESHOLD = Key("compression.threshold", RATIO, _ratio, 0.50,
                             "compressor: compress once the prompt fills this fraction of the window")
 COMPRESSION_TARGET_RATIO = Key("compression.target_ratio", RATIO, _ratio, 0.20,
@@ -383,6 +400,7 @@ KEYS: tuple[Key[Any], ...] = (
     AUXILIARY_TIMEOUT, AUXILIARY_TASK_TIMEOUT, *AUXILIARY_ROUTE, RETRY_AFTER_CAP,
     AGENT_MODEL, *AGENT_ROUTE, AGENT_FALLBACK, AGENT_PRICING,
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
+    *PROMPT_FILES.values(), CONTEXT_FILE_MAX_CHARS, MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
     *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
