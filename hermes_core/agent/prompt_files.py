@@ -135,6 +135,7 @@ class _Reader:
         self.cwd = cwd
         self.max_chars = max_chars
         self.left_out: list[LeftOut] = []
+        self.key = ""  # the switch of the files being read (agent.prompt_files.<key>)
 
     def label(self, path: Path) -> str:
         try:
@@ -152,7 +153,7 @@ class _Reader:
         threat = first_threat(text)
         if threat is not None:
             log.warning("prompt file %s left out of the system prompt: it holds a prompt-injection pattern, %s "
-                        "(edit the file, or switch it off in config: agent.prompt_files)", path, threat)
+                        "(edit the file, or set agent.prompt_files.%s: false)", path, threat, self.key)
             self.left_out.append(LeftOut(label, str(path), f"prompt injection: {threat}"))
             return None
         body, cut = truncate(text, label, str(path), self.max_chars)
@@ -165,6 +166,7 @@ class _Reader:
 
 
 def _hermes_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
+    reader.key = "hermes_md"
     folders = [reader.cwd, *reader.cwd.parents] if root is not None else [reader.cwd]
     for folder in folders:
         for name in (".hermes.md", "HERMES.md"):
@@ -178,7 +180,7 @@ def _hermes_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
 
 
 def _agents_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
-    cwd = reader.cwd
+    cwd, reader.key = reader.cwd, "agents_md"
     chain = [cwd]
     if root is not None and root != cwd:
         parts = cwd.relative_to(root).parts
@@ -212,6 +214,7 @@ def _agents_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
 
 
 def _claude_md(reader: _Reader) -> list[PromptFile]:
+    reader.key = "claude_md"
     for name in ("CLAUDE.md", "claude.md"):
         found = reader.section(reader.cwd / name)
         if found is not None:
@@ -220,6 +223,7 @@ def _claude_md(reader: _Reader) -> list[PromptFile]:
 
 
 def _cursorrules(reader: _Reader) -> list[PromptFile]:
+    reader.key = "cursorrules"
     paths = [reader.cwd / ".cursorrules"]
     rules = reader.cwd / ".cursor" / "rules"
     if rules.is_dir():
@@ -233,6 +237,7 @@ def read_prompt_files(home: Path, cwd: Path, *, max_chars: int, enabled: Iterabl
     on = set(enabled)
     cwd = cwd.resolve()
     reader = _Reader(cwd, max_chars)
+    reader.key = "soul_md"
     soul = reader.file("soul", home / "SOUL.md", "SOUL.md") if "soul_md" in on else None
     project: list[PromptFile] = []
     if on & {"hermes_md", "agents_md", "claude_md", "cursorrules"}:
@@ -250,7 +255,7 @@ def read_prompt_files(home: Path, cwd: Path, *, max_chars: int, enabled: Iterabl
     memory = []
     for key, name in (("memory_md", "MEMORY.md"), ("user_md", "USER.md")):
         if key in on:
-            heading = _MEMORY_HEADINGS[name]
+            reader.key, heading = key, _MEMORY_HEADINGS[name]
             part = reader.file("memory", home / "memories" / name, name,
                                render=lambda body, heading=heading: f"{_RULE}\n{heading}\n{_RULE}\n{body}")
             if part is not None:
