@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._prompt_files import CONTEXT_FILE_MAX_CHARS, MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED, PROMPT_FILES
 from ._values import (
     _EMPTY, COUNT, FLAG, MAPPING, NAMES, POSITIVE, RATIO, SECONDS, TEXT, Key, _anything, _count,
     _entries, _flag, _mapping, _names, _one_of, _positive, _ratio, _seconds, _text,
@@ -240,23 +241,6 @@ AGENT_SYSTEM_PROMPT = Key("agent.system_prompt", TEXT, _text, "",
 AGENT_TOOL_CHOICE = Key("agent.tool_choice", TOOL_CHOICE, _one_of(*TOOL_CHOICES), "auto",
                         "the tool_choice the agent sends with its tools (omit: send none; servers such as "
                         "llama.cpp's call no tool without one)")
-# The files the reference agent's system prompt is built from (docs/agent.md), each switched off by its key.
-PROMPT_FILES = {name: Key(f"agent.prompt_files.{name}", FLAG, _flag, True, what) for name, what in (
-    ("soul_md", "false: $HERMES_HOME/SOUL.md is not the agent's identity (the built-in one is)"),
-    ("hermes_md", "false: no .hermes.md / HERMES.md from the working folder up to the git root"),
-    ("agents_md", "false: no AGENTS.md chain (git root down to the working folder)"),
-    ("claude_md", "false: no CLAUDE.md of the working folder"),
-    ("cursorrules", "false: no .cursorrules (and .cursor/rules/*.mdc) of the working folder"),
-    ("memory_md", "false: no $HERMES_HOME/memories/MEMORY.md"),
-    ("user_md", "false: no $HERMES_HOME/memories/USER.md"),
-)}
-CONTEXT_FILE_MAX_CHARS = Key("context_file_max_chars", COUNT, _count, 0,
-                             "characters kept of each prompt file (0: 6% of the model's context window in "
-                             "characters, at least 20,000 and at most 500,000; Hermes' key)")
-MEMORY_ENABLED = Key("memory.memory_enabled", FLAG, _flag, True,
-                     "false: MEMORY.md is not in the system prompt (Hermes' key)")
-MEMORY_USER_PROFILE_ENABLED = Key("memory.user_profile_enabled", FLAG, _flag, True,
-                                  "false: USER.md is not in the system prompt (Hermes' key)")
 COMPRESSION_THRESHOLD = Key("compression.threshold", RATIO, _ratio, 0.50,
                             "compressor: compress once the prompt fills this fraction of the window")
 COMPRESSION_TARGET_RATIO = Key("compression.target_ratio", RATIO, _ratio, 0.20,
