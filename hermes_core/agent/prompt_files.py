@@ -98,20 +98,26 @@ def truncate(text: str, label: str, path: str, max_chars: int) -> tuple[str, boo
     return text[:head] + marker + text[len(text) - tail:], True
 
 
-def _git_root(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
+def _git_root(folder: str) -> str | None:
+    """The nearest folder from `folder` up holding `.git`, or None (paths as strings: this runs at every start)."""
+    candidate = folder
+    while True:
         try:
-            if (candidate / ".git").exists():
+            if os.path.exists(os.path.join(candidate, ".git")):
                 return candidate
         except OSError:  # a parent the process may not look into: no repository there
             return None
-    return None
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     """The file's text, stripped (None: missing, not a file, unreadable, or empty)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            data = file.read()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
         return None
     except OSError as exc:
@@ -131,20 +137,17 @@ def _frontmatter_stripped(text: str) -> str:
 class _Reader:
     """Reads, scans and caps the files of one prompt; notes the ones left out."""
 
-    def __init__(self, cwd: Path, max_chars: int) -> None:
+    def __init__(self, cwd: str, max_chars: int) -> None:
         self.cwd = cwd
         self.max_chars = max_chars
         self.left_out: list[LeftOut] = []
         self.key = ""  # the switch of the files being read (agent.prompt_files.<key>)
 
-    def label(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.cwd).as_posix()
-        except ValueError:
-            return os.path.relpath(path, self.cwd) if path.is_absolute() else path.name
+    def label(self, path: str) -> str:
+        return os.path.relpath(path, self.cwd).replace(os.sep, "/")
 
-    def file(self, kind: str, path: Path, label: str | None = None, text: str | None = None,
-             render: Callable[[str], str] | None = None) -> PromptFile | None:
+    def file(self, kind: str, path: str, label: str | None = None, text: str | None = None,
+             render: Callable[[str], str] | None = None, cap: bool = True) -> PromptFile | None:
         """`path` read (or `text` given), scanned, rendered and capped; None when absent or left out."""
         label = label or self.label(path)
         text = _read(path) if text is None else text
@@ -154,69 +157,66 @@ class _Reader:
         if threat is not None:
             log.warning("prompt file %s left out of the system prompt: it holds a prompt-injection pattern, %s "
                         "(edit the file, or set agent.prompt_files.%s: false)", path, threat, self.key)
-            self.left_out.append(LeftOut(label, str(path), f"prompt injection: {threat}"))
+            self.left_out.append(LeftOut(label, path, f"prompt injection: {threat}"))
             return None
-        body, cut = truncate(text, label, str(path), self.max_chars)
-        return PromptFile(kind, label, str(path), render(body) if render else body, len(text), cut)
+        body = render(text) if render else text
+        body, cut = truncate(body, label, path, self.max_chars) if cap else (body, False)
+        return PromptFile(kind, label, path, body, len(text), cut)
 
-    def section(self, path: Path, text: str | None = None) -> PromptFile | None:
+    def section(self, path: str, text: str | None = None) -> PromptFile | None:
         """A project file as Hermes renders it: `## <label>` and its text."""
         label = self.label(path)
         return self.file("project", path, label, text, lambda body: f"## {label}\n\n{body}")
 
 
-def _hermes_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
-    reader.key = "hermes_md"
-    folders = [reader.cwd, *reader.cwd.parents] if root is not None else [reader.cwd]
-    for folder in folders:
+def _hermes_md(reader: _Reader, root: str | None) -> list[PromptFile]:
+    reader.key, folder = "hermes_md", reader.cwd
+    while True:
         for name in (".hermes.md", "HERMES.md"):
-            text = _read(folder / name)
+            path = os.path.join(folder, name)
+            text = _read(path)
             if text is not None:
-                found = reader.section(folder / name, _frontmatter_stripped(text))
+                found = reader.section(path, _frontmatter_stripped(text))
                 return [found] if found else []
-        if folder == root:
-            break
-    return []
+        parent = os.path.dirname(folder)
+        if root is None or folder == root or parent == folder:  # outside git: the working folder only
+            return []
+        folder = parent
 
 
-def _agents_md(reader: _Reader, root: Path | None) -> list[PromptFile]:
+def _agents_md(reader: _Reader, root: str | None) -> list[PromptFile]:
     cwd, reader.key = reader.cwd, "agents_md"
     chain = [cwd]
     if root is not None and root != cwd:
-        parts = cwd.relative_to(root).parts
-        chain = [root, *(root.joinpath(*parts[: i + 1]) for i in range(len(parts)))]
+        chain = [root]
+        for part in os.path.relpath(cwd, root).split(os.sep):
+            chain.append(os.path.join(chain[-1], part))
     found: list[PromptFile] = []
     seen: set[str] = set()
     for folder in chain:
         for name in ("AGENTS.override.md", "AGENTS.md", "agents.md"):
-            text = _read(folder / name)
+            path = os.path.join(folder, name)
+            text = _read(path)
             if text is None:
                 continue
-            if text not in seen:
+            if text not in seen:  # an identical copy (or a link) further down is read once
                 seen.add(text)
-                part = reader.section(folder / name, text)
+                part = reader.section(path, text)
                 if part is not None:
                     found.append(part)
             break
-    total = sum(len(part.text) for part in found)
-    if len(found) > 1 and total > reader.max_chars:  # a deep tree does not multiply the budget
-        kept: list[PromptFile] = []
-        room = reader.max_chars
-        for part in reversed(found):  # the deeper folders are the more specific: they keep their room first
-            if room <= 0:
-                reader.left_out.append(LeftOut(part.source, part.path, "the AGENTS.md chain passed its cap"))
-                continue
-            text, cut = truncate(part.text, part.source, part.path, room)
-            kept.append(attrs.evolve(part, text=text, truncated=part.truncated or cut))
-            room -= len(text)
-        found = kept[::-1]
+    joined = "\n\n".join(part.text for part in found)
+    if len(found) > 1 and len(joined) > reader.max_chars:  # a deep tree does not multiply the budget
+        text, _ = truncate(joined, "AGENTS.md (directory chain)", os.path.join(cwd, "AGENTS.md"), reader.max_chars)
+        return [PromptFile("project", f"AGENTS.md chain ({len(found)} files)", found[-1].path, text,
+                           sum(part.chars for part in found), True)]
     return found
 
 
 def _claude_md(reader: _Reader) -> list[PromptFile]:
     reader.key = "claude_md"
     for name in ("CLAUDE.md", "claude.md"):
-        found = reader.section(reader.cwd / name)
+        found = reader.section(os.path.join(reader.cwd, name))
         if found is not None:
             return [found]
     return []
@@ -224,10 +224,10 @@ def _claude_md(reader: _Reader) -> list[PromptFile]:
 
 def _cursorrules(reader: _Reader) -> list[PromptFile]:
     reader.key = "cursorrules"
-    paths = [reader.cwd / ".cursorrules"]
-    rules = reader.cwd / ".cursor" / "rules"
-    if rules.is_dir():
-        paths += sorted(rules.glob("*.mdc"))
+    paths = [os.path.join(reader.cwd, ".cursorrules")]
+    rules = os.path.join(reader.cwd, ".cursor", "rules")
+    if os.path.isdir(rules):
+        paths += sorted(os.path.join(rules, name) for name in os.listdir(rules) if name.endswith(".mdc"))
     return [part for part in map(reader.section, paths) if part is not None]
 
 
@@ -235,20 +235,20 @@ def read_prompt_files(home: Path, cwd: Path, *, max_chars: int, enabled: Iterabl
     """The prompt's files for a conversation in `cwd` with home `home`, each within `max_chars`;
     `enabled` names the ones to look for (`FILES`: all)."""
     on = set(enabled)
-    cwd = cwd.resolve()
-    reader = _Reader(cwd, max_chars)
+    folder = os.path.realpath(cwd)
+    reader = _Reader(folder, max_chars)
     reader.key = "soul_md"
-    soul = reader.file("soul", home / "SOUL.md", "SOUL.md") if "soul_md" in on else None
+    soul = reader.file("soul", os.path.join(home, "SOUL.md"), "SOUL.md") if "soul_md" in on else None
     project: list[PromptFile] = []
     if on & {"hermes_md", "agents_md", "claude_md", "cursorrules"}:
-        root = _git_root(cwd)
+        root = _git_root(folder)
         finders: list[Callable[[], list[PromptFile]]] = [
             lambda: _hermes_md(reader, root) if "hermes_md" in on else [],
             lambda: _agents_md(reader, root) if "agents_md" in on else [],
             lambda: _claude_md(reader) if "claude_md" in on else [],
             lambda: _cursorrules(reader) if "cursorrules" in on else [],
         ]
-        for find in finders:  # one project context: the first kind found
+        for find in finders:  # one project context: the first kind that gives a file
             project = find()
             if project:
                 break
@@ -256,7 +256,7 @@ def read_prompt_files(home: Path, cwd: Path, *, max_chars: int, enabled: Iterabl
     for key, name in (("memory_md", "MEMORY.md"), ("user_md", "USER.md")):
         if key in on:
             reader.key, heading = key, _MEMORY_HEADINGS[name]
-            part = reader.file("memory", home / "memories" / name, name,
+            part = reader.file("memory", os.path.join(home, "memories", name), name,
                                render=lambda body, heading=heading: f"{_RULE}\n{heading}\n{_RULE}\n{body}")
             if part is not None:
                 memory.append(part)

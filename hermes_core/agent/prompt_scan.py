@@ -23,24 +23,34 @@ SCAN_CHARS = 1_000_000  # a file is scanned up to here; the cap keeps less than 
 _GAP = r"(?:[\w'-]+\s+){0,6}"  # a few words between the ones that matter, bounded (no backtracking blow-up)
 _SECRET = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)\b"
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (
-    ("instruction override", rf"\b(?:ignore|forget|override)\s+{_GAP}(?:previous|prior|above|earlier|all|any|your)\s+"
-                             rf"{_GAP}(?:instructions|rules|guidelines|directives)\b"),
-    ("instruction override", rf"\bdisregard\s+{_GAP}(?:your|all|any|the|previous|prior)\s+{_GAP}"
-                             rf"(?:instructions|rules|guidelines|directives)\b"),
-    ("system-prompt override", r"\bsystem\s+prompt\s+override\b|\bnew\s+system\s+prompt\s*:"),
-    ("restriction bypass", rf"\bact\s+as\s+(?:if|though)\s+{_GAP}you\s+{_GAP}(?:have\s+no|don't\s+have)\s+{_GAP}"
-                           rf"(?:restrictions|limits|rules)\b"),
-    ("deception", rf"\b(?:do\s+not|don't|never)\s+{_GAP}(?:tell|inform|show|mention\s+(?:it|this)\s+to)\s+"
-                  rf"{_GAP}the\s+user\b"),
-    ("hidden HTML comment", r"<!--[^>]{0,512}\b(?:ignore|override|system|secret|hidden|instructions?)\b[^>]{0,512}-->"),
-    ("hidden HTML", r"<\s*(?:div|span|p)\s+[^>]{0,256}style\s*=\s*[\"'][^>\"']{0,512}display\s*:\s*none"),
-    ("exfiltration", rf"\b(?:curl|wget|fetch|invoke-webrequest)\s+[^\n]{{0,1024}}{_SECRET}"),
-    ("exfiltration", r"\b(?:send|post|upload|transmit|forward|exfiltrate)\s+[^\n]{0,256}\b(?:api[\s_-]?keys?|tokens?|"
-                     r"secrets?|passwords?|credentials|private\s+keys?|\.env\b)[^\n]{0,256}\b(?:to|at)\s+https?://"),
-    ("secret-file read", r"\b(?:cat|type|less|more|head|tail)\s+[^\n]{0,256}(?:\.env\b|\.netrc\b|\.pgpass\b|"
-                         r"credentials\b|id_rsa\b|id_ed25519\b|\.aws/|\.ssh/)"),
-))
+# (class, words one of which the text must hold for the pattern to be tried, pattern): the words are a
+# cheap first look, so that a clean file costs a few substring searches rather than every regex.
+_RULES = (
+    ("instruction override", ("ignore", "forget", "override"),
+     rf"\b(?:ignore|forget|override)\s+{_GAP}(?:previous|prior|above|earlier|all|any|your)\s+"
+     rf"{_GAP}(?:instructions|rules|guidelines|directives)\b"),
+    ("instruction override", ("disregard",),
+     rf"\bdisregard\s+{_GAP}(?:your|all|any|the|previous|prior)\s+{_GAP}"
+     rf"(?:instructions|rules|guidelines|directives)\b"),
+    ("system-prompt override", ("system",), r"\b(?:system\s+prompt\s+override\b|new\s+system\s+prompt\s*:)"),
+    ("restriction bypass", ("act",),
+     rf"\bact\s+as\s+(?:if|though)\s+{_GAP}you\s+{_GAP}(?:have\s+no|don't\s+have)\s+{_GAP}"
+     rf"(?:restrictions|limits|rules)\b"),
+    ("deception", ("user",),
+     rf"\b(?:do\s+not|don't|never)\s+{_GAP}(?:tell|inform|show|mention\s+(?:it|this)\s+to)\s+{_GAP}the\s+user\b"),
+    ("hidden HTML comment", ("<!--",),
+     r"<!--[^>]{0,512}\b(?:ignore|override|system|secret|hidden|instructions?)\b[^>]{0,512}-->"),
+    ("hidden HTML", ("display",), r"<\s*(?:div|span|p)\s+[^>]{0,256}style\s*=\s*[\"'][^>\"']{0,512}display\s*:\s*none"),
+    ("exfiltration", ("curl", "wget", "fetch", "invoke-webrequest"),
+     rf"\b(?:curl|wget|fetch|invoke-webrequest)\s+[^\n]{{0,1024}}{_SECRET}"),
+    ("exfiltration", ("http://", "https://"),
+     r"\b(?:send|post|upload|transmit|forward|exfiltrate)\s+[^\n]{0,256}\b(?:api[\s_-]?keys?|tokens?|secrets?|"
+     r"passwords?|credentials|private\s+keys?|\.env\b)[^\n]{0,256}\b(?:to|at)\s+https?://"),
+    ("secret-file read", (".env", ".netrc", ".pgpass", "credentials", "id_rsa", "id_ed25519", ".aws/", ".ssh/"),
+     r"\b(?:cat|type|less|more|head|tail)\s+[^\n]{0,256}(?:\.env\b|\.netrc\b|\.pgpass\b|credentials\b|id_rsa\b|"
+     r"id_ed25519\b|\.aws/|\.ssh/)"),
+)
+_PATTERNS = tuple((name, words, re.compile(rx, re.IGNORECASE)) for name, words, rx in _RULES)
 
 # Characters a reader does not see: zero-width ones, joiners, invisible operators, a BOM past the
 # start, the bidirectional embeddings, overrides and isolates, and the tag characters (U+E0000..E007F).
@@ -54,13 +64,17 @@ _HIDDEN = re.compile("[" + "".join(_INVISIBLE) + "\U000e0000-\U000e007f]")
 def first_threat(text: str) -> str | None:
     """The first injection pattern in `text` (its class and what matched), or None when it is clean."""
     text = text[:SCAN_CHARS].removeprefix("\ufeff")
-    hidden = _HIDDEN.search(text)
+    hidden = None if text.isascii() else _HIDDEN.search(text)
     if hidden:
         char = hidden.group()
         kind = _INVISIBLE.get(char, "tag character")
         return f"hidden Unicode (U+{ord(char):04X}, {kind})"
-    normal = unicodedata.normalize("NFKC", text)  # full-width and compatibility forms read as the plain letters
-    for name, pattern in _PATTERNS:
+    # full-width and compatibility forms read as the plain letters
+    normal = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    lower = normal.lower()
+    for name, words, pattern in _PATTERNS:
+        if not any(word in lower for word in words):
+            continue
         found = pattern.search(normal)
         if found:
             said = " ".join(found.group().split())

@@ -94,6 +94,15 @@ def test_a_hermes_md_up_to_the_git_root_wins_over_agents_md(home: Path, repo: Pa
     assert "never read" not in system and "frontmatter" not in system
 
 
+def test_a_chain_past_the_cap_is_cut_as_one_keeping_the_root_and_the_deepest(home: Path, repo: Path) -> None:
+    for folder, word in ((repo, "ROOT"), (repo / "app", "MIDDLE"), (repo / "app" / "api", "DEEPEST")):
+        write(folder / "AGENTS.md", f"{word} " + "y" * 800 + f" {word}-END")
+    (part,) = read_prompt_files(home, Path.cwd(), max_chars=1_000).project
+    assert part.source == "AGENTS.md chain (3 files)" and part.truncated
+    assert part.text.startswith("## ../../AGENTS.md\n\nROOT") and part.text.endswith("DEEPEST-END")
+    assert "[...truncated AGENTS.md (directory chain): kept 700+200 of" in part.text
+
+
 def test_outside_git_only_the_working_folder_counts(home: Path, tmp_path: Path) -> None:
     cwd = Path.cwd()  # tmp_path/project, no repository above it
     write(tmp_path / "AGENTS.md", "never read: a parent outside git")
@@ -115,9 +124,10 @@ def test_a_file_past_its_cap_keeps_its_head_and_tail_around_a_marker(home: Path,
     result = hermes("run", "hello")
     system = system_of(llm_server.requests[0])
     assert "## CLAUDE.md\n\nHEAD" in system
-    assert f"[...truncated CLAUDE.md: kept 700+200 of {len(text)} chars" in system and str(claude) in system
+    rendered = len("## CLAUDE.md\n\n") + len(text)  # the heading counts, as in Hermes
+    assert f"[...truncated CLAUDE.md: kept 700+200 of {rendered} chars" in system and str(claude) in system
     assert "TAIL\n\n" in system and "x" * 1_000 not in system
-    assert "cut to 900 of its 4008 characters" in result.stderr
+    assert f"cut to 900 of its {rendered} characters" in result.stderr
 
 
 def test_the_cap_is_a_share_of_the_context_window_as_hermes_sets_it(home: Path) -> None:
