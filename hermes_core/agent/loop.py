@@ -156,8 +156,7 @@ class Agent:
         self.stream_hooks = StreamHooks(self.manager.lifecycle)
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
         self.cwd = Path(cwd) if cwd is not None else None  # None: the process's working folder
-        self._prompt_choices = {"system_prompt": system_prompt, "files": prompt_files, "memory": memory,
-                                "instructions": instructions}
+        self._prompt_args = (system_prompt, prompt_files, memory, instructions)  # build_system_prompt's
         self.model = config.read(keys.MODEL_MODEL)
         self.sees_images = bool(config.read(keys.MODEL_ROUTE[4]))  # model.supports_vision
         self.session_id = session_id or new_session_id()
@@ -213,8 +212,9 @@ class Agent:
     def build_system_prompt(self) -> SystemPrompt:
         """The conversation's system prompt, assembled now (`system_prompt.build_system_prompt`)."""
         offered = [schema["function"]["name"] for schema in self.tool_schemas()]
-        return build_system_prompt(self.manager, self.session, platform=self.platform, cwd=self.cwd,
-                                   offered=offered, **self._prompt_choices)
+        identity, files, memory, instructions = self._prompt_args
+        return build_system_prompt(self.manager, self.session, platform=self.platform, cwd=self.cwd, offered=offered,
+                                   system_prompt=identity, files=files, memory=memory, instructions=instructions)
 
     def system_message(self) -> Message:
         """The system prompt as the conversation's requests send it: the same bytes each time."""

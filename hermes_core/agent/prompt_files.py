@@ -189,8 +189,8 @@ def _agents_md(reader: _Reader, root: str | None) -> list[PromptFile]:
     chain = [cwd]
     if root is not None and root != cwd:
         chain = [root]
-        for part in os.path.relpath(cwd, root).split(os.sep):
-            chain.append(os.path.join(chain[-1], part))
+        for name in os.path.relpath(cwd, root).split(os.sep):
+            chain.append(os.path.join(chain[-1], name))
     found: list[PromptFile] = []
     seen: set[str] = set()
     for folder in chain:
@@ -256,8 +256,11 @@ def read_prompt_files(home: Path, cwd: Path, *, max_chars: int, enabled: Iterabl
     for key, name in (("memory_md", "MEMORY.md"), ("user_md", "USER.md")):
         if key in on:
             reader.key, heading = key, _MEMORY_HEADINGS[name]
-            part = reader.file("memory", os.path.join(home, "memories", name), name,
-                               render=lambda body, heading=heading: f"{_RULE}\n{heading}\n{_RULE}\n{body}")
+
+            def render(body: str, heading: str = heading) -> str:
+                return f"{_RULE}\n{heading}\n{_RULE}\n{body}"
+
+            part = reader.file("memory", os.path.join(home, "memories", name), name, render=render)
             if part is not None:
                 memory.append(part)
     return PromptFiles(soul, tuple(project), tuple(memory), tuple(reader.left_out))

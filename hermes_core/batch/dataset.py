@@ -1,6 +1,7 @@
 """A batch's dataset: JSONL, one object per line with a `prompt` and optional `id`, `system`,
 `max_turns`, `model`, `skills` (names of skills loaded into the item's prompt, as a cron job's are) and
-`prompt_files` (false: no SOUL.md, project context or memory file in its system prompt). A line that is not such an object is reported with its number and skipped."""
+`prompt_files` (false: no SOUL.md, project context or memory file in its system prompt). A line
+that is not such an object is reported with its number and skipped."""
 
 from __future__ import annotations
 

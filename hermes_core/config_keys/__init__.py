@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._prompt_files import CONTEXT_FILE_MAX_CHARS, MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED, PROMPT_FILES
+from ._prompt_files import CONTEXT_FILE_MAX_CHARS as CONTEXT_FILE_MAX_CHARS, PROMPT_FILES as PROMPT_FILES
+from ._prompt_files import MEMORY_ENABLED as MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED as MEMORY_USER_PROFILE_ENABLED
 from ._values import (
     _EMPTY, COUNT, FLAG, MAPPING, NAMES, POSITIVE, RATIO, SECONDS, TEXT, Key, _anything, _count,
     _entries, _flag, _mapping, _names, _one_of, _positive, _ratio, _seconds, _text,
