@@ -232,3 +232,18 @@ def test_prompt_show_names_each_part_with_its_source_and_size(home: Path, repo: 
     text = hermes("prompt", "show").stdout
     assert f"──── identity: SOUL.md ({soul}) · 14 chars\nYou are Quill.\n" in text
     assert "left out: AGENTS.md" in text
+
+
+def test_a_cron_job_gets_the_same_files_from_where_the_scheduler_runs(home: Path, repo: Path, llm_server) -> None:
+    import datetime as dt
+
+    from tests.helpers.cron import T0, cron
+
+    llm_config(home, llm_server.url)
+    write(home / "SOUL.md", "You are Quill.")
+    write(repo / "AGENTS.md", "Run make test.")
+    llm_server.always("All green.")
+    cron("add", "every 1h", "check the build", "--name", "build")
+    assert cron("tick", when=T0 + dt.timedelta(hours=2)).stderr.splitlines()[-1] == "ran 1 job"
+    system = system_of(llm_server.requests[0])
+    assert system.startswith("You are Quill.\n\n# Project Context") and "## ../../AGENTS.md\n\nRun make test." in system
