@@ -35,6 +35,7 @@ log = logging.getLogger("hermes_core.agent")
 FILES = ("soul_md", "hermes_md", "agents_md", "claude_md", "cursorrules", "memory_md", "user_md")
 MIN_CHARS, MAX_CHARS, WINDOW_SHARE, CHARS_PER_TOKEN = 20_000, 500_000, 0.06, 4
 HEAD, TAIL = 0.7, 0.2  # of the cap, kept of a file that passes it
+READ_BYTES = 8 * 1024 * 1024  # read of a file at most: its head and tail (the largest cap keeps 500,000 characters)
 PROJECT_HEADING = ("# Project Context\n\nThe following project context files have been loaded and should be "
                    "followed:")
 _MEMORY_HEADINGS = {"MEMORY.md": "MEMORY (your personal notes)", "USER.md": "USER PROFILE (who the user is)"}
@@ -87,15 +88,18 @@ def cap_for(context_length: int | None, configured: int = 0) -> int:
 
 def truncate(text: str, label: str, path: str, max_chars: int) -> tuple[str, bool]:
     """`text` within `max_chars`: 70% of the cap from its head and 20% from its tail around a marker
-    saying what was left out and where the whole file is (a warning says so too)."""
+    saying what was left out and where the whole file is."""
     if len(text) <= max_chars:
         return text, False
     head, tail = int(max_chars * HEAD), int(max_chars * TAIL)
-    log.warning("prompt file %s cut to %d of its %d characters (context_file_max_chars allows more)",
-                path, head + tail, len(text))
     marker = (f"\n\n[...truncated {label}: kept {head}+{tail} of {len(text)} chars. The middle is omitted; "
               f"read the whole file at {path} when you need it.]\n\n")
     return text[:head] + marker + text[len(text) - tail:], True
+
+
+def _warn_cut(path: str, chars: int, max_chars: int) -> None:
+    log.warning("prompt file %s cut to %d of its %d characters (context_file_max_chars allows more)",
+                path, int(max_chars * HEAD) + int(max_chars * TAIL), chars)
 
 
 def _git_root(folder: str) -> str | None:
@@ -114,10 +118,14 @@ def _git_root(folder: str) -> str | None:
 
 
 def _read(path: str) -> str | None:
-    """The file's text, stripped (None: missing, not a file, unreadable, or empty)."""
+    """The file's text, stripped (None: missing, not a file, unreadable, or empty); of a file past
+    `READ_BYTES`, its head and tail (no cap keeps more)."""
     try:
         with open(path, "rb") as file:
-            data = file.read()
+            data = file.read(READ_BYTES + 1)
+            if len(data) > READ_BYTES:
+                file.seek(-READ_BYTES // 2, os.SEEK_END)
+                data = data[: READ_BYTES // 2] + b"\n" + file.read()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
         return None
     except OSError as exc:
@@ -147,20 +155,22 @@ class _Reader:
         return os.path.relpath(path, self.cwd).replace(os.sep, "/")
 
     def file(self, kind: str, path: str, label: str | None = None, text: str | None = None,
-             render: Callable[[str], str] | None = None, cap: bool = True) -> PromptFile | None:
+             render: Callable[[str], str] | None = None) -> PromptFile | None:
         """`path` read (or `text` given), scanned, rendered and capped; None when absent or left out."""
         label = label or self.label(path)
         text = _read(path) if text is None else text
         if text is None:
             return None
-        threat = first_threat(text)
+        body = render(text) if render else text
+        body, cut = truncate(body, label, path, self.max_chars)
+        threat = first_threat(body)  # what the model would read: a pattern past the cap never reaches it
         if threat is not None:
             log.warning("prompt file %s left out of the system prompt: it holds a prompt-injection pattern, %s "
                         "(edit the file, or set agent.prompt_files.%s: false)", path, threat, self.key)
             self.left_out.append(LeftOut(label, path, f"prompt injection: {threat}"))
             return None
-        body = render(text) if render else text
-        body, cut = truncate(body, label, path, self.max_chars) if cap else (body, False)
+        if cut:
+            _warn_cut(path, len(render(text) if render else text), self.max_chars)
         return PromptFile(kind, label, path, body, len(text), cut)
 
     def section(self, path: str, text: str | None = None) -> PromptFile | None:
@@ -208,6 +218,7 @@ def _agents_md(reader: _Reader, root: str | None) -> list[PromptFile]:
     joined = "\n\n".join(part.text for part in found)
     if len(found) > 1 and len(joined) > reader.max_chars:  # a deep tree does not multiply the budget
         text, _ = truncate(joined, "AGENTS.md (directory chain)", os.path.join(cwd, "AGENTS.md"), reader.max_chars)
+        _warn_cut("AGENTS.md chain of " + cwd, len(joined), reader.max_chars)
         return [PromptFile("project", f"AGENTS.md chain ({len(found)} files)", found[-1].path, text,
                            sum(part.chars for part in found), True)]
     return found
