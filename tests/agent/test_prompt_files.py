@@ -259,3 +259,20 @@ def test_a_cron_job_gets_the_same_files_from_where_the_scheduler_runs(home: Path
     assert cron("tick", when=T0 + dt.timedelta(hours=2)).stderr.splitlines()[-1] == "ran 1 job"
     system = system_of(llm_server.requests[0])
     assert system.startswith("You are Quill.\n\n# Project Context") and "## ../../AGENTS.md\n\nRun make test." in system
+
+
+def test_a_batch_item_may_turn_the_files_off(home: Path, repo: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    write(home / "SOUL.md", "You are Quill.")
+    write(repo / "AGENTS.md", "Run make test.")
+    dataset = write(home.parent / "tasks.jsonl", '{"id": "with", "prompt": "hi"}\n'
+                    '{"id": "without", "prompt": "hi", "prompt_files": false}\n'
+                    '{"id": "bad", "prompt": "hi", "prompt_files": "no"}\n')
+    llm_server.always(Reply("ok"))
+    result = hermes("batch", "run", str(dataset), "--out", str(home.parent / "out"), "--concurrency", "1")
+    assert "line 3: prompt_files must be true or false; skipped" in result.stderr
+    lines = (home.parent / "out" / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = {row["id"]: row for row in map(json.loads, lines)}
+    with_files, without = (rows[name]["messages"][0]["content"] for name in ("with", "without"))
+    assert with_files.startswith("You are Quill.\n\n# Project Context") and "Run make test." in with_files
+    assert without.startswith("You are Hermes, a helpful agent.") and "Run make test." not in without
