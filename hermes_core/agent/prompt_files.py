@@ -12,8 +12,8 @@ Each file is capped (`cap_for`), keeping its head and tail around a marker, and 
 prompt-injection pattern is left out whole with one warning naming it and the pattern.
 
 >>> found = read_prompt_files(home, Path.cwd(), max_chars=20_000)   # doctest: +SKIP
->>> [part.source for part in found.project]
-['AGENTS.md', 'sub/AGENTS.md']
+>>> [part.source for part in found.project]     # the git root's first, the working folder's last
+['../../AGENTS.md', 'AGENTS.md']
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ _RULE = "═" * 46
 
 @attrs.frozen
 class PromptFile:
-    """One file's text as it goes into the prompt: `source` is its label (relative to the working
-    folder where it is inside it), `chars` its size on disk (in characters), `truncated` whether
-    the cap cut it."""
+    """One file's text as it goes into the prompt: `source` is its label (its path from the working
+    folder; the home's files by name), `chars` its length as read, `truncated` whether the cap cut it."""
 
     kind: str  # "soul", "project" or "memory"
     source: str
