@@ -173,10 +173,11 @@ class PluginManager:
         unless the host serves its own): ctx members needing it call `implementation.<member>(plugin_id, ...)`."""
         self._loader.capabilities.serve(capability, implementation)
 
-    def prompt_sections(self) -> dict[str, list[str]]:
-        """The plugins' system-prompt sections, rendered now, by position (once per session)."""
+    def prompt_sections(self, *, named: bool = False) -> dict[str, list[Any]]:
+        """The plugins' system-prompt sections, rendered now, by position (once per session); `named`:
+        each as `(plugin id, section id, text)`."""
         self._ensure_loaded()
-        return self._loader.sections.render()
+        return self._loader.sections.render_named() if named else self._loader.sections.render()
 
     skills = LoaderPart[Skills]("skills", "The skill documents plugins registered (`<plugin>:<name>`).")
 

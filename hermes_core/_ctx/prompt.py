@@ -61,7 +61,11 @@ class PromptSections:
     def render(self) -> dict[str, list[str]]:
         """Each position's texts, in registration order: rendered now, cut to each section's
         limit, and dropped once the total would pass 8,000 characters (a warning says so)."""
-        out: dict[str, list[str]] = {position: [] for position in SECTION_POSITIONS}
+        return {position: [text for _, _, text in named] for position, named in self.render_named().items()}
+
+    def render_named(self) -> dict[str, list[tuple[str, str, str]]]:
+        """`render()` with where each text came from: `(plugin id, section id, text)`."""
+        out: dict[str, list[tuple[str, str, str]]] = {position: [] for position in SECTION_POSITIONS}
         total = 0
         for section in list(self._sections.values()):
             try:
@@ -81,5 +85,5 @@ class PromptSections:
                             "characters", section.id, section.plugin_id, SECTIONS_TOTAL_CHARS)
                 continue
             total += len(text)
-            out[section.position].append(text)
+            out[section.position].append((section.plugin_id, section.id, text))
         return out

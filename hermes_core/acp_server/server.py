@@ -218,7 +218,7 @@ class HermesAcp:
 
         def open_agent() -> Agent:
             return Agent(self.manager, session_id=session_id, resume=session_id is not None, display=relay,
-                         platform=PLATFORM, store=self.store)
+                         platform=PLATFORM, store=self.store, cwd=cwd)  # the editor's folder: its AGENTS.md
 
         try:
             agent = await in_thread(open_agent)

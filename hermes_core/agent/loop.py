@@ -14,9 +14,11 @@ result stored and sent back with the call's id), up to `agent.max_iterations` ro
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -31,6 +33,7 @@ from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_sco
 from .display import Display
 from .store import SessionStore
 from .streaming import STREAM_HOOKS, StreamHooks, TurnStream
+from .system_prompt import DEFAULT_SYSTEM_PROMPT, SystemPrompt, build_system_prompt
 
 __all__ = ["Agent", "TurnResult", "DEFAULT_SYSTEM_PROMPT", "FIRED_HOOKS"]
 
@@ -45,11 +48,6 @@ FIRED_HOOKS = frozenset({*STREAM_HOOKS,
     "on_budget_check",  # fired by ctx.llm, whichever host runs it
 })
 BUILTIN_COMMANDS = ("compress", "reset")
-SKILL_TOOLS = frozenset({"skills_list", "skill_view", "skill_manage"})  # offered: the prompt gets the skills index
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are Hermes, a helpful agent. Use the tools you are given when they help; answer plainly and briefly."
-)
 
 
 @attrs.frozen
@@ -106,9 +104,13 @@ class Agent:
     """One conversation. `ask(text)` runs a turn, `command("/name args")` a slash command;
     `close()` ends the session (or use `with`).
 
-    A batch item sets what one run needs: `system_prompt` (else `agent.system_prompt`), `memory=False`
-    (no memory provider in the session), `tools` (the names of the tools the model is offered and
-    may call; None: every tool) and `store` (where the session is kept; else `$HERMES_HOME`'s).
+    A batch item sets what one run needs: `system_prompt` (the identity, in place of SOUL.md or
+    `agent.system_prompt`), `prompt_files=False` (no SOUL.md, project context or memory file),
+    `memory=False` (no memory provider in the session, no MEMORY.md or USER.md), `tools` (the names of
+    the tools the model is offered and may call; None: every tool) and `store` (where the session is
+    kept; else `$HERMES_HOME`'s). `cwd` is the conversation's working folder, where the project
+    context is looked for (None: the process's; an editor's session: its folder); `instructions`
+    is a caller's text added after the identity (a server's request's system message).
     A server's caller hands in `history`: the conversation so far, stored as the new session's
     first messages (`sender_id` is stored as the user who started it).
 
@@ -133,7 +135,8 @@ class Agent:
         display: Display | None = None, max_iterations: int | None = None, platform: str = "cli",
         sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
         tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
-        user_id: str | None = None, user_platform: str | None = None,
+        user_id: str | None = None, user_platform: str | None = None, cwd: str | os.PathLike[str] | None = None,
+        prompt_files: bool = True, instructions: str | None = None,
     ) -> None:
         if resume and history:
             raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
@@ -152,7 +155,8 @@ class Agent:
         self._cancel: Cancel | None = None  # the running (or last) turn's
         self.stream_hooks = StreamHooks(self.manager.lifecycle)
         self.max_iterations = int(max_iterations or config.read(keys.AGENT_MAX_ITERATIONS))
-        self.prompt = system_prompt or config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
+        self.cwd = Path(cwd) if cwd is not None else None  # None: the process's working folder
+        self._prompt_args = (system_prompt, prompt_files, memory, instructions)  # build_system_prompt's
         self.model = config.read(keys.MODEL_MODEL)
         self.sees_images = bool(config.read(keys.MODEL_ROUTE[4]))  # model.supports_vision
         self.session_id = session_id or new_session_id()
@@ -175,8 +179,7 @@ class Agent:
             who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
-        self.sections = self.manager.prompt_sections()  # the plugins' sections, rendered once per session
-        self.skills_index = self._skills_index()  # once per session: the prompt stays byte-stable (caching)
+        self.system_prompt = self.build_system_prompt()  # once per conversation: its bytes stay the same (caching)
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
             self.session.on_session_switch(self.session_id)  # the stored conversation goes on
@@ -206,20 +209,16 @@ class Agent:
         self.messages.append(message)
         self.store.append(self.session_id, message)
 
-    def _skills_index(self) -> str:
-        """Hermes' skills index of the home's skills offered on this platform, when a skills tool is offered."""
-        offered = {schema["function"]["name"] for schema in self.tool_schemas()}
-        if not offered & SKILL_TOOLS:
-            return ""
-        return self.manager.skill_library(self.platform).index_prompt(offered)
+    def build_system_prompt(self) -> SystemPrompt:
+        """The conversation's system prompt, assembled now (`system_prompt.build_system_prompt`)."""
+        offered = [schema["function"]["name"] for schema in self.tool_schemas()]
+        identity, files, memory, instructions = self._prompt_args
+        return build_system_prompt(self.manager, self.session, platform=self.platform, cwd=self.cwd, offered=offered,
+                                   system_prompt=identity, files=files, memory=memory, instructions=instructions)
 
     def system_message(self) -> Message:
-        """The system prompt: ours, the plugins' sections before and after the memory block, the skills
-        index, and the sections at the end."""
-        sections = self.sections
-        parts = [self.prompt, *sections["before_memory"], self.session.system_prompt_block(),
-                 *sections["after_memory"], self.skills_index, *sections["end"]]
-        return {"role": "system", "content": "\n\n".join(part for part in parts if part)}
+        """The system prompt as the conversation's requests send it: the same bytes each time."""
+        return {"role": "system", "content": self.system_prompt.text}
 
     def _compress_if_needed(self) -> None:
         self._replace_window(self.session.before_request(self.messages), self.session.last_compaction_note)
@@ -439,6 +438,7 @@ class Agent:
         self.store.compression(self.session_id, "reset", self.messages, [])
         self.messages = []
         self.session.reset()
+        self.system_prompt = self.build_system_prompt()  # a fresh conversation reads its files again
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""

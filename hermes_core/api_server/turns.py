@@ -21,8 +21,7 @@ from typing import Any
 import attrs
 
 from hermes_core import Messages, PluginManager, spending_as
-from hermes_core import config_keys as keys
-from hermes_core.agent import DEFAULT_SYSTEM_PROMPT, Agent, Relayed, SessionStore, TurnResult
+from hermes_core.agent import Agent, Relayed, SessionStore, TurnResult
 from hermes_core.cron.run import TOOLSET as CRON_TOOLSET
 from hermes_core.gateway.session_context import set_session_vars
 from hermes_core.hosting import Cancel, Cancelled, in_thread, state_url
@@ -141,13 +140,10 @@ class Turns:
                          if info.toolset != CRON_TOOLSET and (offered is None or info.name in offered))
 
     def _turn(self, ask: Ask, relay: Relay) -> TurnDone:
-        prompt = None
-        if ask.instructions:  # the caller's, added to the agent's own prompt (Hermes' ephemeral system prompt)
-            base = self.manager.config.read(keys.AGENT_SYSTEM_PROMPT) or DEFAULT_SYSTEM_PROMPT
-            prompt = f"{base}\n\n{ask.instructions}"
+        # The caller's instructions follow the agent's own identity (Hermes' ephemeral system prompt).
         agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
-                      history=None if ask.resume else ask.history, display=relay,
-                      platform=PLATFORM, sender_id=ask.user, user_id=ask.rights.caller(ask.user), system_prompt=prompt,
+                      history=None if ask.resume else ask.history, display=relay, platform=PLATFORM,
+                      sender_id=ask.user, user_id=ask.rights.caller(ask.user), instructions=ask.instructions or None,
                       tools=self._tools(ask.rights), store=self.store)
         set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
                          chat_id=agent.session_id, chat_type="dm", session_key=f"{PLATFORM}:{agent.session_id}",

@@ -1,5 +1,7 @@
 """A batch's dataset: JSONL, one object per line with a `prompt` and optional `id`, `system`,
-`max_turns`, `model` and `skills` (names of skills loaded into the item's prompt, as a cron job's are). A line that is not such an object is reported with its number and skipped."""
+`max_turns`, `model`, `skills` (names of skills loaded into the item's prompt, as a cron job's are) and
+`prompt_files` (false: no SOUL.md, project context or memory file in its system prompt). A line
+that is not such an object is reported with its number and skipped."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class Item:
     max_turns: int | None = None
     model: str | None = None
     skills: tuple[str, ...] = ()
+    prompt_files: bool = True
 
 
 def _item(number: int, line: bytes, data: Any) -> Item | str:
@@ -48,7 +51,10 @@ def _item(number: int, line: bytes, data: Any) -> Item | str:
     skills = data.get("skills")
     if skills is not None and (not isinstance(skills, list) or not all(isinstance(s, str) and s for s in skills)):
         return f"line {number}: skills must be a list of skill names; skipped"
-    return Item(item_id, number, prompt, data.get("system"), turns, data.get("model"), tuple(skills or ()))
+    files = data.get("prompt_files", True)
+    if not isinstance(files, bool):
+        return f"line {number}: prompt_files must be true or false; skipped"
+    return Item(item_id, number, prompt, data.get("system"), turns, data.get("model"), tuple(skills or ()), files)
 
 
 def read_dataset(path: Path) -> tuple[list[Item], list[str]]:

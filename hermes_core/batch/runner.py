@@ -36,13 +36,15 @@ __all__ = ["BatchOptions", "Executor", "Models", "Outcome", "Statistics", "Threa
 class BatchOptions:
     """How a batch runs: items at once, memory on or off, the tools offered (toolsets and tool names,
     globs allowed, as `hosting.ToolSelection` takes them; both empty: every tool), and the spend at
-    which no new item starts."""
+    which no new item starts; `prompt_files=False`: no item's system prompt has the prompt's files
+    (SOUL.md, the project context, MEMORY.md, USER.md), as an item's own `prompt_files: false`."""
 
     concurrency: int = 4
     memory: bool = False
     toolsets: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     max_cost: float | None = None
+    prompt_files: bool = True
 
 
 @attrs.define
@@ -152,7 +154,8 @@ def run_item(item: Item, models: Models, options: BatchOptions, names: frozenset
     started, clock = _now(), time.monotonic()
     session_id = f"batch-{uuid.uuid4().hex[:12]}"
     with Agent(models.get(item.model), session_id=session_id, max_iterations=item.max_turns, platform="batch",
-               system_prompt=item.system, memory=options.memory, tools=names, store=store) as agent:
+               system_prompt=item.system, memory=options.memory, tools=names, store=store,
+               prompt_files=options.prompt_files and item.prompt_files) as agent:
         prompt = agent.manager.skill_library(agent.platform).invoke(item.skills, item.prompt) if item.skills \
             else item.prompt
         result = agent.ask(prompt)

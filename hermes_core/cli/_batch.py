@@ -72,6 +72,8 @@ class _Progress:
 @click.option("--resume", is_flag=True,
               help="Go on where a run on --out ended (a run on a folder with finished items always does).")
 @click.option("--memory", is_flag=True, help="Give each item's session the memory provider (off by default).")
+@click.option("--no-prompt-files", "prompt_files", is_flag=True, flag_value=False, default=True,
+              help="No SOUL.md, project context or memory file in any item's system prompt.")
 @click.option("--toolsets", default="", help="Offer only the tools of these toolsets (comma-separated).")
 @click.option("--tools", default="", help="Offer only these tools (comma-separated; with --toolsets: either).")
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Start no new item once the batch has spent this (USD).")
@@ -80,8 +82,8 @@ class _Progress:
                    "(pip install 'hermes-core[ray]'; docs/batch.md).")
 @click.pass_context
 def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resume: bool, memory: bool,
-        toolsets: str, tools: str, max_cost: float | None, ray_address: str | None) -> None:
-    """Run every item of DATASET (JSONL: {"prompt": ..., "id"?, "system"?, "max_turns"?, "model"?} a
+        prompt_files: bool, toolsets: str, tools: str, max_cost: float | None, ray_address: str | None) -> None:
+    """Run every item of DATASET (JSONL: {"prompt": ..., "id"?, "system"?, "max_turns"?, "model"?, "prompt_files"?} a
     line) through the agent in a fresh session each, and append its trajectory to --out as it
     finishes. Running it again on the same --out runs what is not finished yet."""
     from ..batch import BatchOptions, OutputDir, read_dataset, run_batch
@@ -90,7 +92,7 @@ def run(ctx: click.Context, dataset: Path, out_dir: Path, concurrency: int, resu
     items, problems = read_dataset(dataset)
     for problem in problems:
         click.echo(f"hermes: warning: {dataset.name} {problem}", err=True)
-    options = BatchOptions(concurrency, memory, _names(toolsets), _names(tools), max_cost)
+    options = BatchOptions(concurrency, memory, _names(toolsets), _names(tools), max_cost, prompt_files)
     executor = None
     if ray_address is not None:
         import importlib.util

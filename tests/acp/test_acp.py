@@ -608,3 +608,21 @@ def test_four_cancels_mid_answer_are_each_cancelled_and_nothing_half_said_is_sto
     assert reasons == ["cancelled"] * 4
     stored = hermes_json("sessions", "show", session_id)["messages"]
     assert [(m["role"], m["content"]) for m in stored] == [("user", f"ask {index}") for index in range(4)]
+
+
+def test_the_editors_folder_is_the_sessions_working_folder_for_its_agents_md(home: Path, tmp_path: Path,
+                                                                             llm_server) -> None:
+    llm_config(home, llm_server.url)
+    project = tmp_path / "editor-project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Editor project: run pnpm test.", encoding="utf-8")
+    (Path.cwd() / "AGENTS.md").write_text("never read: the process's own folder", encoding="utf-8")
+    llm_server.reply("ok")
+
+    async def work(conn: Any) -> Any:
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        return await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+
+    session(Editor(), work)
+    system = llm_server.requests[0].body["messages"][0]["content"]
+    assert "## AGENTS.md\n\nEditor project: run pnpm test." in system and "never read" not in system

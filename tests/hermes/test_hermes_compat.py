@@ -290,19 +290,22 @@ LOCKED_MEMORY = """
 
 def test_a_memory_instance_that_cannot_be_copied_is_used_as_registered(home: Path, llm_server) -> None:
     """Hermes uses the one instance a plugin registers: one holding a lock (which cannot be
-    deep-copied per session) still gives the session its memory, through a three-turn chat."""
+    deep-copied per session) still gives the session its memory, through a three-turn chat. Its
+    block is in the system prompt as it was when the conversation's prompt was built (once, as
+    Hermes builds it), and as it is after `/reset` starts a fresh one."""
     plugin(home, "locked", LOCKED_MEMORY)
     llm_config(home, llm_server.url, "plugins:\n  enabled: [locked]\nmemory:\n  provider: locked\n")
     llm_server.always("noted")
-    chat = hermes("chat", input="one\ntwo\nthree\n/exit\n")
+    chat = hermes("chat", input="one\ntwo\n/reset\nthree\n/exit\n")
     assert chat.returncode == 0, chat.stderr
     assert "cannot be copied" not in chat.stderr
     calls = [json.loads(line) for line in
              (home / "plugins" / "locked" / "calls.jsonl").read_text().splitlines()]
     assert [c["turns"] for c in calls] == [["one"], ["one", "two"], ["one", "two", "three"]]
     assert len({c["id"] for c in calls}) == 1
-    last_system = llm_server.requests[-1].messages[0]["content"]
-    assert "remembered turns: 2" in last_system
+    systems = [request.messages[0]["content"] for request in llm_server.requests]
+    assert systems[0] == systems[1] and systems[0].endswith("remembered turns: 0")
+    assert systems[2].endswith("remembered turns: 2")
 
 
 def test_a_plugin_relying_on_a_package_hermes_installs_is_told_what_to_install(home: Path) -> None:
