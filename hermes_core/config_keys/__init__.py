@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._observability import OBSERVABILITY_OTLP_ENDPOINT, OBSERVABILITY_RECORD_CONTENT, OBSERVABILITY_SLOW_HOOK
 from ._values import (
     _EMPTY, COUNT, FLAG, MAPPING, NAMES, POSITIVE, RATIO, SECONDS, TEXT, Key, _anything, _count,
     _entries, _flag, _mapping, _names, _one_of, _positive, _ratio, _seconds, _text,
@@ -402,6 +403,7 @@ KEYS: tuple[Key[Any], ...] = (
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_MAX_PARALLEL, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,
     MEMORY_PER_CALLER,
+    OBSERVABILITY_OTLP_ENDPOINT, OBSERVABILITY_RECORD_CONTENT, OBSERVABILITY_SLOW_HOOK,
 )
 
 

@@ -1,0 +1,62 @@
+"""The OpenTelemetry SDK's providers with OTLP/HTTP exporters (`hermes-core[otel]`), made once per
+process: a batching span processor, a periodic metric reader, a resource named after the service
+(`OTEL_SERVICE_NAME`, else `hermes`). The SDK reads the other `OTEL_*` variables itself
+(`OTEL_EXPORTER_OTLP_HEADERS` for a backend's key, `OTEL_RESOURCE_ATTRIBUTES`, the batch sizes).
+A process that set up the SDK itself keeps its providers: spans and metrics go to its exporters.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from .settings import Settings
+from .spans import Telemetry
+
+__all__ = ["start"]
+
+log = logging.getLogger("hermes_core.telemetry")
+
+
+def start(settings: Settings) -> Telemetry | None:
+    """The process's telemetry, None (with one warning) when the SDK is not installed."""
+    try:
+        from opentelemetry import metrics, trace
+    except ImportError:
+        log.warning("traces are asked for (observability.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT) but "
+                    "OpenTelemetry is not installed: pip install 'hermes-core[otel]'")
+        return None
+    if settings.endpoint is None:  # the process's own SDK
+        return Telemetry(trace.get_tracer_provider(), metrics.get_meter_provider(), settings)
+    try:
+        tracer_provider, meter_provider = _providers(settings.endpoint)
+    except ImportError:
+        log.warning("traces are asked for but the OpenTelemetry SDK or its OTLP/HTTP exporter is not installed: "
+                    "pip install 'hermes-core[otel]'")
+        return None
+    trace.set_tracer_provider(tracer_provider)
+    metrics.set_meter_provider(meter_provider)
+    return Telemetry(tracer_provider, meter_provider, settings)
+
+
+def _providers(endpoint: str) -> tuple[Any, Any]:
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from .._version import __version__
+
+    base = endpoint.rstrip("/")
+    resource = Resource.create({SERVICE_NAME: os.environ.get("OTEL_SERVICE_NAME") or "hermes",
+                                "service.version": __version__})
+    spans = OTLPSpanExporter(endpoint=f"{base}/v1/traces") if base else OTLPSpanExporter()
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(spans))
+    metric_exporter = OTLPMetricExporter(endpoint=f"{base}/v1/metrics") if base else OTLPMetricExporter()
+    meter_provider = MeterProvider(resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)])
+    return tracer_provider, meter_provider

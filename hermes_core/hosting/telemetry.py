@@ -1,0 +1,47 @@
+"""Traces for hosts (docs/observability.md): the spans a host opens around what it serves, all
+no-ops while OpenTelemetry export is off (then nothing of OpenTelemetry is imported).
+
+- `turn_span(agent, session_id, model, platform, text)`: the `invoke_agent` span of one turn
+  (None while off; `finished(...)` sets what the turn took);
+- `served_span(name, headers, **attributes)`: a SERVER span for one request, continuing the
+  caller's trace from its W3C `traceparent` header;
+- `new_trace(name, **attributes)`: a span that starts a trace of its own (a cron run, a batch item);
+- `trace_headers()`: the current trace context as headers, for a request to another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, ContextManager
+
+from .. import _telemetry
+
+__all__ = ["new_trace", "served_span", "trace_headers", "turn_span"]
+
+_OFF: ContextManager[Any] = contextlib.nullcontext(None)
+_NO_SPAN: ContextManager[Any] = contextlib.nullcontext(_telemetry.NO_SPAN)
+
+
+def turn_span(agent: str, session_id: str, model: str, platform: str, text: str) -> ContextManager[Any]:
+    """The `invoke_agent` span of one turn, current while the turn runs; None while export is off."""
+    telemetry = _telemetry.ACTIVE
+    return _OFF if telemetry is None else telemetry.turn(agent, session_id, model, platform, text)
+
+
+def served_span(name: str, headers: Mapping[str, str], **attributes: Any) -> ContextManager[Any]:
+    """A SERVER span for one request (`POST /v1/chat/completions`), child of the caller's span
+    when `headers` carry a `traceparent`; it has `set(key, value)` and `event(name, **attributes)`."""
+    telemetry = _telemetry.ACTIVE
+    return _NO_SPAN if telemetry is None else telemetry.served(name, headers, attributes)
+
+
+def new_trace(name: str, **attributes: Any) -> ContextManager[Any]:
+    """A span that starts a trace of its own, whatever span is current (a cron run, a batch item)."""
+    telemetry = _telemetry.ACTIVE
+    return _NO_SPAN if telemetry is None else telemetry.own_trace(name, attributes)
+
+
+def trace_headers() -> dict[str, str]:
+    """The current trace context (`traceparent`, ...) for a request to another process; {} while off."""
+    return _telemetry.headers()
