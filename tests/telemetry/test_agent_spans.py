@@ -123,3 +123,43 @@ def test_the_metrics_count_tokens_durations_tools_and_hook_time(
     hooks = {(p.attributes["hermes.hook.name"], p.attributes["hermes.plugin.id"]): p.count
              for p in exported.points("hermes.hook.duration")}
     assert hooks[("post_llm_call", "demo")] == 1 and hooks[("pre_tool_call", "demo")] == 2
+
+
+ASKER = """
+def ask(args, **kwargs):
+    with CTX.trace_span("asker.think", depth=2) as span:
+        answer = CTX.llm.complete([{"role": "user", "content": "sub-question"}], purpose="think")
+        span.set("asker.words", len(answer.text.split()))
+        span.event("asker.done", ok=True)
+    return answer.text
+
+def register(ctx):
+    global CTX
+    CTX = ctx
+    ctx.register_tool("ask", "demo", {"name": "ask", "parameters": {"type": "object"}}, ask)
+"""
+
+
+def test_a_plugin_adds_its_own_span_and_its_ctx_llm_call_names_the_plugin_and_its_budget_holder(
+        home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
+    make_folder_plugin(home / "plugins", "asker", ASKER, "name: asker\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [asker]\n")
+    llm_server.reply(None, tool_calls=[tool_call("ask", {}, call_id="c1")]).reply("two words").reply("Done.")
+    with Agent(PluginManager()) as agent:
+        assert agent.ask("go").text == "Done."
+    (tool,) = exported.named("execute_tool")
+    (own,) = exported.named("asker.think")
+    assert own.parent.span_id == tool.context.span_id
+    assert dict(own.attributes) == {"hermes.plugin.id": "asker", "depth": 2, "asker.words": 2}
+    assert [(event.name, dict(event.attributes)) for event in own.events] == [("asker.done", {"ok": True})]
+    (inner,) = [span for span in exported.named("chat") if span.parent.span_id == own.context.span_id]
+    assert inner.attributes["hermes.plugin.id"] == "asker" and inner.attributes["hermes.llm.budget_holder"] == "asker"
+
+
+def test_without_an_sdk_or_an_endpoint_a_plugins_span_is_a_no_op(home: Path, llm_server: ScriptedServer) -> None:
+    make_folder_plugin(home / "plugins", "asker", ASKER, "name: asker\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [asker]\n")
+    llm_server.reply(None, tool_calls=[tool_call("ask", {}, call_id="c1")]).reply("two words").reply("Done.")
+    with Agent(PluginManager()) as agent:
+        assert agent.ask("go").text == "Done."
+    assert "traceparent" not in llm_server.requests[0].headers

@@ -1,0 +1,88 @@
+"""`hermes run` as a subprocess: with export off it imports nothing of OpenTelemetry; with
+`observability.otlp_endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`) it exports its trace and metrics
+over OTLP/HTTP to a receiver the test runs, read back by decoding the protocol's messages."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import ScriptedServer, tool_call
+from tests.helpers import hermes, llm_config, make_folder_plugin
+
+from .receiver import Receiver
+
+pytest.importorskip("opentelemetry.proto")
+
+MODULES = """
+import json, os, sys
+
+def register(ctx):
+    def seen(**kwargs):
+        loaded = sorted(name for name in sys.modules if name.split(".")[0] == "opentelemetry")
+        with open(os.path.join(os.environ["HERMES_HOME"], "modules.json"), "w") as out:
+            json.dump(loaded, out)
+    ctx.register_hook("on_session_end", seen)
+    ctx.register_tool("lookup", "demo", {"name": "lookup", "parameters": {"type": "object"}},
+                      lambda args, **kw: '{"found": 1}')
+"""
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver().start()
+    yield running
+    running.close()
+
+
+def scripted_turn(home: Path, llm_server: ScriptedServer, extra: str = "") -> None:
+    make_folder_plugin(home / "plugins", "modules", MODULES, "name: modules\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [modules]\n" + extra)
+    llm_server.reply(None, tool_calls=[tool_call("lookup", {}, call_id="c1")]).reply("Found it.")
+
+
+def test_with_export_off_hermes_run_imports_nothing_of_opentelemetry(home: Path, llm_server: ScriptedServer,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    scripted_turn(home, llm_server)
+    assert hermes("run", "find it").stdout.strip() == "Found it."
+    assert json.loads((home / "modules.json").read_text()) == []
+    assert all("traceparent" not in request.headers for request in llm_server.requests)
+
+
+def test_hermes_run_exports_its_trace_over_otlp_http_to_the_configured_endpoint(
+        home: Path, llm_server: ScriptedServer, receiver: Receiver) -> None:
+    scripted_turn(home, llm_server, f"observability:\n  otlp_endpoint: {receiver.url}\n")
+    assert hermes("run", "find it").stdout.strip() == "Found it."
+    assert json.loads((home / "modules.json").read_text())  # on: the SDK is loaded
+    (root,) = receiver.named("invoke_agent")
+    assert root.parent_id == "" and root.service == "hermes"
+    chats, tools = receiver.named("chat"), receiver.named("execute_tool")
+    assert len(chats) == 2 and len(tools) == 1
+    assert {span.trace_id for span in [root, *chats, *tools]} == {root.trace_id}
+    assert {span.parent_id for span in [*chats, *tools]} == {root.span_id}
+    assert tools[0].attributes["gen_ai.tool.name"] == "lookup" and tools[0].attributes["hermes.plugin.id"] == "modules"
+    assert chats[1].attributes["gen_ai.usage.output_tokens"] > 0
+    traceparents = [request.headers["traceparent"] for request in llm_server.requests]
+    assert [value.split("-")[2] for value in traceparents] == [chat.span_id for chat in chats]
+    assert {"gen_ai.client.token.usage", "gen_ai.client.operation.duration", "hermes.tool.calls"} <= \
+        receiver.metric_names
+
+
+def test_the_standard_otel_variables_turn_export_on_and_name_the_service(
+        home: Path, llm_server: ScriptedServer, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "support-agent")
+    scripted_turn(home, llm_server)
+    assert hermes("run", "find it").stdout.strip() == "Found it."
+    (root,) = receiver.named("invoke_agent")
+    assert root.service == "support-agent"
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    scripted_turn(home, llm_server)
+    assert hermes("run", "find it").stdout.strip() == "Found it."
+    assert json.loads((home / "modules.json").read_text()) == [] and len(receiver.named("invoke_agent")) == 1
