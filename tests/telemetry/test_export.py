@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core.testing import ScriptedServer, tool_call
 from tests.helpers import hermes, llm_config, make_folder_plugin
+from tests.helpers.api_server import KEY, Serve, call
 
 from .receiver import Receiver
 
@@ -86,3 +89,34 @@ def test_the_standard_otel_variables_turn_export_on_and_name_the_service(
     scripted_turn(home, llm_server)
     assert hermes("run", "find it").stdout.strip() == "Found it."
     assert json.loads((home / "modules.json").read_text()) == [] and len(receiver.named("invoke_agent")) == 1
+
+
+def until(condition: Any, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+CALLER_TRACE, CALLER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+def test_hermes_serve_continues_the_callers_traceparent_down_to_the_model_request(
+        home: Path, llm_server: ScriptedServer, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # export each span soon: the server is killed after
+    scripted_turn(home, llm_server, f"observability:\n  otlp_endpoint: {receiver.url}\n")
+    with Serve() as server:
+        status, body, _ = call(f"{server.url}/chat/completions", {"model": "hermes-agent", "messages": [
+            {"role": "user", "content": "find it"}]}, headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"})
+        assert status == 200 and body["choices"][0]["message"]["content"] == "Found it."
+        until(lambda: receiver.named("POST") and len(receiver.named("chat")) == 2)
+    (request,) = receiver.named("POST")
+    assert request.name == "POST /v1/chat/completions" and request.kind == 2  # SERVER
+    assert request.trace_id == CALLER_TRACE and request.parent_id == CALLER_SPAN
+    assert request.attributes["http.response.status_code"] == 200
+    (turn,) = receiver.named("invoke_agent")
+    assert turn.trace_id == CALLER_TRACE and turn.parent_id == request.span_id
+    assert turn.attributes["hermes.platform"] == "api_server"
+    assert all(value.split("-")[1] == CALLER_TRACE for value in
+               (r.headers["traceparent"] for r in llm_server.requests))
