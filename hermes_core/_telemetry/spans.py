@@ -272,15 +272,6 @@ class Telemetry:
         return report
 
     @contextlib.contextmanager
-    def mcp_call(self, server: str, tool: str) -> Iterator[dict[str, str]]:
-        """The CLIENT span of a call of MCP server `server`'s tool; the block gets the request's
-        `_meta` (the trace context, for the server to continue)."""
-        attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "gen_ai.operation.name": "execute_tool",
-                      "hermes.mcp.server": server}
-        with self.tracer.start_as_current_span(f"tools/call {tool}", None, SpanKind.CLIENT, attributes):
-            yield self.headers()
-
-    @contextlib.contextmanager
     def own(self, name: str, plugin_id: str | None, attributes: Mapping[str, Any]) -> Iterator[Handle]:
         """A span of a plugin's own under the current one (`ctx.trace_span`)."""
         with self.tracer.start_as_current_span(name, None, SpanKind.INTERNAL) as span:

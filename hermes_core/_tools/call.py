@@ -305,8 +305,7 @@ async def arun(
 
 
 def _owner(registry: Tools, name: str) -> tuple[str | None, str]:
-    """The plugin that owns tool `name` and its GenAI tool type (`extension`: an MCP server's)."""
+    """The plugin that owns tool `name` and its GenAI tool type (`extension`: an MCP server's, `mcp:<server>`)."""
     entry = registry.entry(name)
-    if entry is None:
-        return None, "function"
-    return entry.tool.plugin_id, "function" if entry.source is None else "extension"
+    plugin_id = entry.tool.plugin_id if entry is not None else None
+    return plugin_id, "extension" if plugin_id and plugin_id.startswith("mcp:") else "function"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_core.testing import ScriptedServer, tool_call
-from tests.helpers import hermes, llm_config, make_folder_plugin
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
 from tests.helpers.api_server import KEY, Serve, call
 
 from .receiver import Receiver
@@ -120,3 +120,29 @@ def test_hermes_serve_continues_the_callers_traceparent_down_to_the_model_reques
     assert turn.attributes["hermes.platform"] == "api_server"
     assert all(value.split("-")[1] == CALLER_TRACE for value in
                (r.headers["traceparent"] for r in llm_server.requests))
+
+
+def test_an_mcp_call_is_one_trace_across_hermes_run_and_the_hermes_mcp_serve_it_calls(
+        home: Path, tmp_path: Path, llm_server: ScriptedServer, receiver: Receiver) -> None:
+    """The MCP SDK makes the `tools/call` spans itself, both ways, and carries the trace context in
+    the request's `_meta`: they join the turn's trace, and the served tool's span is under them."""
+    other = tmp_path / "served-home"
+    make_folder_plugin(other / "plugins", "modules", MODULES, "name: modules\n")
+    (other / "config.yaml").write_text(f"plugins:\n  enabled: [modules]\nobservability:\n  otlp_endpoint: {receiver.url}\n")
+    entry = (f"mcp_servers:\n  inner:\n    command: {HERMES}\n    args: [mcp, serve]\n"
+             f"    env: {{HERMES_HOME: '{other}', OTEL_BSP_SCHEDULE_DELAY: '50'}}\n")
+    llm_config(home, llm_server.url, entry + f"observability:\n  otlp_endpoint: {receiver.url}\n")
+    llm_server.reply(None, tool_calls=[tool_call("mcp__inner__lookup", {}, call_id="m1")]).reply("Found it.")
+    assert hermes("run", "find it").stdout.strip() == "Found it."
+    until(lambda: any(s.attributes.get("gen_ai.tool.name") == "lookup" for s in receiver.named("execute_tool")))
+    (root,) = receiver.named("invoke_agent")
+    tools = {span.attributes["gen_ai.tool.name"]: span for span in receiver.named("execute_tool")}
+    outer, inner = tools["mcp__inner__lookup"], tools["lookup"]
+    assert outer.attributes["gen_ai.tool.type"] == "extension" and outer.parent_id == root.span_id
+    spans = {span.span_id: span for span in receiver.spans}
+    chain = [inner]
+    while chain[-1].parent_id in spans:
+        chain.append(spans[chain[-1].parent_id])
+    assert chain[-1] is root and outer in chain
+    assert [span.kind for span in chain[1:chain.index(outer)]] == [2, 3]  # the served tools/call, the client's
+    assert {span.trace_id for span in chain} == {root.trace_id}
