@@ -25,7 +25,7 @@ from typing import Any
 
 from hermes_core import PluginManager, storable_json, storable_text
 from hermes_core import config_keys as keys
-from hermes_core.hosting import write_text
+from hermes_core.hosting import new_trace, write_text
 
 from .shared import open_jobs
 from .schedule import now, zone
@@ -91,8 +91,9 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
         user = str(origin.get("user_id_alt") or origin.get("user_id") or "")  # as the gateway names a sender
         where = str(origin.get("platform") or "")
         # a job made in a chat acts for its sender: their memory, never the home's
-        with Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
-                   user_platform=where or None) as agent:
+        with new_trace(f"cron run {job.get('name') or job['id']}", **{"hermes.cron.job": str(job["id"])}), \
+                Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
+                      user_platform=where or None) as agent:  # a run is a trace of its own
             result = agent.ask(build_prompt(manager, job))
         answer = result.text
         if result.stopped:
