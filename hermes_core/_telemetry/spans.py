@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -23,12 +24,12 @@ from .._redact import redact_secrets
 from .._version import __version__
 from .settings import Settings
 
-__all__ = ["ChatSpan", "Handle", "Telemetry", "TurnSpan"]
+__all__ = ["ChatSpan", "Handle", "Tally", "Telemetry", "ToolSpan", "TurnSpan"]
 
 MAX_CONTENT = 8000
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
 SECONDS_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
-HOOK_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]
+_NO_ARGUMENTS: dict[str, Any] = {}
 
 
 def content(value: Any) -> str:
@@ -41,6 +42,43 @@ def content(value: Any) -> str:
 def _error(span: Any, kind: str, message: str = "") -> None:
     span.set_attribute("error.type", kind)
     span.set_status(Status(StatusCode.ERROR, message[:300] or kind))
+
+
+class Tally:
+    """Sums kept in this process by attribute values and read by the metric reader when it collects
+    (observable counters): adding is a dict update under a lock, where a synchronous instrument
+    costs microseconds per measurement (the tool calls and the hook callbacks are hot)."""
+
+    __slots__ = ("_keys", "_lock", "_sums")
+
+    def __init__(self, *keys: str) -> None:
+        self._keys, self._lock = keys, threading.Lock()
+        self._sums: dict[tuple[str, ...], list[float]] = {}  # values: [count, total]
+
+    def add(self, values: tuple[str, ...], amount: float = 1.0) -> None:
+        """One more of `values` (a tuple, in the order of the keys), adding `amount` to its total."""
+        with self._lock:
+            entry = self._sums.get(values)
+            if entry is None:
+                self._sums[values] = [1, amount]
+            else:
+                entry[0] += 1
+                entry[1] += amount
+
+    def _observe(self, index: int) -> list[Any]:
+        from opentelemetry.metrics import Observation
+
+        with self._lock:
+            sums = [(values, entry[index]) for values, entry in self._sums.items()]
+        return [Observation(total, dict(zip(self._keys, values))) for values, total in sums]
+
+    def counts(self, options: Any) -> list[Any]:
+        """The counts, for an observable counter's callback."""
+        return self._observe(0)
+
+    def totals(self, options: Any) -> list[Any]:
+        """The totals of the amounts, for an observable counter's callback."""
+        return self._observe(1)
 
 
 class Handle:
@@ -135,6 +173,39 @@ class ChatSpan:
             span.end()
 
 
+class ToolSpan:
+    """The `execute_tool` span of one tool call (see `Telemetry.tool`)."""
+
+    __slots__ = ("_telemetry", "_span", "_token", "_name", "_plugin_id")
+
+    def __init__(self, telemetry: Telemetry, span: Any, name: str, plugin_id: str) -> None:
+        self._telemetry, self._span, self._name, self._plugin_id = telemetry, span, name, plugin_id
+        self._token: Any = None
+
+    def __enter__(self) -> ToolSpan:
+        self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        otel_context.detach(self._token)
+        if error is not None:
+            _error(self._span, type(error).__qualname__, str(error))
+        self._span.end()
+
+    def done(self, outcome: Any) -> Any:
+        span, record = self._span, self._telemetry.settings.record_content
+        status = outcome.status
+        span.set_attribute("hermes.tool.outcome", status)
+        if status == "blocked":
+            span.add_event("hermes.tool.blocked", {"message": content(outcome.message)} if record else _NO_ARGUMENTS)
+        elif status == "error":
+            _error(span, "tool_error", content(outcome.message) if record else "")
+        if record:
+            span.set_attribute("gen_ai.tool.call.result", content(outcome.result))
+        self._telemetry.tool_calls.add((self._name, self._plugin_id, status))
+        return outcome
+
+
 class Telemetry:
     """What the seams call while export is on (see the package)."""
 
@@ -148,11 +219,14 @@ class Telemetry:
         self.duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration",
             explicit_bucket_boundaries_advisory=SECONDS_BUCKETS)
-        self.tool_calls = meter.create_counter(
-            "hermes.tool.calls", unit="{call}", description="Tool calls, by tool, owning plugin and outcome")
-        self.hook_duration = meter.create_histogram(
-            "hermes.hook.duration", unit="s", description="Time in lifecycle hook callbacks, by hook and plugin",
-            explicit_bucket_boundaries_advisory=HOOK_BUCKETS)
+        self.tool_calls = Tally("gen_ai.tool.name", "hermes.plugin.id", "hermes.tool.outcome")
+        meter.create_observable_counter("hermes.tool.calls", [self.tool_calls.counts], unit="{call}",
+                                        description="Tool calls, by tool, owning plugin and outcome (ok, error, blocked)")
+        self.hook_time = Tally("hermes.hook.name", "hermes.plugin.id")
+        meter.create_observable_counter("hermes.hook.time", [self.hook_time.totals], unit="s",
+                                        description="Time in lifecycle hook callbacks, by hook and plugin")
+        meter.create_observable_counter("hermes.hook.calls", [self.hook_time.counts], unit="{call}",
+                                        description="Lifecycle hook callback calls, by hook and plugin")
         self.budget_refusals = meter.create_counter(
             "hermes.llm.budget.refusals", unit="{call}", description="Model calls refused by a budget, by holder")
 
@@ -214,34 +288,17 @@ class Telemetry:
 
     # -- tools, hooks, MCP ------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def tool(self, name: str, plugin_id: str | None, tool_type: str, call_id: str,
-             arguments: Any) -> Iterator[Callable[[Any], Any]]:
-        """The `execute_tool` span of one call; the block gives `done(outcome)` to hand the
+    def tool(self, name: str, plugin_id: str | None, tool_type: str, call_id: str, arguments: Any) -> ToolSpan:
+        """The `execute_tool` span of one call, current inside `with`; `done(outcome)` hands the
         call's `ToolOutcome` through (its status is the span's outcome)."""
         attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
                                       "gen_ai.tool.type": tool_type, "hermes.plugin.id": plugin_id or ""}
         if call_id:
             attributes["gen_ai.tool.call.id"] = call_id
-        record = self.settings.record_content
-        if record:
+        if self.settings.record_content:
             attributes["gen_ai.tool.call.arguments"] = content(arguments)
-        with self.tracer.start_as_current_span(f"execute_tool {name}", None, SpanKind.INTERNAL, attributes,
-                                               record_exception=False, set_status_on_exception=True) as span:
-            def done(outcome: Any) -> Any:
-                status = outcome.status
-                span.set_attribute("hermes.tool.outcome", status)
-                if status == "blocked":
-                    span.add_event("hermes.tool.blocked", {"message": content(outcome.message)} if record else None)
-                elif status == "error":
-                    _error(span, "tool_error", outcome.message if record else "")
-                if record:
-                    span.set_attribute("gen_ai.tool.call.result", content(outcome.result))
-                self.tool_calls.add(1, {"gen_ai.tool.name": name, "hermes.plugin.id": plugin_id or "",
-                                        "hermes.tool.outcome": status})
-                return outcome
-
-            yield done
+        return ToolSpan(self, self.tracer.start_span(f"execute_tool {name}", None, SpanKind.INTERNAL, attributes),
+                        name, plugin_id or "")
 
     def event(self, name: str, attributes: Mapping[str, Any]) -> None:
         """An event on the current span (a tool call's approval)."""
@@ -257,7 +314,7 @@ class Telemetry:
 
         def report(plugin_id: str | None, callback: str, started: float, seconds: float, outcome: str) -> None:
             plugin = plugin_id or ""
-            self.hook_duration.record(seconds, {"hermes.hook.name": hook, "hermes.plugin.id": plugin})
+            self.hook_time.add((hook, plugin), seconds)
             failed = outcome not in ("ok", "blocked")
             if not failed and seconds <= slow:
                 return

@@ -280,8 +280,8 @@ def run(
     telemetry = _telemetry.ACTIVE
     if telemetry is None:
         return drive(_call(registry, hooks, name, args, ids, kwargs))
-    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as done:
-        return done(drive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
+    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as span:
+        return span.done(drive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
 
 
 async def adispatch(
@@ -300,8 +300,8 @@ async def arun(
     telemetry = _telemetry.ACTIVE
     if telemetry is None:
         return await adrive(_call(registry, hooks, name, args, ids, kwargs))
-    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as done:
-        return done(await adrive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
+    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as span:
+        return span.done(await adrive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
 
 
 def _owner(registry: Tools, name: str) -> tuple[str | None, str]:

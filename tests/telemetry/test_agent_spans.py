@@ -120,9 +120,12 @@ def test_the_metrics_count_tokens_durations_tools_and_hook_time(
     calls = {(p.attributes["gen_ai.tool.name"], p.attributes["hermes.plugin.id"], p.attributes["hermes.tool.outcome"]):
              p.value for p in exported.points("hermes.tool.calls")}
     assert calls == {("lookup", "demo", "ok"): 1, ("forbidden", "demo", "blocked"): 1}
-    hooks = {(p.attributes["hermes.hook.name"], p.attributes["hermes.plugin.id"]): p.count
-             for p in exported.points("hermes.hook.duration")}
+    hooks = {(p.attributes["hermes.hook.name"], p.attributes["hermes.plugin.id"]): p.value
+             for p in exported.points("hermes.hook.calls")}
     assert hooks[("post_llm_call", "demo")] == 1 and hooks[("pre_tool_call", "demo")] == 2
+    time_in = {(p.attributes["hermes.hook.name"], p.attributes["hermes.plugin.id"]): p.value
+               for p in exported.points("hermes.hook.time")}
+    assert time_in[("post_llm_call", "demo")] >= 0.04  # the slow callback's 50 ms
 
 
 ASKER = """
