@@ -1,7 +1,9 @@
 """The OpenTelemetry SDK's providers with OTLP/HTTP exporters (`hermes-core[otel]`), made once per
 process: a batching span processor, a periodic metric reader, a resource named after the service
 (`OTEL_SERVICE_NAME`, else `hermes`). The SDK reads the other `OTEL_*` variables itself
-(`OTEL_EXPORTER_OTLP_HEADERS` for a backend's key, `OTEL_RESOURCE_ATTRIBUTES`, the batch sizes).
+(`OTEL_EXPORTER_OTLP_HEADERS` for a backend's key, `OTEL_RESOURCE_ATTRIBUTES`, the batch sizes);
+`OTEL_TRACES_EXPORTER=none` or `OTEL_METRICS_EXPORTER=none` leaves that signal out (a backend that
+takes traces only, as Langfuse and Phoenix do).
 A process that set up the SDK itself keeps its providers: spans and metrics go to its exporters.
 """
 
@@ -54,9 +56,16 @@ def _providers(endpoint: str) -> tuple[Any, Any]:
     base = endpoint.rstrip("/")
     resource = Resource.create({SERVICE_NAME: os.environ.get("OTEL_SERVICE_NAME") or "hermes",
                                 "service.version": __version__})
-    spans = OTLPSpanExporter(endpoint=f"{base}/v1/traces") if base else OTLPSpanExporter()
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(spans))
-    metric_exporter = OTLPMetricExporter(endpoint=f"{base}/v1/metrics") if base else OTLPMetricExporter()
-    meter_provider = MeterProvider(resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)])
-    return tracer_provider, meter_provider
+    if not _left_out("OTEL_TRACES_EXPORTER"):
+        spans = OTLPSpanExporter(endpoint=f"{base}/v1/traces") if base else OTLPSpanExporter()
+        tracer_provider.add_span_processor(BatchSpanProcessor(spans))
+    readers = []
+    if not _left_out("OTEL_METRICS_EXPORTER"):
+        metric_exporter = OTLPMetricExporter(endpoint=f"{base}/v1/metrics") if base else OTLPMetricExporter()
+        readers.append(PeriodicExportingMetricReader(metric_exporter))
+    return tracer_provider, MeterProvider(resource=resource, metric_readers=readers)
+
+
+def _left_out(variable: str) -> bool:
+    return os.environ.get(variable, "").strip().lower() == "none"

@@ -77,14 +77,15 @@ def test_hermes_run_exports_its_trace_over_otlp_http_to_the_configured_endpoint(
         receiver.metric_names
 
 
-def test_the_standard_otel_variables_turn_export_on_and_name_the_service(
+def test_the_standard_otel_variables_turn_export_on_name_the_service_and_leave_a_signal_out(
         home: Path, llm_server: ScriptedServer, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "support-agent")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")  # a backend that takes traces only
     scripted_turn(home, llm_server)
     assert hermes("run", "find it").stdout.strip() == "Found it."
     (root,) = receiver.named("invoke_agent")
-    assert root.service == "support-agent"
+    assert root.service == "support-agent" and receiver.metric_names == set()
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     scripted_turn(home, llm_server)
     assert hermes("run", "find it").stdout.strip() == "Found it."
