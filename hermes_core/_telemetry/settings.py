@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .. import config_keys as keys
+from ..config_keys._observability import (
+    OBSERVABILITY_OTLP_ENDPOINT, OBSERVABILITY_RECORD_CONTENT, OBSERVABILITY_SLOW_HOOK,
+)
 
 if TYPE_CHECKING:
     from .._config.config import Config
@@ -50,7 +52,7 @@ def wanted(config: Config) -> Settings | None:
     """The settings of export, None while it is off."""
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
-    endpoint: str | None = config.read(keys.OBSERVABILITY_OTLP_ENDPOINT)
+    endpoint: str | None = config.read(OBSERVABILITY_OTLP_ENDPOINT)
     if not endpoint:
         if any(os.environ.get(name, "").strip() for name in ENVIRONMENT):
             endpoint = ""
@@ -58,4 +60,4 @@ def wanted(config: Config) -> Settings | None:
             endpoint = None
         else:
             return None
-    return Settings(endpoint, config.read(keys.OBSERVABILITY_RECORD_CONTENT), config.read(keys.OBSERVABILITY_SLOW_HOOK))
+    return Settings(endpoint, config.read(OBSERVABILITY_RECORD_CONTENT), config.read(OBSERVABILITY_SLOW_HOOK))

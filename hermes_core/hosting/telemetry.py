@@ -63,7 +63,8 @@ class TraceRequests:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         telemetry = _telemetry.ACTIVE
         if telemetry is None or scope.get("type") != "http":
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         path, method = scope.get("path", ""), scope.get("method", "")
         headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope.get("headers", ())}
         attributes = {"http.request.method": method, "url.path": path, "url.scheme": scope.get("scheme", "http")}
@@ -74,4 +75,3 @@ class TraceRequests:
                 await send(message)
 
             await self.app(scope, receive, sent)
-        return None

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.testing import ScriptedServer
-from tests.helpers import hermes, llm_config
+from hermes_core.testing import Reply, ScriptedServer, tool_call
+from tests.helpers import HERMES, hermes, llm_config
 from tests.helpers.batch import dataset, setup_home
 from tests.helpers.cron import T0, cron
 
 from .receiver import Receiver
+from .test_export import until
 
 pytest.importorskip("opentelemetry.proto")
 
@@ -52,3 +53,26 @@ def test_each_batch_item_is_a_trace_of_its_own(home: Path, tmp_path: Path, llm_s
     assert set(turns) == {items["a"].span_id, items["b"].span_id}
     (tool,) = receiver.named("execute_tool")
     assert tool.trace_id == items["a"].trace_id and tool.attributes["gen_ai.tool.name"] == "lookup"
+
+
+def test_a_task_handed_to_another_acp_agent_goes_on_in_the_same_trace(home: Path, tmp_path: Path,
+                                                                      llm_server: ScriptedServer,
+                                                                      receiver: Receiver) -> None:
+    """`acp_agents`' delegate sends `_meta.traceparent` with `session/prompt`; `hermes acp` continues it."""
+    other = tmp_path / "other-home"
+    other.mkdir()
+    llm_config(other, llm_server.url, f"plugins:\n  disabled: [cron, memory/builtin]\n"
+                                      f"observability:\n  otlp_endpoint: {receiver.url}\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\nacp_agents:\n  helper:\n"
+                                     f"    command: {HERMES}\n    args: [acp]\n    env:\n      HERMES_HOME: {other}\n"
+                                     "      OTEL_BSP_SCHEDULE_DELAY: '50'\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("acp__helper", {"task": "say hi"})]), Reply("hi"),
+                    Reply("The helper said hi."))
+    assert hermes("run", "Ask the helper.").stdout.strip() == "The helper said hi."
+    until(lambda: len(receiver.named("invoke_agent")) == 2)
+    (served,) = receiver.named("session/prompt")
+    (handed,) = receiver.named("execute_tool")
+    first, second = sorted(receiver.named("invoke_agent"), key=lambda span: span.parent_id != "")
+    assert handed.attributes["gen_ai.tool.name"] == "acp__helper" and handed.parent_id == first.span_id
+    assert served.parent_id == handed.span_id and second.parent_id == served.span_id
+    assert {span.trace_id for span in (first, handed, served, second)} == {first.trace_id}
