@@ -19,6 +19,7 @@ from .spans import Telemetry
 __all__ = ["start"]
 
 log = logging.getLogger("hermes_core.telemetry")
+EXPORT_TIMEOUT = 1.0
 
 
 def start(settings: Settings) -> Telemetry | None:
@@ -58,13 +59,22 @@ def _providers(endpoint: str) -> tuple[Any, Any]:
                                 "service.version": __version__})
     tracer_provider = TracerProvider(resource=resource)
     if not _left_out("OTEL_TRACES_EXPORTER"):
-        spans = OTLPSpanExporter(endpoint=f"{base}/v1/traces") if base else OTLPSpanExporter()
+        spans = OTLPSpanExporter(**_where(base, "traces"))
         tracer_provider.add_span_processor(BatchSpanProcessor(spans))
     readers = []
     if not _left_out("OTEL_METRICS_EXPORTER"):
-        metric_exporter = OTLPMetricExporter(endpoint=f"{base}/v1/metrics") if base else OTLPMetricExporter()
-        readers.append(PeriodicExportingMetricReader(metric_exporter))
+        readers.append(PeriodicExportingMetricReader(OTLPMetricExporter(**_where(base, "metrics"))))
     return tracer_provider, MeterProvider(resource=resource, metric_readers=readers)
+
+
+def _where(base: str, signal: str) -> dict[str, Any]:
+    """The exporter's endpoint (None: the `OTEL_*` variables') and time limit: `EXPORT_TIMEOUT`
+    seconds unless a variable sets one, so that a collector that is down delays a command's exit
+    by seconds (the last batch is sent as the process exits), not the SDK's default 10 s per signal."""
+    where: dict[str, Any] = {"endpoint": f"{base}/v1/{signal}"} if base else {}
+    if not (os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or os.environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT")):
+        where["timeout"] = EXPORT_TIMEOUT
+    return where
 
 
 def _left_out(variable: str) -> bool:
