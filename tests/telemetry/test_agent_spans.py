@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hermes_core import PluginManager
+import pytest
+
+from hermes_core import PluginLlmBudgetError, PluginManager
 from hermes_core.agent import Agent
 from hermes_core.testing import ScriptedServer, tool_call
-from tests.helpers import llm_config, make_folder_plugin
+from tests.helpers import llm_config, make_folder_plugin, plugin_ctx
 
 from .conftest import Exported
 
@@ -166,3 +168,16 @@ def test_without_an_sdk_or_an_endpoint_a_plugins_span_is_a_no_op(home: Path, llm
     with Agent(PluginManager()) as agent:
         assert agent.ask("go").text == "Done."
     assert "traceparent" not in llm_server.requests[0].headers
+
+
+def test_a_ctx_llm_call_refused_by_its_budget_is_a_failed_chat_span_and_counted_for_its_holder(
+        home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  entries:\n    probe:\n      llm_budget: {tokens_per_day: 100}\n")
+    with pytest.raises(PluginLlmBudgetError):
+        plugin_ctx(home).llm.complete([{"role": "user", "content": "hi"}], max_tokens=500)
+    (chat,) = exported.named("chat")
+    assert chat.attributes["error.type"] == "refused" and chat.attributes["hermes.plugin.id"] == "probe"
+    assert chat.status.status_code.name == "ERROR" and not llm_server.requests
+    (refused,) = exported.points("hermes.llm.budget.refusals")
+    assert dict(refused.attributes) == {"hermes.llm.budget_holder": "probe", "hermes.llm.budget": "tokens_per_day"}
+    assert refused.value == 1
