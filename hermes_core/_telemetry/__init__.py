@@ -7,9 +7,11 @@ calls, and nothing that imports OpenTelemetry.
     if telemetry is not None:
         ...
 
-`configure(config)` (each time a manager reads its config) turns export on once per process when
+`configure(config)` (each time a manager reads its config) turns export on when
 `observability.otlp_endpoint`, `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces variant) is set, or
-when the process already runs an OpenTelemetry SDK of its own (a host that embeds hermes-core).
+when the process already runs an OpenTelemetry SDK of its own (a host that embeds hermes-core),
+and off when none is: the latest config read decides. The SDK's providers made for an endpoint
+are made once per process and kept (turned on again, export goes on through them).
 
 Modules, internal: `settings` (whether and how export is on; reads the config and the
 environment, imports nothing), `spans` (the `Telemetry` object: the tracer, the meters and one
@@ -28,24 +30,31 @@ if TYPE_CHECKING:
 
 __all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "configure", "headers", "span"]
 
-ACTIVE: Telemetry | None = None  # set once, by `configure`, when export is on
+ACTIVE: Telemetry | None = None  # set by `configure` while export is on
+_made: dict[Any, Telemetry] = {}  # by endpoint, or by the process's own providers: made once each
 
 
 def configure(config: Config) -> None:
-    """Turn export on when the config or the environment asks for it (once per process: the
-    providers are the process's); while on, the latest config's content and hook settings hold."""
+    """Turn export on or off as the config and the environment say; while on, the latest
+    config's content and hook settings hold."""
     global ACTIVE
     from .settings import wanted
 
     settings = wanted(config)
     if settings is None:
+        ACTIVE = None
         return
-    if ACTIVE is not None:
-        ACTIVE.settings = settings
-        return
-    from .start import start
+    from .start import providers_key, start
 
-    ACTIVE = start(settings)
+    key = providers_key(settings)
+    telemetry = _made.get(key)
+    if telemetry is None:
+        telemetry = start(settings)
+        if telemetry is not None:
+            _made[key] = telemetry
+    else:
+        telemetry.settings = settings
+    ACTIVE = telemetry
 
 
 class NoSpan:

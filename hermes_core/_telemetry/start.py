@@ -16,10 +16,20 @@ from typing import Any
 from .settings import Settings
 from .spans import Telemetry
 
-__all__ = ["start"]
+__all__ = ["providers_key", "start"]
 
 log = logging.getLogger("hermes_core.telemetry")
 EXPORT_TIMEOUT = 1.0
+
+
+def providers_key(settings: Settings) -> Any:
+    """What a `Telemetry` made for `settings` is kept by: its endpoint, or (the process's own SDK)
+    the providers themselves, so that a host that sets up new ones gets a new one."""
+    if settings.endpoint is not None:
+        return settings.endpoint
+    from opentelemetry import metrics, trace
+
+    return id(trace.get_tracer_provider()), id(metrics.get_meter_provider())
 
 
 def start(settings: Settings) -> Telemetry | None:

@@ -1,7 +1,7 @@
 """An OpenTelemetry SDK set up in the test's own process, as a host that embeds hermes-core sets up
 its own: spans to an `InMemorySpanExporter`, metrics to an `InMemoryMetricReader`. hermes-core
 finds it and reports into it; afterwards the process's providers are taken down again, so the next
-test runs with export off."""
+manager loaded in this process turns export off."""
 
 from __future__ import annotations
 
@@ -41,8 +41,6 @@ def exported() -> Iterator[Exported]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    import hermes_core._telemetry as telemetry
-
     spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
@@ -53,7 +51,6 @@ def exported() -> Iterator[Exported]:
     try:
         yield Exported(spans, reader)
     finally:
-        telemetry.ACTIVE = None
         trace._TRACER_PROVIDER_SET_ONCE._done = False
         trace._TRACER_PROVIDER = None
         metrics._internal._METER_PROVIDER_SET_ONCE._done = False

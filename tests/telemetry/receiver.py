@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import attrs
+
+
+def until(condition: Any, timeout: float = 20) -> None:
+    """Wait for `condition()` (what another process exports arrives in its own time)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 
 
 @attrs.define

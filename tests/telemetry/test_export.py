@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,7 +15,7 @@ from hermes_core.testing import ScriptedServer, tool_call
 from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
 from tests.helpers.api_server import KEY, Serve, call
 
-from .receiver import Receiver
+from .receiver import Receiver, until
 
 pytest.importorskip("opentelemetry.proto")
 
@@ -90,13 +88,6 @@ def test_the_standard_otel_variables_turn_export_on_name_the_service_and_leave_a
     scripted_turn(home, llm_server)
     assert hermes("run", "find it").stdout.strip() == "Found it."
     assert json.loads((home / "modules.json").read_text()) == [] and len(receiver.named("invoke_agent")) == 1
-
-
-def until(condition: Any, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 CALLER_TRACE, CALLER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"

@@ -14,8 +14,7 @@ from tests.helpers import HERMES, hermes, llm_config
 from tests.helpers.batch import dataset, setup_home
 from tests.helpers.cron import T0, cron
 
-from .receiver import Receiver
-from .test_export import until
+from .receiver import Receiver, until
 
 pytest.importorskip("opentelemetry.proto")
 
