@@ -1,5 +1,6 @@
 """The other hosts' traces over OTLP/HTTP: a cron run and each batch item start a trace of their own,
-with the turn's `invoke_agent` under it."""
+with the turn's `invoke_agent` under it; a task handed to another ACP agent goes on in the caller's
+trace; a gateway message is a turn of its own, on its platform."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from hermes_core.testing import Reply, ScriptedServer, tool_call
 from tests.helpers import HERMES, hermes, llm_config
 from tests.helpers.batch import dataset, setup_home
+from tests.helpers.chat import FakeChat, GatewayProcess, configure
 from tests.helpers.cron import T0, cron
 
 from .receiver import Receiver, until
@@ -75,3 +77,27 @@ def test_a_task_handed_to_another_acp_agent_goes_on_in_the_same_trace(home: Path
     assert handed.attributes["gen_ai.tool.name"] == "acp__helper" and handed.parent_id == first.span_id
     assert served.parent_id == handed.span_id and second.parent_id == served.span_id
     assert {span.trace_id for span in (first, handed, served, second)} == {first.trace_id}
+
+
+def test_each_gateway_message_is_a_turn_traced_on_its_platform(home: Path, llm_server: ScriptedServer,
+                                                               receiver: Receiver,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = FakeChat()
+    monkeypatch.setenv("FAKECHAT_URL", chat.url)
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # the gateway is stopped after: export soon
+    try:
+        configure(home, llm_server.url)
+        llm_server.reply("hello alice")
+        with GatewayProcess() as gateway:
+            gateway.wait_for(r"fakechat: connected")
+            chat.say("c1", "alice", "hi there")
+            chat.wait_sent(1, "c1")
+            until(lambda: receiver.named("invoke_agent"))
+            gateway.stop()
+    finally:
+        chat.close()
+    (turn,) = receiver.named("invoke_agent")
+    assert turn.parent_id == "" and turn.attributes["hermes.platform"] == "fakechat"
+    (model,) = receiver.named("chat")
+    assert model.parent_id == turn.span_id and model.trace_id == turn.trace_id
