@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from . import config_keys as keys
+from . import _telemetry, config_keys as keys
 from ._commands.cli import CliCommand
 from ._commands.registry import CommandRegistry
 from ._config.config import Config
@@ -151,6 +151,7 @@ class PluginManager:
         self._hook_timeout = config.read(keys.HOOK_CALLBACK_TIMEOUT)
         config.read(keys.TOOLS_TIMEOUT), config.read(keys.COMMANDS_TIMEOUT), config.read(keys.PLUGIN_ENTRIES)
         self.config = config
+        _telemetry.configure(config)
         self.mcp.configure(config)
         self._discovery = self.discover()
         self.problems = self._loader.sync_discovery(self._discovery, config, retry=retry)

@@ -12,8 +12,9 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ContextManager
 
+from .. import _telemetry
 from .._commands.cli import CliCommand
 from .._commands.command import Command
 from .._errors import RegistrationError
@@ -237,6 +238,11 @@ class PluginContext:
         """From a running tool: how far it is (`progress` of `total`, a `message`), shown by the
         host where it can (an MCP client's progress, an editor's tool call); whether anyone listens."""
         return report_progress(progress, total, message)
+
+    def trace_span(self, name: str, **attributes: Any) -> ContextManager[Any]:
+        """`with ctx.trace_span("index", files=3) as span:` a span of this plugin's own under the current
+        one (a tool call's, a hook's), where export is on; `span.set(key, value)`, `span.event(name)`."""
+        return _telemetry.span(name, self.plugin_id, **attributes)
 
     @property
     def state(self) -> PluginState:

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
+from .. import _telemetry
 from .._errors import owner
 from .._runtime import workers
 from .._runtime.invoke import Failure, acall, failed, keeps_own_limit, overran, settled
@@ -194,6 +195,9 @@ class HookRunner:
         one Hermes leaves it out of)."""
         if hook not in UNVERSIONED_HOOKS and "telemetry_schema_version" not in chain.kwargs:
             chain.kwargs = {**chain.kwargs, "telemetry_schema_version": TELEMETRY_SCHEMA_VERSION}
+        telemetry = _telemetry.ACTIVE
+        if telemetry is not None:
+            return HookCall(self, hook, tracing.Traced(hook, chain, lines=self._trace, report=telemetry.hooks(hook)))
         return HookCall(self, hook, tracing.Traced(hook, chain) if self._trace else chain)
 
     # -- the drivers ---------------------------------------------------------------------------

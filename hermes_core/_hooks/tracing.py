@@ -7,6 +7,9 @@ hook, the plugin, the callback, how long it took and how it ended (`ok`, `blocke
 `raised <type>`, `timed out`); `plugin=-` is a callback of the host's own:
 
     hermes: hook pre_tool_call plugin=guard callback=Guard.check 0.15 ms blocked
+
+With OpenTelemetry export on (`_telemetry`), each callback's time and outcome also go to its
+`report` (hook time by plugin; a span for a callback that fails or is slow), lines or not.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar, final
 
 from .._runtime.invoke import Failure
@@ -66,11 +70,13 @@ class Traced(Chain[R]):
     a callback abandoned at its time limit is timed to when the driver gave up on it.
     """
 
-    __slots__ = ("_chain", "_hook", "_started")
+    __slots__ = ("_chain", "_hook", "_started", "_lines", "_report")
 
-    def __init__(self, hook: str, chain: Chain[R]) -> None:
+    def __init__(self, hook: str, chain: Chain[R], *, lines: bool = True,
+                 report: Callable[[str | None, str, float, float, str], None] | None = None) -> None:
         super().__init__(chain.kwargs)
         self._chain, self._hook = chain, hook
+        self._lines, self._report = lines, report
         self._started = time.perf_counter()
 
     def arguments(self) -> Mapping[str, Any]:
@@ -78,10 +84,18 @@ class Traced(Chain[R]):
         return self._chain.arguments()
 
     def take(self, cb: Callback, result: Any) -> bool:
-        seconds = time.perf_counter() - self._started
+        started = self._started
+        seconds = time.perf_counter() - started
         go_on = self._chain.take(cb, result)
         outcome = _outcome(result, not go_on and self._chain.blocked)
-        _write(line(self._hook, getattr(cb, "plugin_id", None), cb.name, seconds, outcome) + "\n")
+        plugin_id = getattr(cb, "plugin_id", None)
+        if self._lines:
+            _write(line(self._hook, plugin_id, cb.name, seconds, outcome) + "\n")
+        if self._report is not None:
+            try:
+                self._report(plugin_id, cb.name, started, seconds, outcome)
+            except Exception:  # noqa: BLE001 - telemetry never fails a hook call
+                pass
         return go_on
 
     @property

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from .. import _telemetry
 from .. import config_keys as keys
 from .._runtime.cancel import cancel_check, pause
 from .._config.config import Config
@@ -300,7 +301,7 @@ class LlmHost:
                                                 agent_id=call.agent_id, images=images, timeout=call.timeout)
         return plan
 
-    def _done(self, call: Call, started: float, attempts: _Attempts | None, outcome: str) -> None:
+    def _done(self, call: Call, started: float, attempts: _Attempts | None, outcome: str, span: Any = None) -> None:
         provider: str | None = None
         model: str | None = None
         usage = _NO_USAGE
@@ -315,6 +316,10 @@ class LlmHost:
             len(attempts.history) + (answer is not None) if attempts is not None else 0, outcome,
             attempts.mode if attempts is not None else None,
         )
+        if span is not None:
+            span.end(provider, model, usage if answer is not None else None,
+                     answer.finish_reason if answer is not None else None, outcome,
+                     answer.text if answer is not None else None)
 
     @contextlib.contextmanager
     def _attempts(self, call: Call) -> Iterator[_Attempts]:
@@ -322,17 +327,20 @@ class LlmHost:
         drives `admission` when there is one (the call's budget: its hook, its reservation, waiting
         for room), then the attempts, and settles the reservation (`_settled`) either way."""
         started, attempts = time.perf_counter(), None
+        who = host_holder() if call.task is not None else call.plugin_id  # a host side task is the host's own
+        telemetry = _telemetry.ACTIVE
+        span = None if telemetry is None else telemetry.chat(
+            None if call.task is not None else call.plugin_id, who, call.task, call.messages, call.model)
         try:
             plan = self._plan(call)
             attempts = _Attempts(self.home, plan, call)
-            who = host_holder() if call.task is not None else call.plugin_id  # a host side task is the host's own
             attempts.admission = admission(self._ledger, self._budgets, self._read_config(), who,
                                            (call.messages, call.tools, call.max_tokens), plan, hooks_of(self))
             yield attempts
         except BaseException as exc:
-            self._done(call, started, attempts, _outcome(exc))
+            self._done(call, started, attempts, _outcome(exc), span)
             raise
-        self._done(call, started, attempts, "ok")
+        self._done(call, started, attempts, "ok", span)
 
     def _ledger(self) -> Ledger:
         if self._spend is None:

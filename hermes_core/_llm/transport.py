@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from .. import _telemetry
 from .._messages import storable_text
 from .._runtime.cancel import breakable, breaking
 
@@ -152,11 +153,19 @@ def post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     return breakable(lambda: _post(client, request, timeout))
 
 
+def _options(timeout: float) -> dict[str, Any]:
+    """The SDK's request options: the time limit, the key, and the trace context while export is on."""
+    if _telemetry.ACTIVE is None:
+        return {"timeout": timeout, "security": _SECURITY}
+    return {"timeout": timeout, "security": _SECURITY, "headers": _telemetry.headers()}
+
+
 def _post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     if _has_low_level(client):
         return client.post(_PATH, cast_to=bytes, content=encode(request),  # type: ignore[no-any-return]
-                           options={"timeout": timeout, "security": _SECURITY})
-    raw = client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout)
+                           options=_options(timeout))
+    raw = client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout,
+                                                            extra_headers=_telemetry.headers() or None)
     return raw.http_response.content  # type: ignore[no-any-return]
 
 
@@ -167,11 +176,12 @@ def post_stream(client: Any, request: dict[str, Any], timeout: float) -> Iterato
     import openai
 
     if not _has_low_level(client):
-        for typed in client.chat.completions.create(**json.loads(encode(request)), timeout=timeout):
+        for typed in client.chat.completions.create(**json.loads(encode(request)), timeout=timeout,
+                                                    extra_headers=_telemetry.headers() or None):
             yield typed.model_dump(exclude_unset=True)
         return
     stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True, stream_cls=openai.Stream[object],
-                         options={"timeout": timeout, "security": _SECURITY})
+                         options=_options(timeout))
     try:
         with breaking(lambda: _shut(stream.response)):  # a stopped turn: the read blocked on the model returns
             if "event-stream" not in stream.response.headers.get("content-type", "event-stream"):
@@ -216,8 +226,9 @@ async def apost(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     """`post` through an `openai.AsyncOpenAI`."""
     if _has_low_level(client):
         return await client.post(_PATH, cast_to=bytes, content=encode(request),  # type: ignore[no-any-return]
-                                 options={"timeout": timeout, "security": _SECURITY})
-    raw = await client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout)
+                                 options=_options(timeout))
+    raw = await client.chat.completions.with_raw_response.create(**json.loads(encode(request)), timeout=timeout,
+                                                                  extra_headers=_telemetry.headers() or None)
     return raw.http_response.content  # type: ignore[no-any-return]
 
 

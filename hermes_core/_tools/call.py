@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from .. import _telemetry
 from .._errors import ConfigError, owner
 from .._hermes.host import describe
 from .._messages import storable_text
@@ -253,6 +254,10 @@ def _approval(hooks: LifecycleHooks, name: str, args: Mapping[str, Any], decisio
     answer = yield Invoke(approver, (request,))  # waits for the human: on a worker thread for an async caller
     choice = answer if isinstance(answer, str) else "notify_failed"
     yield hooks.post_approval_response(**about, choice=choice)
+    telemetry = _telemetry.ACTIVE
+    if telemetry is not None:
+        telemetry.event("hermes.tool.approval", {"hermes.approval.choice": choice,
+                                                 "hermes.approval.pattern_key": request.pattern_key})
     if choice in APPROVED:
         return None
     return (f"Tool call {name!r} was not approved ({choice}): {decision.asks}. Do not try it again; tell the user "
@@ -272,7 +277,11 @@ def run(
     kwargs: Mapping[str, Any],
 ) -> ToolOutcome:
     """`dispatch`, telling a blocked call from one that ran."""
-    return drive(_call(registry, hooks, name, args, ids, kwargs))
+    telemetry = _telemetry.ACTIVE
+    if telemetry is None:
+        return drive(_call(registry, hooks, name, args, ids, kwargs))
+    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as span:
+        return span.done(drive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
 
 
 async def adispatch(
@@ -280,7 +289,7 @@ async def adispatch(
     kwargs: Mapping[str, Any],
 ) -> str:
     """`dispatch` from a coroutine: async handlers are awaited, sync ones run on a worker thread."""
-    return (await adrive(_call(registry, hooks, name, args, ids, kwargs))).result
+    return (await arun(registry, hooks, name, args, ids=ids, kwargs=kwargs)).result
 
 
 async def arun(
@@ -288,4 +297,15 @@ async def arun(
     kwargs: Mapping[str, Any],
 ) -> ToolOutcome:
     """`adispatch`, telling a blocked call from one that ran (what `hermes mcp serve` needs)."""
-    return await adrive(_call(registry, hooks, name, args, ids, kwargs))
+    telemetry = _telemetry.ACTIVE
+    if telemetry is None:
+        return await adrive(_call(registry, hooks, name, args, ids, kwargs))
+    with telemetry.tool(name, *_owner(registry, name), ids.tool_call_id, args) as span:
+        return span.done(await adrive(_call(registry, hooks, name, args, ids, kwargs)))  # type: ignore[no-any-return]
+
+
+def _owner(registry: Tools, name: str) -> tuple[str | None, str]:
+    """The plugin that owns tool `name` and its GenAI tool type (`extension`: an MCP server's, `mcp:<server>`)."""
+    entry = registry.entry(name)
+    plugin_id = entry.tool.plugin_id if entry is not None else None
+    return plugin_id, "extension" if plugin_id and plugin_id.startswith("mcp:") else "function"

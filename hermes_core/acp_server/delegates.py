@@ -25,7 +25,7 @@ import attrs
 
 from hermes_core import Config
 from hermes_core import config_keys as keys
-from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check, report_progress
+from hermes_core.hosting import ApprovalRequest, Cancelled, cancel_check, report_progress, trace_headers
 
 __all__ = ["DelegateConfig", "delegate", "read_agents", "tool_name"]
 
@@ -142,7 +142,8 @@ async def _delegate(agent: DelegateConfig, task: str) -> str:
                                        transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             session = await conn.new_session(cwd=cwd, mcp_servers=[])
-            asked = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block(task)]))
+            asked = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block(task)],
+                                                      **trace_headers()))  # `_meta.traceparent`: the turn's trace goes on
             deadline = time.monotonic() + agent.timeout
             stopped: str | None = None
             while not asked.done():

@@ -18,7 +18,7 @@ from typing import Any
 
 from hermes_core import LlmProviderError, PluginManager, SessionNotFoundError
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.hosting import Cancel, Cancelled, approver_scope, in_thread, state_url, workspace_scope
+from hermes_core.hosting import Cancel, Cancelled, approver_scope, in_thread, served_span, state_url, workspace_scope
 
 from .folders import folders_for
 from .relay import AcpApprover, Outbox, Relay
@@ -142,7 +142,12 @@ class HermesAcp:
 
     # -- a prompt ---------------------------------------------------------------------------------
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> Any:
+    async def prompt(self, session_id: str, prompt: list[Any], **meta: Any) -> Any:
+        """`session/prompt`: one turn, in a span that continues the client's `_meta.traceparent`."""
+        with served_span("session/prompt", meta, **{"hermes.acp.session": session_id}):
+            return await self._prompt(session_id, prompt)
+
+    async def _prompt(self, session_id: str, prompt: list[Any]) -> Any:
         from acp import RequestError, text_block, update_agent_message
         from acp.schema import PromptResponse
 

@@ -28,7 +28,7 @@ from hermes_core import (
     repair_tool_pairing, tool_message_content, turn_scope,
 )
 from hermes_core import config_keys as keys
-from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope, state_url
+from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope, state_url, turn_span
 
 from .display import Display
 from .store import SessionStore
@@ -254,8 +254,9 @@ class Agent:
         turn = TurnIdentity(self.session_id, task_id, f"{self.session_id}:{task_id}:{uuid.uuid4().hex[:8]}",
                             self.platform)
         self._cancel = cancel or Cancel()
-        with turn_scope(turn), cancel_scope(self._cancel):  # the host's side calls (compression summaries) name this turn
-            return self._turn(turn, text)
+        with turn_scope(turn), cancel_scope(self._cancel), \
+                turn_span("hermes", self.session_id, self.model or "", self.platform, text) as span:
+            return self._turn(turn, text, span)  # the turn's side calls (compression summaries) name this turn
 
     def cancel(self) -> None:
         """Stop the running turn, if any (thread-safe; see the class)."""
@@ -263,7 +264,7 @@ class Agent:
         if running is not None:
             running.set()
 
-    def _turn(self, turn: TurnIdentity, text: str) -> TurnResult:
+    def _turn(self, turn: TurnIdentity, text: str, span: Any = None) -> TurnResult:
         """The turn, with Hermes' hooks in Hermes' order: `pre_llm_call` (`_begin`); per model
         request `pre_api_request` and `post_api_request` (or `api_request_error`), then
         `on_interim_message` and each tool's hooks (`_rounds`); `transform_llm_output`,
@@ -284,6 +285,8 @@ class Agent:
             self._end_turn(turn, f"error({type(exc).__name__})", failed=True)
             raise
         self._finish(turn, text, outcome)
+        if span is not None:  # the turn's `invoke_agent` span (export on): what it took
+            span.finished(tally.result(outcome.final, outcome.stopped))
         return tally.result(outcome.final, outcome.stopped)
 
     def _begin(self, turn: TurnIdentity, text: str) -> list[str]:

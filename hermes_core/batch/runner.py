@@ -22,7 +22,7 @@ import attrs
 
 from hermes_core import Config, PluginManager
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.hosting import ToolSelection
+from hermes_core.hosting import ToolSelection, new_trace
 
 from .dataset import Item
 from .output import OutputDir
@@ -240,7 +240,8 @@ def local_executor(manager: PluginManager, out: OutputDir, options: BatchOptions
         store = stores.get(threading.get_ident())
         if store is None:
             store = stores[threading.get_ident()] = SessionStore(out.path)
-        return run_item(item, models, options, names, toolsets, store)
+        with new_trace(f"batch item {item.id}", **{"hermes.batch.item": str(item.id), "hermes.batch.folder": str(out.path)}):
+            return run_item(item, models, options, names, toolsets, store)  # an item is a trace of its own
 
     def close() -> None:
         for store in list(stores.values()):

@@ -25,7 +25,7 @@ from typing import Any
 
 from hermes_core import CronError, PluginManager, storable_json, storable_text
 from hermes_core import config_keys as keys
-from hermes_core.hosting import ToolSelection, write_text
+from hermes_core.hosting import ToolSelection, new_trace, write_text
 
 from .shared import open_jobs
 from .schedule import now, zone
@@ -99,8 +99,9 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
             offered = selection.names(manager.tool_infos())
             tools = {name for name in tools if offered is None or name in offered}
         # a job made in a chat acts for its sender: their memory, never the home's
-        with Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
-                   user_platform=where or None) as agent:
+        with new_trace(f"cron run {job.get('name') or job['id']}", **{"hermes.cron.job": str(job["id"])}), \
+                Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
+                      user_platform=where or None) as agent:  # a run is a trace of its own
             result = agent.ask(build_prompt(manager, job))
         answer = result.text
         if result.stopped:

@@ -31,6 +31,10 @@ hermes-core's public names and on this package; a host of your own can be too.
 - a running tool's progress (`ctx.report_progress`): `progress_scope(listener)` (calls run inside
   report to `listener(progress, total, message)`), `report_progress`;
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin);
+- traces (docs/observability.md; no-ops while export is off): `turn_span` (a turn's `invoke_agent`
+  span), `served_span` (a request's, continuing the caller's `traceparent`), `new_trace` (a cron
+  run's or a batch item's own trace), `trace_headers()` (the context, for a request onwards),
+  `TraceRequests` (ASGI: a span per HTTP request; `serve_asgi` adds it);
 - shared state (docs/fleet.md): `state_url(home)` (the `postgresql://` database `state.url` or
   `HERMES_STATE_URL` names, or None: SQLite under the home), `StateUrl` (its password masked),
   `Store` (a stage's tables, in SQLite or that database, written once; `pg_schema_of` its
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
+    from .telemetry import TraceRequests, new_trace, served_span, trace_headers, turn_span
     from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, pg_schema_of, state_url
 
 _EXPORTS = {
@@ -78,6 +83,8 @@ _EXPORTS = {
                     "hermes_core._runtime.workspace"),
     **dict.fromkeys(["ProgressListener", "progress_scope", "report_progress"], "hermes_core._runtime.progress"),
     "ToolSelection": "hermes_core.hosting.tools",
+    **dict.fromkeys(["TraceRequests", "new_trace", "served_span", "trace_headers", "turn_span"],
+                    "hermes_core.hosting.telemetry"),
     **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "pg_schema_of", "state_url"], "hermes_core._store"),
 }
 
@@ -87,7 +94,8 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserP
            "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
            "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
            "only_one", "pg_schema_of", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
-           "state_url", "until_signal", "workspace_scope", "write_json", "write_text"]
+           "state_url", "until_signal", "workspace_scope", "write_json", "write_text",
+           "TraceRequests", "new_trace", "served_span", "trace_headers", "turn_span"]
 
 
 def __getattr__(name: str) -> Any:

@@ -195,12 +195,14 @@ async def serve_asgi(app: Any, host: str, port: int, *, token: str | None = None
     import uvicorn
 
     from .browsers import BrowserPolicy, GuardBrowsers
+    from .telemetry import TraceRequests
 
     if not is_loopback(host) and not token and not app_checks_keys:
         raise ServingError(f"{what}: {host} is not a loopback address; serving it needs a bearer token")
     sock = listening_socket(host, port, what=what)
     guarded = GuardBrowsers(
-        BoundedRequests(RequireBearer(app, token) if token else app, max_body=max_body, read_timeout=read_timeout),
+        BoundedRequests(RequireBearer(TraceRequests(app), token) if token else TraceRequests(app), max_body=max_body,
+                        read_timeout=read_timeout),
         browsers or BrowserPolicy(), host, sock.getsockname()[1])
     web = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace,
                                         http=quick_ack_protocol()))

@@ -98,6 +98,7 @@ BEFORE_ISSUE_41 = {
     "hermes_core.config_keys._values",  # issue 44: config_keys split in two (the table, and Key with its checks)
     "hermes_core._profiles", "hermes_core._profiles.names", "hermes_core._profiles.select",  # issue 58: `-p NAME`
     "hermes_core.config_keys._prompt_files",  # issue 58: the prompt files' keys (imports only _values)
+    "hermes_core.config_keys._observability",  # issue 59: the observability.* keys, in a module of their own
 }
 
 

@@ -20,7 +20,8 @@ PUBLIC_MODULES = {"config_keys", "hookspecs", "providers"}
 
 # Each stage and the stages it may import (besides itself and the leaves), from the bottom up.
 BELOW_LOADING = {"config_keys", "_runtime", "_config", "providers", "_hermes", "_hooks", "hookspecs", "_commands",
-                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills", "_store", "_profiles"}
+                 "_tools", "_slots", "_llm", "_ctx", "_discovery", "_session", "_skills", "_store", "_profiles",
+                 "_telemetry"}
 MAY_IMPORT: dict[str, set[str]] = {
     "leaf": set(),
     "config_keys": set(),
@@ -28,26 +29,28 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_config": {"config_keys"},
     "providers": set(),
     "_hermes": {"config_keys", "_config", "providers"},
-    "_hooks": {"config_keys", "_runtime", "hookspecs"},
+    "_telemetry": {"config_keys", "_config"},  # traces and metrics: the seams every stage calls
+    "_hooks": {"config_keys", "_runtime", "hookspecs", "_telemetry"},
     "hookspecs": {"_ctx"},  # _ctx: the type of the registration hooks' `ctx`, for the type checker
     "_commands": {"config_keys", "_runtime", "_hooks"},
-    "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes"},
+    "_tools": {"config_keys", "_runtime", "_config", "_hooks", "_hermes", "_telemetry"},
     "_slots": {"config_keys", "_runtime", "_config", "_hermes", "providers"},
     "_store": {"config_keys", "_config"},  # the floor under every stage that keeps state
-    "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes", "_store"},
+    "_llm": {"config_keys", "_runtime", "_config", "_hooks", "_hermes", "_store", "_telemetry"},
     "_skills": {"config_keys", "_config"},
     "_profiles": {"_config"},  # issue 58: which home a command runs in, and the profiles of a root
-    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store", "_profiles"},
+    "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store", "_profiles",
+             "_telemetry"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
     "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
     "_loading": BELOW_LOADING,
     "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins",
-             "_llm", "_skills"},  # _llm, _skills: a server's sampling, the portable packages' mcp.json (`host`)
+             "_llm", "_skills", "_telemetry"},  # _llm, _skills: a server's sampling, the portable packages' mcp.json (`host`)
     "_trust": set(),  # trust at install: the leaves alone (pip and git run as programs)
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
-    "hosting": {"hermes_core", "config_keys", "_runtime", "_store"},  # public names, the leaves, _runtime, _store (held below)
+    "hosting": {"hermes_core", "config_keys", "_runtime", "_store", "_telemetry"},  # public names, the leaves, _runtime, _store (held below)
     # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
     "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm"},
     "cli": BELOW_LOADING | {"_trust", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
@@ -143,11 +146,13 @@ def test_the_reference_hosts_import_only_public_names(host: str) -> None:
 def test_the_host_layer_is_public_names_the_leaves_and_runtime() -> None:
     """`hosting` is what every host shares: built on what a host may import, plus the leaves,
     `_runtime` (a private building block it makes public, as `Backoff`) and the state floor
-    `_store` (made public as `Store`), never a library stage."""
+    `_store` (made public as `Store`) and `_telemetry` (made public as `turn_span`, `served_span`), never a
+    library stage."""
     modules = {module: path for module, path in MODULES.items() if stage(module) == "hosting"}
     assert len(modules) >= 4
     wrong = [f"{module}:{line}: {target}" for module, path in modules.items() for line, target in imports(path)
-             if target != "hermes_core" and stage(target) not in {"hosting", "leaf", "_runtime", "_store", *PUBLIC_MODULES}]
+             if target != "hermes_core" and stage(target) not in {"hosting", "leaf", "_runtime", "_store", "_telemetry",
+                                                                  *PUBLIC_MODULES}]
     assert wrong == []
 
 

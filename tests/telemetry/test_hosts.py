@@ -1,0 +1,103 @@
+"""The other hosts' traces over OTLP/HTTP: a cron run and each batch item start a trace of their own,
+with the turn's `invoke_agent` under it; a task handed to another ACP agent goes on in the caller's
+trace; a gateway message is a turn of its own, on its platform."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing import Reply, ScriptedServer, tool_call
+from tests.helpers import HERMES, hermes, llm_config
+from tests.helpers.batch import dataset, setup_home
+from tests.helpers.chat import FakeChat, GatewayProcess, configure
+from tests.helpers.cron import T0, cron
+
+from .receiver import Receiver, until
+
+pytest.importorskip("opentelemetry.proto")
+
+
+@pytest.fixture
+def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
+    running = Receiver().start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", running.url)
+    yield running
+    running.close()
+
+
+def test_a_cron_run_is_a_trace_of_its_own_over_its_turn(home: Path, llm_server: ScriptedServer, receiver: Receiver,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_config(home, llm_server.url, "timezone: UTC\n")
+    monkeypatch.setenv("HERMES_TIMEZONE", "UTC")
+    llm_server.always("All green.")
+    cron("add", "every 1h", "check the build", "--name", "build")
+    assert cron("tick", when=T0 + dt.timedelta(hours=1, minutes=1)).stderr.splitlines()[-1] == "ran 1 job"
+    (run,) = receiver.named("cron run")
+    (turn,) = receiver.named("invoke_agent")
+    assert run.name == "cron run build" and run.parent_id == "" and run.attributes["hermes.cron.job"]
+    assert turn.parent_id == run.span_id and turn.attributes["hermes.platform"] == "cron"
+
+
+def test_each_batch_item_is_a_trace_of_its_own(home: Path, tmp_path: Path, llm_server: ScriptedServer,
+                                               receiver: Receiver) -> None:
+    setup_home(home, llm_server)
+    data = dataset(tmp_path / "data.jsonl", [{"id": "a", "prompt": "look up apple"}, {"id": "b", "prompt": "say hi"}])
+    hermes("batch", "run", str(data), "--out", str(tmp_path / "out"), "--concurrency", "2")
+    items = {span.attributes["hermes.batch.item"]: span for span in receiver.named("batch item")}
+    assert set(items) == {"a", "b"} and all(span.parent_id == "" for span in items.values())
+    assert items["a"].trace_id != items["b"].trace_id
+    turns = {span.parent_id: span for span in receiver.named("invoke_agent")}
+    assert set(turns) == {items["a"].span_id, items["b"].span_id}
+    (tool,) = receiver.named("execute_tool")
+    assert tool.trace_id == items["a"].trace_id and tool.attributes["gen_ai.tool.name"] == "lookup"
+
+
+def test_a_task_handed_to_another_acp_agent_goes_on_in_the_same_trace(home: Path, tmp_path: Path,
+                                                                      llm_server: ScriptedServer,
+                                                                      receiver: Receiver) -> None:
+    """`acp_agents`' delegate sends `_meta.traceparent` with `session/prompt`; `hermes acp` continues it."""
+    other = tmp_path / "other-home"
+    other.mkdir()
+    llm_config(other, llm_server.url, f"plugins:\n  disabled: [cron, memory/builtin]\n"
+                                      f"observability:\n  otlp_endpoint: {receiver.url}\n")
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\nacp_agents:\n  helper:\n"
+                                     f"    command: {HERMES}\n    args: [acp]\n    env:\n      HERMES_HOME: {other}\n"
+                                     "      OTEL_BSP_SCHEDULE_DELAY: '50'\n")
+    llm_server.push(Reply("", tool_calls=[tool_call("acp__helper", {"task": "say hi"})]), Reply("hi"),
+                    Reply("The helper said hi."))
+    assert hermes("run", "Ask the helper.").stdout.strip() == "The helper said hi."
+    until(lambda: len(receiver.named("invoke_agent")) == 2)
+    (served,) = receiver.named("session/prompt")
+    (handed,) = receiver.named("execute_tool")
+    first, second = sorted(receiver.named("invoke_agent"), key=lambda span: span.parent_id != "")
+    assert handed.attributes["gen_ai.tool.name"] == "acp__helper" and handed.parent_id == first.span_id
+    assert served.parent_id == handed.span_id and second.parent_id == served.span_id
+    assert {span.trace_id for span in (first, handed, served, second)} == {first.trace_id}
+
+
+def test_each_gateway_message_is_a_turn_traced_on_its_platform(home: Path, llm_server: ScriptedServer,
+                                                               receiver: Receiver,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = FakeChat()
+    monkeypatch.setenv("FAKECHAT_URL", chat.url)
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # the gateway is stopped after: export soon
+    try:
+        configure(home, llm_server.url)
+        llm_server.reply("hello alice")
+        with GatewayProcess() as gateway:
+            gateway.wait_for(r"fakechat: connected")
+            chat.say("c1", "alice", "hi there")
+            chat.wait_sent(1, "c1")
+            until(lambda: receiver.named("invoke_agent"))
+            gateway.stop()
+    finally:
+        chat.close()
+    (turn,) = receiver.named("invoke_agent")
+    assert turn.parent_id == "" and turn.attributes["hermes.platform"] == "fakechat"
+    (model,) = receiver.named("chat")
+    assert model.parent_id == turn.span_id and model.trace_id == turn.trace_id
