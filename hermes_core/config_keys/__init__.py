@@ -126,6 +126,18 @@ BUDGET_NAMES = ("tokens_per_day", "cost_per_day", "cost_per_month", "timezone", 
 PLUGIN_LLM_BUDGET = _budget("plugins.entries.*.llm_budget", "the plugin's")
 PLUGINS_LLM_BUDGET = _budget("plugins.llm_budget", "every plugin's, unless its own says otherwise")
 MODEL_BUDGET = _budget("model.budget", "the host's own calls (the agent, its side tasks)")
+CALLER_BUDGET = _budget("budgets.caller", "each caller's (an API caller's X-Hermes-User, a gateway sender), every call "
+                                          "made on their behalf")
+FLEET_BUDGET = _budget("budgets.fleet", "every call's together (every plugin, the host, every key and caller)")
+BUDGETS_RESERVATION_TTL = Key("budgets.reservation_ttl", SECONDS, _seconds, 60.0,
+                              "seconds a call's reservation outlives its time limit: a host killed mid-call "
+                              "holds its reservations no longer")
+BUDGETS_ON_STORE_ERROR = Key("budgets.on_store_error", "closed or open", _one_of("closed", "open"), "closed",
+                             "when the budgets ledger cannot be reached: closed refuses the call, open lets it "
+                             "through and counts it once the ledger is back")
+BUDGETS_UNPRICED_COST = Key("budgets.unpriced_cost", USD, _money, 0.05,
+                            "USD a call reserves of a cost budget while it runs when its model has no price "
+                            "(model.pricing): never nothing")
 
 # -- the model, and the host's own side tasks --------------------------------------------------
 
@@ -385,7 +397,8 @@ KEYS: tuple[Key[Any], ...] = (
     AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_TOOL_CHOICE,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
-    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
+    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET, *CALLER_BUDGET, *FLEET_BUDGET,
+    BUDGETS_RESERVATION_TTL, BUDGETS_ON_STORE_ERROR, BUDGETS_UNPRICED_COST,
     ACP_AGENTS, ACP_AGENT, ACP_AGENT_COMMAND, ACP_AGENT_ARGS, ACP_AGENT_ENV, ACP_AGENT_CWD, ACP_AGENT_DESCRIPTION,
     ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
