@@ -129,21 +129,21 @@ def admission(ledger: Callable[[], Ledger], budgets: Budgets, config: Config, wh
 def store_refusal(ledger: Ledger, who: str, error: BaseException) -> PluginLlmBudgetError:
     """The refusal of a call whose budgets cannot be checked (`budgets.on_store_error: closed`)."""
     return PluginLlmBudgetError(
-        f"the {ledger.what} ({ledger.location}) cannot be reached, so {_whose(who)} LLM call is refused "
+        f"the {ledger.what} ({ledger.location}) cannot be reached, so the LLM call of {_whom(who)} is refused "
         f"(budgets.on_store_error is closed: set it to open to let calls through, counted once the ledger is "
         f"back): {error}", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
 
 
-def _whose(who: str) -> str:
+def _whom(who: str) -> str:
     if who == HOST:
-        return "the host's"
+        return "the host"
     if who == FLEET:
-        return "the fleet's"
+        return "the fleet"
     if who.startswith(KEY_HOLDER):
-        return f"API key {who[len(KEY_HOLDER):]!r}'s"
+        return f"API key {who[len(KEY_HOLDER):]!r}"
     if who.startswith(CALLER_HOLDER):
-        return f"caller {who[len(CALLER_HOLDER):]!r}'s"
-    return f"plugin {who!r}'s"
+        return f"caller {who[len(CALLER_HOLDER):]!r}"
+    return f"plugin {who!r}"
 
 
 def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, int | None], plan: Plan,
