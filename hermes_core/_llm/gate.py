@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import random
 import time
 import weakref
 from collections.abc import Callable, Generator
@@ -186,7 +187,8 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
             raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
             return got
-        wait = got.retry_in if got.retry_in is not None else poll
+        # calls that wait for each other's reservations look again at moments of their own
+        wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
         if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
             yield Write(ledger.refusing(got.budget), quiet=True)
             raise got.error()

@@ -19,7 +19,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +39,7 @@ NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"  # a fixed clock (UNIX seconds) for tests
 T = TypeVar("T")
 Op = Callable[[Any], T]  # an operation on one write transaction (a sqlite3 connection, or the floor's)
 _MINUTE = 60.0
+_PRUNE_EVERY = 30.0  # seconds between two prunes of a holder's old calls in the shared database, per process
 REFUSED = "refused:"  # a holder's refusals are counted in `totals` under the period "refused:<day>" (and month)
 
 
@@ -156,6 +158,8 @@ class Ledger(Store):
         self.totals, self.calls = ("budget_totals", "budget_calls") if shared else ("totals", "calls")
         self._later: list[Op[None]] = []  # settlements made while the ledger was out of reach
         self._later_lock = threading.Lock()
+        self._pruned: dict[str, float] = {}  # when each holder's old calls were last pruned (shared database)
+        self._add_up = type(self)._add_up.format(t=self.totals)
 
     @classmethod
     def copies(cls, home: Path) -> list[Copy]:
@@ -197,10 +201,21 @@ class Ledger(Store):
     # -- writes ----------------------------------------------------------------------------------
 
     def write(self, op: Op[T]) -> T:
-        """`op` in a write transaction of its own (after the settlements left for later, if any)."""
+        """`op` on the ledger (after the settlements left for later, if any): on SQLite in a write
+        transaction of its own; on the shared database as statements that each commit (every
+        operation there is written so that each statement leaves the ledger whole)."""
         self.catch_up()
-        with self._writing() as db:
+        with self._statements() as db:
             return op(db)
+
+    @contextmanager
+    def _statements(self) -> Iterator[Any]:
+        if self._pg is None:
+            with self._writing() as db:
+                yield db
+        else:  # no BEGIN and COMMIT: two round trips fewer a write
+            with self._pg.transaction(self, read_only=True) as db:
+                yield db
 
     def later(self, op: Op[None]) -> None:
         """Keep `op` (a settlement that could not be written) for the next write that can."""
@@ -208,16 +223,17 @@ class Ledger(Store):
             self._later.append(op)
 
     def catch_up(self) -> int:
-        """Write the settlements left for later in one transaction: how many; a `MemoryStoreError`
-        (they are kept) when the ledger is still out of reach."""
+        """Write the settlements left for later: how many; a `MemoryStoreError` (they are kept) when
+        the ledger is still out of reach."""
         with self._later_lock:
             pending, self._later = self._later, []
         if not pending:
             return 0
         try:
-            with self._writing() as db:
-                for op in pending:
-                    op(db)
+            with self._statements() as db:
+                while pending:
+                    pending[0](db)
+                    pending.pop(0)
         except BaseException:
             with self._later_lock:
                 self._later[:0] = pending
@@ -227,51 +243,100 @@ class Ledger(Store):
     def reserving(self, budgets: Sequence[Budget], tokens: int, cost: float,
                   lease: float) -> Op[Reservation | Busy]:
         """The operation (for `write`, or a `LedgerThread`) that reserves `tokens` and `cost` on each
-        of `budgets`' holders for a call, until it settles or `lease` seconds pass: it answers the reservation, or
-        `Busy` when a rate limit has no room now, and raises `PluginLlmBudgetError` naming the
-        holder when the call would pass an amount (nothing is reserved then, on any holder)."""
-        calls = self.calls
+        of `budgets`' holders for a call, until it settles or `lease` seconds pass: it answers the
+        reservation, or `Busy` when a rate limit has no room now (or running calls' reservations
+        stand in the way), and raises `PluginLlmBudgetError` naming the holder when the call would
+        pass an amount (nothing is reserved then, on any holder).
 
+        SQLite checks, then writes, in its one-at-a-time write transaction. The shared database
+        writes the reservations first (one statement: on every holder or none), then reads what
+        every holder has, its own and every other host's written reservations included, and takes
+        its own back if that passes a limit: of two calls that cannot both fit, the one that reads
+        last sees both, so the cap is never passed; two round trips, and no lock held across them."""
+        if self._pg is None:
+            return self._reserving_here(budgets, tokens, cost, lease)
+        return self._reserving_shared(budgets, tokens, cost, lease)
+
+    def _reserving_here(self, budgets: Sequence[Budget], tokens: int, cost: float,
+                        lease: float) -> Op[Reservation | Busy]:
         def op(db: Any) -> Reservation | Busy:
-            if self.dialect == "postgresql":  # one holder's reservations one at a time, across hosts
-                for who in sorted({budget.who for budget in budgets}):
-                    db.execute("SELECT pg_advisory_xact_lock(hashtextextended(CAST(? AS TEXT), 0))",
-                               (f"hermes-budget:{who}",)).fetchone()
             moment = now()
             holds: list[Hold] = []
             for budget in budgets:
-                day, month, day_end, month_end = _periods(moment, budget.timezone)
+                periods = _periods(moment, budget.timezone)
                 # what no query needs any more: calls over a minute old that settled, or whose reservation expired
-                db.execute(f"DELETE FROM {calls} WHERE who = ? AND started <= ? AND (expires IS NULL OR expires <= ?)",
-                           (budget.who, moment - _MINUTE, moment))
-                busy = self._check(db, budget, tokens, cost, moment, (day, month, day_end, month_end))
+                db.execute(f"DELETE FROM {self.calls} WHERE who = ? AND started <= ? AND (expires IS NULL OR "
+                           "expires <= ?)", (budget.who, moment - _MINUTE, moment))
+                busy = self._check(db, budget, tokens, cost, moment, periods, own=False)
                 if busy is not None:
                     return busy
-                holds.append(Hold(0, budget.who, day, month, moment))
-            return Reservation(tuple(
-                attrs.evolve(hold, id=int(db.execute(
-                    f"INSERT INTO {calls} (who, day, month, started, tokens, cost, expires) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    (hold.who, hold.day, hold.month, moment, tokens, cost, moment + lease)
-                ).fetchone()[0])) for hold in holds))
+                holds.append(Hold(0, budget.who, periods[0], periods[1], moment))
+            return self._insert(db, holds, tokens, cost, moment + lease)
 
         return op
 
+    def _reserving_shared(self, budgets: Sequence[Budget], tokens: int, cost: float,
+                          lease: float) -> Op[Reservation | Busy]:
+        def op(db: Any) -> Reservation | Busy:
+            moment = now()
+            self._prune(db, budgets, moment)
+            periods = [_periods(moment, budget.timezone) for budget in budgets]
+            reservation = self._insert(db, [Hold(0, budget.who, day, month, moment)
+                                            for budget, (day, month, _, _) in zip(budgets, periods)],
+                                       tokens, cost, moment + lease)
+            try:
+                for budget, found in zip(budgets, periods):
+                    busy = self._check(db, budget, tokens, cost, moment, found, own=True)
+                    if busy is not None:
+                        self._take_back(db, reservation)
+                        return busy
+            except BaseException:
+                self._take_back(db, reservation)
+                raise
+            return reservation
+
+        return op
+
+    def _insert(self, db: Any, holds: list[Hold], tokens: int, cost: float, expires: float) -> Reservation:
+        """The reservations of `holds` written in one statement."""
+        rows = db.execute(
+            f"INSERT INTO {self.calls} (who, day, month, started, tokens, cost, expires) VALUES "
+            + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(holds)) + " RETURNING id, who",
+            [value for hold in holds for value in (hold.who, hold.day, hold.month, hold.started, tokens, cost,
+                                                   expires)]).fetchall()
+        ids = {str(who): int(ident) for ident, who in rows}
+        return Reservation(tuple(attrs.evolve(hold, id=ids[hold.who]) for hold in holds))
+
+    def _take_back(self, db: Any, reservation: Reservation) -> None:
+        ids = [hold.id for hold in reservation.holds]
+        db.execute(f"DELETE FROM {self.calls} WHERE id IN ({', '.join('?' * len(ids))})", ids)
+
+    def _prune(self, db: Any, budgets: Sequence[Budget], moment: float) -> None:
+        """Calls over a minute old that settled, or whose reservation expired, deleted: no query
+        needs them any more (on the shared database at most every `_PRUNE_EVERY` seconds a holder)."""
+        due = [budget.who for budget in budgets if moment - self._pruned.get(budget.who, 0.0) >= _PRUNE_EVERY]
+        if due:
+            db.execute(f"DELETE FROM {self.calls} WHERE who IN ({', '.join('?' * len(due))}) AND started <= ? AND "
+                       "(expires IS NULL OR expires <= ?)", (*due, moment - _MINUTE, moment))
+            self._pruned.update(dict.fromkeys(due, moment))
+
     def _check(self, db: Any, budget: Budget, tokens: int, cost: float, moment: float,
-               periods: tuple[str, str, str, str]) -> Busy | None:
+               periods: tuple[str, str, str, str], *, own: bool) -> Busy | None:
         """None when `budget` has room for the call; `Busy` when a rate has none now (or the running
-        calls' reservations stand in the way); raises the refusal when an amount never will."""
+        calls' reservations stand in the way); raises the refusal when an amount never will. `own`:
+        the call's own reservation is written already (and is not counted against it)."""
         limits = budget.limits()
         if not limits:
             return None
         day, month, day_end, month_end = periods
-        used = self._used(db, budget.who, day, month, moment, {name for name, _ in limits})
+        used, spent = self._figures(db, budget.who, day, month, moment, {name for name, _ in limits})
         asked = {"tokens_per_day": tokens, "cost_per_day": cost, "cost_per_month": cost}
-        spent: dict[str, float] | None = None
+        if own:
+            for name in used:
+                used[name] -= asked.get(name, 1)
         for name, limit in limits:
             if name in AMOUNTS and used[name] + asked[name] > limit:
                 resets = month_end if name == "cost_per_month" else day_end
-                spent = spent if spent is not None else self._spent(db, budget.who, day, month)
                 if spent[name] + asked[name] > limit:  # it cannot fit even once the others settle
                     raise refused(budget, name, spent[name], asked[name], limit, resets)
                 return Busy(budget, name, used[name], limit, None, resets, reserved=True, asked=asked[name])
@@ -302,80 +367,95 @@ class Ledger(Store):
         reservation on each holder, added to their day's and month's totals (also when a reservation
         had expired meanwhile: what was used is always recorded). A call that got no answer settles to
         0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
-        calls, totals = self.calls, self.totals
+        holds = reservation.holds
+        started = holds[0].started if holds else 0.0
 
         def op(db: Any) -> None:
-            for hold in reservation.holds:
-                if hold.id:
-                    row = db.execute(f"SELECT expires FROM {calls} WHERE id = ? AND who = ? AND started = ?",
-                                     (hold.id, hold.who, hold.started)).fetchone()
-                    if row is not None and row[0] is None:
-                        continue  # settled already
-                    db.execute(f"UPDATE {calls} SET expires = NULL, tokens = ?, cost = ? WHERE id = ? AND who = ? "
-                               "AND started = ?", (tokens, cost, hold.id, hold.who, hold.started))
-                db.executemany(
-                    f"INSERT INTO {totals} (who, period, tokens, cost, requests) VALUES (?, ?, ?, ?, 1) ON CONFLICT "
-                    f"(who, period) DO UPDATE SET tokens = {totals}.tokens + excluded.tokens, "
-                    f"cost = {totals}.cost + excluded.cost, requests = {totals}.requests + 1",
-                    [(hold.who, period, tokens, cost) for period in (hold.day, hold.month)])
+            ids = [hold.id for hold in holds if hold.id]
+            done: set[str] = set()
+            if ids and self._pg is not None:  # one statement: the reservations settled and the totals added
+                marks = ", ".join("?" * len(ids))
+                done = {str(row[0]) for row in db.execute(
+                    f"WITH settled AS (UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
+                    f"({marks}) AND started = ? AND expires IS NOT NULL RETURNING who, day, month) "
+                    f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) SELECT who, period, ?, ?, 1 "
+                    "FROM (SELECT who, day AS period FROM settled UNION ALL SELECT who, month FROM settled) AS periods "
+                    f"{self._add_up} RETURNING who", (tokens, cost, *ids, started, tokens, cost)).fetchall()}
+            elif ids:
+                done = {str(row[0]) for row in db.execute(
+                    f"UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
+                    f"({', '.join('?' * len(ids))}) AND started = ? AND expires IS NOT NULL RETURNING who",
+                    (tokens, cost, *ids, started)).fetchall()}
+                self._add(db, [hold for hold in holds if hold.who in done], tokens, cost)
+            rest = [hold for hold in holds if hold.who not in done]
+            if rest:  # unrecorded, settled already, or gone (expired, and pruned): the gone ones are added
+                kept = [hold.id for hold in rest if hold.id]
+                there = {int(row[0]) for row in db.execute(
+                    f"SELECT id FROM {self.calls} WHERE id IN ({', '.join('?' * len(kept))}) AND started = ?",
+                    (*kept, started)).fetchall()} if kept else set()
+                self._add(db, [hold for hold in rest if hold.id not in there], tokens, cost)
 
         return op
 
+    _add_up = ("ON CONFLICT (who, period) DO UPDATE SET tokens = {t}.tokens + excluded.tokens, "
+               "cost = {t}.cost + excluded.cost, requests = {t}.requests + excluded.requests")
+
+    def _add(self, db: Any, holds: Sequence[Hold], tokens: int, cost: float) -> None:
+        """`tokens`, `cost` and one request added to each of `holds`' day and month."""
+        if holds:
+            db.execute(f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) VALUES "
+                       + ", ".join(["(?, ?, ?, ?, 1)"] * 2 * len(holds)) + f" {self._add_up}",
+                       [value for hold in holds for period in (hold.day, hold.month)
+                        for value in (hold.who, period, tokens, cost)])
+
     def refusing(self, budget: Budget) -> Op[None]:
         """The operation that counts a refusal of `budget`'s holder in its day and month."""
-        totals = self.totals
-
         def op(db: Any) -> None:
             day, month, _, _ = _periods(now(), budget.timezone)
-            db.executemany(
-                f"INSERT INTO {totals} (who, period, tokens, cost, requests) VALUES (?, ?, 0, 0, 1) ON CONFLICT "
-                f"(who, period) DO UPDATE SET requests = {totals}.requests + 1",
-                [(budget.who, REFUSED + period) for period in (day, month)])
+            db.execute(f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) VALUES (?, ?, 0, 0, 1), "
+                       f"(?, ?, 0, 0, 1) {self._add_up}", (budget.who, REFUSED + day, budget.who, REFUSED + month))
 
         return op
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def _spent(self, db: Any, who: str, day: str, month: str) -> dict[str, float]:
-        """What `who`'s settled calls used of each amount (no reservation of a running call counted)."""
-        tokens, cost = db.execute(f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM {self.totals} "
-                                  "WHERE who = ? AND period = ?", (who, day)).fetchone()
-        (monthly,) = db.execute(f"SELECT COALESCE(SUM(cost), 0) FROM {self.totals} WHERE who = ? AND period = ?",
-                                (who, month)).fetchone()
-        return {"tokens_per_day": float(tokens), "cost_per_day": float(cost), "cost_per_month": float(monthly)}
-
-    def _used(self, db: Any, who: str, day: str, month: str, moment: float,
-              names: set[str] | None = None) -> dict[str, float]:
-        """What `who` used of each of `names` (all when None): settled totals and running reservations."""
-        out: dict[str, float] = {}
-        totals, calls = self.totals, self.calls
-        running = f"FROM {calls} WHERE who = ? AND expires IS NOT NULL AND expires > ?"
-        if names is None or names & {"tokens_per_day", "cost_per_day"}:
-            tokens, cost = db.execute(
-                f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM (SELECT tokens, cost FROM {totals} "
-                f"WHERE who = ? AND period = ? UNION ALL SELECT tokens, cost {running} AND day = ?) AS used",
-                (who, day, who, moment, day)).fetchone()
-            out.update(tokens_per_day=float(tokens), cost_per_day=float(cost))
-        if names is None or "cost_per_month" in names:
-            (cost,) = db.execute(
-                f"SELECT COALESCE(SUM(cost), 0) FROM (SELECT cost FROM {totals} WHERE who = ? AND period = ? "
-                f"UNION ALL SELECT cost {running} AND month = ?) AS used", (who, month, who, moment, month)).fetchone()
-            out["cost_per_month"] = float(cost)
-        if names is None or "requests_per_minute" in names:
-            (count,) = db.execute(f"SELECT COUNT(*) FROM {calls} WHERE who = ? AND started > ?",
-                                  (who, moment - _MINUTE)).fetchone()
-            out["requests_per_minute"] = float(count)
-        if names is None or "max_concurrent" in names:
-            (count,) = db.execute(f"SELECT COUNT(*) {running}", (who, moment)).fetchone()
-            out["max_concurrent"] = float(count)
-        return out
+    def _figures(self, db: Any, who: str, day: str, month: str, moment: float,
+                 names: set[str] | None = None) -> tuple[dict[str, float], dict[str, float]]:
+        """What `who` used of each of `names` (all when None), settled totals and running
+        reservations, and what its settled calls alone used of each amount: in one query."""
+        names = set(_NOTHING) if names is None else names
+        parts: list[tuple[str, str]] = []  # (tag, the rest of its SELECT)
+        params: list[Any] = []
+        running = f"FROM {self.calls} WHERE who = ? AND expires IS NOT NULL AND expires > ?"
+        if names & set(AMOUNTS):
+            parts += [("d", f"tokens, cost FROM {self.totals} WHERE who = ? AND period = ?"),
+                      ("m", f"0 AS tokens, cost FROM {self.totals} WHERE who = ? AND period = ?"),
+                      ("rd", f"tokens, cost {running} AND day = ?"), ("rm", f"0 AS tokens, cost {running} AND month = ?")]
+            params += [who, day, who, month, who, moment, day, who, moment, month]
+        if "requests_per_minute" in names:
+            parts.append(("rpm", f"0 AS tokens, 0 AS cost FROM {self.calls} WHERE who = ? AND started > ?"))
+            params += [who, moment - _MINUTE]
+        if "max_concurrent" in names:
+            parts.append(("run", f"0 AS tokens, 0 AS cost {running}"))
+            params += [who, moment]
+        union = " UNION ALL ".join(f"SELECT '{tag}'{' AS tag' if not index else ''}, {rest}"
+                                   for index, (tag, rest) in enumerate(parts))
+        found = {str(tag): (float(tokens), float(cost), float(count)) for tag, tokens, cost, count in db.execute(
+            f"SELECT tag, COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0), COUNT(*) FROM ({union}) AS figures "
+            "GROUP BY tag", params)} if parts else {}
+        zero = (0.0, 0.0, 0.0)
+        d, m, rd, rm = (found.get(tag, zero) for tag in ("d", "m", "rd", "rm"))
+        spent = {"tokens_per_day": d[0], "cost_per_day": d[1], "cost_per_month": m[1]}
+        used = {"tokens_per_day": d[0] + rd[0], "cost_per_day": d[1] + rd[1], "cost_per_month": m[1] + rm[1],
+                "requests_per_minute": found.get("rpm", zero)[2], "max_concurrent": found.get("run", zero)[2]}
+        return {name: used[name] for name in names}, spent
 
     def used(self, budget: Budget) -> dict[str, float]:
         """What `budget`'s holder has used of each kind of limit now (0 for all before any call)."""
         moment = now()
         day, month, _, _ = _periods(moment, budget.timezone)
         with self._reading() as db:
-            return dict(_NOTHING) if db is None else self._used(db, budget.who, day, month, moment)
+            return dict(_NOTHING) if db is None else self._figures(db, budget.who, day, month, moment)[0]
 
     def spent(self, who: str, zone: str, period: str) -> dict[str, Any]:
         """What `who` used in the current `period` ("day" or "month") of time zone `zone`: tokens, cost
