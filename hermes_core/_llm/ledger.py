@@ -16,8 +16,6 @@ NORMAL): they survive a crash of the process, and a power loss can forget the la
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,83 +30,15 @@ from .._store import Store, pg_schema_of
 from .._store.migrate import Copy
 from .._store.url import StateUrl
 from .budget import AMOUNTS, HOST, Budget, shown, budget_for, refused
+from .holds import NOW_VARIABLE, Busy, Hold, Reservation, _iso, _periods, now
 
 __all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "nearly_spent", "now"]
 
-NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"  # a fixed clock (UNIX seconds) for tests of period boundaries
 T = TypeVar("T")
 Op = Callable[[Any], T]  # an operation on one write transaction (a sqlite3 connection, or the floor's)
 _MINUTE = 60.0
 _PRUNE_EVERY = 30.0  # seconds between two prunes of a holder's old calls in the shared database, per process
 REFUSED = "refused:"  # a holder's refusals are counted in `totals` under the period "refused:<day>" (and month)
-
-
-def now() -> float:
-    fixed = os.environ.get(NOW_VARIABLE)
-    if fixed:
-        return float(fixed)
-    import time
-
-    return time.time()
-
-
-def _periods(moment: float, zone: str) -> tuple[str, str, str, str]:
-    """The day and month of `moment` in `zone`, and when each ends (ISO 8601)."""
-    from zoneinfo import ZoneInfo
-
-    local = dt.datetime.fromtimestamp(moment, ZoneInfo(zone))
-    day_end = dt.datetime.combine(local.date() + dt.timedelta(days=1), dt.time(), local.tzinfo)
-    month_end = dt.datetime(local.year + local.month // 12, local.month % 12 + 1, 1, tzinfo=local.tzinfo)
-    return local.strftime("%Y-%m-%d"), local.strftime("%Y-%m"), day_end.isoformat(), month_end.isoformat()
-
-
-def _iso(moment: float, zone: str) -> str:
-    from zoneinfo import ZoneInfo
-
-    return dt.datetime.fromtimestamp(moment, ZoneInfo(zone)).isoformat(timespec="seconds")
-
-
-@attrs.frozen
-class Hold:
-    """What one call holds of one holder's budget: its row (0: none was written, the ledger was out
-    of reach), and the day and month it counts in."""
-
-    id: int
-    who: str
-    day: str
-    month: str
-    started: float
-
-
-@attrs.frozen
-class Reservation:
-    """What one call holds until it settles: a `Hold` on each of its holders."""
-
-    holds: tuple[Hold, ...]
-
-    @property
-    def who(self) -> str:
-        return self.holds[0].who
-
-
-@attrs.frozen
-class Busy:
-    """A limit of `budget` has no room for the call now: `retry_in` seconds until it may have (None:
-    when a running call ends, unknown), and the refusal should the call not wait. `reserved`: an
-    amount that the calls running now have reserved stands in the way (what was spent leaves room),
-    so the call waits for them to settle whatever `on_limit` says (it governs rates)."""
-
-    budget: Budget
-    name: str
-    used: float
-    limit: float
-    retry_in: float | None
-    resets: str
-    reserved: bool = False
-    asked: float = 1  # what the call asks of the limit
-
-    def error(self, waited: float | None = None) -> Exception:
-        return refused(self.budget, self.name, self.used, self.asked, self.limit, self.resets, waited)
 
 
 _NOTHING = dict.fromkeys(("tokens_per_day", "cost_per_day", "cost_per_month", "requests_per_minute",
