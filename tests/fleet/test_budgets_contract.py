@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -218,3 +219,20 @@ def test_a_killed_host_leaves_reservations_that_expire_after_the_reservation_ttl
     assert usage()["probe"]["reserved"]["tokens"] == 0
     llm_server.push(used(500))
     assert llm.complete(HI, max_tokens=465).text == "ok"
+
+
+def test_state_migrate_adds_a_homes_spend_to_the_shared_ledger_once(
+        home: Path, llm_server: ScriptedServer, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+    llm_config(home, llm_server.url, PRICED + BUDGETS)
+    llm_server.push(used(300), used(100))
+    llm = plugin_ctx(home).llm
+    llm.complete(HI, max_tokens=65)
+    llm.complete(HI, max_tokens=65)
+    assert re.search(r"^budget_totals +4 added", hermes("state", "migrate", "--to", pg_url).stdout, re.M)
+    assert "budget_totals" not in hermes("state", "migrate", "--to", pg_url).stdout  # a second run adds nothing
+    monkeypatch.setenv("HERMES_STATE_URL", pg_url)
+    rows = usage()
+    assert (rows["probe"]["tokens"], rows["probe"]["requests"], rows["fleet"]["tokens"]) == (400, 2, 400)
+    status = json.loads(hermes("state", "status", "--json").stdout)
+    assert {"stage": "budgets", "version": 3, "known": 3, "state": "current"} in status["stages"]
