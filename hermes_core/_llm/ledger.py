@@ -37,6 +37,11 @@ __all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "nearly_spen
 T = TypeVar("T")
 Op = Callable[[Any], T]  # an operation on one write transaction (a sqlite3 connection, or the floor's)
 _MINUTE = 60.0
+# The calls no query needs any more: settled over a minute ago; or reservations that expired unsettled
+# a day ago (kept that long so that a late settlement, written once the ledger is back, finds its row:
+# a row gone was settled, and a second settlement counts nothing).
+_OLD = "((expires IS NULL AND started <= ?) OR (expires <= ? AND started <= ?))"
+_KEEP_EXPIRED = 86400.0
 _PRUNE_EVERY = 30.0  # seconds between two prunes of a holder's old calls in the shared database, per process
 REFUSED = "refused:"  # a holder's refusals are counted in `totals` under the period "refused:<day>" (and month)
 
@@ -194,9 +199,8 @@ class Ledger(Store):
             holds: list[Hold] = []
             for budget in budgets:
                 periods = _periods(moment, budget.timezone)
-                # what no query needs any more: calls over a minute old that settled, or whose reservation expired
-                db.execute(f"DELETE FROM {self.calls} WHERE who = ? AND started <= ? AND (expires IS NULL OR "
-                           "expires <= ?)", (budget.who, moment - _MINUTE, moment))
+                db.execute(f"DELETE FROM {self.calls} WHERE who = ? AND {_OLD}",
+                           (budget.who, moment - _MINUTE, moment, moment - _KEEP_EXPIRED))
                 busy = self._check(db, budget, tokens, cost, moment, periods, own=False)
                 if busy is not None:
                     return busy
@@ -242,12 +246,12 @@ class Ledger(Store):
         db.execute(f"DELETE FROM {self.calls} WHERE id IN ({', '.join('?' * len(ids))})", ids)
 
     def _prune(self, db: Any, budgets: Sequence[Budget], moment: float) -> None:
-        """Calls over a minute old that settled, or whose reservation expired, deleted: no query
-        needs them any more (on the shared database at most every `_PRUNE_EVERY` seconds a holder)."""
+        """The calls no query needs any more deleted (`_OLD`), on the shared database at most every
+        `_PRUNE_EVERY` seconds a holder."""
         due = [budget.who for budget in budgets if moment - self._pruned.get(budget.who, 0.0) >= _PRUNE_EVERY]
         if due:
-            db.execute(f"DELETE FROM {self.calls} WHERE who IN ({', '.join('?' * len(due))}) AND started <= ? AND "
-                       "(expires IS NULL OR expires <= ?)", (*due, moment - _MINUTE, moment))
+            db.execute(f"DELETE FROM {self.calls} WHERE who IN ({', '.join('?' * len(due))}) AND {_OLD}",
+                       (*due, moment - _MINUTE, moment, moment - _KEEP_EXPIRED))
             self._pruned.update(dict.fromkeys(due, moment))
 
     def _check(self, db: Any, budget: Budget, tokens: int, cost: float, moment: float,
@@ -295,35 +299,28 @@ class Ledger(Store):
     def settling(self, reservation: Reservation, tokens: int, cost: float) -> Op[None]:
         """The operation (for `write`, or a `LedgerThread`) by which a call's real usage replaces its
         reservation on each holder, added to their day's and month's totals (also when a reservation
-        had expired meanwhile: what was used is always recorded). A call that got no answer settles to
-        0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
+        had expired meanwhile, up to a day: what was used is recorded). A call that got no answer
+        settles to 0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
         holds = reservation.holds
         started = holds[0].started if holds else 0.0
 
         def op(db: Any) -> None:
             ids = [hold.id for hold in holds if hold.id]
-            done: set[str] = set()
             if ids and self._pg is not None:  # one statement: the reservations settled and the totals added
-                marks = ", ".join("?" * len(ids))
-                done = {str(row[0]) for row in db.execute(
+                db.execute(
                     f"WITH settled AS (UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
-                    f"({marks}) AND started = ? AND expires IS NOT NULL RETURNING who, day, month) "
+                    f"({', '.join('?' * len(ids))}) AND started = ? AND expires IS NOT NULL RETURNING who, day, month) "
                     f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) SELECT who, period, ?, ?, 1 "
                     "FROM (SELECT who, day AS period FROM settled UNION ALL SELECT who, month FROM settled) AS periods "
-                    f"{self._add_up} RETURNING who", (tokens, cost, *ids, started, tokens, cost)).fetchall()}
+                    f"{self._add_up}", (tokens, cost, *ids, started, tokens, cost))
             elif ids:
                 done = {str(row[0]) for row in db.execute(
                     f"UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
                     f"({', '.join('?' * len(ids))}) AND started = ? AND expires IS NOT NULL RETURNING who",
                     (tokens, cost, *ids, started)).fetchall()}
                 self._add(db, [hold for hold in holds if hold.who in done], tokens, cost)
-            rest = [hold for hold in holds if hold.who not in done]
-            if rest:  # unrecorded, settled already, or gone (expired, and pruned): the gone ones are added
-                kept = [hold.id for hold in rest if hold.id]
-                there = {int(row[0]) for row in db.execute(
-                    f"SELECT id FROM {self.calls} WHERE id IN ({', '.join('?' * len(kept))}) AND started = ?",
-                    (*kept, started)).fetchall()} if kept else set()
-                self._add(db, [hold for hold in rest if hold.id not in there], tokens, cost)
+            # settled already, or gone (settled and pruned): nothing more; unrecorded (the ledger was out of reach): added
+            self._add(db, [hold for hold in holds if not hold.id], tokens, cost)
 
         return op
 
