@@ -4,6 +4,7 @@ call by call in one process against the scripted server (its own process, answer
 
     .venv/bin/python benchmarks/bench_budgets.py          # --rounds 10 --calls 200
     .venv/bin/python benchmarks/bench_budgets.py --pg-sync on
+    .venv/bin/python benchmarks/bench_budgets.py --only utilisation [--cap 100000]
 
 A budgeted call reserves before its request (one transaction that locks its holders and checks
 their budgets) and settles after it (one more); on PostgreSQL each is a round trip or four on
@@ -12,6 +13,12 @@ loopback. Variants: the plugin's budget alone, and the plugin's with the fleet's
 call at a time: its writes go to the ledger's threads) are both timed. Reported: the p50 of
 each, and the median of the paired differences against the unbudgeted call timed beside it.
 Target: PostgreSQL alone within +3 ms p50 of no budget.
+
+`--only utilisation`: eight host processes with 32 calls each running at once (`acomplete` in a
+loop until refused) against one PostgreSQL, one plugin's `tokens_per_day` cap, and the scripted
+server (its own process) answering each call after 50 ms with a known usage (80 tokens; each call
+reserves 100: 35 of prompt, 65 of max_tokens): what share of the cap was spent when the first
+call was refused, what was spent in the end, and any overspend (target: >= 90 %, overspend 0).
 
 The bench starts its own PostgreSQL (tests/helpers/postgres.py's `PgCluster`) with the stock
 durability settings but `synchronous_commit = off` (the SQLite ledger's durability: WAL,
@@ -91,15 +98,92 @@ def report(title: str, times: dict[str, list[float]]) -> None:
         print(line)
 
 
+HOST = """
+import asyncio, json, pathlib, sys, time
+from hermes_core import PluginLlmBudgetError, PluginManager
+
+folder, index, workers = pathlib.Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+manager = PluginManager(discover_plugins=False).load()
+ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
+(folder / f"ready-{index}").touch()
+while not (folder / "go").exists():
+    time.sleep(0.01)
+first = []
+
+async def worker():
+    done = 0
+    while True:
+        try:
+            await ctx.llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=65)
+        except PluginLlmBudgetError as exc:
+            first.append(time.time())
+            return done
+        done += 1
+
+async def main():
+    return await asyncio.gather(*(worker() for _ in range(workers)))
+
+print(json.dumps({"done": sum(asyncio.run(main())), "first": min(first)}))
+"""
+
+
+def utilisation(pg: Any, cap: int, hosts: int, concurrent: int) -> None:
+    """`hosts` processes with `concurrent` calls each against one cap on one database."""
+    import json
+    import subprocess
+
+    from hermes_core.testing import Reply, ScriptedServer
+
+    with tempfile.TemporaryDirectory() as tmp, ScriptedServer() as server:
+        folder = Path(tmp)
+        home = folder / "home"
+        home.mkdir()
+        (home / "config.yaml").write_text(
+            f"model:\n  provider: custom\n  model: bench\n  base_url: {server.url}\n"
+            f"plugins:\n  entries:\n    probe:\n      llm_budget: {{tokens_per_day: {cap}}}\n"
+            f"state:\n  url: {pg.create_database('bench_utilisation')}\n")
+        answered_at: list[float] = []  # when each answer was sent (the 50 ms after the request came)
+
+        def answer(body: Any) -> Reply:
+            answered_at.append(time.time() + 0.05)
+            return Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": 50, "total_tokens": 80}, delay=0.05)
+
+        server.answer(answer)
+        env = {**os.environ, "HERMES_HOME": str(home)}
+        procs = [subprocess.Popen([sys.executable, "-c", HOST, str(folder), str(i), str(concurrent)], env=env,
+                                  stdout=subprocess.PIPE, text=True) for i in range(hosts)]
+        while len(list(folder.glob("ready-*"))) < hosts:
+            time.sleep(0.05)
+        started = time.perf_counter()
+        (folder / "go").touch()
+        reports = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
+        took = time.perf_counter() - started
+        answered = len(server.requests)
+    spent = answered * 80
+    first = min(report["first"] for report in reports)
+    used_then = 80 * sum(1 for moment in answered_at if moment <= first)
+    print(f"{hosts} hosts x {concurrent} concurrent calls, one tokens_per_day cap of {cap:,} on one PostgreSQL "
+          f"({took:.1f} s)")
+    print(f"  spent when the first call was refused: {used_then:,.0f} tokens ({used_then / cap:.2%} of the cap)")
+    print(f"  spent in the end: {spent:,} tokens ({spent / cap:.2%}) in {answered:,} calls; overspend "
+          f"{max(spent - cap, 0):,} tokens; target: >= 90 % before the first refusal, overspend 0")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--pg-sync", choices=["on", "off"], default="off")
+    parser.add_argument("--only", choices=["latency", "utilisation"])
+    parser.add_argument("--cap", type=int, default=100_000)
     args = parser.parse_args()
     os.environ.pop("HERMES_STATE_URL", None)
     pg = cluster(args.pg_sync)
     try:
+        if args.only != "latency":
+            utilisation(pg, args.cap, 8, 32)
+        if args.only == "utilisation":
+            return
         shared = f"state:\n  url: {pg.create_database('bench_budgets')}\n"
         with server_process(0.0) as url, tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)

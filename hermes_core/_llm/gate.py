@@ -175,9 +175,11 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
     started, poll = time.monotonic(), _FIRST_POLL
     limit = plan.timeout * len(plan.routes)
     deadline = started + limit
+    again = False  # found no room a moment ago: look before reserving
     while True:
         try:
-            got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl))
+            got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
+                                               look_first=again))
         except PluginLlmBudgetError as exc:
             yield Write(ledger.refusing(next((b for b in budgets if b.who == exc.plugin_id), budget)), quiet=True)
             raise
@@ -196,7 +198,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
             yield Write(ledger.refusing(got.budget), quiet=True)
             raise got.error(time.monotonic() - started)
         yield wait
-        poll = min(poll * 2, _LAST_POLL)
+        poll, again = min(poll * 2, _LAST_POLL), True
 
 
 def admitted(admission: Admission, ledger: Ledger) -> Reservation | None:

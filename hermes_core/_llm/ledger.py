@@ -175,8 +175,8 @@ class Ledger(Store):
             raise
         return len(pending)
 
-    def reserving(self, budgets: Sequence[Budget], tokens: int, cost: float,
-                  lease: float) -> Op[Reservation | Busy]:
+    def reserving(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float, *,
+                  look_first: bool = False) -> Op[Reservation | Busy]:
         """The operation (for `write`, or a `LedgerThread`) that reserves `tokens` and `cost` on each
         of `budgets`' holders for a call, until it settles or `lease` seconds pass: it answers the
         reservation, or `Busy` when a rate limit has no room now (or running calls' reservations
@@ -187,10 +187,12 @@ class Ledger(Store):
         writes the reservations first (one statement: on every holder or none), then reads what
         every holder has, its own and every other host's written reservations included, and takes
         its own back if that passes a limit: of two calls that cannot both fit, the one that reads
-        last sees both, so the cap is never passed; two round trips, and no lock held across them."""
+        last sees both, so the cap is never passed; two round trips, and no lock held across them.
+        `look_first` (a call that found no room a moment ago) reads first, and writes nothing while
+        there is still none: calls waiting for room do not take it from each other in turn."""
         if self._pg is None:
             return self._reserving_here(budgets, tokens, cost, lease)
-        return self._reserving_shared(budgets, tokens, cost, lease)
+        return self._reserving_shared(budgets, tokens, cost, lease, look_first)
 
     def _reserving_here(self, budgets: Sequence[Budget], tokens: int, cost: float,
                         lease: float) -> Op[Reservation | Busy]:
@@ -209,12 +211,16 @@ class Ledger(Store):
 
         return op
 
-    def _reserving_shared(self, budgets: Sequence[Budget], tokens: int, cost: float,
-                          lease: float) -> Op[Reservation | Busy]:
+    def _reserving_shared(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float,
+                          look_first: bool) -> Op[Reservation | Busy]:
         def op(db: Any) -> Reservation | Busy:
             moment = now()
             self._prune(db, budgets, moment)
             periods = [_periods(moment, budget.timezone) for budget in budgets]
+            for budget, found in zip(budgets, periods) if look_first else ():
+                busy = self._check(db, budget, tokens, cost, moment, found, own=False)
+                if busy is not None:
+                    return busy
             reservation = self._insert(db, [Hold(0, budget.who, day, month, moment)
                                             for budget, (day, month, _, _) in zip(budgets, periods)],
                                        tokens, cost, moment + lease)
