@@ -24,7 +24,7 @@ from ._budgets import (  # re-exported: the keys are read as config_keys.<NAME>
     CALLER_BUDGET as CALLER_BUDGET, FLEET_BUDGET as FLEET_BUDGET, MODEL_BUDGET as MODEL_BUDGET,
     PLUGIN_LLM_BUDGET as PLUGIN_LLM_BUDGET, PLUGINS_LLM_BUDGET as PLUGINS_LLM_BUDGET,
 )
-from ._budgets import USD, ZONE, _budget, _money, _zone
+from ._budgets import ZONE, _budget, _zone
 from ._values import (
     _EMPTY, COUNT, FLAG, MAPPING, NAMES, POSITIVE, RATIO, SECONDS, TEXT, Key, _anything, _count,
     _entries, _flag, _mapping, _names, _one_of, _positive, _ratio, _seconds, _text,
