@@ -3,7 +3,10 @@
 A budget comes from config: `plugins.entries.<id>.llm_budget`, else (key by key)
 `plugins.llm_budget`, for a plugin; `model.budget` for the host's own calls, unless the host
 makes them on someone's behalf (`spending_as`): an API server's named key `key:<name>` is held to
-`api_server.keys.<name>.budget`. Amounts (tokens and
+`api_server.keys.<name>.budget`. Besides that holder, a call is held to its caller's budget
+(`budgets.caller`, each caller `caller:<platform>:<user>` its own: `spending_as(caller=...)`) and
+to the fleet's (`budgets.fleet`, every call together): one reservation takes from all of them or
+from none. Amounts (tokens and
 cost per calendar day and month) are hard limits; rates (`requests_per_minute`, `max_concurrent`)
 make a call wait for room or refuse it, per `on_limit`. The ledger (`ledger.Ledger`) keeps what
 was spent; `gate.admit` is one call's way past its budget.
@@ -24,35 +27,53 @@ from .._config.config import Config
 from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
-__all__ = ["AMOUNTS", "Budget", "Budgets", "HOST", "IMAGE_TOKENS", "KEY_HOLDER", "RATES", "RESERVED_ANSWER_TOKENS",
-           "budget_for", "host_holder", "refused", "shown", "spending_as", "worst_case"]
+__all__ = ["AMOUNTS", "Budget", "Budgets", "CALLER_HOLDER", "FLEET", "HOST", "IMAGE_TOKENS", "KEY_HOLDER", "RATES",
+           "RESERVED_ANSWER_TOKENS", "budget_for", "caller_holder", "holders_of", "host_holder", "refused", "shown",
+           "spending_as", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
 KEY_HOLDER = "key:"  # an API server key's holder name starts with it
+CALLER_HOLDER = "caller:"  # a caller's: caller:<platform>:<user>
+FLEET = "fleet"  # every call together (budgets.fleet)
 _holder: ContextVar[str | None] = ContextVar("hermes_budget_holder", default=None)
+_caller: ContextVar[str | None] = ContextVar("hermes_budget_caller", default=None)
 
 
 @contextlib.contextmanager
-def spending_as(holder: str | None) -> Iterator[None]:
+def spending_as(holder: str | None = None, *, caller: str | None = None) -> Iterator[None]:
     """The host's own model calls made inside the block (in this thread or task) count against
     `holder`'s budget instead of `model.budget`: `"key:<name>"` for an API server's named key
-    (`api_server.keys.<name>.budget`); None changes nothing.
+    (`api_server.keys.<name>.budget`); None changes nothing. `caller` (`"<platform>:<user>"`, an
+    API caller's `X-Hermes-User`, a gateway sender) holds every call made in the block, the
+    plugins' too, to that caller's own budget (`budgets.caller`) as well.
 
-    >>> with spending_as("key:reports"):
+    >>> with spending_as("key:reports", caller="api_server:alice"):
     ...     agent.ask("summarise today's tickets")
     """
     if holder is not None and not holder.startswith(KEY_HOLDER):
         raise ValueError(f"spending_as: a budget holder is 'key:<name>' (got {holder!r})")
-    token = _holder.set(holder)
+    if caller is not None and (not isinstance(caller, str) or not caller.strip()):
+        raise ValueError(f"spending_as: a caller is '<platform>:<user>' (got {caller!r})")
+    token = _holder.set(holder) if holder is not None else None
+    called = _caller.set(caller) if caller is not None else None
     try:
         yield
     finally:
-        _holder.reset(token)
+        if called is not None:
+            _caller.reset(called)
+        if token is not None:
+            _holder.reset(token)
 
 
 def host_holder() -> str:
     """Who the host's own calls are counted against here: `HOST`, or the holder `spending_as` set."""
     return _holder.get() or HOST
+
+
+def caller_holder() -> str | None:
+    """The caller every call made here is held to as well (`caller:<platform>:<user>`), or None."""
+    caller = _caller.get()
+    return f"{CALLER_HOLDER}{caller}" if caller else None
 RESERVED_ANSWER_TOKENS = 4096  # what a call without max_tokens reserves for its answer
 IMAGE_TOKENS = 2000  # what an image (or audio) part of a prompt reserves: more than providers bill for one
 AMOUNTS = ("tokens_per_day", "cost_per_day", "cost_per_month")
@@ -91,6 +112,10 @@ def budget_for(config: Config, who: str) -> Budget | None:
     if who == HOST:
         values = {name: config.read(keys.MODEL_BUDGET[index]) for index, name in enumerate(names, start=1)}
         where = "model.budget"
+    elif who.startswith(CALLER_HOLDER) or who == FLEET:
+        section = keys.CALLER_BUDGET if who != FLEET else keys.FLEET_BUDGET
+        values = {name: config.read(section[index]) for index, name in enumerate(names, start=1)}
+        where = section[0].name
     elif who.startswith(KEY_HOLDER):
         key = who[len(KEY_HOLDER):]
         values = {name: config.read(keys.API_KEY_BUDGET[index], key) for index, name in enumerate(names, start=1)}
@@ -107,6 +132,13 @@ def budget_for(config: Config, who: str) -> Budget | None:
     return Budget(who, where, values["tokens_per_day"], values["cost_per_day"], values["cost_per_month"],
                   values["timezone"] or "UTC", values["requests_per_minute"], values["max_concurrent"],
                   values["on_limit"] or "wait")
+
+
+def holders_of(config: Config, budgets: Budgets, who: str) -> list[Budget]:
+    """Every budget a call of `who` is held to, `who`'s own first: its caller's (`spending_as`) and
+    the fleet's, each when it sets a limit."""
+    names = [who, *(name for name in (caller_holder(), FLEET) if name is not None and name != who)]
+    return [budget for name in names if (budget := budgets.get(config, name)) is not None]
 
 
 class Budgets:
@@ -142,14 +174,15 @@ def _prompt_bound(value: Any) -> int:
 
 
 def worst_case(messages: Any, tools: Any, max_tokens: int | None, pricing: Mapping[str, Any],
-               model: str) -> tuple[int, float]:
+               model: str) -> tuple[int, float | None]:
     """The most a call can use: its prompt's tokens at most (`_prompt_bound` of its messages and
-    tools) plus its `max_tokens` (4,096 when unset), and their price (0 when `model` has none)."""
+    tools) plus its `max_tokens` (4,096 when unset), and their price (None when `model` has none:
+    the caller reserves `budgets.unpriced_cost` then, never nothing)."""
     prompt = _prompt_bound(messages) + (_prompt_bound(tools) if tools else 0)
     answer = max_tokens or RESERVED_ANSWER_TOKENS
     price = _price(pricing, model) if pricing else None
     cost = _priced(price, prompt, answer, 0, 0) if price is not None else None
-    return prompt + answer, cost or 0.0
+    return prompt + answer, (cost or 0.0) if price is not None else None
 
 
 def shown(name: str, value: float) -> str:
@@ -165,6 +198,10 @@ def shown(name: str, value: float) -> str:
 def _whose(budget: Budget) -> str:
     if budget.who == HOST:
         return "the host's own calls are at their"
+    if budget.who == FLEET:
+        return "the fleet (every call together) is at its"
+    if budget.who.startswith(CALLER_HOLDER):
+        return f"caller {budget.who[len(CALLER_HOLDER):]!r} is at their"
     if budget.who.startswith(KEY_HOLDER):
         return f"API key {budget.who[len(KEY_HOLDER):]!r} is at its"
     return f"plugin {budget.who!r} is at its"

@@ -1,5 +1,7 @@
-"""One call's way past its budget: the `on_budget_check` hook, then a reservation in the ledger,
-waiting for room under a rate limit when `on_limit` is `wait`.
+"""One call's way past its budgets: the `on_budget_check` hook, then one reservation in the ledger
+on every holder the call has (its plugin or the host or an API key, its caller, the fleet), waiting
+for room under a rate limit when `on_limit` is `wait`. A refusal is counted on the holder that
+refused; a ledger out of reach refuses the call or lets it through, per `budgets.on_store_error`.
 
 `admit` is written once for both kinds of caller: it yields what must happen before it can go
 on (a pause of some seconds, a hook call to run, a ledger write) and the caller does it the way
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sqlite3
+import random
 import time
 import weakref
 from collections.abc import Callable, Generator
@@ -21,16 +23,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from .._errors import ConfigError, LlmConfigError, PluginLlmBudgetError
-from .budget import HOST, KEY_HOLDER, Budget, Budgets, worst_case
-from .ledger import Ledger, LedgerThread, Reservation
+from .. import config_keys as keys
+from .._errors import ConfigError, LlmConfigError, MemoryStoreError, PluginLlmBudgetError
+from .budget import CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, worst_case
+from .ledger import Ledger, Reservation
+from .writer import LedgerThread
 
 if TYPE_CHECKING:
     from .._config.config import Config
     from .routes import Plan
 
-__all__ = ["HOOK", "Admission", "BudgetHooks", "Write", "admission", "admit", "admitted", "admitted_async",
-           "attach_hooks", "hooks_of"]
+__all__ = ["HOOK", "Admission", "BudgetHooks", "Policy", "Write", "admission", "admit", "admitted", "admitted_async",
+           "attach_hooks", "hooks_of", "store_refusal"]
 
 HOOK = "on_budget_check"
 _FIRST_POLL, _LAST_POLL = 0.01, 0.25  # how often a call waiting under max_concurrent looks for room
@@ -58,9 +62,25 @@ class BudgetHooks(Protocol):
 @attrs.frozen
 class Write:
     """A ledger operation for the driver to run: in a transaction of its own (sync callers), or on
-    the ledger's thread (async ones)."""
+    the ledger's thread (async ones). Its error is thrown back into the admission, unless `quiet`
+    (a refusal's count, which must not turn one refusal into another error)."""
 
-    op: Callable[[sqlite3.Connection], Any]
+    op: Callable[[Any], Any]
+    quiet: bool = False
+
+
+@attrs.frozen
+class Policy:
+    """The `budgets.*` settings one admission follows."""
+
+    on_store_error: str = "closed"
+    unpriced_cost: float = 0.05
+    reservation_ttl: float = 60.0
+
+    @classmethod
+    def of(cls, config: Config) -> Policy:
+        return cls(config.read(keys.BUDGETS_ON_STORE_ERROR), config.read(keys.BUDGETS_UNPRICED_COST),
+                   config.read(keys.BUDGETS_RESERVATION_TTL))
 
 
 Admission = Generator["float | HookRun | Write", Any, "Reservation | None"]
@@ -91,62 +111,113 @@ def _asks_hook(hooks: BudgetHooks | None, who: str) -> bool:
 def admission(ledger: Callable[[], Ledger], budgets: Budgets, config: Config, who: str,
               request: tuple[Any, Any, int | None], plan: Plan,
               hooks: BudgetHooks | None) -> Callable[[], Admission] | None:
-    """The way past its budget of the call of `who` (a plugin id, or `HOST`) with `request` (its
-    messages, tools and max_tokens), to drive with `admitted` or `admitted_async`; None when it has
-    no budget and no hook asks about it (nothing to do)."""
+    """The way past its budgets of the call of `who` (a plugin id, `HOST` or `key:<name>`) with
+    `request` (its messages, tools and max_tokens), to drive with `admitted` or `admitted_async`;
+    None when no holder of it has a budget and no hook asks about it (nothing to do)."""
     try:
-        budget = budgets.get(config, who)
+        holders = holders_of(config, budgets, who)
+        asks = _asks_hook(hooks, who)
+        if not holders and not asks:
+            return None
+        policy = Policy.of(config)
     except ConfigError as exc:
         raise LlmConfigError(str(exc)) from None
-    asks = _asks_hook(hooks, who)
-    if budget is None and not asks:
-        return None
-    # no limits but a hook asks: the calls are recorded, for the hook to see what was used
-    return functools.partial(admit, ledger(), budget or Budget(who, ""), request, plan, hooks if asks else None)
+    if not holders or holders[0].who != who:  # no limits but a hook asks: recorded, for the hook to see what was used
+        holders.insert(0, Budget(who, ""))
+    return functools.partial(admit, ledger(), tuple(holders), request, plan, hooks if asks else None, policy)
 
 
-def admit(ledger: Ledger, budget: Budget, request: tuple[Any, Any, int | None], plan: Plan,
-          hooks: BudgetHooks | None) -> Admission:
-    """Let a call past `budget`, asking `hooks` first when given: its reservation;
-    `PluginLlmBudgetError` when refused."""
+def store_refusal(ledger: Ledger, who: str, error: BaseException) -> PluginLlmBudgetError:
+    """The refusal of a call whose budgets cannot be checked (`budgets.on_store_error: closed`)."""
+    return PluginLlmBudgetError(
+        f"the {ledger.what} ({ledger.location}) cannot be reached, so the LLM call of {_whom(who)} is refused "
+        f"(budgets.on_store_error is closed: set it to open to let calls through, counted once the ledger is "
+        f"back): {error}", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
+
+
+def _whom(who: str) -> str:
+    if who == HOST:
+        return "the host"
+    if who == FLEET:
+        return "the fleet"
+    if who.startswith(KEY_HOLDER):
+        return f"API key {who[len(KEY_HOLDER):]!r}"
+    if who.startswith(CALLER_HOLDER):
+        return f"caller {who[len(CALLER_HOLDER):]!r}"
+    return f"plugin {who!r}"
+
+
+def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, int | None], plan: Plan,
+          hooks: BudgetHooks | None, policy: Policy = Policy()) -> Admission:
+    """Let a call past each of `budgets` (its own holder's first), asking `hooks` first when given:
+    its reservation on all of them; `PluginLlmBudgetError` naming the holder when refused."""
+    budget = budgets[0]
     who = budget.who
-    tokens, cost = worst_case(*request, plan.pricing, plan.routes[0].model)
+    tokens, priced = worst_case(*request, plan.pricing, plan.routes[0].model)
+    # a cost the model's missing price leaves unknown still reserves something of a cost budget
+    cost = priced if priced is not None else policy.unpriced_cost if any(
+        b.cost_per_day is not None or b.cost_per_month is not None for b in budgets) else 0.0
     if hooks is not None:
-        decision = yield hooks.on_budget_check(plugin_id=who, budget=budget.as_dict(), used=ledger.used(budget),
+        try:
+            used = ledger.used(budget)
+        except MemoryStoreError as exc:
+            if policy.on_store_error != "open":
+                raise store_refusal(ledger, who, exc) from None
+            used = {}
+        decision = yield hooks.on_budget_check(plugin_id=who, budget=budget.as_dict(), used=used,
                                                requested={"tokens": tokens, "cost": cost})
         if decision is not None:
             text = decision.get("message") or decision.get("reason") or "no reason given"
+            yield Write(ledger.refusing(budget), quiet=True)
             raise PluginLlmBudgetError(f"plugin {who!r}'s LLM call was refused by a budget policy "
                                        f"(on_budget_check): {text}", plugin_id=who, budget=HOOK, used=0, limit=0,
                                        resets="")
     started, poll = time.monotonic(), _FIRST_POLL
-    deadline = started + plan.timeout * len(plan.routes)
+    limit = plan.timeout * len(plan.routes)
+    deadline = started + limit
+    again = False  # found no room a moment ago: look before reserving
     while True:
-        got = yield Write(ledger.reserving(budget, tokens, cost, plan.timeout * len(plan.routes)))
+        try:
+            got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
+                                               look_first=again))
+        except PluginLlmBudgetError as exc:
+            yield Write(ledger.refusing(next((b for b in budgets if b.who == exc.plugin_id), budget)), quiet=True)
+            raise
+        except MemoryStoreError as exc:  # the ledger is out of reach (a StateUnavailableError, a locked file)
+            if policy.on_store_error == "open":
+                return Ledger.unrecorded(budgets)
+            raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
             return got
-        wait = got.retry_in if got.retry_in is not None else poll
-        if budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
-            raise got.error(budget)
+        # calls that wait for each other's reservations look again at moments of their own
+        wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
+        if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
+            yield Write(ledger.refusing(got.budget), quiet=True)
+            raise got.error()
         if time.monotonic() + wait > deadline:
-            raise got.error(budget, time.monotonic() - started)
+            yield Write(ledger.refusing(got.budget), quiet=True)
+            raise got.error(time.monotonic() - started)
         yield wait
-        poll = min(poll * 2, _LAST_POLL)
+        poll, again = min(poll * 2, _LAST_POLL), True
 
 
 def admitted(admission: Admission, ledger: Ledger) -> Reservation | None:
     """Drive `admission` from sync code."""
     given: Any = None
+    error: BaseException | None = None
     while True:
         try:
-            step = admission.send(given)
+            step = admission.send(given) if error is None else admission.throw(error)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        given, error = None, None
         if isinstance(step, Write):
-            given = ledger.write(step.op)
+            try:
+                given = ledger.write(step.op)
+            except Exception as exc:  # noqa: BLE001 - the admission's to handle (a refusal, the store down)
+                error = None if step.quiet else exc
         elif isinstance(step, float):
             time.sleep(step)
-            given = None
         else:
             given = step.run()
 
@@ -154,15 +225,19 @@ def admitted(admission: Admission, ledger: Ledger) -> Reservation | None:
 async def admitted_async(admission: Admission, writer: LedgerThread) -> Reservation | None:
     """Drive `admission` from async code, never blocking the loop while it waits or writes."""
     given: Any = None
+    error: BaseException | None = None
     while True:
         try:
-            step = admission.send(given)
+            step = admission.send(given) if error is None else admission.throw(error)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        given, error = None, None
         if isinstance(step, Write):
-            given = await writer.write(step.op)
+            try:
+                given = await writer.write(step.op)
+            except Exception as exc:  # noqa: BLE001 - the admission's to handle (a refusal, the store down)
+                error = None if step.quiet else exc
         elif isinstance(step, float):
             await asyncio.sleep(step)
-            given = None
         else:
             given = await step.arun()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,12 +17,14 @@ from .. import _telemetry
 from .. import config_keys as keys
 from .._runtime.cancel import cancel_check, pause
 from .._config.config import Config
-from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
+from .._errors import (ConfigError, LlmConfigError, LlmProviderError, MemoryStoreError, PluginLlmBudgetError,
+                       PluginLlmTrustError)
 from .._messages import Messages
 from .audit import AuditLog
 from .budget import Budgets, host_holder
 from .gate import Admission, admission, admitted, admitted_async, hooks_of
-from .ledger import Ledger, LedgerThread, Reservation
+from .ledger import Ledger, Op, Reservation
+from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
@@ -344,7 +345,13 @@ class LlmHost:
 
     def _ledger(self) -> Ledger:
         if self._spend is None:
-            self._spend = Ledger(self.home)
+            from .._store import state_url
+
+            try:
+                url = state_url(self.home)
+            except ConfigError as exc:
+                raise LlmConfigError(str(exc)) from None
+            self._spend = Ledger(self.home, url=url)
         return self._spend
 
     def _ledger_thread(self) -> LedgerThread:
@@ -353,13 +360,13 @@ class LlmHost:
             self._writer = LedgerThread(self._ledger())
         return self._writer
 
-    def _settled(self, attempts: _Attempts) -> Callable[[sqlite3.Connection], None] | None:
+    def _settled(self, attempts: _Attempts) -> Op[None] | None:
         """What the call reserved becomes what it used (an answer that then failed, such as JSON
         that does not match the schema, was still paid for), or is given back when none came."""
         if attempts.reservation is None:
             return None
         usage = attempts.answer.usage if attempts.answer is not None else _NO_USAGE
-        return Ledger.settling(attempts.reservation, usage.total_tokens, usage.cost_usd or 0.0)
+        return self._ledger().settling(attempts.reservation, usage.total_tokens, usage.cost_usd or 0.0)
 
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
@@ -371,7 +378,10 @@ class LlmHost:
             finally:
                 settling = self._settled(attempts)
                 if settling is not None:
-                    self._ledger().write(settling)
+                    try:
+                        self._ledger().write(settling)
+                    except MemoryStoreError:  # out of reach: written with the next write that can
+                        self._ledger().later(settling)
 
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
@@ -408,7 +418,10 @@ class LlmHost:
             finally:
                 settling = self._settled(attempts)
                 if settling is not None:
-                    await self._ledger_thread().write(settling)
+                    try:
+                        await self._ledger_thread().write(settling)
+                    except MemoryStoreError:  # out of reach: written with the next write that can
+                        self._ledger().later(settling)
 
     async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:

@@ -1,106 +1,53 @@
-"""`$HERMES_HOME/llm-usage.db`: every budgeted call's tokens and cost, by who made it, day and
-month, shared by every `hermes` process on the machine.
+"""The budgets ledger: every budgeted call's tokens and cost, by who holds it (a plugin, the host,
+an API key, a caller, the fleet), day and month. In `$HERMES_HOME/llm-usage.db`, shared by every
+`hermes` process on the machine; with `state.url`, in the shared database (tables `budget_totals`
+and `budget_calls`), shared by every host of the fleet.
 
-A call first reserves its worst case in one short transaction that also checks its budget, so two
-calls (or two processes) can never both take the last of it; the answer's real usage then replaces
-the reservation, and a failed call gives it back (its row stays, as a request that was made). A
-process killed between the two leaves a reservation that expires (the call's time limit plus a
-minute) instead of holding the budget for good. Commits do not wait for the disk (WAL, synchronous
+A call first reserves its worst case on every holder it has, in one short transaction that also
+checks their budgets, so two calls (or two processes, or two hosts) can never both take the last of
+one: all of them or none. SQLite's write lock makes that transaction one at a time; PostgreSQL
+takes a lock per holder first (an advisory transaction lock, in the holders' order, so two calls
+never wait for each other in a circle). The answer's real usage then replaces the reservation, and
+a failed call gives it back (its row stays, as a request that was made). A process killed between
+the two leaves a reservation that expires (the call's time limit plus `budgets.reservation_ttl`)
+instead of holding the budget for good. SQLite commits do not wait for the disk (WAL, synchronous
 NORMAL): they survive a crash of the process, and a power loss can forget the last few.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import os
-import queue
-import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-
 from typing import Any, TypeVar
 
 import attrs
 
-from .._sqlite import SqliteFile
-from .._config.config import Config
-from .budget import AMOUNTS, HOST, Budget, shown, budget_for, refused
+from .._errors import MemoryStoreError
+from .._store import StateUrl, Store, pg_schema_of
+from .._store.migrate import Copy
+from .budget import AMOUNTS, Budget, refused
+from .holds import NOW_VARIABLE, Busy, Hold, Reservation, _iso, _periods, now
 
-__all__ = ["Busy", "Ledger", "LedgerThread", "Reservation", "NOW_VARIABLE", "nearly_spent", "now"]
+__all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "now"]
 
-NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"  # a fixed clock (UNIX seconds) for tests of period boundaries
 T = TypeVar("T")
-_HOLD = 60.0  # seconds a reservation outlives its call's time limit
+Op = Callable[[Any], T]  # an operation on one write transaction (a sqlite3 connection, or the floor's)
 _MINUTE = 60.0
-
-
-def now() -> float:
-    fixed = os.environ.get(NOW_VARIABLE)
-    return float(fixed) if fixed else time.time()
-
-
-def _periods(moment: float, zone: str) -> tuple[str, str, str, str]:
-    """The day and month of `moment` in `zone`, and when each ends (ISO 8601)."""
-    from zoneinfo import ZoneInfo
-
-    local = dt.datetime.fromtimestamp(moment, ZoneInfo(zone))
-    day_end = dt.datetime.combine(local.date() + dt.timedelta(days=1), dt.time(), local.tzinfo)
-    month_end = dt.datetime(local.year + local.month // 12, local.month % 12 + 1, 1, tzinfo=local.tzinfo)
-    return local.strftime("%Y-%m-%d"), local.strftime("%Y-%m"), day_end.isoformat(), month_end.isoformat()
-
-
-def _iso(moment: float, zone: str) -> str:
-    from zoneinfo import ZoneInfo
-
-    return dt.datetime.fromtimestamp(moment, ZoneInfo(zone)).isoformat(timespec="seconds")
-
-
-@attrs.frozen
-class Reservation:
-    """What one call holds of its budget until it settles: its row, and the day and month it counts in."""
-
-    id: int
-    who: str
-    day: str
-    month: str
-
-
-@attrs.frozen
-class Busy:
-    """A limit has no room for the call now: `retry_in` seconds until it may have (None: when a
-    running call ends, unknown), and the refusal should the call not wait. `reserved`: an amount
-    that the calls running now have reserved stands in the way (what was spent leaves room), so
-    the call waits for them to settle whatever `on_limit` says (it governs rates)."""
-
-    name: str
-    used: float
-    limit: float
-    retry_in: float | None
-    resets: str
-    reserved: bool = False
-    asked: float = 1  # what the call asks of the limit
-
-    def error(self, budget: Budget, waited: float | None = None) -> Exception:
-        return refused(budget, self.name, self.used, self.asked, self.limit, self.resets, waited)
+# The calls no query needs any more: settled over a minute ago; or reservations that expired unsettled
+# a day ago (kept that long so that a late settlement, written once the ledger is back, finds its row:
+# a row gone was settled, and a second settlement counts nothing).
+_OLD = "((expires IS NULL AND started <= ?) OR (expires <= ? AND started <= ?))"
+_KEEP_EXPIRED = 86400.0
+_PRUNE_EVERY = 30.0  # seconds between two prunes of a holder's old calls in the shared database, per process
+REFUSED = "refused:"  # a holder's refusals are counted in `totals` under the period "refused:<day>" (and month)
 
 
 _NOTHING = dict.fromkeys(("tokens_per_day", "cost_per_day", "cost_per_month", "requests_per_minute",
                           "max_concurrent"), 0.0)
 
-
-class Ledger(SqliteFile):
-    """What each plugin (and the host) spent. `totals` holds each one's settled tokens, cost and
-    requests per day and per month; `calls` only the calls of the last minute and those still
-    running (their reservations), so that no query reads more rows than that, however long the
-    ledger has been kept."""
-
-    what = "LLM usage ledger"
-    schema_version = 3
-    synchronous = "NORMAL"
-    schema = """
+_SQLITE_SCHEMA = """
         DROP TABLE IF EXISTS spend;
         DROP TABLE IF EXISTS calls;
         CREATE TABLE totals (who TEXT NOT NULL, period TEXT NOT NULL, tokens INTEGER NOT NULL DEFAULT 0,
@@ -111,115 +58,360 @@ class Ledger(SqliteFile):
         CREATE INDEX calls_started ON calls (who, started);
         CREATE INDEX calls_running ON calls (who, expires) WHERE expires IS NOT NULL;
     """
+# The same tables in the shared database, named for the stage (`totals` and `calls` would be anyone's).
+_PG_SCHEMA = pg_schema_of("""
+        CREATE TABLE IF NOT EXISTS budget_totals (who TEXT NOT NULL, period TEXT NOT NULL,
+                             tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0,
+                             requests INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (who, period));
+        CREATE TABLE IF NOT EXISTS budget_calls (id INTEGER PRIMARY KEY, who TEXT NOT NULL, day TEXT NOT NULL,
+                             month TEXT NOT NULL, started REAL NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL,
+                             expires REAL);
+        CREATE INDEX IF NOT EXISTS budget_calls_started ON budget_calls (who, started);
+        CREATE INDEX IF NOT EXISTS budget_calls_running ON budget_calls (who, expires) WHERE expires IS NOT NULL;
+    """)
 
-    def __init__(self, home: Path) -> None:
-        super().__init__(home / "llm-usage.db")
 
-    def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """`op` in a write transaction of its own."""
-        with self._writing() as db:
+class Ledger(Store):
+    """What each holder spent. `totals` holds each one's settled tokens, cost and requests per day
+    and per month (and its refusals); `calls` only the calls of the last minute and those still
+    running (their reservations), so that no query reads more rows than that, however long the
+    ledger has been kept."""
+
+    what = "LLM usage ledger"
+    stage = "budgets"
+    schema_version = 3
+    synchronous = "NORMAL"
+    schema = _SQLITE_SCHEMA
+    pg_schema = _PG_SCHEMA
+    home_file = "llm-usage.db"
+
+    def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
+        super().__init__(Path(home) / self.home_file, url=url)
+        shared = self.dialect == "postgresql"
+        self.totals, self.calls = ("budget_totals", "budget_calls") if shared else ("totals", "calls")
+        self._later: list[Op[None]] = []  # settlements made while the ledger was out of reach
+        self._later_lock = threading.Lock()
+        self._pruned: dict[str, float] = {}  # when each holder's old calls were last pruned (shared database)
+        self._add_up = type(self)._add_up.format(t=self.totals)
+
+    @classmethod
+    def copies(cls, home: Path) -> list[Copy]:
+        return []  # `totals` has no rowid to resume a copy by: `import_home` adds them in one transaction
+
+    @classmethod
+    def import_home(cls, home: Path, url: StateUrl) -> str | None:
+        """For `hermes state migrate`: the home's settled totals (and refusals) added to the shared
+        database's, once (a second run finds the mark it left and adds nothing); running calls stay."""
+        import sqlite3
+
+        from .._store.postgres import postgres
+
+        path = Path(home) / cls.home_file
+        if not path.exists():
+            return None
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = source.execute("SELECT who, period, tokens, cost, requests FROM totals").fetchall()
+        except sqlite3.Error as exc:
+            raise MemoryStoreError(f"cannot read the {cls.what} {path}: {exc}", path=path) from None
+        finally:
+            source.close()
+        database = postgres(url)
+        database.prepare(cls)
+        key = f"{path.resolve()}#totals"
+        with database.transaction(None) as tx:
+            if tx.execute("SELECT 1 FROM hermes_migrations WHERE source = ? AND tbl = ?",
+                          (key, "budget_totals")).fetchone():
+                return None
+            tx.executemany("INSERT INTO budget_totals (who, period, tokens, cost, requests) VALUES (?, ?, ?, ?, ?) "
+                           "ON CONFLICT (who, period) DO UPDATE SET tokens = budget_totals.tokens + excluded.tokens, "
+                           "cost = budget_totals.cost + excluded.cost, requests = budget_totals.requests + "
+                           "excluded.requests", rows)
+            tx.execute("INSERT INTO hermes_migrations (source, tbl, last_rowid, copied) VALUES (?, ?, ?, ?)",
+                       (key, "budget_totals", len(rows), len(rows)))
+        return f"budget_totals    {len(rows):>8} added (every holder's spend by day and month)  from {path}"
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def write(self, op: Op[T]) -> T:
+        """`op` on the ledger (after the settlements left for later, if any): on SQLite in a write
+        transaction of its own; on the shared database as statements that each commit (every
+        operation there is written so that each statement leaves the ledger whole)."""
+        self.catch_up()
+        with self._statements() as db:
             return op(db)
 
-    def reserving(self, budget: Budget, tokens: int, cost: float, seconds: float) -> Callable[[sqlite3.Connection],
-                                                                                                Reservation | Busy]:
-        """The operation (for `write`, or a `LedgerThread`) that reserves `tokens` and `cost` for a call
-        of `budget`'s owner that may take `seconds`: it answers the reservation, or `Busy` when a
-        rate limit has no room now, and raises `PluginLlmBudgetError` when the call would pass an
-        amount (nothing is reserved then)."""
-        def op(db: sqlite3.Connection) -> Reservation | Busy:
+    @contextmanager
+    def _statements(self) -> Iterator[Any]:
+        if self._pg is None:
+            with self._writing() as db:
+                yield db
+        else:  # no BEGIN and COMMIT: two round trips fewer a write
+            with self._pg.transaction(self, read_only=True) as db:
+                yield db
+
+    def later(self, op: Op[None]) -> None:
+        """Keep `op` (a settlement that could not be written) for the next write that can."""
+        with self._later_lock:
+            self._later.append(op)
+
+    def catch_up(self) -> int:
+        """Write the settlements left for later: how many; a `MemoryStoreError` (those not written are
+        kept) when the ledger is still out of reach."""
+        with self._later_lock:
+            pending, self._later = self._later, []
+        if not pending:
+            return 0
+        written = 0  # on the shared database each settlement commits by itself; SQLite's roll back together
+        try:
+            with self._statements() as db:
+                for op in pending:
+                    op(db)
+                    written += self._pg is not None
+        except BaseException:
+            with self._later_lock:
+                self._later[:0] = pending[written:]
+            raise
+        return len(pending)
+
+    def reserving(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float, *,
+                  look_first: bool = False) -> Op[Reservation | Busy]:
+        """The operation (for `write`, or a `LedgerThread`) that reserves `tokens` and `cost` on each
+        of `budgets`' holders for a call, until it settles or `lease` seconds pass: it answers the
+        reservation, or `Busy` when a rate limit has no room now (or running calls' reservations
+        stand in the way), and raises `PluginLlmBudgetError` naming the holder when the call would
+        pass an amount (nothing is reserved then, on any holder).
+
+        SQLite checks, then writes, in its one-at-a-time write transaction. The shared database
+        writes the reservations first (one statement: on every holder or none), then reads what
+        every holder has, its own and every other host's written reservations included, and takes
+        its own back if that passes a limit: of two calls that cannot both fit, the one that reads
+        last sees both, so the cap is never passed; two round trips, and no lock held across them.
+        `look_first` (a call that found no room a moment ago) reads first, and writes nothing while
+        there is still none: calls waiting for room do not take it from each other in turn."""
+        if self._pg is None:
+            return self._reserving_here(budgets, tokens, cost, lease)
+        return self._reserving_shared(budgets, tokens, cost, lease, look_first)
+
+    def _reserving_here(self, budgets: Sequence[Budget], tokens: int, cost: float,
+                        lease: float) -> Op[Reservation | Busy]:
+        def op(db: Any) -> Reservation | Busy:
             moment = now()
-            day, month, day_end, month_end = _periods(moment, budget.timezone)
-            limits = budget.limits()
-            # what no query needs any more: calls over a minute old that settled, or whose reservation expired
-            db.execute("DELETE FROM calls WHERE who = ? AND started <= ? AND (expires IS NULL OR expires <= ?)",
-                       (budget.who, moment - _MINUTE, moment))
-            if limits:
-                used = self._used(db, budget.who, day, month, moment, {name for name, _ in limits})
-                asked = {"tokens_per_day": tokens, "cost_per_day": cost, "cost_per_month": cost}
-                spent: dict[str, float] | None = None
-                for name, limit in limits:
-                    if name in AMOUNTS and used[name] + asked[name] > limit:
-                        resets = month_end if name == "cost_per_month" else day_end
-                        spent = spent if spent is not None else self._spent(db, budget.who, day, month)
-                        if spent[name] + asked[name] > limit:  # it cannot fit even once the others settle
-                            raise refused(budget, name, spent[name], asked[name], limit, resets)
-                        return Busy(name, used[name], limit, None, resets, reserved=True, asked=asked[name])
-                for name, limit in limits:
-                    if name not in AMOUNTS and used[name] + 1 > limit:
-                        return self._busy(db, budget, name, used[name], limit, moment)
-            row = db.execute(
-                "INSERT INTO calls (who, day, month, started, tokens, cost, expires) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (budget.who, day, month, moment, tokens, cost, moment + seconds + _HOLD)).lastrowid
-            return Reservation(int(row or 0), budget.who, day, month)
+            holds: list[Hold] = []
+            for budget in budgets:
+                periods = _periods(moment, budget.timezone)
+                db.execute(f"DELETE FROM {self.calls} WHERE who = ? AND {_OLD}",
+                           (budget.who, moment - _MINUTE, moment, moment - _KEEP_EXPIRED))
+                busy = self._check(db, budget, tokens, cost, moment, periods, own=False)
+                if busy is not None:
+                    return busy
+                holds.append(Hold(0, budget.who, periods[0], periods[1], moment))
+            return self._insert(db, holds, tokens, cost, moment + lease)
 
         return op
 
-    @staticmethod
-    def _busy(db: sqlite3.Connection, budget: Budget, name: str, used: float, limit: float, moment: float) -> Busy:
+    def _reserving_shared(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float,
+                          look_first: bool) -> Op[Reservation | Busy]:
+        def op(db: Any) -> Reservation | Busy:
+            moment = now()
+            self._prune(db, budgets, moment)
+            periods = [_periods(moment, budget.timezone) for budget in budgets]
+            for budget, found in zip(budgets, periods) if look_first else ():
+                busy = self._check(db, budget, tokens, cost, moment, found, own=False)
+                if busy is not None:
+                    return busy
+            reservation = self._insert(db, [Hold(0, budget.who, day, month, moment)
+                                            for budget, (day, month, _, _) in zip(budgets, periods)],
+                                       tokens, cost, moment + lease)
+            try:
+                for budget, found in zip(budgets, periods):
+                    busy = self._check(db, budget, tokens, cost, moment, found, own=True)
+                    if busy is not None:
+                        self._take_back(db, reservation)
+                        return busy
+            except BaseException:
+                self._take_back(db, reservation)
+                raise
+            return reservation
+
+        return op
+
+    def _insert(self, db: Any, holds: list[Hold], tokens: int, cost: float, expires: float) -> Reservation:
+        """The reservations of `holds` written in one statement."""
+        rows = db.execute(
+            f"INSERT INTO {self.calls} (who, day, month, started, tokens, cost, expires) VALUES "
+            + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(holds)) + " RETURNING id, who",
+            [value for hold in holds for value in (hold.who, hold.day, hold.month, hold.started, tokens, cost,
+                                                   expires)]).fetchall()
+        ids = {str(who): int(ident) for ident, who in rows}
+        return Reservation(tuple(attrs.evolve(hold, id=ids[hold.who]) for hold in holds))
+
+    def _take_back(self, db: Any, reservation: Reservation) -> None:
+        db.execute(f"DELETE FROM {self.calls} WHERE id IN ({', '.join('?' * len(reservation.holds))})",
+                   [hold.id for hold in reservation.holds])
+
+    def _prune(self, db: Any, budgets: Sequence[Budget], moment: float) -> None:
+        """The calls no query needs any more deleted (`_OLD`), on the shared database at most every
+        `_PRUNE_EVERY` seconds a holder."""
+        due = [budget.who for budget in budgets if moment - self._pruned.get(budget.who, 0.0) >= _PRUNE_EVERY]
+        if due:
+            db.execute(f"DELETE FROM {self.calls} WHERE who IN ({', '.join('?' * len(due))}) AND {_OLD}",
+                       (*due, moment - _MINUTE, moment, moment - _KEEP_EXPIRED))
+            self._pruned.update(dict.fromkeys(due, moment))
+
+    def _check(self, db: Any, budget: Budget, tokens: int, cost: float, moment: float,
+               periods: tuple[str, str, str, str], *, own: bool) -> Busy | None:
+        """None when `budget` has room for the call; `Busy` when a rate has none now (or the running
+        calls' reservations stand in the way); raises the refusal when an amount never will. `own`:
+        the call's own reservation is written already (and is not counted against it)."""
+        limits = budget.limits()
+        if not limits:
+            return None
+        day, month, day_end, month_end = periods
+        used, spent = self._figures(db, budget.who, day, month, moment, {name for name, _ in limits})
+        asked = {"tokens_per_day": tokens, "cost_per_day": cost, "cost_per_month": cost}
+        if own:
+            for name in used:
+                used[name] -= asked.get(name, 1)
+        for name, limit in limits:
+            if name in AMOUNTS and used[name] + asked[name] > limit:
+                resets = month_end if name == "cost_per_month" else day_end
+                if spent[name] + asked[name] > limit:  # it cannot fit even once the others settle
+                    raise refused(budget, name, spent[name], asked[name], limit, resets)
+                return Busy(budget, name, used[name], limit, None, resets, reserved=True, asked=asked[name])
+        for name, limit in limits:
+            if name not in AMOUNTS and used[name] + 1 > limit:
+                return self._busy(db, budget, name, used[name], limit, moment)
+        return None
+
+    def _busy(self, db: Any, budget: Budget, name: str, used: float, limit: float, moment: float) -> Busy:
         if name == "max_concurrent" or limit < 1:
-            return Busy(name, used, limit, None if limit >= 1 else float("inf"), "")
+            return Busy(budget, name, used, limit, None if limit >= 1 else float("inf"), "")
         # the call fits once enough of the minute's requests are older than a minute
-        (oldest,) = db.execute("SELECT started FROM calls WHERE who = ? AND started > ? ORDER BY started "
+        (oldest,) = db.execute(f"SELECT started FROM {self.calls} WHERE who = ? AND started > ? ORDER BY started "
                                "LIMIT 1 OFFSET ?", (budget.who, moment - _MINUTE, int(used - limit))).fetchone()
-        return Busy(name, used, limit, max(oldest + _MINUTE - moment, 0.001), _iso(oldest + _MINUTE, budget.timezone))
+        return Busy(budget, name, used, limit, max(oldest + _MINUTE - moment, 0.001),
+                    _iso(oldest + _MINUTE, budget.timezone))
 
     @staticmethod
-    def _spent(db: sqlite3.Connection, who: str, day: str, month: str) -> dict[str, float]:
-        """What `who`'s settled calls used of each amount (no reservation of a running call counted)."""
-        tokens, cost = db.execute("SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM totals "
-                                  "WHERE who = ? AND period = ?", (who, day)).fetchone()
-        (monthly,) = db.execute("SELECT COALESCE(SUM(cost), 0) FROM totals WHERE who = ? AND period = ?",
-                                (who, month)).fetchone()
-        return {"tokens_per_day": float(tokens), "cost_per_day": float(cost), "cost_per_month": float(monthly)}
+    def unrecorded(budgets: Sequence[Budget]) -> Reservation:
+        """A reservation of nothing on each of `budgets`' holders, for a call let through while the
+        ledger is out of reach (`budgets.on_store_error: open`): its settlement records what it used."""
+        moment = now()
+        return Reservation(tuple(Hold(0, budget.who, *_periods(moment, budget.timezone)[:2], moment)
+                                 for budget in budgets))
 
-    @staticmethod
-    def _used(db: sqlite3.Connection, who: str, day: str, month: str, moment: float,
-              names: set[str] | None = None) -> dict[str, float]:
-        """What `who` used of each of `names` (all when None): settled totals and running reservations."""
-        out: dict[str, float] = {}
-        running = "FROM calls WHERE who = ? AND expires IS NOT NULL AND expires > ?"
-        if names is None or names & {"tokens_per_day", "cost_per_day"}:
-            tokens, cost = db.execute(
-                f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM (SELECT tokens, cost FROM totals "
-                f"WHERE who = ? AND period = ? UNION ALL SELECT tokens, cost {running} AND day = ?)",
-                (who, day, who, moment, day)).fetchone()
-            out.update(tokens_per_day=float(tokens), cost_per_day=float(cost))
-        if names is None or "cost_per_month" in names:
-            (cost,) = db.execute(
-                f"SELECT COALESCE(SUM(cost), 0) FROM (SELECT cost FROM totals WHERE who = ? AND period = ? "
-                f"UNION ALL SELECT cost {running} AND month = ?)", (who, month, who, moment, month)).fetchone()
-            out["cost_per_month"] = float(cost)
-        if names is None or "requests_per_minute" in names:
-            (count,) = db.execute("SELECT COUNT(*) FROM calls WHERE who = ? AND started > ?",
-                                  (who, moment - _MINUTE)).fetchone()
-            out["requests_per_minute"] = float(count)
-        if names is None or "max_concurrent" in names:
-            (count,) = db.execute(f"SELECT COUNT(*) {running}", (who, moment)).fetchone()
-            out["max_concurrent"] = float(count)
-        return out
+    def settling(self, reservation: Reservation, tokens: int, cost: float) -> Op[None]:
+        """The operation (for `write`, or a `LedgerThread`) by which a call's real usage replaces its
+        reservation on each holder, added to their day's and month's totals (also when a reservation
+        had expired meanwhile, up to a day: what was used is recorded). A call that got no answer
+        settles to 0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
+        holds = reservation.holds
+        started = holds[0].started if holds else 0.0
+
+        def op(db: Any) -> None:
+            ids = [hold.id for hold in holds if hold.id]
+            if ids and self._pg is not None:  # one statement: the reservations settled and the totals added
+                db.execute(
+                    f"WITH settled AS (UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
+                    f"({', '.join('?' * len(ids))}) AND started = ? AND expires IS NOT NULL RETURNING who, day, month) "
+                    f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) SELECT who, period, ?, ?, 1 "
+                    "FROM (SELECT who, day AS period FROM settled UNION ALL SELECT who, month FROM settled) AS periods "
+                    f"{self._add_up}", (tokens, cost, *ids, started, tokens, cost))
+            elif ids:
+                done = {str(row[0]) for row in db.execute(
+                    f"UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
+                    f"({', '.join('?' * len(ids))}) AND started = ? AND expires IS NOT NULL RETURNING who",
+                    (tokens, cost, *ids, started)).fetchall()}
+                self._add(db, [hold for hold in holds if hold.who in done], tokens, cost)
+            # settled already, or gone (settled and pruned): nothing more; unrecorded (the ledger was out of reach): added
+            self._add(db, [hold for hold in holds if not hold.id], tokens, cost)
+
+        return op
+
+    _add_up = ("ON CONFLICT (who, period) DO UPDATE SET tokens = {t}.tokens + excluded.tokens, "
+               "cost = {t}.cost + excluded.cost, requests = {t}.requests + excluded.requests")
+
+    def _add(self, db: Any, holds: Sequence[Hold], tokens: int, cost: float) -> None:
+        """`tokens`, `cost` and one request added to each of `holds`' day and month."""
+        if holds:
+            db.execute(f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) VALUES "
+                       + ", ".join(["(?, ?, ?, ?, 1)"] * 2 * len(holds)) + f" {self._add_up}",
+                       [value for hold in holds for period in (hold.day, hold.month)
+                        for value in (hold.who, period, tokens, cost)])
+
+    def refusing(self, budget: Budget) -> Op[None]:
+        """The operation that counts a refusal of `budget`'s holder in its day and month."""
+        def op(db: Any) -> None:
+            day, month, _, _ = _periods(now(), budget.timezone)
+            db.execute(f"INSERT INTO {self.totals} (who, period, tokens, cost, requests) VALUES (?, ?, 0, 0, 1), "
+                       f"(?, ?, 0, 0, 1) {self._add_up}", (budget.who, REFUSED + day, budget.who, REFUSED + month))
+
+        return op
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def _figures(self, db: Any, who: str, day: str, month: str, moment: float,
+                 names: set[str] | None = None) -> tuple[dict[str, float], dict[str, float]]:
+        """What `who` used of each of `names` (all when None), settled totals and running
+        reservations, and what its settled calls alone used of each amount: in one query."""
+        names = set(_NOTHING) if names is None else names
+        parts: list[tuple[str, str]] = []  # (tag, the rest of its SELECT)
+        params: list[Any] = []
+        running = f"FROM {self.calls} WHERE who = ? AND expires IS NOT NULL AND expires > ?"
+        if names & set(AMOUNTS):
+            parts += [("d", f"tokens, cost FROM {self.totals} WHERE who = ? AND period = ?"),
+                      ("m", f"0 AS tokens, cost FROM {self.totals} WHERE who = ? AND period = ?"),
+                      ("rd", f"tokens, cost {running} AND day = ?"), ("rm", f"0 AS tokens, cost {running} AND month = ?")]
+            params += [who, day, who, month, who, moment, day, who, moment, month]
+        if "requests_per_minute" in names:
+            parts.append(("rpm", f"0 AS tokens, 0 AS cost FROM {self.calls} WHERE who = ? AND started > ?"))
+            params += [who, moment - _MINUTE]
+        if "max_concurrent" in names:
+            parts.append(("run", f"0 AS tokens, 0 AS cost {running}"))
+            params += [who, moment]
+        union = " UNION ALL ".join(f"SELECT '{tag}'{' AS tag' if not index else ''}, {rest}"
+                                   for index, (tag, rest) in enumerate(parts))
+        found = {str(tag): (float(tokens), float(cost), float(count)) for tag, tokens, cost, count in db.execute(
+            f"SELECT tag, COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0), COUNT(*) FROM ({union}) AS figures "
+            "GROUP BY tag", params)} if parts else {}
+        zero = (0.0, 0.0, 0.0)
+        d, m, rd, rm = (found.get(tag, zero) for tag in ("d", "m", "rd", "rm"))
+        spent = {"tokens_per_day": d[0], "cost_per_day": d[1], "cost_per_month": m[1]}
+        used = {"tokens_per_day": d[0] + rd[0], "cost_per_day": d[1] + rd[1], "cost_per_month": m[1] + rm[1],
+                "requests_per_minute": found.get("rpm", zero)[2], "max_concurrent": found.get("run", zero)[2]}
+        return {name: used[name] for name in names}, spent
 
     def used(self, budget: Budget) -> dict[str, float]:
-        """What `budget`'s owner has used of each kind of limit now (0 for all before any call)."""
+        """What `budget`'s holder has used of each kind of limit now (0 for all before any call)."""
         moment = now()
         day, month, _, _ = _periods(moment, budget.timezone)
         with self._reading() as db:
-            return dict(_NOTHING) if db is None else self._used(db, budget.who, day, month, moment)
+            return dict(_NOTHING) if db is None else self._figures(db, budget.who, day, month, moment)[0]
 
-    def spent(self, who: str, zone: str, period: str) -> dict[str, float]:
+    def spent(self, who: str, zone: str, period: str) -> dict[str, Any]:
         """What `who` used in the current `period` ("day" or "month") of time zone `zone`: tokens, cost
-        and requests, counting the reservations of calls still running."""
+        and requests, counting the reservations of calls still running; of them, what is `reserved`
+        now (tokens and cost); and the `refusals` of the period."""
         moment = now()
         day, month, _, _ = _periods(moment, zone)
         column, value = ("day", day) if period == "day" else ("month", month)
         with self._reading() as db:
             if db is None:
-                return {"tokens": 0, "cost": 0.0, "requests": 0}
+                return {"tokens": 0, "cost": 0.0, "requests": 0, "reserved_tokens": 0, "reserved_cost": 0.0,
+                        "refusals": 0}
             tokens, cost, requests = db.execute(
                 f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0), COALESCE(SUM(requests), 0) FROM "
-                f"(SELECT tokens, cost, requests FROM totals WHERE who = ? AND period = ? UNION ALL "
-                f"SELECT tokens, cost, 1 FROM calls WHERE who = ? AND {column} = ? AND expires > ?)",
+                f"(SELECT tokens, cost, requests FROM {self.totals} WHERE who = ? AND period = ? UNION ALL "
+                f"SELECT tokens, cost, 1 FROM {self.calls} WHERE who = ? AND {column} = ? AND expires > ?) AS spent",
                 (who, value, who, value, moment)).fetchone()
-        return {"tokens": int(tokens), "cost": float(cost), "requests": int(requests)}
+            held, holding = db.execute(
+                f"SELECT COALESCE(SUM(tokens), 0), COALESCE(SUM(cost), 0) FROM {self.calls} WHERE who = ? "
+                f"AND {column} = ? AND expires > ?", (who, value, moment)).fetchone()
+            row = db.execute(f"SELECT requests FROM {self.totals} WHERE who = ? AND period = ?",
+                             (who, REFUSED + value)).fetchone()
+        return {"tokens": int(tokens), "cost": float(cost), "requests": int(requests), "reserved_tokens": int(held),
+                "reserved_cost": float(holding), "refusals": int(row[0]) if row else 0}
 
     def days(self, since: str, who: str | None = None) -> list[tuple[str, int, float, int]]:
         """The settled totals of each day from `since` (`YYYY-MM-DD`, in each budget's time zone) on, of
@@ -255,124 +447,7 @@ class Ledger(SqliteFile):
         return str(row[0]) if row and row[0] is not None else None
 
     def who(self) -> list[str]:
-        """Every plugin (and `host`) the ledger has a call of."""
+        """Every holder (plugin ids, `host`, `key:<name>`, `caller:<id>`, `fleet`) the ledger has a call of."""
         with self._reading() as db:
-            return [] if db is None else [row[0] for row in db.execute(
-                "SELECT who FROM totals UNION SELECT who FROM calls ORDER BY who")]
-
-    @staticmethod
-    def settling(reservation: Reservation, tokens: int, cost: float) -> Callable[[sqlite3.Connection], None]:
-        """The operation (for `write`, or a `LedgerThread`) by which a call's real usage replaces its
-        reservation, added to its day's and month's totals (also when the reservation had expired
-        meanwhile: what was used is always recorded). A call that got no answer settles to 0 and 0:
-        it spent nothing, and still counts as a request."""
-        def op(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE calls SET expires = NULL, tokens = ?, cost = ? WHERE id = ?",
-                       (tokens, cost, reservation.id))
-            db.executemany(
-                "INSERT INTO totals (who, period, tokens, cost, requests) VALUES (?, ?, ?, ?, 1) ON CONFLICT (who, "
-                "period) DO UPDATE SET tokens = tokens + excluded.tokens, cost = cost + excluded.cost, "
-                "requests = requests + 1",
-                [(reservation.who, period, tokens, cost) for period in (reservation.day, reservation.month)])
-
-        return op
-
-
-class LedgerThread:
-    """The ledger's writes for async callers: on one thread of their own, off the event loop, and
-    every write waiting when the thread comes round done in one transaction (100 concurrent calls
-    cost a few commits, not 200). An operation that raises (a budget's refusal) fails alone, before
-    it wrote anything; a SQLite error fails the whole transaction and every operation in it. The
-    thread ends after a few idle seconds and starts again on the next write."""
-
-    IDLE = 5.0
-
-    def __init__(self, ledger: Ledger) -> None:
-        self._ledger = ledger
-        self._queue: queue.SimpleQueue[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = \
-            queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._running = False
-
-    async def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """`op`'s result, once the transaction it ran in has committed."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._put(op, future)
-        return await future
-
-    def _put(self, op: Callable[[sqlite3.Connection], Any], future: asyncio.Future[Any]) -> None:
-        self._queue.put((op, future))
-        with self._lock:
-            if not self._running:
-                self._running = True
-                threading.Thread(target=self._work, name="hermes-llm-ledger", daemon=True).start()
-
-    def _resolve(self, future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
-        """Hand `outcome` to its caller; a reservation whose caller was cancelled meanwhile is given
-        back at once rather than held until it expires."""
-        if future.cancelled():
-            if outcome[0] and isinstance(outcome[1], Reservation):
-                self._put(Ledger.settling(outcome[1], 0, 0.0), future.get_loop().create_future())
-        elif outcome[0]:
-            future.set_result(outcome[1])
-        else:
-            future.set_exception(outcome[1])
-
-    def _work(self) -> None:
-        while True:
-            try:
-                batch = [self._queue.get(timeout=self.IDLE)]
-            except queue.Empty:
-                with self._lock:
-                    if self._queue.empty():
-                        self._running = False
-                        return
-                continue
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            outcomes: list[tuple[bool, Any]] = []
-            try:
-                with self._ledger._writing() as db:
-                    for op, _ in batch:
-                        try:
-                            outcomes.append((True, op(db)))
-                        except sqlite3.Error:
-                            raise
-                        except Exception as exc:  # noqa: BLE001 - that operation's own outcome
-                            outcomes.append((False, exc))
-            except BaseException as exc:  # noqa: BLE001 - the transaction failed: every operation in it did
-                outcomes = [(False, exc)] * len(batch)
-            for (_, future), outcome in zip(batch, outcomes):
-                try:
-                    future.get_loop().call_soon_threadsafe(self._resolve, future, outcome)
-                except RuntimeError:  # its loop is closed: nobody waits for it any more
-                    pass
-
-
-NEARLY_SPENT = 0.8  # the share of an amount past which `hermes plugins doctor` warns
-
-
-def nearly_spent(config: Config, home: Path, who: Iterable[str]) -> list[str]:
-    """A warning for each budget amount of `who` (plugin ids, and `host`) past 80 % in its period;
-    nothing is read when none of them has a budget or no call was ever recorded."""
-    budgets = [budget for name in who if (budget := budget_for(config, name)) is not None]
-    if not budgets or not (home / "llm-usage.db").exists():
-        return []
-    ledger, warnings = Ledger(home), []
-    try:
-        for budget in budgets:
-            used = ledger.used(budget)
-            day_end, month_end = _periods(now(), budget.timezone)[2:]
-            for name, limit in budget.limits():
-                if name in AMOUNTS and limit > 0 and used[name] >= NEARLY_SPENT * limit:
-                    whose = "the host's own calls have" if budget.who == HOST else f"plugin {budget.who!r} has"
-                    warnings.append(
-                        f"{whose} used {used[name] / limit:.0%} of the LLM budget {budget.where}.{name} "
-                        f"({shown(name, used[name])} of {shown(name, limit)}; it resets at "
-                        f"{month_end if name == 'cost_per_month' else day_end})")
-    finally:
-        ledger.close()
-    return warnings
+            return [] if db is None else [str(row[0]) for row in db.execute(
+                f"SELECT who FROM {self.totals} UNION SELECT who FROM {self.calls} ORDER BY who")]

@@ -133,7 +133,7 @@ def build_report(
                  for r in records for unfired in [_unfired(r, fired_hooks)] if unfired]
     if home is not None:
         from .._llm.budget import HOST
-        from .._llm.ledger import nearly_spent
+        from .._llm.spent import nearly_spent
 
         try:
             warnings += nearly_spent(config, home, [*(r.id for r in records), HOST])

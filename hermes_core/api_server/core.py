@@ -100,6 +100,9 @@ class Core:
         """What a turn's exception means to the caller."""
         if isinstance(exc, StateUnavailableError):
             return unavailable(exc)
+        if isinstance(exc, PluginLlmBudgetError) and exc.budget == "on_store_error":  # the ledger, not a cap
+            return ApiError(503, str(exc), type="server_error", code="state_unavailable",
+                            headers={"Retry-After": str(RETRY_AFTER)})
         if isinstance(exc, PluginLlmBudgetError):
             return ApiError(429, str(exc), type="insufficient_quota", code="budget_exceeded")
         if isinstance(exc, HermesError):

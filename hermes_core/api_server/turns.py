@@ -150,7 +150,8 @@ class Turns:
                          session_id=agent.session_id, message_id=uuid.uuid4().hex)
         result: TurnResult | None = None
         try:
-            with spending_as(ask.rights.budget_holder):
+            caller = f"{PLATFORM}:{ask.rights.caller(ask.user)}" if ask.user else None  # budgets.caller's holder
+            with spending_as(ask.rights.budget_holder, caller=caller):
                 result = agent.ask(ask.text, cancel=ask.stop)
         except Cancelled:
             pass

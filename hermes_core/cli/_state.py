@@ -26,6 +26,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("cron", "hermes_core.cron.shared:CronStore", "cron/jobs.json"),
     ("gateway", "hermes_core.gateway.state:GatewayStore", "gateway/approvals.json"),
     ("acp", "hermes_core.acp_server.folders:AcpStore", "acp/sessions.json"),
+    ("budgets", "hermes_core._llm.ledger:Ledger", "llm-usage.db"),
 ]
 
 
@@ -132,7 +133,8 @@ def status(as_json: bool) -> None:
 def migrate(to: str, as_json: bool) -> None:
     """Copy this home's SQLite state into the PostgreSQL database URL.
 
-    Sessions, the API server's store and every plugin's ctx.state are copied table by table;
+    Sessions, the API server's store and every plugin's ctx.state are copied table by table, the
+    budgets ledger's totals added to the database's;
     Hermes' files (cron/jobs.json, approvals, pairings, ACP folders) are imported as a host does on
     first use. Safe to stop and run again: it goes on where it stopped and never copies a row twice.
     The home's files are only read. Then point every host at the database (state.url in

@@ -1,5 +1,6 @@
-"""`hermes plugins usage`: what each plugin's `ctx.llm` (and the host's own calls) spent in the
-period, against its LLM budget."""
+"""`hermes plugins usage`: what each budget holder (a plugin's `ctx.llm`, the host's own calls, an
+API key, a caller, the fleet) spent in the period against its LLM budget, what its running calls
+hold reserved, and how many calls it refused; fleet-wide when the ledger is in the shared database."""
 
 from __future__ import annotations
 
@@ -17,16 +18,18 @@ def _shown(name: str, value: float) -> str:
 
 
 def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> list[dict[str, Any]]:
-    """A row per plugin (and `host`): the period's tokens, cost and requests against its budgets,
-    with its rate limits. `who` None: everyone with a call in the ledger or a budget in config."""
+    """A row per holder (plugins, `host`, `key:<name>`, `caller:<id>`, `fleet`): the period's tokens,
+    cost and requests against its budgets, with its rate limits, what is reserved now and the
+    refusals. `who` None: everyone with a call in the ledger or a budget in config."""
     from .. import config_keys as keys
-    from .._llm.budget import HOST, budget_for
+    from .._llm.budget import FLEET, HOST, budget_for
     from .._llm.ledger import Ledger
+    from .._store import state_url
 
-    ledger = Ledger(home)
+    ledger = Ledger(home, url=state_url(home))
     if who is None:
         budgeted = [str(pid) for pid in config.read(keys.PLUGIN_ENTRIES) if budget_for(config, str(pid)) is not None]
-        who = sorted({*ledger.who(), *budgeted, *([HOST] if budget_for(config, HOST) else [])})
+        who = sorted({*ledger.who(), *budgeted, *(name for name in (HOST, FLEET) if budget_for(config, name))})
     rows: list[dict[str, Any]] = []
     for pid in who:
         budget = budget_for(config, pid)
@@ -44,7 +47,9 @@ def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> li
         if budget is not None and rates:
             rates["on_limit"] = budget.on_limit
         rows.append({"plugin": pid, "period": period, "tokens": spent["tokens"], "cost_usd": round(spent["cost"], 6),
-                     "requests": spent["requests"], "budgets": limits, "rates": rates})
+                     "requests": spent["requests"], "budgets": limits, "rates": rates,
+                     "reserved": {"tokens": spent["reserved_tokens"], "cost_usd": round(spent["reserved_cost"], 6)},
+                     "refusals": spent["refusals"], "store": ledger.dialect})
     return rows
 
 
@@ -54,8 +59,10 @@ def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> li
               help="Today or this month, in each budget's time zone (UTC when it has none).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def usage(plugin_id: str | None, period: str, as_json: bool) -> None:
-    """What each plugin's ctx.llm used (tokens, cost, requests), against its LLM budget; `host` is
-    the agent's own calls (model.budget)."""
+    """What each budget holder used (tokens, cost, requests) against its LLM budget, what its running
+    calls hold reserved and how many calls it refused: plugins' ctx.llm, `host` (the agent's own
+    calls, model.budget), `key:<name>`, `caller:<id>` (budgets.caller) and `fleet` (budgets.fleet).
+    With state.url, the whole fleet's."""
     from .._config.file import load_config
     from .._paths import hermes_home
 
@@ -65,8 +72,9 @@ def usage(plugin_id: str | None, period: str, as_json: bool) -> None:
     elif not rows:
         click.echo("no plugin has called ctx.llm yet, and none has an LLM budget (plugins.entries.<id>.llm_budget)")
     else:
-        echo_table(["plugin", "tokens", "cost", "requests", "budget"],
+        echo_table(["holder", "tokens", "cost", "requests", "reserved", "refused", "budget"],
                    [[r["plugin"], f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", str(r["requests"]),
+                     f"{r['reserved']['tokens']:,} / ${r['reserved']['cost_usd']:.4f}", str(r["refusals"]),
                      "; ".join([*(f"{name} {_shown(name, b['used'])} of {_shown(name, b['limit'])} "
                                   f"({b['used'] / b['limit'] * 100 if b['limit'] else 100:.0f}%)"
                                   for name, b in r["budgets"].items()),

@@ -21,6 +21,13 @@ from typing import Any
 from ._prompt_files import CONTEXT_FILE_MAX_CHARS as CONTEXT_FILE_MAX_CHARS, PROMPT_FILES as PROMPT_FILES
 from ._prompt_files import MEMORY_ENABLED as MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED as MEMORY_USER_PROFILE_ENABLED
 from ._observability import OBSERVABILITY_OTLP_ENDPOINT, OBSERVABILITY_RECORD_CONTENT, OBSERVABILITY_SLOW_HOOK
+from ._budgets import (  # re-exported: the keys are read as config_keys.<NAME>
+    BUDGET_NAMES as BUDGET_NAMES, BUDGETS_ON_STORE_ERROR as BUDGETS_ON_STORE_ERROR,
+    BUDGETS_RESERVATION_TTL as BUDGETS_RESERVATION_TTL, BUDGETS_UNPRICED_COST as BUDGETS_UNPRICED_COST,
+    CALLER_BUDGET as CALLER_BUDGET, FLEET_BUDGET as FLEET_BUDGET, MODEL_BUDGET as MODEL_BUDGET,
+    PLUGIN_LLM_BUDGET as PLUGIN_LLM_BUDGET, PLUGINS_LLM_BUDGET as PLUGINS_LLM_BUDGET,
+)
+from ._budgets import ZONE, _budget, _zone
 from ._values import (
     _EMPTY, COUNT, FLAG, MAPPING, NAMES, POSITIVE, RATIO, SECONDS, TEXT, Key, _anything, _count,
     _entries, _flag, _mapping, _names, _one_of, _positive, _ratio, _seconds, _text,
@@ -86,53 +93,7 @@ LLM_ALLOW_AGENT_ID_OVERRIDE = Key("plugins.entries.*.llm.allow_agent_id_override
 LLM_ALLOW_PROFILE_OVERRIDE = Key("plugins.entries.*.llm.allow_profile_override", FLAG, _flag, False,
                                  "ctx.llm may use another credential profile of auth.json (profile=)")
 
-# -- LLM budgets: what ctx.llm may spend, per plugin (or every plugin by default) -----------------
-
-
-def _money(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError
-    return float(value)
-
-
-def _zone(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError
-    from zoneinfo import ZoneInfo
-
-    try:
-        ZoneInfo(value.strip())
-    except (KeyError, ValueError):
-        raise ValueError from None
-    return value.strip()
-
-
-USD, ZONE = "a number of US dollars, 0 or more", "an IANA time zone such as UTC or Europe/Paris"
-ON_LIMIT = ("wait", "refuse")
-
-
-def _budget(prefix: str, whose: str) -> tuple[Key[Any], ...]:
-    """The keys of one budget section."""
-    return (
-        Key(prefix, MAPPING, _mapping, _EMPTY, f"{whose} LLM budget: tokens and cost per day and month, rate, "
-                                               "concurrency"),
-        Key(f"{prefix}.tokens_per_day", COUNT, _count, None, f"{whose}: tokens (prompt and answer) per calendar day"),
-        Key(f"{prefix}.cost_per_day", USD, _money, None, f"{whose}: USD per calendar day (from model.pricing)"),
-        Key(f"{prefix}.cost_per_month", USD, _money, None, f"{whose}: USD per calendar month"),
-        Key(f"{prefix}.timezone", ZONE, _zone, None, f"{whose}: the time zone of its days and months (UTC)"),
-        Key(f"{prefix}.requests_per_minute", COUNT, _count, None, f"{whose}: requests started in any 60 seconds"),
-        Key(f"{prefix}.max_concurrent", POSITIVE, _positive, None, f"{whose}: requests running at once"),
-        Key(f"{prefix}.on_limit", "wait or refuse", _one_of(*ON_LIMIT), None,
-            f"{whose}: past requests_per_minute or max_concurrent, wait for room (within the call's time limit) "
-            "or refuse at once (wait)"),
-    )
-
-
-BUDGET_NAMES = ("tokens_per_day", "cost_per_day", "cost_per_month", "timezone", "requests_per_minute",
-                "max_concurrent", "on_limit")  # the keys of a budget section after its first, in order
-PLUGIN_LLM_BUDGET = _budget("plugins.entries.*.llm_budget", "the plugin's")
-PLUGINS_LLM_BUDGET = _budget("plugins.llm_budget", "every plugin's, unless its own says otherwise")
-MODEL_BUDGET = _budget("model.budget", "the host's own calls (the agent, its side tasks)")
+# -- LLM budgets: in ._budgets (every holder's section, and budgets.*) --------------------------------
 
 # -- the model, and the host's own side tasks --------------------------------------------------
 
@@ -396,7 +357,8 @@ KEYS: tuple[Key[Any], ...] = (
     *PROMPT_FILES.values(), CONTEXT_FILE_MAX_CHARS, MEMORY_ENABLED, MEMORY_USER_PROFILE_ENABLED,
     COMPRESSION_THRESHOLD, COMPRESSION_TARGET_RATIO, COMPRESSION_PROTECT_FIRST_N, COMPRESSION_PROTECT_LAST_N,
     LCM_THRESHOLD, LCM_PROTECT_FIRST_N, LCM_PROTECT_LAST_N, LCM_FAN_IN,
-    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET,
+    *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET, *CALLER_BUDGET, *FLEET_BUDGET,
+    BUDGETS_RESERVATION_TTL, BUDGETS_ON_STORE_ERROR, BUDGETS_UNPRICED_COST,
     ACP_AGENTS, ACP_AGENT, ACP_AGENT_COMMAND, ACP_AGENT_ARGS, ACP_AGENT_ENV, ACP_AGENT_CWD, ACP_AGENT_DESCRIPTION,
     ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,

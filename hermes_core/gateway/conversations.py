@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hermes_core import (
-    CommandFailedError, PluginManager, SessionNotFoundError, StateStoreError, UnknownCommandError,
+    CommandFailedError, PluginManager, SessionNotFoundError, StateStoreError, UnknownCommandError, spending_as,
 )
 from hermes_core import config_keys as keys
 from hermes_core.agent import Agent
@@ -174,7 +174,8 @@ class Conversations:
             files = "\n".join(f"[attached: {path} ({kind})]" for path, kind in
                               zip(event.media_urls, [*event.media_types, *[""] * len(event.media_urls)]))
             text = f"{text}\n{files}" if text else files
-        result = agent.ask(text)
+        with spending_as(caller=f"{source.platform.value}:{agent.sender_id}" if agent.sender_id else None):
+            result = agent.ask(text)  # every call of the turn held to the sender's budget too (budgets.caller)
         if result.stopped == "max_iterations":
             return (f"{result.text}\n\n(stopped after {agent.max_iterations} rounds of tool calls)".strip()
                     if result.text else f"I stopped after {agent.max_iterations} rounds of tool calls without an answer.")

@@ -99,6 +99,7 @@ BEFORE_ISSUE_41 = {
     "hermes_core._profiles", "hermes_core._profiles.names", "hermes_core._profiles.select",  # issue 58: `-p NAME`
     "hermes_core.config_keys._prompt_files",  # issue 58: the prompt files' keys (imports only _values)
     "hermes_core.config_keys._observability",  # issue 59: the observability.* keys, in a module of their own
+    "hermes_core.config_keys._budgets",  # issue 55: the budgets' keys in a module of their own
 }
 
 
