@@ -117,8 +117,8 @@ def breaking(breaker: Callable[[], None]) -> Iterator[None]:
 
 
 def breakable(work: Callable[[], T]) -> T:
-    """`work()`; in a turn that can be stopped, run in a daemon thread and waited for until it
-    ends or the turn is stopped (`Cancelled`; the work then ends on its own, its result dropped)."""
+    """`work()`; in a turn that can be stopped, run on a pooled daemon worker and waited for until
+    it ends or the turn is stopped (`Cancelled`; the work then ends on its own, its result dropped)."""
     if _current.get() is None:
         return work()
     done = threading.Event()
@@ -132,8 +132,9 @@ def breakable(work: Callable[[], T]) -> T:
         finally:
             done.set()
 
-    context = contextvars.copy_context()  # the request runs in this turn's context (its session variables)
-    threading.Thread(target=context.run, args=(run,), name="hermes-breakable", daemon=True).start()
+    from .workers import start
+
+    start(run)  # in a copy of this turn's context (its session variables)
     with breaking(done.set):
         done.wait()
     cancel_check()

@@ -204,12 +204,13 @@ def is_awaitable(value: Any) -> bool:
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` awaited from a coroutine, on a daemon thread of its own, in a copy of this
+    """`fn(*args)` awaited from a coroutine, on a pooled daemon worker thread, in a copy of this
     context (a conversation's variables, a turn's cancel): a turn still running when its host
-    stops never holds the process open (the gateway's turns, the API server's, `hermes acp`'s)."""
+    stops never holds the process open (the gateway's turns, the API server's, `hermes acp`'s).
+    A pooled thread, not a new one: starting a thread waits until it runs (a millisecond or more
+    on a busy machine, every request)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    context = contextvars.copy_context()
 
     def settle(outcome: Callable[[], None]) -> None:
         if not future.done():
@@ -217,7 +218,7 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
 
     def work() -> None:
         try:
-            result = context.run(fn, *args)
+            result = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
             error = exc
             call = lambda: settle(lambda: future.set_exception(error))  # noqa: E731
@@ -228,5 +229,5 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
         except RuntimeError:  # the loop is closed: the host has stopped
             pass
 
-    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
+    start(work)  # in a copy of this context
     return await future
