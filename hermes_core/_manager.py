@@ -175,8 +175,7 @@ class PluginManager:
         self._loader.capabilities.serve(capability, implementation)
 
     def prompt_sections(self, *, named: bool = False) -> dict[str, list[Any]]:
-        """The plugins' system-prompt sections, rendered now, by position (once per session); `named`:
-        each as `(plugin id, section id, text)`."""
+        """The plugins' prompt sections, rendered now, by position (once a session); `named`: (plugin, id, text)."""
         self._ensure_loaded()
         return self._loader.sections.render_named() if named else self._loader.sections.render()
 

@@ -28,7 +28,7 @@ from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
-from .routes import Plan, Route, plan_auxiliary, plan_call
+from .routes import Plan, Route, plan_auxiliary, plan_call, tool_call_content
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
 from .structured import Structured, has_images, refuses_format
 from .profiles import own_client, post_own, shape
@@ -105,23 +105,6 @@ class Call:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
-
-
-def tool_call_content(messages: Messages, route: Route) -> Messages:
-    """`messages` with each assistant message's missing or null content sent as "" (servers such
-    as llama.cpp's answer 500 to null), or as null beside tool calls where the route says
-    `null_tool_call_content` (a server that wants that)."""
-    out: Messages | None = None
-    for index, message in enumerate(messages):
-        if message.get("role") != "assistant" or message.get("content") not in (None, ""):
-            continue
-        wanted = None if route.null_tool_call_content and message.get("tool_calls") else ""
-        if "content" in message and (message["content"] is None) == (wanted is None):
-            continue
-        if out is None:
-            out = list(messages)
-        out[index] = {**message, "content": wanted}
-    return messages if out is None else out
 
 
 @attrs.define

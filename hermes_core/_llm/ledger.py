@@ -413,39 +413,6 @@ class Ledger(Store):
         return {"tokens": int(tokens), "cost": float(cost), "requests": int(requests), "reserved_tokens": int(held),
                 "reserved_cost": float(holding), "refusals": int(row[0]) if row else 0}
 
-    def days(self, since: str, who: str | None = None) -> list[tuple[str, int, float, int]]:
-        """The settled totals of each day from `since` (`YYYY-MM-DD`, in each budget's time zone) on, of
-        everyone together or of `who`: (day, tokens, cost, requests), by day."""
-        return self._period_totals(since, who, "t.period")
-
-    def holders(self, since: str) -> list[tuple[str, int, float, int]]:
-        """Each holder's settled totals over the days from `since` on: (who, tokens, cost, requests), by who."""
-        return self._period_totals(since, None, "t.who")
-
-    def _period_totals(self, since: str, who: str | None, by: str) -> list[tuple[str, int, float, int]]:
-        # Each holder's days are one range of the primary key (who, period), and the holders are
-        # walked along it too: read in one statement, however many days and holders the ledger keeps.
-        holders = ("SELECT ? AS w" if who is not None else
-                   "WITH RECURSIVE holders(w) AS (SELECT min(who) FROM totals UNION ALL "
-                   "SELECT (SELECT min(who) FROM totals WHERE who > w) FROM holders WHERE w IS NOT NULL) "
-                   "SELECT w FROM holders WHERE w IS NOT NULL")
-        with self._reading() as db:
-            if db is None:
-                return []
-            rows = db.execute(
-                f"SELECT {by}, sum(t.tokens), sum(t.cost), sum(t.requests) FROM ({holders}) AS h "
-                "JOIN totals AS t ON t.who = h.w AND t.period >= ? AND length(t.period) = 10 "
-                f"GROUP BY {by} ORDER BY {by}", (*((who,) if who is not None else ()), since)).fetchall()
-        return [(str(r[0]), int(r[1]), float(r[2]), int(r[3])) for r in rows]
-
-    def last_day(self, who: str) -> str | None:
-        """The last day `who` made a request the ledger counted (None: none)."""
-        with self._reading() as db:
-            row = None if db is None else db.execute(
-                "SELECT max(period) FROM totals WHERE who = ? AND length(period) = 10 AND requests > 0",
-                (who,)).fetchone()
-        return str(row[0]) if row and row[0] is not None else None
-
     def who(self) -> list[str]:
         """Every holder (plugin ids, `host`, `key:<name>`, `caller:<id>`, `fleet`) the ledger has a call of."""
         with self._reading() as db:

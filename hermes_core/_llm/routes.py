@@ -35,8 +35,9 @@ from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 from .._hermes import model_providers
+from .._messages import Messages
 
-__all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for"]
+__all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for", "tool_call_content"]
 
 # provider id -> (default base URL, environment variable holding its key)
 PROVIDERS: dict[str, tuple[str | None, str]] = {
@@ -220,3 +221,20 @@ def plan_call(
     pricing = section.get("pricing") or _mapping(config, "model").get("pricing") or {}
     return Plan(tuple(routes), agent_id or "default", timeout_for(config, timeout), _cap(config),
                 pricing if isinstance(pricing, Mapping) else {})
+
+
+def tool_call_content(messages: Messages, route: Route) -> Messages:
+    """`messages` with each assistant message's missing or null content sent as "" (servers such
+    as llama.cpp's answer 500 to null), or as null beside tool calls where the route says
+    `null_tool_call_content` (a server that wants that)."""
+    out: Messages | None = None
+    for index, message in enumerate(messages):
+        if message.get("role") != "assistant" or message.get("content") not in (None, ""):
+            continue
+        wanted = None if route.null_tool_call_content and message.get("tool_calls") else ""
+        if "content" in message and (message["content"] is None) == (wanted is None):
+            continue
+        if out is None:
+            out = list(messages)
+        out[index] = {**message, "content": wanted}
+    return messages if out is None else out

@@ -64,11 +64,12 @@ def is_user_interrupt(exc: BaseException) -> bool:
 
 
 def _stopped_turn() -> bool:
-    """Whether the turn this code runs in was stopped by its caller (`cancel.Cancel`)."""
-    from .cancel import current
-
-    cancel = current()
-    return cancel is not None and cancel.is_set
+    """Whether the turn this code runs in was stopped by its caller (`cancel.Cancel`). Read from the
+    module if it was imported (no turn can be stopped before): `cancel` runs its work on `workers`,
+    which leaves SIGINT to the main thread here."""
+    module = sys.modules.get(f"{__package__}.cancel")
+    cancel = None if module is None else module.current()
+    return cancel is not None and bool(cancel.is_set)
 
 
 def _cancelling() -> bool:

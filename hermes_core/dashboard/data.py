@@ -130,15 +130,17 @@ class Reader:
     def usage(self, days: int = 7, plugin: str = "") -> dict[str, Any]:
         """The period's ledger totals per day (everyone's, or `plugin`'s) and per plugin (the
         `_TOP` biggest), each shown plugin's budgets, and the agent's tokens per day by model."""
+        from hermes_core._llm import reports
         from hermes_core._llm.ledger import Ledger
+        from hermes_core.hosting import state_url
 
         days = days if days in _USAGE_DAYS else 7
         today = dt.datetime.now(dt.timezone.utc).date()
         first = today - dt.timedelta(days=days - 1)
-        ledger = Ledger(self.home)
+        ledger = Ledger(self.home, url=state_url(self.home))  # the fleet's, when the state is shared
         try:
-            per_day = ledger.days(first.isoformat(), plugin or None)
-            holders = ledger.holders(first.isoformat())
+            per_day = reports.days(ledger, first.isoformat(), plugin or None)
+            holders = reports.holders(ledger, first.isoformat())
             top = sorted(holders, key=lambda row: (-row[1], row[0]))[:_TOP]
             shown = [row[0] for row in top] + ([plugin] if plugin and plugin not in {row[0] for row in top} else [])
             budgets = [b for b in (self._budget(ledger, who) for who in shown) if b is not None]
@@ -189,11 +191,13 @@ class Reader:
 
     def _last_used(self, holder: str) -> str | None:
         """The last day the ledger counted a model request of `holder` (a key with a budget)."""
+        from hermes_core._llm import reports
         from hermes_core._llm.ledger import Ledger
+        from hermes_core.hosting import state_url
 
-        ledger = Ledger(self.home)
+        ledger = Ledger(self.home, url=state_url(self.home))
         try:
-            return ledger.last_day(holder)
+            return reports.last_day(ledger, holder)
         finally:
             ledger.close()
 

@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -52,9 +52,12 @@ class ToolSelection:
         and `.plugins`), None when no such key is configured: what a cron job that key made may use."""
         from hermes_core import config_keys as keys
 
-        if name not in [str(key) for key in config.read(keys.API_SERVER_KEYS)]:
+        named: Mapping[str, Any] = config.read(keys.API_SERVER_KEYS)
+        if name not in [str(key) for key in named]:
             return None
-        return cls(tools=tuple(config.read(keys.API_KEY_TOOLS, name)), plugins=tuple(config.read(keys.API_KEY_PLUGINS, name)))
+        tools: list[str] = config.read(keys.API_KEY_TOOLS, name)
+        plugins: list[str] = config.read(keys.API_KEY_PLUGINS, name)
+        return cls(tools=tuple(tools), plugins=tuple(plugins))
 
     def names(self, infos: Iterable[ToolInfo]) -> frozenset[str] | None:
         """The names of the tools of `infos` it offers; None when it offers every tool."""
