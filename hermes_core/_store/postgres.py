@@ -198,30 +198,26 @@ class Postgres:
             self._prepare(pool, store)
         try:
             with pool.connection() as conn:
-                if not read_only:
-                    # BEGIN and COMMIT sent as statements of their own, in the pipeline with the
-                    # block's: all of them go out with the Sync the pipeline ends with
-                    conn.autocommit = True
-                    try:
+                # Autocommit while lent: a read's statements go alone (no BEGIN, no COMMIT); a write
+                # sends its own BEGIN and COMMIT in libpq's pipeline with the block's statements, all
+                # out with the Sync the pipeline ends with.
+                conn.autocommit = True
+                try:
+                    if read_only:
+                        yield PgTx(conn)
+                    else:
                         with conn.pipeline() as pipeline:
                             conn.execute("BEGIN")
                             yield PgTx(conn, pipeline)
                             conn.execute("COMMIT")
-                    except BaseException:
-                        with suppress(psycopg.Error):
-                            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                                conn.execute("ROLLBACK")
-                        raise
-                    finally:
-                        with suppress(psycopg.Error):  # a broken connection is dropped by the pool
-                            conn.autocommit = False
-                else:
-                    conn.autocommit = True
-                    try:
-                        yield PgTx(conn)
-                    finally:
-                        with suppress(psycopg.Error):  # a broken connection is dropped by the pool
-                            conn.autocommit = False
+                except BaseException:
+                    with suppress(psycopg.Error):
+                        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                            conn.execute("ROLLBACK")
+                    raise
+                finally:
+                    with suppress(psycopg.Error):  # a broken connection is dropped by the pool
+                        conn.autocommit = False
         except psycopg_pool.PoolTimeout:
             raise self._unavailable(psycopg) from None
         except psycopg.Error as exc:

@@ -201,7 +201,7 @@ class SessionStore(Store):
         turn: where that turn ended), read from the database when it has none."""
         with self._lock:
             known = self._seqs.get(session_id)
-        return self._last_seq(session_id) if known is None else known
+        return known if known else self._last_seq(session_id)  # 0: only `start`'s guess, no message seen
 
     def _last_seq(self, session_id: str) -> int:
         with self._reading() as db:
