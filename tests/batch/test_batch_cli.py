@@ -181,7 +181,8 @@ def test_a_second_run_on_the_same_folder_is_refused(batch_home: Path, tmp_path: 
     second = hermes("batch", "run", str(data), "--out", str(out), check=1)
     assert second.stderr.strip() == (f"hermes: error: another batch run (pid {first.pid}) is writing {out}; "
                                      "wait for it to end, or give another --out")
-    while not (out / "trajectories.jsonl").exists() or not (out / "trajectories.jsonl").read_text():
+    while not (out / "trajectories.jsonl").exists() or not (out / "trajectories.jsonl").read_text() \
+            or len(llm_server.requests) < 2:  # the first item written and the second one's request sent
         assert time.monotonic() < deadline
         time.sleep(0.05)
     first.send_signal(signal.SIGINT)  # Ctrl-C: no new item, the running one finishes, then statistics
