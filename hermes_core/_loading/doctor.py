@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,13 +59,18 @@ class DoctorReport:
         return attrs.asdict(self)
 
 
+@functools.cache
+def _lifecycle() -> frozenset[str]:
+    from ..hookspecs import LIFECYCLE_HOOKS
+
+    return frozenset(LIFECYCLE_HOOKS)
+
+
 def lifecycle_hooks(names: Iterable[str]) -> frozenset[str]:
     """`names` as the lifecycle hooks a host says it fires; a name that is no lifecycle hook is a
     `ValueError` (a typo here would hide a real problem)."""
-    from ..hookspecs import LIFECYCLE_HOOKS
-
     given = frozenset(names)
-    unknown = sorted(given - set(LIFECYCLE_HOOKS))
+    unknown = sorted(given - _lifecycle())
     if unknown:
         raise ValueError(f"not lifecycle hooks: {', '.join(unknown)} (see hermes_core.hookspecs.LIFECYCLE_HOOKS)")
     return given

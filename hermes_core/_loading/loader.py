@@ -146,7 +146,7 @@ class Loader:
         self.pluggy = _Pluggy(hookspecs.PROJECT_NAME)
         self.pluggy.add_hookspecs(hookspecs)
         self.slots = SlotRegistry(tuple(slots))
-        self.tools = ToolRegistry(self.may_override, time_limits(config), SchemaMemory(home), gives_way=self.is_builtin)
+        self.tools = ToolRegistry(self.may_override, time_limits(config), SchemaMemory.of(home), gives_way=self.is_builtin)
         self.commands = CommandRegistry(lambda: config().read(keys.COMMANDS_TIMEOUT) or None)
         self.cli_commands = CliCommands()
         self.sections = PromptSections()

@@ -103,7 +103,7 @@ class AgentSession:
         self._announce = announce  # fire the plugins' session hooks (not for the manager's default session)
         self.platform = platform
         self._closed = False
-        self._tools = ToolRegistry(limit=time_limits(manager.config), schemas=SchemaMemory(manager.home))
+        self._tools = ToolRegistry(limit=time_limits(manager.config), schemas=SchemaMemory.of(manager.home))
         config = manager.config
         self.model = model if model is not None else config.read(keys.MODEL_MODEL)
         self.context_length = int(context_length or config.read(keys.MODEL_CONTEXT_LENGTH))

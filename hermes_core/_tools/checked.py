@@ -43,7 +43,20 @@ def _code_key() -> list[Any]:
 
 
 class SchemaMemory:
-    """The valid schemas remembered under one home's cache (`known`, `remember`)."""
+    """The valid schemas remembered under one home's cache (`known`, `remember`). `of(home)` is
+    the process's one memory of that home: every agent session offers its engines' tools through
+    it, and reading the file once per process (not once per session) is what it is for."""
+
+    _homes: dict[Path | None, SchemaMemory] = {}
+    _homes_lock = threading.Lock()
+
+    @classmethod
+    def of(cls, home: Path | None) -> SchemaMemory:
+        with cls._homes_lock:
+            memory = cls._homes.get(home)
+            if memory is None:
+                memory = cls._homes[home] = cls(home)
+            return memory
 
     def __init__(self, home: Path | None) -> None:
         self._path = home / ".cache" / _FILE if home is not None else None
