@@ -29,7 +29,8 @@ import attrs
 
 from .. import _telemetry
 from .._messages import storable_text
-from .._runtime.cancel import breakable, breaking
+from .._runtime.cancel import breakable, breaking, cancel_check
+from . import stoppable
 
 __all__ = ["NO_KEY", "Failure", "apost", "async_client", "classify", "dropped_connection", "encode", "error_message",
            "post", "post_stream", "sync_client"]
@@ -39,13 +40,14 @@ NO_KEY = "no-key-needed"
 
 _lock = threading.Lock()
 _sync_http: Any = None
+_stoppable = False  # whether a stop breaks off a request on `_sync_http` in its own thread (`stoppable`)
 _sync_clients: dict[tuple[str, str], Any] = {}
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClients] = weakref.WeakKeyDictionary()
 
 
 def sync_client(base_url: str, key: str | None) -> Any:
     """The cached `openai.OpenAI` for `base_url` and `key`."""
-    global _sync_http
+    global _sync_http, _stoppable
     slot = (base_url, key or NO_KEY)
     client = _sync_clients.get(slot)
     if client is None:
@@ -54,6 +56,7 @@ def sync_client(base_url: str, key: str | None) -> Any:
         with _lock:
             if _sync_http is None:
                 _sync_http = openai.DefaultHttpxClient()
+                _stoppable = stoppable.install(_sync_http)
             client = _sync_clients.setdefault(
                 slot, openai.OpenAI(api_key=slot[1], base_url=base_url, max_retries=0, http_client=_sync_http)
             )
@@ -148,9 +151,19 @@ def encode(request: dict[str, Any]) -> bytes:
 
 def post(client: Any, request: dict[str, Any], timeout: float) -> bytes:
     """Send one chat completion request through `client` (an `openai.OpenAI`); the response body.
-    In a turn that can be stopped, the request runs in its own thread, waited for until it answers
-    or the turn is stopped (then its answer, when it comes, is dropped)."""
-    return breakable(lambda: _post(client, request, timeout))
+    In a turn that can be stopped, a stop breaks the request off: in this thread when `client` is
+    on the process's own HTTP client (`stoppable`: its connection is shut down, the request
+    fails, and that is said as `Cancelled`); another client's request runs in its own thread,
+    waited for until it answers or the turn is stopped (then its answer, when it comes, is dropped)."""
+    if not _stoppable or getattr(client, "_client", None) is not _sync_http:
+        return breakable(lambda: _post(client, request, timeout))
+    ident = threading.get_ident()
+    with breaking(lambda: stoppable.shut(ident)):
+        try:
+            return _post(client, request, timeout)
+        except Exception:
+            cancel_check()  # broken off by a stop: that is what happened, not the connection error it made
+            raise
 
 
 def _options(timeout: float) -> dict[str, Any]:

@@ -115,3 +115,34 @@ def test_a_plugin_waiting_on_its_own_model_call_is_stopped_with_the_turn_not_fai
         results = [m["content"] for m in agent.messages if m.get("role") == "tool"]
         assert results == ['{"error": "no result: the turn ended before this tool answered, or its result was dropped"}']
         assert len(llm_server.requests) == 2
+
+
+def test_a_request_on_the_process_client_is_broken_off_in_the_turns_own_thread(llm_server: ScriptedServer) -> None:
+    """The process's own HTTP client (every model request but a provider's own client): the turn's
+    thread sends the request and waits in the read itself, no second thread; a stop shuts that
+    connection down and the request ends as `Cancelled` at once, not as a connection error."""
+    import openai
+
+    from hermes_core._llm import stoppable, transport
+    from hermes_core._runtime.cancel import cancel_scope
+
+    assert stoppable.install(openai.DefaultHttpxClient())  # the SDK's client is built as this module expects
+    llm_server.push(Reply("too late", delay=60))
+    client = transport.sync_client(llm_server.url, None)
+    cancel, outcome, turn_thread = Cancel(), {}, {}
+
+    def turn() -> None:
+        turn_thread["id"] = threading.get_ident()
+        with cancel_scope(cancel):
+            try:
+                transport.post(client, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, 120)
+            except BaseException as exc:  # noqa: BLE001 - what the request raised is the outcome
+                outcome["raised"] = exc
+
+    thread = threading.Thread(target=turn, daemon=True)
+    thread.start()
+    until(lambda: llm_server.requests and turn_thread.get("id") in stoppable._using)  # waits in its own read
+    cancel.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert isinstance(outcome.get("raised"), Cancelled), outcome
