@@ -19,6 +19,7 @@ rotation are the host's (see `client`). The async clients of a loop are closed w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import weakref
@@ -193,8 +194,16 @@ def post_stream(client: Any, request: dict[str, Any], timeout: float) -> Iterato
                                                     extra_headers=_telemetry.headers() or None):
             yield typed.model_dump(exclude_unset=True)
         return
-    stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True, stream_cls=openai.Stream[object],
-                         options=_options(timeout))
+    ident = threading.get_ident()
+    waiting = breaking(lambda: stoppable.shut(ident)) if _stoppable and getattr(client, "_client", None) is _sync_http \
+        else contextlib.nullcontext()
+    with waiting:  # a stop before the first byte (a model thinking) breaks off the wait for it
+        try:
+            stream = client.post(_PATH, cast_to=object, content=encode(request), stream=True,
+                                 stream_cls=openai.Stream[object], options=_options(timeout))
+        except Exception:
+            cancel_check()
+            raise
     try:
         with breaking(lambda: _shut(stream.response)):  # a stopped turn: the read blocked on the model returns
             if "event-stream" not in stream.response.headers.get("content-type", "event-stream"):

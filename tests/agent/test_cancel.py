@@ -51,21 +51,22 @@ def until(condition: Any, timeout: float = 30) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize(("streamed", "framing"), [(True, "yes"), (True, "unframed"), (False, "yes")],
-                         ids=["streamed", "streamed-closed-at-end", "whole"])
+@pytest.mark.parametrize(("streamed", "framing", "first"), [
+    (True, "yes", True), (True, "unframed", True), (True, "yes", False), (False, "yes", False)],
+    ids=["streamed", "streamed-closed-at-end", "streamed-before-its-first-byte", "whole"])
 def test_a_turn_stopped_mid_request_ends_at_once_and_the_session_goes_on(
-        home: Path, llm_server: ScriptedServer, streamed: bool, framing: str) -> None:
+        home: Path, llm_server: ScriptedServer, streamed: bool, framing: str, first: bool) -> None:
     llm_server.streams = framing  # unframed: the stream broken off looks as if it had ended
     held = threading.Event()
-    if streamed:  # the model sends a piece, then holds the rest of its answer
+    if first:  # the model sends a piece, then holds the rest of its answer
         llm_server.push(Reply("one two three", hold=held, hold_after=1))
-    else:  # the model takes a minute to answer at all
+    else:  # the model takes a minute to answer at all (a stream: to send its first byte)
         llm_server.push(Reply("too late", delay=60))
     llm_config(home, llm_server.url, "plugins:\n  disabled: [memory/builtin]\n")
     display = Watching() if streamed else Display(quiet=True)
     with Agent(PluginManager(), display=display) as agent:
         thread, outcome = in_background(agent, "Tell me a long story.")
-        until(lambda: llm_server.requests and (not streamed or display.shown))  # type: ignore[attr-defined]
+        until(lambda: llm_server.requests and (not first or display.shown))  # type: ignore[attr-defined]
         agent.cancel()
         thread.join(30)
         assert not thread.is_alive()  # the turn ended while the model still held its answer
