@@ -211,6 +211,7 @@ class Telemetry:
 
     def __init__(self, tracer_provider: Any, meter_provider: Any, settings: Settings) -> None:
         self.settings = settings
+        self.tracer_provider = tracer_provider
         self.tracer = tracer_provider.get_tracer("hermes_core", __version__)
         meter = meter_provider.get_meter("hermes_core", __version__)
         self.token_usage = meter.create_histogram(
@@ -237,6 +238,17 @@ class Telemetry:
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
         return carrier
+
+    @contextlib.contextmanager
+    def attached(self, carrier: Mapping[str, str]) -> Iterator[None]:
+        """The context in `carrier` (W3C headers) current inside `with`: an isolated plugin's call,
+        or its process's request to the host (`ctx.llm`) that goes on under its span."""
+        token = otel_context.attach(propagate.extract({k.lower(): v for k, v in carrier.items()
+                                                       if isinstance(v, str)}))
+        try:
+            yield
+        finally:
+            otel_context.detach(token)
 
     @contextlib.contextmanager
     def served(self, name: str, carrier: Mapping[str, str], attributes: Mapping[str, Any]) -> Iterator[Handle]:
