@@ -42,14 +42,18 @@ def test_a_cron_run_is_a_trace_of_its_own_over_its_turn(home: Path, llm_server: 
     assert turn.parent_id == run.span_id and turn.attributes["hermes.platform"] == "cron"
 
 
-def test_each_batch_item_is_a_trace_of_its_own(home: Path, tmp_path: Path, llm_server: ScriptedServer,
+def test_each_batch_item_is_a_trace_of_its_own_linked_to_the_batchs(home: Path, tmp_path: Path, llm_server: ScriptedServer,
                                                receiver: Receiver) -> None:
     setup_home(home, llm_server)
     data = dataset(tmp_path / "data.jsonl", [{"id": "a", "prompt": "look up apple"}, {"id": "b", "prompt": "say hi"}])
     hermes("batch", "run", str(data), "--out", str(tmp_path / "out"), "--concurrency", "2")
+    (batch,) = receiver.named("batch run")
+    assert batch.parent_id == "" and batch.attributes["hermes.batch.items"] == 2
+    assert batch.attributes["hermes.batch.folder"] == str(tmp_path / "out")
     items = {span.attributes["hermes.batch.item"]: span for span in receiver.named("batch item")}
     assert set(items) == {"a", "b"} and all(span.parent_id == "" for span in items.values())
-    assert items["a"].trace_id != items["b"].trace_id
+    assert len({items["a"].trace_id, items["b"].trace_id, batch.trace_id}) == 3
+    assert all(span.links == [(batch.trace_id, batch.span_id)] for span in items.values())  # linked to the batch
     turns = {span.parent_id: span for span in receiver.named("invoke_agent")}
     assert set(turns) == {items["a"].span_id, items["b"].span_id}
     (tool,) = receiver.named("execute_tool")
