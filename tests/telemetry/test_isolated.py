@@ -84,7 +84,7 @@ def test_an_isolated_plugins_spans_are_in_the_hosts_trace_under_the_tool_call(
     manager.remove_plugin("asker")
 
 
-def test_an_isolated_tool_that_raises_has_its_failed_span_exported_with_the_error(
+def test_an_isolated_tool_that_raises_has_its_failed_span_exported_and_is_counted_as_an_error(
         home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
     isolated_home(home, llm_server.url)
     manager = PluginManager()
@@ -95,6 +95,9 @@ def test_an_isolated_tool_that_raises_has_its_failed_span_exported_with_the_erro
     assert own.parent.span_id == tool.context.span_id and own.status.status_code.name == "ERROR"
     assert [event.name for event in own.events] == ["exception"]
     assert tool.attributes["hermes.tool.outcome"] == "error"
+    calls = {(p.attributes["gen_ai.tool.name"], p.attributes["hermes.plugin.id"], p.attributes["hermes.tool.outcome"]):
+             p.value for p in exported.points("hermes.tool.calls")}
+    assert calls == {("broken", "asker", "error"): 1}  # the errors, by tool and plugin
     manager.remove_plugin("asker")
 
 
