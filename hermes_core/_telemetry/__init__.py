@@ -116,12 +116,15 @@ def continued(carried: dict[str, Any] | None, tool: str | None = None) -> Contex
     if not carried:
         ACTIVE = None
         return contextlib.nullcontext()
-    from .relay import child_telemetry
-    from .settings import Settings
+    record, slow = bool(carried.get("record_content")), float(carried.get("slow_hook", 0.1))
+    child = _child
+    if child is None or (child.settings.record_content, child.settings.slow_hook) != (record, slow):
+        from .relay import child_telemetry
+        from .settings import Settings
 
-    _child = child_telemetry(Settings(None, bool(carried.get("record_content")), float(carried.get("slow_hook", 0.1))))
-    ACTIVE = _child
-    return _child.serving(carried.get("headers") or {}, tool)
+        child = _child = child_telemetry(Settings(None, record, slow))
+    ACTIVE = child
+    return child.serving(carried.get("headers") or {}, tool)
 
 
 def collected() -> list[dict[str, Any]]:
