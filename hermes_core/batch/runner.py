@@ -233,7 +233,7 @@ class Executor(Protocol):
 def item_trace(item: Item, batch: dict[str, str] | None) -> Any:
     """The trace of one item (`batch item <id>`), a trace of its own linked to the batch's span
     (`batch`: its `trace_headers()`, sent along to where the item runs)."""
-    return new_trace(f"batch item {item.id}", linked_to=batch, **{"hermes.batch.item": str(item.id)})
+    return new_trace(f"batch item {item.id}", batch, **{"hermes.batch.item": str(item.id)})
 
 
 def local_executor(manager: PluginManager, out: OutputDir, options: BatchOptions, size: int) -> Threads:

@@ -5,7 +5,7 @@ no-ops while OpenTelemetry export is off (then nothing of OpenTelemetry is impor
   (None while off; `finished(...)` sets what the turn took);
 - `served_span(name, headers, **attributes)`: a SERVER span for one request, continuing the
   caller's trace from its W3C `traceparent` header;
-- `new_trace(name, linked_to=None, **attributes)`: a span that starts a trace of its own (a cron run,
+- `new_trace(name, linked_to=None, /, **attributes)`: a span that starts a trace of its own (a cron run,
   a batch item), linked to the span whose headers `linked_to` holds (the batch's);
 - `trace_headers()`: the current trace context as headers, for a request to another process;
 - `flush_traces(seconds)`: export what is queued now (a process about to be killed: a Ray worker);
@@ -40,7 +40,7 @@ def served_span(name: str, headers: Mapping[str, str], **attributes: Any) -> Con
     return _NO_SPAN if telemetry is None else telemetry.served(name, headers, attributes)
 
 
-def new_trace(name: str, linked_to: Mapping[str, str] | None = None, **attributes: Any) -> ContextManager[Any]:
+def new_trace(name: str, linked_to: Mapping[str, str] | None = None, /, **attributes: Any) -> ContextManager[Any]:
     """A span that starts a trace of its own, whatever span is current (a cron run, a batch item),
     with a link to the span whose context `linked_to` holds (`trace_headers()` where the work came
     from: the batch's span, in another process or not)."""
