@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .spans import Telemetry
 
 __all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "attached", "carried", "collected", "configure", "continued", "headers",
-           "relayed", "span"]
+           "meta_headers", "relayed", "span"]
 
 log = logging.getLogger("hermes_core.telemetry")
 
@@ -94,6 +94,22 @@ def headers() -> dict[str, str]:
     """The current trace context as W3C headers (`traceparent`, ...) for an outgoing request; {} while off."""
     telemetry = ACTIVE
     return {} if telemetry is None else telemetry.headers()
+
+
+def meta_headers(body: bytes) -> dict[str, str]:
+    """The trace context an MCP message (JSON-RPC, `body`) carries in `params._meta`, as the HTTP
+    request's W3C headers, so that the server's span of the request joins the message's trace."""
+    if b'"traceparent"' not in body:
+        return {}
+    import json
+
+    try:
+        meta = json.loads(body)["params"]["_meta"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    return {key: meta[key] for key in ("traceparent", "tracestate") if isinstance(meta.get(key), str)}
 
 
 # -- an isolated plugin's process (`relay`) ---------------------------------------------------------
