@@ -14,6 +14,9 @@ which is all the toggle sets), and reports the median of the paired differences.
   back to back too (thousands of calls a second: the exporter's thread takes its share meanwhile);
 - the seam off: `run` (the seam reading `_telemetry.ACTIVE`, None) against the same call without it;
 - hook call: a lifecycle hook with 10 callbacks, inline;
+- isolated tool call: the same tool in a plugin with `isolation: process`: with export on, the call
+  carries the trace context to the child, which runs it under that context and sends back what
+  it collected (here nothing: the tool makes no span of its own);
 
 The tool and hook rows are also given in the calling thread's CPU time (`time.thread_time`): what
 the call path itself costs, whatever else the machine runs meanwhile.
@@ -121,9 +124,13 @@ def main() -> None:
 
     os.environ["HERMES_HOME"] = str(home)
     with receiver() as url, server_process(0.0, "done", tool="lookup") as model_url:
+        (home / "plugins" / "apart").mkdir(parents=True)
+        (home / "plugins" / "apart" / "__init__.py").write_text(PLUGIN.replace('"lookup"', '"apart"'))
+        (home / "plugins" / "apart" / "plugin.yaml").write_text("name: apart\n")
         (home / "config.yaml").write_text(
             f"model:\n  provider: custom\n  model: scripted-model\n  base_url: {model_url}\n"
-            "plugins:\n  enabled: [demo]\n  hook_callback_timeout: 0\ntools:\n  timeout: 0\n")
+            "plugins:\n  enabled: [demo, apart]\n  hook_callback_timeout: 0\n"
+            "  entries:\n    apart: {isolation: process}\ntools:\n  timeout: 0\n")
         on = start(Settings(url))
         assert on is not None, "pip install 'hermes-core[otel]'"
         manager = PluginManager().load()
@@ -139,6 +146,12 @@ def main() -> None:
         paired("export off: the seam (run) against the call without it",
                lambda: drive(tool_call._call(registry, None, "lookup", args, NO_IDS, {})),
                lambda: tool_call.run(registry, None, "lookup", args, kwargs={}), 5000)
+        print("isolated tool call (isolation: process)")
+        telemetry.ACTIVE = on
+        manager.dispatch_tool("apart", args)  # the child sets up its collector once
+        telemetry.ACTIVE = None
+        paired("export on (bursts of 200, exported between them)", lambda: manager.dispatch_tool("apart", args),
+               lambda: manager.dispatch_tool("apart", args), 200, 15, on_state=on)
         runner = HookRunner(lambda: 0)
         for i in range(10):
             runner.add("on_session_start", lambda session_id: None, f"p{i}")

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from .. import _telemetry
 from .._errors import McpError
 from .._paths import hermes_home
 from .._quote import clip
@@ -293,6 +294,15 @@ class Connection:
         return await client_for(self.server, stack, auth, self.sampling)
 
 
+async def _meta_as_headers(request: Any) -> None:
+    """An HTTP request's `traceparent` header: the one its MCP message carries in `_meta`."""
+    if "traceparent" not in request.headers:
+        try:
+            request.headers.update(_telemetry.meta_headers(request.content))
+        except Exception:  # noqa: BLE001 - a body streamed, not built: the message's `_meta` still carries it
+            pass
+
+
 async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, auth: Any = None,
                      sampling: Callable[..., Awaitable[Any]] | None = None) -> Any:
     """The SDK's `Client` for `server` (not yet entered), its HTTP client on `stack`; `auth` (an
@@ -317,6 +327,8 @@ async def client_for(server: ServerConfig, stack: contextlib.AsyncExitStack, aut
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = await stack.enter_async_context(create_mcp_http_client(headers=dict(server.headers) or None, auth=auth))
+    if _telemetry.ACTIVE is not None:  # the server's span of each HTTP request joins the message's trace
+        http.event_hooks = {**http.event_hooks, "request": [*http.event_hooks.get("request", []), _meta_as_headers]}
     return Client(mended(streamable_http_client(server.url, http_client=http)), **answers)
 
 

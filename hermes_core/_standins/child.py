@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from .._llm.host import LlmHost
 
+from .. import _telemetry
 from .._errors import note_memory_limit
 from .._runtime.frames import FrameError, receive, send
 
@@ -136,6 +137,9 @@ class Child:
         number = f"c{next(self._numbers)}"
         event, slot = threading.Event(), []  # type: ignore[var-annotated]
         self._asked[number] = (event, slot)
+        trace = _telemetry.carried()  # the host goes on under this process's current span
+        if trace is not None:
+            request = {**request, "trace": trace}
         try:
             self.reply({"id": number, **request})
         except TypeError as exc:
@@ -223,11 +227,18 @@ class Child:
         raise ValueError(f"unknown request {op!r}")
 
     def serve(self, request: dict[str, Any]) -> None:
+        """Answer one request of the host's, under the span it carried (with the spans made since)."""
+        trace = request.pop("trace", None)
         try:
-            result = self.answer(request)
-            self.reply({"id": request["id"], "ok": True, "result": result})
+            with _telemetry.continued(trace, request.get("name") if request["op"] == "tool" else None):
+                result = self.answer(request)
+            answer = {"id": request["id"], "ok": True, "result": result}
         except BaseException as exc:  # noqa: BLE001 - the host's call gets it as the plugin's failure
-            self.reply({"id": request["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            answer = {"id": request["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        spans = _telemetry.collected() if trace else []
+        if spans:
+            answer["spans"] = spans
+        self.reply(answer)
 
 
 def main(argv: list[str]) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import config_keys as keys
+from .. import _telemetry, config_keys as keys
 from .._errors import PluginProcessError, RegistrationError, owner
 from .._llm.routes import PROVIDERS
 from .._loading.record import LoadFailure
@@ -224,13 +224,14 @@ class ChildProcess:
         call, or a ctx member a capability of this host serves (`ctx.call_mcp`, ...)."""
         try:
             op = request.get("op")
-            if op == "llm" and self._llm_host is not None:
-                result = _llm_call(self._llm_host(), self.plugin_id, request["call"])
-            elif op == "host_call" and self._capabilities is not None:
-                result = self._capabilities.call(self.plugin_id, str(request["member"]), *request.get("args", ()),
-                                                 **request.get("kwargs", {}))
-            else:
-                raise ValueError(f"this host answers no {op!r} from a plugin's process")
+            with _telemetry.attached(request.get("trace")):  # under the plugin's span in its process
+                if op == "llm" and self._llm_host is not None:
+                    result = _llm_call(self._llm_host(), self.plugin_id, request["call"])
+                elif op == "host_call" and self._capabilities is not None:
+                    result = self._capabilities.call(self.plugin_id, str(request["member"]),
+                                                     *request.get("args", ()), **request.get("kwargs", {}))
+                else:
+                    raise ValueError(f"this host answers no {op!r} from a plugin's process")
             answer = {"id": request["id"], "ok": True, "result": result}
         except BaseException as exc:  # noqa: BLE001 - raised again in the child, as the same class
             answer = {"id": request["id"], "ok": False, "error_type": type(exc).__name__, "error": str(exc),
@@ -277,8 +278,13 @@ class ChildProcess:
     # -- calls ----------------------------------------------------------------------------
 
     def call(self, op: str, what: str, seconds: float | None = None, **payload: Any) -> Any:
-        """Ask the child (started if it is not) for `op`; `what` names the call in errors."""
+        """Ask the child (started if it is not) for `op`; `what` names the call in errors. While
+        traces are exported, the call carries the current span, and the answer the spans the
+        plugin made in its process (`_telemetry.relay`)."""
         self.start()
+        trace = _telemetry.carried()
+        if trace is not None:
+            payload["trace"] = trace
         return self._request({"op": op, **payload}, seconds, what)
 
     def _request(self, message: dict[str, Any], seconds: float | None, what: str) -> Any:
@@ -306,6 +312,8 @@ class ChildProcess:
             raise PluginProcessError(f"{owner(self.plugin_id)}: {what} did not finish within {seconds:g} s; its "
                                      "process was killed (restarted at the next call)", plugin_id=self.plugin_id)
         answer = slot[0]
+        if "spans" in answer:
+            _telemetry.relayed(answer["spans"])
         if "died" in answer:
             raise PluginProcessError(f"{owner(self.plugin_id)}: its process {answer['died']} during {what} "
                                      "(restarted at the next call)", plugin_id=self.plugin_id)

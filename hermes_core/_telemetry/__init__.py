@@ -15,23 +15,30 @@ are made once per process and kept (turned on again, export goes on through them
 
 Modules, internal: `settings` (whether and how export is on; reads the config and the
 environment, imports nothing), `spans` (the `Telemetry` object: the tracer, the meters and one
-method per kind of span; imports the SDK), `start` (the SDK's providers and OTLP/HTTP exporters).
+method per kind of span; imports the SDK), `start` (the SDK's providers and OTLP/HTTP exporters),
+`relay` (an isolated plugin's spans: collected in its process, made again in the host's).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ContextManager
 
 if TYPE_CHECKING:
     from .._config.config import Config
+    from .relay import ChildTelemetry
     from .spans import Telemetry
 
-__all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "configure", "headers", "span"]
+__all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "attached", "carried", "collected", "configure", "continued", "headers",
+           "meta_headers", "relayed", "span"]
+
+log = logging.getLogger("hermes_core.telemetry")
 
 ACTIVE: Telemetry | None = None  # set by `configure` while export is on
 _made: dict[Any, Telemetry] = {}  # by endpoint, or by the process's own providers: made once each
+_child: ChildTelemetry | None = None  # in an isolated plugin's process, once a call carried a trace
 
 
 def configure(config: Config) -> None:
@@ -87,3 +94,77 @@ def headers() -> dict[str, str]:
     """The current trace context as W3C headers (`traceparent`, ...) for an outgoing request; {} while off."""
     telemetry = ACTIVE
     return {} if telemetry is None else telemetry.headers()
+
+
+def meta_headers(body: bytes) -> dict[str, str]:
+    """The trace context an MCP message (JSON-RPC, `body`) carries in `params._meta`, as the HTTP
+    request's W3C headers, so that the server's span of the request joins the message's trace."""
+    if b'"traceparent"' not in body:
+        return {}
+    import json
+
+    try:
+        meta = json.loads(body)["params"]["_meta"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    return {key: meta[key] for key in ("traceparent", "tracestate") if isinstance(meta.get(key), str)}
+
+
+# -- an isolated plugin's process (`relay`) ---------------------------------------------------------
+
+
+def carried() -> dict[str, Any] | None:
+    """What a call to an isolated plugin's process (or its request to the host) carries: the trace
+    context and the settings its spans follow; None while off."""
+    telemetry = ACTIVE
+    if telemetry is None:
+        return None
+    return {"headers": telemetry.headers(), "record_content": telemetry.settings.record_content,
+            "slow_hook": telemetry.settings.slow_hook}
+
+
+def continued(carried: dict[str, Any] | None, tool: str | None = None) -> ContextManager[None]:
+    """In an isolated plugin's process, one call from the host: under the host's span, export on as
+    the host's is (`carried`; None: off); `tool` the tool it runs, which the host has a span for."""
+    global ACTIVE, _child
+    if not carried:
+        ACTIVE = None
+        return contextlib.nullcontext()
+    record, slow = bool(carried.get("record_content")), float(carried.get("slow_hook", 0.1))
+    child = _child
+    if child is None or (child.settings.record_content, child.settings.slow_hook) != (record, slow):
+        from .relay import child_telemetry
+        from .settings import Settings
+
+        child = _child = child_telemetry(Settings(None, record, slow))
+    ACTIVE = child
+    return child.serving(carried.get("headers") or {}, tool)
+
+
+def collected() -> list[dict[str, Any]]:
+    """In an isolated plugin's process: the spans ended since the last answer, as data."""
+    return [] if _child is None else _child.collector.drain()
+
+
+def attached(carried: dict[str, Any] | None) -> ContextManager[None]:
+    """In the host: the context an isolated plugin's request carried (its `ctx.llm` call) current."""
+    telemetry = ACTIVE
+    if telemetry is None or not carried:
+        return contextlib.nullcontext()
+    return telemetry.attached(carried.get("headers") or {})
+
+
+def relayed(spans: Any) -> None:
+    """In the host: export the spans an isolated plugin's process sent back, as they were."""
+    telemetry = ACTIVE
+    if telemetry is None or not spans or not isinstance(spans, list):
+        return
+    from .relay import replay
+
+    try:
+        replay(telemetry.tracer_provider, spans)
+    except Exception as exc:  # noqa: BLE001 - the plugin's process sent something else: its spans are lost, not the call
+        log.warning("spans sent back by an isolated plugin's process could not be exported: %s: %s",
+                    type(exc).__name__, exc)

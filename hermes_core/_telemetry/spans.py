@@ -211,6 +211,7 @@ class Telemetry:
 
     def __init__(self, tracer_provider: Any, meter_provider: Any, settings: Settings) -> None:
         self.settings = settings
+        self.tracer_provider, self.meter_provider = tracer_provider, meter_provider
         self.tracer = tracer_provider.get_tracer("hermes_core", __version__)
         meter = meter_provider.get_meter("hermes_core", __version__)
         self.token_usage = meter.create_histogram(
@@ -239,6 +240,17 @@ class Telemetry:
         return carrier
 
     @contextlib.contextmanager
+    def attached(self, carrier: Mapping[str, str]) -> Iterator[None]:
+        """The context in `carrier` (W3C headers) current inside `with`: an isolated plugin's call,
+        or its process's request to the host (`ctx.llm`) that goes on under its span."""
+        token = otel_context.attach(propagate.extract({k.lower(): v for k, v in carrier.items()
+                                                       if isinstance(v, str)}))
+        try:
+            yield
+        finally:
+            otel_context.detach(token)
+
+    @contextlib.contextmanager
     def served(self, name: str, carrier: Mapping[str, str], attributes: Mapping[str, Any]) -> Iterator[Handle]:
         """A SERVER span for one request, continuing the caller's trace when `carrier` (its
         headers, or an MCP request's `_meta`) holds a `traceparent`."""
@@ -247,11 +259,27 @@ class Telemetry:
             yield Handle(span)
 
     @contextlib.contextmanager
-    def own_trace(self, name: str, attributes: Mapping[str, Any]) -> Iterator[Handle]:
-        """A span that starts a trace of its own (a cron run, a batch item), whatever is current."""
+    def own_trace(self, name: str, attributes: Mapping[str, Any],
+                  linked_to: Mapping[str, str] | None = None) -> Iterator[Handle]:
+        """A span that starts a trace of its own (a cron run, a batch item), whatever is current,
+        linked to the span whose context `linked_to` holds (W3C headers: the batch's)."""
         root = otel_context.Context()
-        with self.tracer.start_as_current_span(name, root, SpanKind.INTERNAL, dict(attributes)) as span:
+        links = []
+        if linked_to:
+            other = trace.get_current_span(propagate.extract({k.lower(): v for k, v in linked_to.items()
+                                                              if isinstance(v, str)})).get_span_context()
+            if other.is_valid:
+                links.append(trace.Link(other))
+        with self.tracer.start_as_current_span(name, root, SpanKind.INTERNAL, dict(attributes), links) as span:
             yield Handle(span)
+
+    def flush(self, seconds: float) -> None:
+        """Export what is still queued, waiting up to `seconds` for each signal (a process about to be
+        killed, where nothing runs at exit)."""
+        for provider in (self.tracer_provider, self.meter_provider):
+            flush = getattr(provider, "force_flush", None)
+            if flush is not None:
+                flush(int(seconds * 1000))
 
     # -- the agent's turn and its model calls -------------------------------------------------
 

@@ -28,15 +28,17 @@ from typing import Any
 
 from hermes_core import Config, PluginManager
 from hermes_core.agent import SessionStore
+from hermes_core.hosting import flush_traces, trace_headers
 
 from .dataset import Item
-from .runner import BatchOptions, Models, Outcome, offered_tools, run_item
+from .runner import BatchOptions, Models, Outcome, item_trace, offered_tools, run_item
 
 __all__ = ["RayExecutor", "Worker", "without_credentials"]
 
 _CREDENTIALS = ("api_key", "apikey", "token", "secret", "password", "credential", "authorization")
 _ATTEMPTS = 3  # runs of one item on workers that died under it, before it is a failure
 _COMEBACK = 60.0  # seconds an item waits for a restarting worker (Ray's ActorUnavailableError) before it fails
+_FLUSH = 5.0  # seconds the workers may take to export their queued spans before they are killed
 
 
 def without_credentials(value: Any) -> Any:
@@ -65,12 +67,18 @@ class Worker:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, item: Item) -> dict[str, Any]:
+    def run(self, item: Item, batch: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run `item`, in a trace of its own linked to the batch's span (`batch`: its headers)."""
         with self._lock:
             store = self._stores.get(threading.get_ident())
             if store is None:
                 store = self._stores[threading.get_ident()] = SessionStore(self._sessions)
-        return run_item(item, self._models, self._options, self._names, self._toolsets, store)
+        with item_trace(item, batch):
+            return run_item(item, self._models, self._options, self._names, self._toolsets, store)
+
+    def flush(self) -> None:
+        """Export the spans still queued here: a worker is killed at the batch's end, not exited."""
+        flush_traces(_FLUSH)
 
 
 class RayExecutor:
@@ -94,11 +102,12 @@ class RayExecutor:
         self._running: dict[Any, tuple[Item, int, float]] = {}  # a call's future: its item, attempt, waiting since
         self._later: list[tuple[float, Item, int, float]] = []  # resubmitted once its time comes
         self._turn = 0
+        self._batch = trace_headers()  # the batch's span (made under it by `run_batch`), sent with each item
 
     def submit(self, item: Item, attempt: int = 1, waiting: float = 0.0) -> None:
         worker = self.workers[self._turn % len(self.workers)]
         self._turn += 1
-        self._running[worker.run.remote(item)] = (item, attempt, waiting)
+        self._running[worker.run.remote(item, self._batch)] = (item, attempt, waiting)
 
     def wait(self, timeout: float) -> list[Outcome]:
         ray: Any = self._ray
@@ -136,5 +145,11 @@ class RayExecutor:
     def close(self) -> None:
         for future in self._running:
             self._ray.cancel(future, force=False)
+        if self._batch:  # traces are exported: the workers send theirs first
+            try:
+                self._ray.wait([worker.flush.remote() for worker in self.workers], num_returns=len(self.workers),
+                               timeout=_FLUSH + 1)
+            except Exception:  # noqa: BLE001 - a worker gone or dying: its queued spans are lost, not the batch
+                pass
         for worker in self.workers:
             self._ray.kill(worker)

@@ -22,14 +22,14 @@ import attrs
 
 from hermes_core import Config, PluginManager
 from hermes_core.agent import Agent, SessionStore
-from hermes_core.hosting import ToolSelection, new_trace
+from hermes_core.hosting import ToolSelection, new_trace, trace_headers
 
 from .dataset import Item
 from .output import OutputDir
 from .trajectory import sharegpt, tool_stats
 
 __all__ = ["BatchOptions", "Executor", "Models", "Outcome", "Statistics", "Threads", "local_executor", "offered_tools",
-           "run_batch", "run_item"]
+           "item_trace", "run_batch", "run_item"]
 
 
 @attrs.frozen
@@ -230,18 +230,26 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+def item_trace(item: Item, batch: dict[str, str] | None) -> Any:
+    """The trace of one item (`batch item <id>`), a trace of its own linked to the batch's span
+    (`batch`: its `trace_headers()`, sent along to where the item runs)."""
+    return new_trace(f"batch item {item.id}", batch, **{"hermes.batch.item": str(item.id)})
+
+
 def local_executor(manager: PluginManager, out: OutputDir, options: BatchOptions, size: int) -> Threads:
     """`size` threads of this process running items with `manager`'s plugins, sessions kept in `out`."""
     names, toolsets = offered_tools(manager, options)
     models = Models(manager)
     stores: dict[int, SessionStore] = {}  # a connection per thread
 
+    batch = trace_headers()  # made under the batch's span (`run_batch`): each item's trace links to it
+
     def run(item: Item) -> dict[str, Any]:
         store = stores.get(threading.get_ident())
         if store is None:
             store = stores[threading.get_ident()] = SessionStore(out.path)
-        with new_trace(f"batch item {item.id}", **{"hermes.batch.item": str(item.id), "hermes.batch.folder": str(out.path)}):
-            return run_item(item, models, options, names, toolsets, store)  # an item is a trace of its own
+        with item_trace(item, batch):
+            return run_item(item, models, options, names, toolsets, store)
 
     def close() -> None:
         for store in list(stores.values()):
@@ -270,36 +278,38 @@ def run_batch(
             stats.add(earlier)
     todo = [item for item in items if item.id not in out.rows]
     size = max(1, min(options.concurrency, len(todo)))
-    runner = executor(size) if executor is not None else local_executor(manager, out, options, size)
-    pending = iter(todo)
-    stats.started = time.monotonic()  # the run's own time, from its first item
-    try:
-        while True:
-            while stats.running < runner.capacity and not stop.is_set() and (item := next(pending, None)) is not None:
-                runner.submit(item)
-                stats.running += 1
-            if stats.running == 0 or abort.is_set():
-                break
-            finished = runner.wait(1.0)
-            for item, row, error in finished:
-                stats.running -= 1
-                if row is not None:
-                    out.append(row)
-                    stats.add(row)
-                    stats.completed += row["completed"]
-                    stats.partial += row["partial"]
-                else:
-                    stats.failed += 1
-                    out.failed({"id": item.id, "line": item.line, "error": error, "at": _now()})
-                if options.max_cost is not None and stats.cost_usd >= options.max_cost and not stop.is_set():
-                    stats.stopped = "max_cost"
-                    stop.set()
-            progress(stats)
-    finally:
-        runner.close()
-        if abort.is_set():
-            stats.stopped = "aborted"
-        elif stop.is_set() and stats.stopped is None:
-            stats.stopped = "interrupted"
-        out.write_statistics(stats.to_dict())
+    with new_trace("batch run", **{"hermes.batch.folder": str(out.path), "hermes.batch.items": len(todo)}):
+        # the executor is made under this span, so that each item's trace links to it
+        runner = executor(size) if executor is not None else local_executor(manager, out, options, size)
+        pending = iter(todo)
+        stats.started = time.monotonic()  # the run's own time, from its first item
+        try:
+            while True:
+                while stats.running < runner.capacity and not stop.is_set() and (item := next(pending, None)) is not None:
+                    runner.submit(item)
+                    stats.running += 1
+                if stats.running == 0 or abort.is_set():
+                    break
+                finished = runner.wait(1.0)
+                for item, row, error in finished:
+                    stats.running -= 1
+                    if row is not None:
+                        out.append(row)
+                        stats.add(row)
+                        stats.completed += row["completed"]
+                        stats.partial += row["partial"]
+                    else:
+                        stats.failed += 1
+                        out.failed({"id": item.id, "line": item.line, "error": error, "at": _now()})
+                    if options.max_cost is not None and stats.cost_usd >= options.max_cost and not stop.is_set():
+                        stats.stopped = "max_cost"
+                        stop.set()
+                progress(stats)
+        finally:
+            runner.close()
+            if abort.is_set():
+                stats.stopped = "aborted"
+            elif stop.is_set() and stats.stopped is None:
+                stats.stopped = "interrupted"
+            out.write_statistics(stats.to_dict())
     return stats

@@ -33,8 +33,8 @@ hermes-core's public names and on this package; a host of your own can be too.
 - tools: `ToolSelection` (which tools a host offers, by name, toolset or plugin);
 - traces (docs/observability.md; no-ops while export is off): `turn_span` (a turn's `invoke_agent`
   span), `served_span` (a request's, continuing the caller's `traceparent`), `new_trace` (a cron
-  run's or a batch item's own trace), `trace_headers()` (the context, for a request onwards),
-  `TraceRequests` (ASGI: a span per HTTP request; `serve_asgi` adds it);
+  run's or a batch item's own trace, linked to the batch's), `trace_headers()` (the context, for a
+  request onwards), `flush_traces()` (export what is queued: a process about to be killed), `TraceRequests` (ASGI: a span per HTTP request; `serve_asgi` adds it);
 - shared state (docs/fleet.md): `state_url(home)` (the `postgresql://` database `state.url` or
   `HERMES_STATE_URL` names, or None: SQLite under the home), `StateUrl` (its password masked),
   `Store` (a stage's tables, in SQLite or that database, written once; `pg_schema_of` its
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
-    from .telemetry import TraceRequests, new_trace, served_span, trace_headers, turn_span
+    from .telemetry import TraceRequests, flush_traces, new_trace, served_span, trace_headers, turn_span
     from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, pg_schema_of, state_url
 
 _EXPORTS = {
@@ -83,7 +83,7 @@ _EXPORTS = {
                     "hermes_core._runtime.workspace"),
     **dict.fromkeys(["ProgressListener", "progress_scope", "report_progress"], "hermes_core._runtime.progress"),
     "ToolSelection": "hermes_core.hosting.tools",
-    **dict.fromkeys(["TraceRequests", "new_trace", "served_span", "trace_headers", "turn_span"],
+    **dict.fromkeys(["TraceRequests", "flush_traces", "new_trace", "served_span", "trace_headers", "turn_span"],
                     "hermes_core.hosting.telemetry"),
     **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "pg_schema_of", "state_url"], "hermes_core._store"),
 }
@@ -95,7 +95,7 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserP
            "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
            "only_one", "pg_schema_of", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
            "state_url", "until_signal", "workspace_scope", "write_json", "write_text",
-           "TraceRequests", "new_trace", "served_span", "trace_headers", "turn_span"]
+           "TraceRequests", "flush_traces", "new_trace", "served_span", "trace_headers", "turn_span"]
 
 
 def __getattr__(name: str) -> Any:

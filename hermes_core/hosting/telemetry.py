@@ -5,8 +5,10 @@ no-ops while OpenTelemetry export is off (then nothing of OpenTelemetry is impor
   (None while off; `finished(...)` sets what the turn took);
 - `served_span(name, headers, **attributes)`: a SERVER span for one request, continuing the
   caller's trace from its W3C `traceparent` header;
-- `new_trace(name, **attributes)`: a span that starts a trace of its own (a cron run, a batch item);
+- `new_trace(name, linked_to=None, /, **attributes)`: a span that starts a trace of its own (a cron run,
+  a batch item), linked to the span whose headers `linked_to` holds (the batch's);
 - `trace_headers()`: the current trace context as headers, for a request to another process;
+- `flush_traces(seconds)`: export what is queued now (a process about to be killed: a Ray worker);
 - `TraceRequests(app)`: ASGI, a `served_span` per HTTP request (`serve_asgi` puts it around every app).
 """
 
@@ -19,7 +21,7 @@ from typing import Any, ContextManager
 
 from .. import _telemetry
 
-__all__ = ["TraceRequests", "new_trace", "served_span", "trace_headers", "turn_span"]
+__all__ = ["TraceRequests", "flush_traces", "new_trace", "served_span", "trace_headers", "turn_span"]
 
 _OFF: ContextManager[Any] = contextlib.nullcontext(None)
 _NO_SPAN: ContextManager[Any] = contextlib.nullcontext(_telemetry.NO_SPAN)
@@ -38,10 +40,20 @@ def served_span(name: str, headers: Mapping[str, str], **attributes: Any) -> Con
     return _NO_SPAN if telemetry is None else telemetry.served(name, headers, attributes)
 
 
-def new_trace(name: str, **attributes: Any) -> ContextManager[Any]:
-    """A span that starts a trace of its own, whatever span is current (a cron run, a batch item)."""
+def new_trace(name: str, linked_to: Mapping[str, str] | None = None, /, **attributes: Any) -> ContextManager[Any]:
+    """A span that starts a trace of its own, whatever span is current (a cron run, a batch item),
+    with a link to the span whose context `linked_to` holds (`trace_headers()` where the work came
+    from: the batch's span, in another process or not)."""
     telemetry = _telemetry.ACTIVE
-    return _NO_SPAN if telemetry is None else telemetry.own_trace(name, attributes)
+    return _NO_SPAN if telemetry is None else telemetry.own_trace(name, attributes, linked_to)
+
+
+def flush_traces(seconds: float = 5.0) -> None:
+    """Export the spans and metrics still queued, waiting up to `seconds` (a process that is about to
+    be killed rather than exit, as a Ray worker is); nothing while export is off."""
+    telemetry = _telemetry.ACTIVE
+    if telemetry is not None:
+        telemetry.flush(seconds)
 
 
 def trace_headers() -> dict[str, str]:

@@ -92,3 +92,32 @@ def test_the_config_shipped_to_workers_has_no_credentials() -> None:
     assert without_credentials(config) == {
         "model": {"provider": "openrouter", "model": "m", "base_url": "u"}, "auxiliary": {"vision": {"model": "v"}},
         "plugins": {"entries": {"p": {"settings": {"repo": "r"}}}}, "mcp_servers": {"s": {"headers": {}, "url": "http://x"}}}
+
+
+def test_items_on_ray_workers_are_traces_of_their_own_linked_to_the_batchs(cluster: str, home: Path, tmp_path: Path,
+                                                                          llm_server: Any) -> None:
+    """The workers export their items' traces themselves (the config's endpoint reaches them), each
+    linked to the driver's `batch run` span, and flush them before they are killed at the end."""
+    pytest.importorskip("opentelemetry.proto")
+    from tests.telemetry.receiver import Receiver, until
+
+    receiver = Receiver().start()
+    try:
+        setup_home(home, llm_server)
+        with (home / "config.yaml").open("a") as config:
+            config.write(f"observability:\n  otlp_endpoint: {receiver.url}\n")
+        data = dataset(tmp_path / "data.jsonl", [{"id": "a", "prompt": "look up apple"}, {"id": "b", "prompt": "say hi"}])
+        result = hermes("batch", "run", str(data), "--out", str(tmp_path / "out"), "--concurrency", "2", "--ray", cluster)
+        assert "2 finished (2 completed, 0 partial), 0 failed" in result.stdout, result.stderr
+        until(lambda: len(receiver.named("batch item")) == 2 and receiver.named("batch run"))
+    finally:
+        receiver.close()
+    (batch,) = receiver.named("batch run")
+    items = {span.attributes["hermes.batch.item"]: span for span in receiver.named("batch item")}
+    assert set(items) == {"a", "b"} and all(span.parent_id == "" for span in items.values())
+    assert all(span.links == [(batch.trace_id, batch.span_id)] for span in items.values())
+    assert len({items["a"].trace_id, items["b"].trace_id, batch.trace_id}) == 3
+    turns = {span.parent_id: span for span in receiver.named("invoke_agent")}
+    assert set(turns) == {items["a"].span_id, items["b"].span_id}
+    (tool,) = receiver.named("execute_tool")
+    assert tool.trace_id == items["a"].trace_id and tool.attributes["gen_ai.tool.name"] == "lookup"

@@ -31,6 +31,7 @@ class Span:
     attributes: dict[str, Any]
     events: list[str]
     service: str
+    links: list[tuple[str, str]] = attrs.field(factory=list)  # (trace id, span id) of each linked span
 
 
 def _value(any_value: Any) -> Any:
@@ -89,7 +90,9 @@ class Receiver:
                     for scope in resource.scope_spans:
                         self.spans.extend(Span(s.name, s.trace_id.hex(), s.span_id.hex(), s.parent_span_id.hex(),
                                                s.kind, {a.key: _value(a.value) for a in s.attributes},
-                                               [e.name for e in s.events], service) for s in scope.spans)
+                                               [e.name for e in s.events], service,
+                                               [(link.trace_id.hex(), link.span_id.hex()) for link in s.links])
+                                          for s in scope.spans)
         elif path.endswith("/v1/metrics"):
             request = ExportMetricsServiceRequest.FromString(body)
             with self.lock:

@@ -138,3 +138,44 @@ def test_an_mcp_call_is_one_trace_across_hermes_run_and_the_hermes_mcp_serve_it_
     assert chain[-1] is root and outer in chain
     assert [span.kind for span in chain[1:chain.index(outer)]] == [2, 3]  # the served tools/call, the client's
     assert {span.trace_id for span in chain} == {root.trace_id}
+
+
+def test_an_mcp_call_over_streamable_http_is_one_trace_too(home: Path, tmp_path: Path, llm_server: ScriptedServer,
+                                                           receiver: Receiver) -> None:
+    """The same across `hermes mcp serve --http`: the context goes in the message's `_meta`, and in
+    the `traceparent` header of its HTTP request, so that the server's `POST /mcp` joins the trace."""
+    import re
+    import subprocess
+
+    other = tmp_path / "served-home"
+    make_folder_plugin(other / "plugins", "modules", MODULES, "name: modules\n")
+    (other / "config.yaml").write_text(f"plugins:\n  enabled: [modules]\nobservability:\n  otlp_endpoint: {receiver.url}\n")
+    env = {**os.environ, "HERMES_HOME": str(other), "HERMES_MCP_TOKEN": "s3cret", "OTEL_BSP_SCHEDULE_DELAY": "50"}
+    server = subprocess.Popen([str(HERMES), "mcp", "serve", "--http", "127.0.0.1:0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        url = server.stderr.readline().rstrip("\n")
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url), url
+        entry = f"mcp_servers:\n  inner:\n    url: {url}\n    headers: {{Authorization: 'Bearer s3cret'}}\n"
+        llm_config(home, llm_server.url, entry + f"observability:\n  otlp_endpoint: {receiver.url}\n")
+        llm_server.reply(None, tool_calls=[tool_call("mcp__inner__lookup", {}, call_id="m1")]).reply("Found it.")
+        assert hermes("run", "find it").stdout.strip() == "Found it."
+        until(lambda: any(s.attributes.get("gen_ai.tool.name") == "lookup" for s in receiver.named("execute_tool")))
+    finally:
+        server.kill()
+        server.communicate(timeout=30)
+    (root,) = receiver.named("invoke_agent")
+    tools = {span.attributes["gen_ai.tool.name"]: span for span in receiver.named("execute_tool")}
+    spans = {span.span_id: span for span in receiver.spans}
+    chain = [tools["lookup"]]
+    while chain[-1].parent_id in spans:
+        chain.append(spans[chain[-1].parent_id])
+    outer = tools["mcp__inner__lookup"]
+    assert chain[-1] is root and outer in chain
+    assert [span.kind for span in chain[1:chain.index(outer)]] == [2, 3]  # the served tools/call, the client's
+    assert {span.trace_id for span in chain} == {root.trace_id}
+    sent = chain[2]  # `MCP send tools/call lookup`: the HTTP request's span on the server is under it too
+    (request,) = [span for span in receiver.named("POST /mcp") if span.parent_id == sent.span_id]
+    assert request.trace_id == root.trace_id and request.kind == 2
+    assert all(span.parent_id for span in receiver.named("POST /mcp"))  # none starts a trace of its own

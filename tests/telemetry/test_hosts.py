@@ -1,17 +1,21 @@
 """The other hosts' traces over OTLP/HTTP: a cron run and each batch item start a trace of their own,
 with the turn's `invoke_agent` under it; a task handed to another ACP agent goes on in the caller's
-trace; a gateway message is a turn of its own, on its platform."""
+trace; a gateway message is a turn of its own, on its platform; each turn of `hermes chat` is a
+trace of the conversation; a call to `hermes mcp serve` from a client with no trace is a trace of
+its own, from the MCP server's span down to the tool's."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hermes_core.testing import Reply, ScriptedServer, tool_call
-from tests.helpers import HERMES, hermes, llm_config
+from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin
 from tests.helpers.batch import dataset, setup_home
 from tests.helpers.chat import FakeChat, GatewayProcess, configure
 from tests.helpers.cron import T0, cron
@@ -42,14 +46,18 @@ def test_a_cron_run_is_a_trace_of_its_own_over_its_turn(home: Path, llm_server: 
     assert turn.parent_id == run.span_id and turn.attributes["hermes.platform"] == "cron"
 
 
-def test_each_batch_item_is_a_trace_of_its_own(home: Path, tmp_path: Path, llm_server: ScriptedServer,
+def test_each_batch_item_is_a_trace_of_its_own_linked_to_the_batchs(home: Path, tmp_path: Path, llm_server: ScriptedServer,
                                                receiver: Receiver) -> None:
     setup_home(home, llm_server)
     data = dataset(tmp_path / "data.jsonl", [{"id": "a", "prompt": "look up apple"}, {"id": "b", "prompt": "say hi"}])
     hermes("batch", "run", str(data), "--out", str(tmp_path / "out"), "--concurrency", "2")
+    (batch,) = receiver.named("batch run")
+    assert batch.parent_id == "" and batch.attributes["hermes.batch.items"] == 2
+    assert batch.attributes["hermes.batch.folder"] == str(tmp_path / "out")
     items = {span.attributes["hermes.batch.item"]: span for span in receiver.named("batch item")}
     assert set(items) == {"a", "b"} and all(span.parent_id == "" for span in items.values())
-    assert items["a"].trace_id != items["b"].trace_id
+    assert len({items["a"].trace_id, items["b"].trace_id, batch.trace_id}) == 3
+    assert all(span.links == [(batch.trace_id, batch.span_id)] for span in items.values())  # linked to the batch
     turns = {span.parent_id: span for span in receiver.named("invoke_agent")}
     assert set(turns) == {items["a"].span_id, items["b"].span_id}
     (tool,) = receiver.named("execute_tool")
@@ -101,3 +109,49 @@ def test_each_gateway_message_is_a_turn_traced_on_its_platform(home: Path, llm_s
     assert turn.parent_id == "" and turn.attributes["hermes.platform"] == "fakechat"
     (model,) = receiver.named("chat")
     assert model.parent_id == turn.span_id and model.trace_id == turn.trace_id
+
+
+def test_each_turn_of_hermes_chat_is_a_trace_of_the_same_conversation(home: Path, llm_server: ScriptedServer,
+                                                                      receiver: Receiver) -> None:
+    llm_config(home, llm_server.url)
+    llm_server.reply("Hello.").reply("Again.")
+    chat = hermes("chat", input="hi\nonce more\n/exit\n")
+    assert "Hello." in chat.stdout and "Again." in chat.stdout
+    turns = receiver.named("invoke_agent")
+    assert len(turns) == 2 and all(turn.parent_id == "" for turn in turns)
+    assert turns[0].trace_id != turns[1].trace_id
+    assert turns[0].attributes["gen_ai.conversation.id"] == turns[1].attributes["gen_ai.conversation.id"]
+    assert {turn.attributes["hermes.platform"] for turn in turns} == {"cli"}
+    assert sorted(span.parent_id for span in receiver.named("chat")) == sorted(turn.span_id for turn in turns)
+
+
+SERVED = """
+def register(ctx):
+    ctx.register_tool("lookup", "demo", {"name": "lookup", "parameters": {"type": "object"}},
+                      lambda args, **kw: '{"found": 1}')
+"""
+
+
+def test_a_call_to_hermes_mcp_serve_is_a_trace_from_the_servers_span_to_the_tools(home: Path,
+                                                                                  receiver: Receiver) -> None:
+    """A client that sends no trace context (this test's: no OpenTelemetry SDK set up here)."""
+    from mcp import Client, StdioServerParameters
+
+    make_folder_plugin(home / "plugins", "demo", SERVED, "name: demo\n")
+    (home / "config.yaml").write_text("plugins:\n  enabled: [demo]\n")
+
+    async def session() -> str:
+        server = StdioServerParameters(command=str(HERMES), args=["mcp", "serve"],
+                                       env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "50"})
+        async with Client(server) as client:
+            result = await client.call_tool("lookup", {})
+            until(lambda: receiver.named("execute_tool"))  # exported while the server still runs
+            return str(result.content[0].text)
+
+    assert asyncio.run(session()) == '{"found": 1}'
+    (call,) = receiver.named("tools/call")
+    (tool,) = receiver.named("execute_tool")
+    assert call.name == "tools/call lookup" and call.kind == 2 and call.parent_id == ""  # SERVER, a root
+    assert call.attributes["gen_ai.tool.name"] == "lookup" and call.attributes["mcp.method.name"] == "tools/call"
+    assert tool.parent_id == call.span_id and tool.trace_id == call.trace_id
+    assert tool.attributes["hermes.plugin.id"] == "demo" and tool.attributes["hermes.tool.outcome"] == "ok"
