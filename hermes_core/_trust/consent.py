@@ -3,11 +3,20 @@ ships (Hermes' ids: `tools.override`, `llm.model_override`, ...), in memory: not
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from .scan import members
 
-__all__ = ["declared_capabilities", "llm_users"]
+__all__ = ["capability_set_hash", "declared_capabilities", "llm_users"]
+
+
+def capability_set_hash(capabilities: Iterable[str]) -> str:
+    """The sha256 of a set of capability ids (order and repeats do not count), as Hermes takes it:
+    the ids sorted, one a line. Stored with a consent, it says which set the user answered about."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(set(capabilities))).encode("utf-8")).hexdigest()
 
 
 def declared_capabilities(wheel: Path) -> dict[str, list[str]]:

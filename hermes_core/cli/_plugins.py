@@ -268,7 +268,8 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     import importlib
 
     from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
-    from ._trust import asks_of, checked_install, consent_to_enable
+    from ._consent import asks_of, consent_to_enable
+    from ._trust import checked_install
 
     if not packages and not locked:
         raise click.UsageError("give the PACKAGES to install, or --locked to install what plugins.lock pins")

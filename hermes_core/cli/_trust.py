@@ -12,7 +12,7 @@ import click
 from .._errors import HermesError
 from .._paths import hermes_home
 
-__all__ = ["COMMANDS", "TrustError", "asks_of", "checked_install", "consent_to_enable"]
+__all__ = ["COMMANDS", "TrustError", "checked_install"]
 
 
 class TrustError(HermesError):
@@ -133,6 +133,7 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             entries = lock_entries(checked.fetched, environment=environment, online=not locked)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
         from .._trust.consent import declared_capabilities, llm_users
+        from ._consent import LLM_USE
 
         declared = {folder: ids for f in checked.fetched if f.requested
                     for folder, ids in declared_capabilities(f.path).items()}
@@ -190,105 +191,6 @@ def scan(paths: tuple[Path, ...], as_json: bool) -> int:
 
         click.echo(json.dumps(rows, indent=2))
     return 1 if any(row["verdict"] != "ok" for row in rows) else 0
-
-
-LLM_USE = "ctx.llm"  # not a capability to grant: shown, since the model calls it makes cost money
-
-# What a hook lets a plugin do to every conversation, said when it registers one.
-HOOK_REACH = {"pre_tool_call": "can block or change any tool call", "post_tool_call": "sees every tool call and result",
-              "transform_tool_result": "can change any tool's result", "pre_llm_call": "sees every prompt",
-              "post_llm_call": "sees every answer", "transform_llm_output": "can change every answer",
-              "pre_command": "sees every slash command", "pre_gateway_dispatch": "sees every platform message"}
-
-
-def dry_run(spec: Any, python: Path | None) -> list[str]:
-    """What the plugin `spec` registers, from its `register()` run in a process of its own (never
-    in this one; no LLM keys in its environment), one line per kind; the failure when it fails."""
-    from .._config.file import load_config
-    from .._standins.isolated import ChildProcess
-
-    child = ChildProcess(spec, home=hermes_home(), config=load_config().section(),
-                         python=str(python) if python is not None else None)
-    try:
-        loaded = child.start()
-    except HermesError as exc:
-        return [f"its register() could not be run in a process of its own: {exc}"]
-    finally:
-        child.close()
-    if loaded["status"] != "ok":
-        return [f"its register() failed in a process of its own: {loaded['failure']}"]
-    lines = []
-    for kind, names in sorted(loaded["registered"].items()):
-        shown = [f"{name} ({HOOK_REACH[name]})" if kind == "hooks" and name in HOOK_REACH else str(name)
-                 for name in dict.fromkeys(names)]
-        lines.append(f"{kind.replace('_', ' ')}: {', '.join(shown)}")
-    return lines or ["registers nothing"]
-
-
-def asks_of(declared: dict[str, list[str]], spec: Any) -> list[str]:
-    """What the plugin `spec` asks for: its package folder's plugin.yaml capabilities, and `ctx.llm`
-    when its top-level package uses it."""
-    module = (spec.entry_point or "").split(":")[0]
-    folder, top = module.replace(".", "/"), module.split(".")[0]
-    asked = list(declared.get(folder, []))
-    return asked + [LLM_USE] if LLM_USE in declared.get(top, []) and LLM_USE not in asked else asked
-
-
-def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[str]) -> bool:
-    """Show what `spec` will be able to do (its dry run, the capabilities its plugin.yaml asks for),
-    ask whether to enable it, then whether to grant what it asks for that is not granted yet.
-    `--yes` enables it and grants nothing: a capability is granted only by an answer."""
-    from .._config.file import load_config
-    from .._ctx.grants import CAPABILITY_REGISTRY, granted
-
-    click.echo(f"{spec.id} will be able to (from a dry run of its register() in a process of its own):", err=True)
-    for line in dry_run(spec, python):
-        click.echo(f"  {line}", err=True)
-    config = load_config()
-    asked = [c for c in dict.fromkeys(declared) if c in CAPABILITY_REGISTRY and not granted(config, spec.id, c)]
-    for capability in dict.fromkeys(declared):
-        if capability == LLM_USE:
-            click.echo(f"  uses ctx.llm: it calls the model, which costs money (plugins.entries.{spec.id}.llm_budget "
-                       "caps it)", err=True)
-        elif capability not in CAPABILITY_REGISTRY:
-            click.echo(f"  asks for {capability}: not a capability hermes-core knows; not granted", err=True)
-        elif capability in asked:
-            click.echo(f"  asks for {capability}: {CAPABILITY_REGISTRY[capability].description} (not granted)",
-                       err=True)
-    if yes:
-        if asked:
-            click.echo(f"  --yes grants no capability: answer at a terminal, or add {', '.join(asked)} to "
-                       f"plugins.entries.{spec.id}.granted_capabilities", err=True)
-        return True
-    if not _answer(f"Enable {spec.id}?"):
-        return False
-    if asked and _answer(f"Grant {', '.join(asked)} to {spec.id}?"):
-        _grant(spec.id, asked)
-        click.echo(f"granted {', '.join(asked)} to {spec.id}")
-    return True
-
-
-def _answer(question: str) -> bool:
-    try:
-        answer: bool | None = click.confirm(question, default=False, err=True)
-    except click.Abort:
-        answer = None
-    if not sys.stdin.isatty():
-        click.echo({True: "y", False: "n", None: "(no answer)"}[answer], err=True)
-    return bool(answer)
-
-
-def _grant(plugin_id: str, capabilities: list[str]) -> None:
-    """Add `capabilities` to plugins.entries.<id>.granted_capabilities in config.yaml."""
-    from .._config.file import edit_config
-
-    def mutate(doc: Any) -> bool:
-        entry = doc.setdefault("plugins", {}).setdefault("entries", {}).setdefault(plugin_id, {})
-        listed = entry.setdefault("granted_capabilities", [])
-        listed.extend(c for c in capabilities if c not in listed)
-        return True
-
-    edit_config(mutate)
 
 
 def audit(as_json: bool) -> int:

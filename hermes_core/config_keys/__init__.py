@@ -69,6 +69,10 @@ PLUGIN_GRANTED_CAPABILITIES: Key[list[str]] = Key(
     "plugins.entries.*.granted_capabilities", NAMES, _names, [],
     "capabilities granted to the plugin by Hermes' ids (tools.override, llm.provider_override, llm.model_override, "
     "llm.agent_id_override, llm.profile_override, ...): each counts as its allow_* flag")
+PLUGIN_CAPABILITIES_CONSENT = Key(
+    "plugins.entries.*.capabilities_consent", MAPPING, _mapping, _EMPTY,
+    "written by `hermes plugins install`: the sha256 of the capability set the user answered about, and when",
+    free=True)
 PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
                   "false: the plugin is imported at every start even where plugins.lazy holds")
 PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _one_of("process", "none"), "none",
@@ -347,7 +351,7 @@ MEMORY_PER_CALLER = Key("memory.per_caller", FLAG, _flag, True,
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
     PLUGINS_LAZY, PLUGINS_INSTALL_POLICY, PLUGINS_GUARDDOG, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
-    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_GRANTED_CAPABILITIES, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
+    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_GRANTED_CAPABILITIES, PLUGIN_CAPABILITIES_CONSENT, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
     MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT, MODEL_STREAM,
