@@ -84,13 +84,14 @@ def _ask_build(yes: bool) -> Any:
 
 
 def checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                    locked: bool) -> tuple[list[str], dict[str, list[str]]]:
+                    locked: bool, accept: tuple[str, ...] = ()) -> tuple[list[str], dict[str, list[str]]]:
     """Download, check, show, ask, install exactly the checked files, lock them; the names installed,
     and the capabilities their plugin.yaml files ask for, by package folder."""
     from .._trust.fetch import FetchError
 
     try:
-        return _checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+        return _checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked,
+                                accept=accept)
     except FetchError as exc:
         if exc.output:
             click.echo(exc.output, err=True)
@@ -98,7 +99,7 @@ def checked_install(packages: tuple[str, ...], *, python: Path | None, user: boo
 
 
 def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                     locked: bool) -> tuple[list[str], dict[str, list[str]]]:
+                     locked: bool, accept: tuple[str, ...]) -> tuple[list[str], dict[str, list[str]]]:
     from .._trust.install import check, check_locked, install_files, lock_entries
     from .._trust.lock import LOCK_FILE, changes, merge, read_lock, write_lock
     from .._trust.names import canonical
@@ -126,11 +127,19 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             for line in changes(read_lock(lock_path), [(f.name, f.version, f.sha256, f.requested)
                                                        for f in checked.fetched if f.source is None]):
                 click.echo(f"  {line}", err=True)
+        provenance = None
+        if locked and checked.fetched:
+            click.echo("  provenance: not looked up again (--locked installs the files by the sha256 plugins.lock "
+                       "pins)", err=True)
+        elif checked.fetched:
+            from ._provenance import provenance_gate
+
+            provenance = provenance_gate(checked.fetched, read_lock(lock_path), accept, python)
         if checked.fetched:
             requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
             _decide(checked.verdict, yes, ", ".join(requested) + f" ({len(checked.fetched)} file(s))")
             install_files(checked.fetched, work, python=python, user=user, upgrade=upgrade or locked)
-            entries = lock_entries(checked.fetched, environment=environment, online=not locked)
+            entries = lock_entries(checked.fetched, environment=environment, online=not locked, provenance=provenance)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
         from .._trust.consent import declared_capabilities, llm_users
         from ._consent import LLM_USE
