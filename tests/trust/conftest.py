@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, Screen, make_venv
+from tests.trust.index import Index, serve_index
 
 Hermes = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -80,3 +81,20 @@ class _PtyScreen(Screen):
             os.execve(argv[0], argv, env | {"TERM": "xterm"})
         self.shown = ""
         self.seen = 0
+
+
+@pytest.fixture
+def index() -> Iterator[Index]:
+    """A package index on loopback (tests/trust/index.py)."""
+    with serve_index() as served:
+        yield served
+
+
+def from_index(index: Index) -> dict[str, str]:
+    """pip on the loopback `index`; anything else on the network unreachable (an HTTP proxy that
+    refuses), so that a vulnerability service cannot be reached either."""
+    return {"PIP_NO_INDEX": "false", "PIP_INDEX_URL": index.url, "HTTPS_PROXY": UNREACHABLE,
+            "HTTP_PROXY": UNREACHABLE, "NO_PROXY": "127.0.0.1,localhost"}
+
+
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused

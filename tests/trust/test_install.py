@@ -194,7 +194,8 @@ def test_audit_rescans_what_is_on_disk_now(home: Path, hermes_env: Hermes, wheel
     hermes_env("plugins", "install", "--yes", "hermes-units-tool")
     assert hermes_env("plugins", "audit").stdout.splitlines() == [
         "ok hermes-units 2.0", "ok hermes-units-tool 1.0",
-        "not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)"]
+        "known vulnerabilities not checked: no distribution from an index",
+        "not checked again: provenance (PEP 740; verified at install, its publisher pinned in plugins.lock)"]
     module = site_packages(python) / "hermes_units_tool" / "__init__.py"
     module.write_text(module.read_text() + "import base64\nexec(base64.b64decode('cHJpbnQoMSk='))\n")
     lines = hermes_env("plugins", "audit", check=1).stdout.splitlines()

@@ -7,30 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hermes_core._trust.provenance import ProvenanceError, verify_provenance
-from tests.trust.conftest import Hermes, site_packages
-from tests.trust.index import Index, serve_index
+from tests.trust.conftest import Hermes, from_index, site_packages
+from tests.trust.index import Index
 from tests.trust.wheels import write_wheel
 
 RECORDED = Path(__file__).parent / "provenance"
 NAME = "circleci-sign-publish-example"
 WHEEL = RECORDED / "circleci_sign_publish_example-0.0.1.dev137-py3-none-any.whl"
 CIRCLECI = "CircleCI github.com/CircleCI-Public/sign-and-publish-examples (refs/heads/pypi)"
-
-
-@pytest.fixture
-def index() -> Iterator[Index]:
-    with serve_index() as served:
-        yield served
-
-
-def from_index(index: Index) -> dict[str, str]:
-    return {"PIP_NO_INDEX": "false", "PIP_INDEX_URL": index.url}
 
 
 def later(tmp_path: Path, version: str) -> Path:
