@@ -127,6 +127,12 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             for line in changes(read_lock(lock_path), [(f.name, f.version, f.sha256, f.requested)
                                                        for f in checked.fetched if f.source is None]):
                 click.echo(f"  {line}", err=True)
+        if not locked:  # and against what is installed: files, dependencies, capabilities
+            from .._trust.changes import update_changes
+
+            for item in checked.fetched:
+                for line in update_changes(item.name, item.path, environment):
+                    click.echo(f"  {line}", err=True)
         provenance = None
         if locked and checked.fetched:
             click.echo("  provenance: not looked up again (--locked installs the files by the sha256 plugins.lock "

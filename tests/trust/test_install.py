@@ -155,11 +155,17 @@ def test_an_update_says_what_changed_against_the_lock(home: Path, hermes_env: He
     units_plugin(wheelhouse)
     hermes_env("plugins", "install", "--yes", "hermes-units-tool")
     write_wheel(wheelhouse, "hermes-units-extra", {"hermes_units_extra/__init__.py": "X = 1\n"}, entry_points={})
-    write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL}, version="1.1",
-                entry_points={"units": "hermes_units_tool"}, requires=("hermes-units>=2", "hermes-units-extra"))
+    write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL + "\nVERSION = '1.1'\n",
+                                                  "hermes_units_tool/plugin.yaml": "capabilities: [llm.model_override]\n"},
+                version="1.1", entry_points={"units": "hermes_units_tool"},
+                requires=("hermes-units>=2", "hermes-units-extra"))
     result = hermes_env("plugins", "install", "--yes", "--upgrade", "hermes-units-tool")
     assert "  update hermes-units-tool 1.0 -> 1.1" in result.stderr.splitlines()
     assert "  new dependency hermes-units-extra 1.0" in result.stderr.splitlines()
+    assert "  hermes-units-tool files: 1 changed (hermes_units_tool/__init__.py); 1 added (hermes_units_tool/plugin.yaml)" \
+        in result.stderr.splitlines()
+    assert "  hermes-units-tool now requires hermes-units-extra" in result.stderr.splitlines()
+    assert "  hermes-units-tool asks for more capabilities: llm.model_override" in result.stderr.splitlines()
     assert 'version = "1.1"' in (home / "plugins.lock").read_text()
 
 
