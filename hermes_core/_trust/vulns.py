@@ -1,5 +1,5 @@
 """Known vulnerabilities in the resolved distributions, by `pip-audit --strict` (the `audit` extra)
-against PyPI's advisory data, run as a program. It says "not checked" whenever it could not check
+against PyPI's advisory data or an OSV service (`plugins.vulnerability_service`), run as a program. It says "not checked" whenever it could not check
 (pip-audit missing, the service unreachable, a distribution the service does not know): never
 "no known vulnerabilities" for what was not looked at."""
 
@@ -27,7 +27,7 @@ class Audited:
     findings: tuple[Finding, ...] = ()
 
 
-def parse_report(text: str) -> Audited:
+def parse_report(text: str, service: str = "pypi") -> Audited:
     """pip-audit's JSON report (`-f json`) as findings that ask, one per vulnerability; `unchecked`
     when any distribution was skipped (unknown to the service) or the report cannot be read."""
     try:
@@ -48,12 +48,15 @@ def parse_report(text: str) -> Audited:
                                     + f": fixed in {fixed}", dep["name"]))
     count = len(dependencies)
     detail = (f"known vulnerabilities: {len(findings)} in {count} distribution(s) (pip-audit)" if findings
-              else f"no known vulnerabilities in {count} distribution(s) (pip-audit, PyPI's advisory data)")
+              else f"no known vulnerabilities in {count} distribution(s) (pip-audit, "
+              + ("PyPI's advisory data)" if service == "pypi" else f"OSV at {service})"))
     return Audited("checked", detail, tuple(findings))
 
 
-def audit_versions(pins: Sequence[tuple[str, str]], work: Path, *, timeout: float = 120) -> Audited:
-    """`pip-audit --strict` over the distributions `pins` ((name, version) each, from an index)."""
+def audit_versions(pins: Sequence[tuple[str, str]], work: Path, *, service: str = "pypi",
+                   timeout: float = 120) -> Audited:
+    """`pip-audit --strict` over the distributions `pins` ((name, version) each, from an index), against
+    `service`: `pypi` (PyPI's advisory data) or the URL of an OSV query API (`https://api.osv.dev/v1/query`)."""
     import importlib.util
 
     if not pins:
@@ -63,13 +66,14 @@ def audit_versions(pins: Sequence[tuple[str, str]], work: Path, *, timeout: floa
     requirements = work / "audit-requirements.txt"
     requirements.write_text("".join(f"{name}=={version}\n" for name, version in pins), encoding="utf-8")
     command = [sys.executable, "-m", "pip_audit", "--requirement", str(requirements), "--no-deps", "--disable-pip",
-               "--strict", "--progress-spinner", "off", "--format", "json", "--aliases", "on"]
+               "--strict", "--progress-spinner", "off", "--format", "json", "--aliases", "on",
+               *(["--vulnerability-service", "osv", "--osv-url", service] if service != "pypi" else [])]
     try:
         result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
     except subprocess.TimeoutExpired:
         return Audited("unchecked", f"known vulnerabilities not checked: pip-audit took over {timeout:.0f} s")
     if result.stdout.strip():  # a report: none found (exit 0) or some (exit 1)
-        return parse_report(result.stdout)
+        return parse_report(result.stdout, service)
     errors = [line.split(":", 2)[-1].strip() for line in result.stderr.splitlines() if line.startswith("ERROR:")]
     why = errors[-1] if errors else (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[-1]
     return Audited("unchecked", f"known vulnerabilities not checked: pip-audit could not ({why[:200]})")

@@ -15,11 +15,10 @@ __all__ = ["provenance_gate"]
 
 
 def provenance_gate(fetched: Sequence[Any], locked: Sequence[Any], accept: Sequence[str],
-                    python: Path | None) -> dict[str, Any]:
-    """The provenance of each of `fetched` by file name, shown; TrustError naming what is refused."""
+                    python: Path | None) -> tuple[dict[str, Any], str | None]:
+    """The provenance of each of `fetched` by file name, shown, and why the install is refused (None: it is not)."""
     from .._trust.names import canonical
     from .._trust.provenance import attested, indexes, judge
-    from ._trust import TrustError
 
     where = indexes(python) if any(f.url and not f.url.startswith("file:") for f in fetched) else []
     pinned = {canonical(p.name): p for p in locked}
@@ -37,7 +36,7 @@ def provenance_gate(fetched: Sequence[Any], locked: Sequence[Any], accept: Seque
             click.echo(f"  refused: {problem}", err=True)
             refused.append(item.name)
     if refused:
-        raise TrustError(f"refused to install {', '.join(refused)}: the provenance above is not what plugins.lock "
-                         "pins, or does not verify; nothing was installed. If you trust it, install again with "
-                         + " ".join(f"--accept-publisher {name}" for name in refused))
-    return found
+        return found, (f"refused to install {', '.join(refused)}: the provenance above is not what plugins.lock "
+                       "pins, or does not verify; nothing was installed. If you trust it, install again with "
+                       + " ".join(f"--accept-publisher {name}" for name in refused))
+    return found, None

@@ -66,6 +66,13 @@ def _guarddog_mode() -> str:
     return load_config().read(PLUGINS_GUARDDOG)
 
 
+def _vulnerability_service() -> str:
+    from .._config.file import load_config
+    from ..config_keys import PLUGINS_VULNERABILITY_SERVICE
+
+    return load_config().read(PLUGINS_VULNERABILITY_SERVICE)
+
+
 def _ask_build(yes: bool) -> Any:
     def check_source(spec: str, where: Path, kind: str) -> bool:
         from .._trust.scan import scan_dist, scan_tree
@@ -140,7 +147,9 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
         elif checked.fetched:
             from ._provenance import provenance_gate
 
-            provenance = provenance_gate(checked.fetched, read_lock(lock_path), accept, python)
+            provenance, refusal = provenance_gate(checked.fetched, read_lock(lock_path), accept, python)
+            if refusal:
+                raise TrustError(refusal)
         if checked.fetched:
             checked = _with_vulnerabilities(checked, work)
             requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
@@ -167,7 +176,7 @@ def _with_vulnerabilities(checked: Any, work: Path) -> Any:
     from .._trust.vulns import audit_versions
 
     indexed = [f for f in checked.fetched if f.source is None and f.url and not f.url.startswith("file:")]
-    audited = audit_versions([(f.name, f.version) for f in indexed], work)
+    audited = audit_versions([(f.name, f.version) for f in indexed], work, service=_vulnerability_service())
     click.echo(f"  {audited.detail}", err=True)
     others = [f.name for f in checked.fetched if f not in indexed]
     if others and indexed:
@@ -243,7 +252,8 @@ def audit(as_json: bool) -> int:
     lock_path = hermes_home() / LOCK_FILE
     packages = read_lock(lock_path)
     with tempfile.TemporaryDirectory(prefix="hermes-audit-") as folder:
-        audited = audit_versions([(p.name, p.version) for p in packages if p.index], Path(folder))
+        audited = audit_versions([(p.name, p.version) for p in packages if p.index], Path(folder),
+                                 service=_vulnerability_service())
     rows: list[dict[str, Any]] = []
     for package in packages:
         dist = find_dist(package.name, package.environment)

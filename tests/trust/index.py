@@ -1,6 +1,7 @@
 """A package index on loopback that serves PEP 740 provenance: PEP 691's JSON simple API at
 API version 1.3, each file's `provenance` URL (or null), the files and the provenance objects, as
-PyPI serves them. pip installs from it; `hermes plugins install` looks the provenance up there."""
+PyPI serves them. pip installs from it; `hermes plugins install` looks the provenance up there.
+Beside it, an OSV query API (`POST /v1/query`, as api.osv.dev answers) with the advisories given."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ class Index:
         self.base = base
         self.projects: dict[str, list[dict[str, object]]] = {}
         self.blobs: dict[str, tuple[bytes, str]] = {}
+        self.advisories: dict[str, list[dict[str, object]]] = {}  # OSV records by package name
+
+    @property
+    def osv_url(self) -> str:
+        return f"{self.base}/v1/query"
 
     @property
     def url(self) -> str:
@@ -54,6 +60,14 @@ def serve_index() -> Iterator[Index]:
                 self._send(*index.blobs[path])
             else:
                 self.send_error(404)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            query = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            if self.path != "/v1/query":
+                self.send_error(404)
+                return
+            vulns = index.advisories.get(query["package"]["name"], [])
+            self._send(json.dumps({"vulns": vulns} if vulns else {}).encode(), "application/json")
 
         def _send(self, body: bytes, kind: str) -> None:
             self.send_response(200)
