@@ -278,8 +278,8 @@ def audit(as_json: bool) -> int:
             click.echo(f"  differs: {line}")
         for finding in row["findings"]:
             if finding["level"] != "note":
-                click.echo(f"  {finding['level']:5}  {finding['file']}:{finding['line']}  {finding['rule']}: "
-                           f"{finding['why']}")
+                where = f"{finding['file']}:{finding['line']}" if finding["line"] else finding["file"]
+                click.echo(f"  {finding['level']:5}  {where}  {finding['rule']}: {finding['why']}")
     if rows and not as_json:
         click.echo(audited.detail)
         click.echo("not checked again: provenance (PEP 740; verified at install, its publisher pinned in plugins.lock)")

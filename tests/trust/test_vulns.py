@@ -51,3 +51,17 @@ def test_a_local_file_is_not_checked_for_vulnerabilities_and_it_says_so(
     wheel = write_wheel(wheelhouse, "hermes-dice", DICE)
     result = hermes_env("plugins", "install", "--yes", str(wheel))
     assert "  known vulnerabilities not checked: no distribution from an index" in result.stderr.splitlines()
+
+
+def test_audit_finds_a_vulnerability_published_after_the_install(
+        home: Path, hermes_env: Hermes, index: Index, tmp_path: Path) -> None:
+    write_config(home, f"plugins:\n  vulnerability_service: {index.osv_url}\n")
+    index.add(write_wheel(tmp_path / "w", "hermes-dice", DICE), "hermes-dice")
+    hermes_env("plugins", "install", "--yes", "hermes-dice", **from_index(index))
+    assert hermes_env("plugins", "audit", **from_index(index)).stdout.splitlines()[:2] == [
+        "ok hermes-dice 1.0", f"no known vulnerabilities in 1 distribution(s) (pip-audit, OSV at {index.osv_url})"]
+    index.advisories["hermes-dice"] = [ADVISORY]  # published since
+    lines = hermes_env("plugins", "audit", **from_index(index), check=1).stdout.splitlines()
+    assert lines[:3] == ["FAIL hermes-dice 1.0",
+                         "  ask    hermes-dice 1.0  known-vulnerability: CVE-2026-40112 (GHSA-hd1c-e7q2-9vx5): fixed in 1.1",
+                         "known vulnerabilities: 1 in 1 distribution(s) (pip-audit)"]
