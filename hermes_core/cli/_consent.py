@@ -101,8 +101,8 @@ def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[
         elif capability not in CAPABILITY_REGISTRY:
             click.echo(f"  asks for {capability}: not a capability hermes-core knows; not granted", err=True)
         elif capability in pending:
-            said = (f"declined on {consent['granted_at']}; not asked again while it asks for the same"
-                    if answered and consent else "not granted")
+            said = (f"not granted; you answered about these same capabilities on {consent['granted_at']}, so it is "
+                    "not asked again" if answered and consent else "not granted")
             click.echo(f"  asks for {capability}: {CAPABILITY_REGISTRY[capability].description} ({said})", err=True)
     to_ask = [] if answered else pending
     if yes:

@@ -76,7 +76,8 @@ def test_the_grant_is_stored_with_its_hash_and_an_update_adding_a_capability_is_
     release(wheelhouse, "1.3", ["llm.model_override", "tools.override"])
     same = answer(hermes_pty("plugins", "install", "--upgrade", "hermes-search-swap"),
                   ("Install hermes-search-swap 1.3 (1 file(s))?", "y"), ("Enable search-swap?", "y"))
-    assert "(declined on " in same and "not asked again while it asks for the same)" in same
+    assert "(not granted; you answered about these same capabilities on " in same
+    assert ", so it is not asked again)" in same
     assert "Grant " not in same
 
     # a set that changes again is asked about again, and a yes grants what was asked
