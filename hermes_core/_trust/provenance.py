@@ -68,18 +68,23 @@ def _get(url: str, accept: str) -> bytes | None:
         raise
 
 
-def attested(item: Fetched, where: Sequence[str]) -> Attested:
+def attested(item: Fetched, where: Sequence[str], unreachable: dict[str, str] | None = None) -> Attested:
     """The provenance of the downloaded `item`, looked up on the indexes `where` (PEP 691's
-    `provenance` field, or PyPI's integrity API) and verified."""
+    `provenance` field, or PyPI's integrity API) and verified. An index that cannot be read is
+    added to `unreachable` (with why) and not tried again for the next files."""
     from .names import canonical
 
     if item.source is not None or item.url is None or item.url.startswith("file:"):
         return Attested("none", "no provenance: " + ("built here" if item.source else "a local file"))
+    failed = unreachable if unreachable is not None else {}
     for index in where:
         try:
+            if index in failed:
+                raise OSError(failed[index])
             page = _get(f"{index}/{canonical(item.name)}/", SIMPLE_JSON)
             files = json.loads(page).get("files", []) if page else []
         except (OSError, ValueError) as exc:
+            failed[index] = str(exc)
             return Attested("unchecked", f"provenance not checked: {index} could not be read ({exc})")
         entry = next((f for f in files if isinstance(f, dict) and f.get("filename") == item.path.name), None)
         if entry is None:

@@ -23,9 +23,9 @@ def provenance_gate(fetched: Sequence[Any], locked: Sequence[Any], accept: Seque
     where = indexes(python) if any(f.url and not f.url.startswith("file:") for f in fetched) else []
     pinned = {canonical(p.name): p for p in locked}
     accepted = {canonical(name) for name in accept}
-    found, refused = {}, []
+    found, refused, unreachable = {}, [], dict[str, str]()
     for item in fetched:
-        result = found[item.path.name] = attested(item, where)
+        result = found[item.path.name] = attested(item, where, unreachable)
         click.echo(f"  {item.name} {item.version}: {result.detail}", err=True)
         before = pinned.get(canonical(item.name))
         problem = judge(item.name, item.version, result, before.publishers if before else None,
