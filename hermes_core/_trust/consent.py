@@ -3,20 +3,34 @@ ships (Hermes' ids: `tools.override`, `llm.model_override`, ...), in memory: not
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from .scan import members
 
-__all__ = ["declared_capabilities", "llm_users"]
+__all__ = ["capabilities_in", "capability_set_hash", "declared_capabilities", "llm_users"]
+
+
+def capability_set_hash(capabilities: Iterable[str]) -> str:
+    """The sha256 of a set of capability ids (order and repeats do not count), as Hermes takes it:
+    the ids sorted, one a line. Stored with a consent, it says which set the user answered about."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(set(capabilities))).encode("utf-8")).hexdigest()
 
 
 def declared_capabilities(wheel: Path) -> dict[str, list[str]]:
     """Each plugin.yaml's `capabilities:` in `wheel`, by the folder it is in (`hermes_foo`)."""
+    return capabilities_in(members(wheel))
+
+
+def capabilities_in(files: Iterable[tuple[str, bytes]]) -> dict[str, list[str]]:
+    """Each plugin.yaml's `capabilities:` among `files` ((path, bytes) each), by the folder it is in."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     found: dict[str, list[str]] = {}
-    for name, data in members(wheel):
+    for name, data in files:
         parts = name.split("/")
         if parts[-1] not in ("plugin.yaml", "plugin.yml") or len(parts) < 2 or parts[0].endswith((".dist-info",
                                                                                                   ".data")):

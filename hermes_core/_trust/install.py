@@ -5,7 +5,7 @@ naming the one whose hash differs) and `lock_entries` (what to record once insta
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -14,6 +14,7 @@ import attrs
 from .fetch import Fetched, FetchError, Source, fetch, findings_of, index_of, run_pip, sha256_of, upload_time
 from .findings import Finding, verdict
 from .lock import LockedFile, LockedPackage, LockError
+from .provenance import Attested
 from .verify import find_dist, record_sha256
 
 __all__ = ["Checked", "check", "check_locked", "install_files", "lock_entries"]
@@ -113,14 +114,16 @@ def install_files(fetched: Sequence[Fetched], work: Path, *, python: Path | None
             "install " + " ".join(f.path.name for f in fetched), python)
 
 
-def lock_entries(fetched: Sequence[Fetched], *, environment: str | None = None,
-                 online: bool = True) -> list[LockedPackage]:
-    """What plugins.lock records of `fetched`, now installed (the sha256 of each one's RECORD taken now)."""
+def lock_entries(fetched: Sequence[Fetched], *, environment: str | None = None, online: bool = True,
+                 provenance: Mapping[str, Attested] | None = None) -> list[LockedPackage]:
+    """What plugins.lock records of `fetched`, now installed (the sha256 of each one's RECORD taken now),
+    with the publishers `provenance` (by file name) verified; where it says nothing, what the lock had stays."""
     entries = []
     for item in fetched:
         dist = find_dist(item.name, environment)
         record = record_sha256(dist) if dist is not None else None
-        index = index_of(item.url)
+        found = (provenance or {}).get(item.path.name)
+        index = index_of(item.url) or (found.index if found else None)
         files: tuple[LockedFile, ...]
         vcs = None
         if item.source is not None:
@@ -130,7 +133,9 @@ def lock_entries(fetched: Sequence[Fetched], *, environment: str | None = None,
             when = upload_time(index, item.name, item.path.name) if index and online else None
             files = (LockedFile(item.path.name, item.sha256, "wheel", None if local else item.url,
                                 str(_local_path(item)) if local else None, when),)
-        entries.append(LockedPackage(item.name, item.version, files, index, vcs, item.requested, record, environment))
+        publishers = None if found is None or found.status == "unchecked" else found.publishers
+        entries.append(LockedPackage(item.name, item.version, files, index, vcs, item.requested, record, environment,
+                                     publishers))
     return entries
 
 

@@ -6,7 +6,7 @@ for it, the sha256 of its installed RECORD, the environment of an isolated insta
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class LockedPackage:
     requested: bool = False
     record_sha256: str | None = None
     environment: str | None = None
+    # PEP 751's attestation-identities: the publishers its verified provenance names; None: not looked at
+    publishers: tuple[Mapping[str, str], ...] | None = None
 
 
 def _s(value: str) -> str:
@@ -70,6 +72,8 @@ def dumps(packages: Iterable[LockedPackage]) -> str:
             out += ["[packages.vcs]", 'type = "git"', f"url = {_s(p.vcs[0])}", f"commit-id = {_s(p.vcs[1])}", ""]
         for f in p.files:
             out += [*(["[[packages.wheels]]"] if f.kind == "wheel" else ["[packages.sdist]"]), *_file_lines(f), ""]
+        for publisher in p.publishers or ():
+            out += ["[[packages.attestation-identities]]", *(f"{k} = {_s(v)}" for k, v in publisher.items()), ""]
         out += ["[packages.tool.hermes-core]", f"requested = {'true' if p.requested else 'false'}"]
         out += [f"record-sha256 = {_s(p.record_sha256)}"] if p.record_sha256 else []
         out += [f"environment = {_s(p.environment)}"] if p.environment else []
@@ -123,7 +127,8 @@ def read_lock(path: Path) -> list[LockedPackage]:
             tool = raw.get("tool", {}).get("hermes-core", {})
             packages.append(LockedPackage(raw["name"], raw["version"], tuple(files), raw.get("index"), vcs,
                                           bool(tool.get("requested")), tool.get("record-sha256"),
-                                          tool.get("environment")))
+                                          tool.get("environment"),
+                                          tuple(dict(i) for i in raw.get("attestation-identities", ()))))
     except (KeyError, TypeError) as exc:
         raise LockError(f"{path} lacks {exc} in a package: restore it, or delete it and install again") from None
     return packages
@@ -142,8 +147,10 @@ def merge(old: Iterable[LockedPackage], new: Iterable[LockedPackage]) -> list[Lo
         before = merged.get(canonical(p.name))
         known = {(f.name, f.sha256): f for f in before.files} if before else {}
         files = tuple(_kept(f, known[(f.name, f.sha256)]) if (f.name, f.sha256) in known else f for f in p.files)
-        merged[canonical(p.name)] = attrs.evolve(p, files=files, index=p.index or (before.index if before else None),
-                                                 requested=p.requested or bool(before and before.requested))
+        merged[canonical(p.name)] = attrs.evolve(
+            p, files=files, index=p.index or (before.index if before else None),
+            requested=p.requested or bool(before and before.requested),
+            publishers=p.publishers if p.publishers is not None or before is None else before.publishers)
     return list(merged.values())
 
 

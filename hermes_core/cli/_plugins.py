@@ -260,7 +260,11 @@ def _provided(found: Discovery, distribution: str) -> list[PluginSpec]:
               help="Do not ask: install when plugins.install_policy accepts what the checks found (docs/trust.md).")
 @click.option("--locked", is_flag=True,
               help="Install exactly the files $HERMES_HOME/plugins.lock pins (all, or those of PACKAGES), or refuse.")
-def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool, yes: bool, locked: bool) -> None:
+@click.option("--accept-publisher", "accept", multiple=True, metavar="NAME",
+              help="Install NAME although its provenance is not what plugins.lock pins (another publisher, none) "
+                   "or does not verify, and pin what it has now (docs/trust.md).")
+def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool, yes: bool, locked: bool,
+            accept: tuple[str, ...]) -> None:
     """Download PACKAGES (names, wheel or sdist paths, git URLs) and their dependencies without
     installing them, check them, show what was found, ask, then install exactly the checked files
     into the environment hermes runs in (or, with --isolated, one of their own), record them in
@@ -268,7 +272,8 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     import importlib
 
     from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
-    from ._trust import asks_of, checked_install, consent_to_enable
+    from ._consent import asks_of, consent_to_enable
+    from ._trust import checked_install
 
     if not packages and not locked:
         raise click.UsageError("give the PACKAGES to install, or --locked to install what plugins.lock pins")
@@ -283,7 +288,8 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
         problem = target_problem(user)
         if problem:
             raise PipError(problem)
-    names, declared = checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+    names, declared = checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked,
+                                      accept=accept)
     importlib.invalidate_caches()  # discovery, next, must see what pip just wrote
     for target in packages if not locked else ():
         name = _requirement_name(target)

@@ -12,7 +12,7 @@ import click
 from .._errors import HermesError
 from .._paths import hermes_home
 
-__all__ = ["COMMANDS", "TrustError", "asks_of", "checked_install", "consent_to_enable"]
+__all__ = ["COMMANDS", "TrustError", "checked_install"]
 
 
 class TrustError(HermesError):
@@ -66,6 +66,13 @@ def _guarddog_mode() -> str:
     return load_config().read(PLUGINS_GUARDDOG)
 
 
+def _vulnerability_service() -> str:
+    from .._config.file import load_config
+    from ..config_keys import PLUGINS_VULNERABILITY_SERVICE
+
+    return load_config().read(PLUGINS_VULNERABILITY_SERVICE)
+
+
 def _ask_build(yes: bool) -> Any:
     def check_source(spec: str, where: Path, kind: str) -> bool:
         from .._trust.scan import scan_dist, scan_tree
@@ -84,13 +91,14 @@ def _ask_build(yes: bool) -> Any:
 
 
 def checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                    locked: bool) -> tuple[list[str], dict[str, list[str]]]:
+                    locked: bool, accept: tuple[str, ...] = ()) -> tuple[list[str], dict[str, list[str]]]:
     """Download, check, show, ask, install exactly the checked files, lock them; the names installed,
     and the capabilities their plugin.yaml files ask for, by package folder."""
     from .._trust.fetch import FetchError
 
     try:
-        return _checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked)
+        return _checked_install(packages, python=python, user=user, upgrade=upgrade, yes=yes, locked=locked,
+                                accept=accept)
     except FetchError as exc:
         if exc.output:
             click.echo(exc.output, err=True)
@@ -98,7 +106,7 @@ def checked_install(packages: tuple[str, ...], *, python: Path | None, user: boo
 
 
 def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bool, upgrade: bool, yes: bool,
-                     locked: bool) -> tuple[list[str], dict[str, list[str]]]:
+                     locked: bool, accept: tuple[str, ...]) -> tuple[list[str], dict[str, list[str]]]:
     from .._trust.install import check, check_locked, install_files, lock_entries
     from .._trust.lock import LOCK_FILE, changes, merge, read_lock, write_lock
     from .._trust.names import canonical
@@ -126,13 +134,31 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             for line in changes(read_lock(lock_path), [(f.name, f.version, f.sha256, f.requested)
                                                        for f in checked.fetched if f.source is None]):
                 click.echo(f"  {line}", err=True)
+        if not locked:  # and against what is installed: files, dependencies, capabilities
+            from .._trust.changes import update_changes
+
+            for item in checked.fetched:
+                for line in update_changes(item.name, item.path, environment):
+                    click.echo(f"  {line}", err=True)
+        provenance = None
+        if locked and checked.fetched:
+            click.echo("  provenance: not looked up again (--locked installs the files by the sha256 plugins.lock "
+                       "pins)", err=True)
+        elif checked.fetched:
+            from ._provenance import provenance_gate
+
+            provenance, refusal = provenance_gate(checked.fetched, read_lock(lock_path), accept, python)
+            if refusal:
+                raise TrustError(refusal)
         if checked.fetched:
+            checked = _with_vulnerabilities(checked, work)
             requested = [f"{f.name} {f.version}" for f in checked.fetched if f.requested] or ["dependencies"]
             _decide(checked.verdict, yes, ", ".join(requested) + f" ({len(checked.fetched)} file(s))")
             install_files(checked.fetched, work, python=python, user=user, upgrade=upgrade or locked)
-            entries = lock_entries(checked.fetched, environment=environment, online=not locked)
+            entries = lock_entries(checked.fetched, environment=environment, online=not locked, provenance=provenance)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
         from .._trust.consent import declared_capabilities, llm_users
+        from ._consent import LLM_USE
 
         declared = {folder: ids for f in checked.fetched if f.requested
                     for folder, ids in declared_capabilities(f.path).items()}
@@ -140,6 +166,24 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             for package in llm_users(item.path) if item.requested else ():
                 declared.setdefault(package, []).append(LLM_USE)
         return [f.name for f in checked.fetched if f.requested], declared
+
+
+def _with_vulnerabilities(checked: Any, work: Path) -> Any:
+    """`checked` with a finding that asks for each known vulnerability pip-audit reports in the
+    distributions that came from an index; what it could not check is said to be not checked."""
+    import attrs
+
+    from .._trust.vulns import audit_versions
+
+    indexed = [f for f in checked.fetched if f.source is None and f.url and not f.url.startswith("file:")]
+    audited = audit_versions([(f.name, f.version) for f in indexed], work, service=_vulnerability_service())
+    click.echo(f"  {audited.detail}", err=True)
+    others = [f.name for f in checked.fetched if f not in indexed]
+    if others and indexed:
+        click.echo(f"  known vulnerabilities not checked for {', '.join(others)}: not from an index", err=True)
+    for finding in audited.findings:
+        click.echo(f"  {finding.text()}", err=True)
+    return attrs.evolve(checked, findings=checked.findings + audited.findings)
 
 
 def verify(as_json: bool) -> int:
@@ -192,105 +236,6 @@ def scan(paths: tuple[Path, ...], as_json: bool) -> int:
     return 1 if any(row["verdict"] != "ok" for row in rows) else 0
 
 
-LLM_USE = "ctx.llm"  # not a capability to grant: shown, since the model calls it makes cost money
-
-# What a hook lets a plugin do to every conversation, said when it registers one.
-HOOK_REACH = {"pre_tool_call": "can block or change any tool call", "post_tool_call": "sees every tool call and result",
-              "transform_tool_result": "can change any tool's result", "pre_llm_call": "sees every prompt",
-              "post_llm_call": "sees every answer", "transform_llm_output": "can change every answer",
-              "pre_command": "sees every slash command", "pre_gateway_dispatch": "sees every platform message"}
-
-
-def dry_run(spec: Any, python: Path | None) -> list[str]:
-    """What the plugin `spec` registers, from its `register()` run in a process of its own (never
-    in this one; no LLM keys in its environment), one line per kind; the failure when it fails."""
-    from .._config.file import load_config
-    from .._standins.isolated import ChildProcess
-
-    child = ChildProcess(spec, home=hermes_home(), config=load_config().section(),
-                         python=str(python) if python is not None else None)
-    try:
-        loaded = child.start()
-    except HermesError as exc:
-        return [f"its register() could not be run in a process of its own: {exc}"]
-    finally:
-        child.close()
-    if loaded["status"] != "ok":
-        return [f"its register() failed in a process of its own: {loaded['failure']}"]
-    lines = []
-    for kind, names in sorted(loaded["registered"].items()):
-        shown = [f"{name} ({HOOK_REACH[name]})" if kind == "hooks" and name in HOOK_REACH else str(name)
-                 for name in dict.fromkeys(names)]
-        lines.append(f"{kind.replace('_', ' ')}: {', '.join(shown)}")
-    return lines or ["registers nothing"]
-
-
-def asks_of(declared: dict[str, list[str]], spec: Any) -> list[str]:
-    """What the plugin `spec` asks for: its package folder's plugin.yaml capabilities, and `ctx.llm`
-    when its top-level package uses it."""
-    module = (spec.entry_point or "").split(":")[0]
-    folder, top = module.replace(".", "/"), module.split(".")[0]
-    asked = list(declared.get(folder, []))
-    return asked + [LLM_USE] if LLM_USE in declared.get(top, []) and LLM_USE not in asked else asked
-
-
-def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[str]) -> bool:
-    """Show what `spec` will be able to do (its dry run, the capabilities its plugin.yaml asks for),
-    ask whether to enable it, then whether to grant what it asks for that is not granted yet.
-    `--yes` enables it and grants nothing: a capability is granted only by an answer."""
-    from .._config.file import load_config
-    from .._ctx.grants import CAPABILITY_REGISTRY, granted
-
-    click.echo(f"{spec.id} will be able to (from a dry run of its register() in a process of its own):", err=True)
-    for line in dry_run(spec, python):
-        click.echo(f"  {line}", err=True)
-    config = load_config()
-    asked = [c for c in dict.fromkeys(declared) if c in CAPABILITY_REGISTRY and not granted(config, spec.id, c)]
-    for capability in dict.fromkeys(declared):
-        if capability == LLM_USE:
-            click.echo(f"  uses ctx.llm: it calls the model, which costs money (plugins.entries.{spec.id}.llm_budget "
-                       "caps it)", err=True)
-        elif capability not in CAPABILITY_REGISTRY:
-            click.echo(f"  asks for {capability}: not a capability hermes-core knows; not granted", err=True)
-        elif capability in asked:
-            click.echo(f"  asks for {capability}: {CAPABILITY_REGISTRY[capability].description} (not granted)",
-                       err=True)
-    if yes:
-        if asked:
-            click.echo(f"  --yes grants no capability: answer at a terminal, or add {', '.join(asked)} to "
-                       f"plugins.entries.{spec.id}.granted_capabilities", err=True)
-        return True
-    if not _answer(f"Enable {spec.id}?"):
-        return False
-    if asked and _answer(f"Grant {', '.join(asked)} to {spec.id}?"):
-        _grant(spec.id, asked)
-        click.echo(f"granted {', '.join(asked)} to {spec.id}")
-    return True
-
-
-def _answer(question: str) -> bool:
-    try:
-        answer: bool | None = click.confirm(question, default=False, err=True)
-    except click.Abort:
-        answer = None
-    if not sys.stdin.isatty():
-        click.echo({True: "y", False: "n", None: "(no answer)"}[answer], err=True)
-    return bool(answer)
-
-
-def _grant(plugin_id: str, capabilities: list[str]) -> None:
-    """Add `capabilities` to plugins.entries.<id>.granted_capabilities in config.yaml."""
-    from .._config.file import edit_config
-
-    def mutate(doc: Any) -> bool:
-        entry = doc.setdefault("plugins", {}).setdefault("entries", {}).setdefault(plugin_id, {})
-        listed = entry.setdefault("granted_capabilities", [])
-        listed.extend(c for c in capabilities if c not in listed)
-        return True
-
-    edit_config(mutate)
-
-
 def audit(as_json: bool) -> int:
     """Re-run the checks on what plugins.lock says is installed: verify each distribution, and scan
     its files as they are on disk now; 1 when anything differs, or a finding asks or blocks."""
@@ -299,15 +244,27 @@ def audit(as_json: bool) -> int:
     from .._trust.scan import scan_installed
     from .._trust.verify import find_dist, problems
 
+    import tempfile
+
+    from .._trust.names import canonical
+    from .._trust.vulns import audit_versions
+
     lock_path = hermes_home() / LOCK_FILE
+    packages = read_lock(lock_path)
+    with tempfile.TemporaryDirectory(prefix="hermes-audit-") as folder:
+        audited = audit_versions([(p.name, p.version) for p in packages if p.index], Path(folder),
+                                 service=_vulnerability_service())
     rows: list[dict[str, Any]] = []
-    for package in read_lock(lock_path):
+    for package in packages:
         dist = find_dist(package.name, package.environment)
         files = [(str(f), Path(str(f.locate()))) for f in (dist.files or [])] if dist is not None else []
-        findings = scan_installed(files, package.name)
+        findings = scan_installed(files, package.name) + [f for f in audited.findings
+                                                          if canonical(f.dist) == canonical(package.name)]
+        checked_vulns = audited.status == "checked" and package.index
         rows.append({"name": package.name, "version": package.version, "problems": list(problems(package)),
                      "verdict": verdict(findings), "findings": [f.as_dict() for f in findings],
-                     "not_checked": ["provenance (PEP 740)", "known vulnerabilities"]})
+                     "not_checked": ["provenance (PEP 740) again"] + ([] if checked_vulns else
+                                                                       ["known vulnerabilities"])})
     if as_json:
         import json
 
@@ -321,10 +278,11 @@ def audit(as_json: bool) -> int:
             click.echo(f"  differs: {line}")
         for finding in row["findings"]:
             if finding["level"] != "note":
-                click.echo(f"  {finding['level']:5}  {finding['file']}:{finding['line']}  {finding['rule']}: "
-                           f"{finding['why']}")
+                where = f"{finding['file']}:{finding['line']}" if finding["line"] else finding["file"]
+                click.echo(f"  {finding['level']:5}  {where}  {finding['rule']}: {finding['why']}")
     if rows and not as_json:
-        click.echo("not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)")
+        click.echo(audited.detail)
+        click.echo("not checked again: provenance (PEP 740; verified at install, its publisher pinned in plugins.lock)")
     return 1 if any(row["problems"] or row["verdict"] != "ok" for row in rows) else 0
 
 

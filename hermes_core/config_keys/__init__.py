@@ -60,6 +60,10 @@ PLUGINS_INSTALL_POLICY = Key("plugins.install_policy", "safe or caution", _one_o
                              "what `plugins install --yes` accepts: safe (nothing asks) or caution (asks too)")
 PLUGINS_GUARDDOG = Key("plugins.guarddog", "off, note or ask", _one_of("off", "note", "ask"), "note",
                        "GuardDog's findings at install, when installed: notes, ask (its suspicious labels), off")
+PLUGINS_VULNERABILITY_SERVICE = Key(
+    "plugins.vulnerability_service", TEXT, _text, "pypi",
+    "where `plugins install|audit` look known vulnerabilities up (pip-audit): pypi, or an OSV query API's URL "
+    "(https://api.osv.dev/v1/query)")
 PLUGIN_ENTRIES = Key("plugins.entries", MAPPING, _mapping, _EMPTY, "per-plugin settings and grants, by plugin id")
 PLUGIN_SETTINGS = Key("plugins.entries.*.settings", MAPPING, _mapping, _EMPTY,
                       "the plugin's own settings (its ctx.config), read-only to it", free=True)
@@ -69,6 +73,10 @@ PLUGIN_GRANTED_CAPABILITIES: Key[list[str]] = Key(
     "plugins.entries.*.granted_capabilities", NAMES, _names, [],
     "capabilities granted to the plugin by Hermes' ids (tools.override, llm.provider_override, llm.model_override, "
     "llm.agent_id_override, llm.profile_override, ...): each counts as its allow_* flag")
+PLUGIN_CAPABILITIES_CONSENT = Key(
+    "plugins.entries.*.capabilities_consent", MAPPING, _mapping, _EMPTY,
+    "written by `hermes plugins install`: the sha256 of the capability set the user answered about, and when",
+    free=True)
 PLUGIN_LAZY = Key("plugins.entries.*.lazy", FLAG, _flag, True,
                   "false: the plugin is imported at every start even where plugins.lazy holds")
 PLUGIN_ISOLATION = Key("plugins.entries.*.isolation", "process or none", _one_of("process", "none"), "none",
@@ -346,8 +354,8 @@ MEMORY_PER_CALLER = Key("memory.per_caller", FLAG, _flag, True,
 
 KEYS: tuple[Key[Any], ...] = (
     PLUGINS_ENABLED, PLUGINS_DISABLED, HOOK_CALLBACK_TIMEOUT, TOOLS_TIMEOUT, TOOL_TIMEOUT, COMMANDS_TIMEOUT,
-    PLUGINS_LAZY, PLUGINS_INSTALL_POLICY, PLUGINS_GUARDDOG, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
-    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_GRANTED_CAPABILITIES, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
+    PLUGINS_LAZY, PLUGINS_INSTALL_POLICY, PLUGINS_GUARDDOG, PLUGINS_VULNERABILITY_SERVICE, PLUGIN_ENTRIES, PLUGIN_SETTINGS, PLUGIN_LAZY, PLUGIN_ISOLATION, PLUGIN_MEMORY_MB, PLUGIN_PYTHON,
+    PLUGIN_ALLOW_TOOL_OVERRIDE, PLUGIN_GRANTED_CAPABILITIES, PLUGIN_CAPABILITIES_CONSENT, PLUGIN_LLM, LLM_ALLOW_PROVIDER_OVERRIDE, LLM_ALLOWED_PROVIDERS,
     LLM_ALLOW_MODEL_OVERRIDE, LLM_ALLOWED_MODELS, LLM_ALLOW_AGENT_ID_OVERRIDE, LLM_ALLOW_PROFILE_OVERRIDE,
     *MODEL_ROUTE, MODEL_FALLBACK, MODEL_PRICING, MODEL_CONTEXT_LENGTH, MODEL_TIMEOUT,
     MODEL_TOOL_CHOICE, MODEL_NULL_TOOL_CALL_CONTENT, MODEL_STREAM,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, make_venv
+from tests.helpers import ROOT, Screen, make_venv
+from tests.trust.index import Index, serve_index
 
 Hermes = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -53,3 +54,47 @@ def hermes_env(home: Path, python: Path, wheelhouse: Path) -> Hermes:
 def site_packages(python: Path) -> Path:
     return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
+
+
+@pytest.fixture
+def hermes_pty(home: Path, python: Path, wheelhouse: Path) -> Iterator[Callable[..., Screen]]:
+    """`hermes ARGS` on a pseudo-terminal (its stdin a terminal, as a person's), in the test's venv, pip offline."""
+    screens: list[Screen] = []
+
+    def start(*args: str) -> Screen:
+        screen = _PtyScreen([str(python), "-c", "from hermes_core.cli import main; main()", *args],
+                            pip_env(wheelhouse) | {"HERMES_HOME": str(home)})
+        screens.append(screen)
+        return screen
+
+    yield start
+    for screen in screens:
+        screen.close()
+
+
+class _PtyScreen(Screen):
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        import pty
+
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(argv[0], argv, env | {"TERM": "xterm"})
+        self.shown = ""
+        self.seen = 0
+
+
+@pytest.fixture
+def index() -> Iterator[Index]:
+    """A package index on loopback (tests/trust/index.py)."""
+    with serve_index() as served:
+        yield served
+
+
+def from_index(index: Index) -> dict[str, str]:
+    """pip on the loopback `index`; anything else on the network unreachable (an HTTP proxy that
+    refuses), so that a vulnerability service cannot be reached either."""
+    return {"PIP_NO_INDEX": "false", "PIP_INDEX_URL": index.url, "HTTPS_PROXY": UNREACHABLE,
+            "HTTP_PROXY": UNREACHABLE, "NO_PROXY": "127.0.0.1,localhost"}
+
+
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused

@@ -155,11 +155,17 @@ def test_an_update_says_what_changed_against_the_lock(home: Path, hermes_env: He
     units_plugin(wheelhouse)
     hermes_env("plugins", "install", "--yes", "hermes-units-tool")
     write_wheel(wheelhouse, "hermes-units-extra", {"hermes_units_extra/__init__.py": "X = 1\n"}, entry_points={})
-    write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL}, version="1.1",
-                entry_points={"units": "hermes_units_tool"}, requires=("hermes-units>=2", "hermes-units-extra"))
+    write_wheel(wheelhouse, "hermes-units-tool", {"hermes_units_tool/__init__.py": TOOL + "\nVERSION = '1.1'\n",
+                                                  "hermes_units_tool/plugin.yaml": "capabilities: [llm.model_override]\n"},
+                version="1.1", entry_points={"units": "hermes_units_tool"},
+                requires=("hermes-units>=2", "hermes-units-extra"))
     result = hermes_env("plugins", "install", "--yes", "--upgrade", "hermes-units-tool")
     assert "  update hermes-units-tool 1.0 -> 1.1" in result.stderr.splitlines()
     assert "  new dependency hermes-units-extra 1.0" in result.stderr.splitlines()
+    assert "  hermes-units-tool files: 1 changed (hermes_units_tool/__init__.py); 1 added (hermes_units_tool/plugin.yaml)" \
+        in result.stderr.splitlines()
+    assert "  hermes-units-tool now requires hermes-units-extra" in result.stderr.splitlines()
+    assert "  hermes-units-tool asks for more capabilities: llm.model_override" in result.stderr.splitlines()
     assert 'version = "1.1"' in (home / "plugins.lock").read_text()
 
 
@@ -194,7 +200,8 @@ def test_audit_rescans_what_is_on_disk_now(home: Path, hermes_env: Hermes, wheel
     hermes_env("plugins", "install", "--yes", "hermes-units-tool")
     assert hermes_env("plugins", "audit").stdout.splitlines() == [
         "ok hermes-units 2.0", "ok hermes-units-tool 1.0",
-        "not checked: provenance (PEP 740 attestations) and known vulnerabilities (docs/trust.md)"]
+        "known vulnerabilities not checked: no distribution from an index",
+        "not checked again: provenance (PEP 740; verified at install, its publisher pinned in plugins.lock)"]
     module = site_packages(python) / "hermes_units_tool" / "__init__.py"
     module.write_text(module.read_text() + "import base64\nexec(base64.b64decode('cHJpbnQoMSk='))\n")
     lines = hermes_env("plugins", "audit", check=1).stdout.splitlines()
