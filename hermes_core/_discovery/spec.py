@@ -16,7 +16,7 @@ from .._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from .manifest import EMPTY
 
 __all__ = [
-    "BUILTIN_DISTRIBUTION", "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "ENTRY_POINT_GROUPS",
+    "BUILTIN_DISTRIBUTION", "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "EXCLUSIVE_KINDS", "ENTRY_POINT_GROUPS",
     "KIND_SOURCES", "MEMORY_ENTRY_POINT_GROUP", "NAMESPACE", "PROJECT_PLUGINS_FLAG", "SOURCES", "Discovery",
     "PluginSpec", "Skipped", "bare_module_name",
 ]
@@ -40,6 +40,11 @@ BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
 # Where a plugin's kind comes from; only "source" (Hermes' text rule) is a guess.
 KIND_SOURCES = ("default", "manifest", "category", "group", "source")
+# The slot kinds of a folder plugin that Hermes reads as `exclusive` when only its source says so
+# (no `kind` in its manifest, `kind: exclusive`, or no manifest, and its `__init__.py` mentions
+# `register_memory_provider` / `MemoryProvider`): Hermes' general manager never loads such a
+# plugin, its memory loader does, by the folder's name, when `memory.provider` names it.
+EXCLUSIVE_KINDS = frozenset({"memory"})
 
 
 class Skipped(NamedTuple):
@@ -99,6 +104,30 @@ class PluginSpec(NamedTuple):
         return self.kind_source == "source"
 
     @property
+    def exclusive(self) -> str | None:
+        """The slot of a folder plugin Hermes reads as `exclusive` (`EXCLUSIVE_KINDS`): loaded only when
+        that slot selects it, never through `plugins.enabled`; None for any other plugin."""
+        if self.kind in EXCLUSIVE_KINDS and self.kind_guessed and self.path is not None:
+            return self.kind
+        return None
+
+    @property
+    def selection_name(self) -> str:
+        """The name its slot selects it by without importing it: a folder plugin's folder name (as
+        Hermes' memory loader finds `plugins/<name>`), else the last part of its id."""
+        return self.path.name if self.path is not None else self.id.rpartition("/")[2]
+
+    def selecting_setting(self, slots: Iterable[SlotDecl] = BUILTIN_SLOTS) -> str:
+        """The config line that loads an exclusive plugin (`memory.provider: NAME`), "" for any other."""
+        key = next((slot.config_key for slot in slots if slot.name == self.exclusive), None)
+        return f"{key}: {self.selection_name}" if key else ""
+
+    def selected_by(self, name: str) -> bool:
+        """Whether a slot setting of `name` names this plugin: its id, manifest name, the last
+        part of its id, or its folder's name."""
+        return name in (self.id, self.name, self.id.rpartition("/")[2], self.selection_name)
+
+    @property
     def host_problem(self) -> str:
         """"needs the Hermes Agent host (...)" when that is known before the plugin is imported."""
         if self.hermes_imports:
@@ -137,8 +166,9 @@ class PluginSpec(NamedTuple):
 
         `plugins.disabled` always wins; built-ins load unless disabled; a plugin whose kind
         is a slot loads when that slot selects it (an entry point in `hermes_agent.plugins` is
-        standalone whatever its source says, so it is opt-in, as in Hermes); everything else is
-        opt-in through `plugins.enabled` (by id or manifest name).
+        standalone whatever its source says, so it is opt-in, as in Hermes), and only then when
+        Hermes reads it as `exclusive` (`exclusive`); everything else is opt-in through
+        `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
         disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
@@ -149,8 +179,11 @@ class PluginSpec(NamedTuple):
         for slot in slots:
             if slot.name == self.kind:
                 selected = config.get(slot.config_key)
-                if isinstance(selected, str) and selected.strip() in names | {self.id.rpartition("/")[2]}:
+                if isinstance(selected, str) and self.selected_by(selected.strip()):
                     return True, f"selected by {slot.config_key}"
+                if self.exclusive:
+                    return False, (f"an exclusive {slot.name} provider (as Hermes reads its source): loaded only "
+                                   f"when {slot.config_key} selects it ({self.selecting_setting(slots)})")
         enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
         if names.intersection(enabled):
             return True, "enabled in plugins.enabled"
