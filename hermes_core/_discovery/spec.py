@@ -16,7 +16,7 @@ from .._slots.declarations import BUILTIN_SLOTS, SlotDecl
 from .manifest import EMPTY
 
 __all__ = [
-    "BUILTIN_DISTRIBUTION", "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "EXCLUSIVE_KINDS", "ENTRY_POINT_GROUPS",
+    "BUILTIN_DISTRIBUTION", "CONTEXT_ENGINE_ENTRY_POINT_GROUP", "ENTRY_POINT_GROUP", "ENTRY_POINT_GROUPS",
     "KIND_SOURCES", "MEMORY_ENTRY_POINT_GROUP", "NAMESPACE", "PROJECT_PLUGINS_FLAG", "SOURCES", "Discovery",
     "PluginSpec", "Skipped", "bare_module_name",
 ]
@@ -40,11 +40,6 @@ BUILTIN_DISTRIBUTION = "hermes-core"
 PROJECT_PLUGINS_FLAG = "HERMES_ENABLE_PROJECT_PLUGINS"
 # Where a plugin's kind comes from; only "source" (Hermes' text rule) is a guess.
 KIND_SOURCES = ("default", "manifest", "category", "group", "source")
-# The slot kinds of a folder plugin that Hermes reads as `exclusive` when only its source says so
-# (no `kind` in its manifest, `kind: exclusive`, or no manifest, and its `__init__.py` mentions
-# `register_memory_provider` / `MemoryProvider`): Hermes' general manager never loads such a
-# plugin, its memory loader does, by the folder's name, when `memory.provider` names it.
-EXCLUSIVE_KINDS = frozenset({"memory"})
 
 
 class Skipped(NamedTuple):
@@ -89,6 +84,9 @@ class PluginSpec(NamedTuple):
     isolation: str = ""  # the manifest's hint (plugins.entries.<id>.isolation wins)
     python: str = ""  # the interpreter of the environment it is installed in, when not hermes' own
     portable: bool = False  # a Portable Agent Plugins v1 package (plugin.json): no Python, its skills loaded
+    # the slot of a folder plugin Hermes reads as `exclusive` (`source_scan.exclusive_from_source`): loaded
+    # only when that slot selects it, never through `plugins.enabled`; "" for any other plugin
+    exclusive: str = ""
 
     @property
     def origin(self) -> str:
@@ -102,14 +100,6 @@ class PluginSpec(NamedTuple):
     def kind_guessed(self) -> bool:
         """Whether `kind` is Hermes' reading of the source (a hint), not declared by the plugin."""
         return self.kind_source == "source"
-
-    @property
-    def exclusive(self) -> str | None:
-        """The slot of a folder plugin Hermes reads as `exclusive` (`EXCLUSIVE_KINDS`): loaded only when
-        that slot selects it, never through `plugins.enabled`; None for any other plugin."""
-        if self.kind in EXCLUSIVE_KINDS and self.kind_guessed and self.path is not None:
-            return self.kind
-        return None
 
     @property
     def selection_name(self) -> str:
@@ -166,9 +156,11 @@ class PluginSpec(NamedTuple):
 
         `plugins.disabled` always wins; built-ins load unless disabled; a plugin whose kind
         is a slot loads when that slot selects it (an entry point in `hermes_agent.plugins` is
-        standalone whatever its source says, so it is opt-in, as in Hermes), and only then when
-        Hermes reads it as `exclusive` (`exclusive`); everything else is opt-in through
-        `plugins.enabled` (by id or manifest name).
+        standalone whatever its source says, so it is opt-in, as in Hermes); one Hermes reads as
+        `exclusive` is not loaded through `plugins.enabled` while its slot selects no plugin's provider
+        (unset, or the default), as Hermes' general manager never loads it (when the slot names some
+        provider, an enabled one loads: that may be its provider's own name, known once it is loaded);
+        everything else is opt-in through `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
         disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
@@ -181,7 +173,7 @@ class PluginSpec(NamedTuple):
                 selected = config.get(slot.config_key)
                 if isinstance(selected, str) and self.selected_by(selected.strip()):
                     return True, f"selected by {slot.config_key}"
-                if self.exclusive:
+                if self.exclusive and (not isinstance(selected, str) or selected.strip() in ("", slot.default)):
                     return False, (f"an exclusive {slot.name} provider (as Hermes reads its source): loaded only "
                                    f"when {slot.config_key} selects it ({self.selecting_setting(slots)})")
         enabled: list[str] = config.read(keys.PLUGINS_ENABLED)

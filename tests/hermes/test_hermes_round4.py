@@ -116,14 +116,23 @@ def test_selecting_it_by_its_folder_loads_and_uses_it(home: Path, llm_server: Sc
     assert notes == [{"user": "What is my cat called?", "assistant": "Miso, of course."}]
 
 
-def test_a_manifestless_or_kind_exclusive_memory_folder_is_exclusive_too(home: Path) -> None:
+# Another published way to reach the registrar: only when the context has it.
+PROBING = EXCLUSIVE.replace("    ctx.register_memory_provider(Jotter())", '''    register_memory_provider = getattr(ctx, "register_memory_provider", None)
+    if callable(register_memory_provider):
+        register_memory_provider(Jotter())''')
+
+
+def test_a_manifestless_probing_or_kind_exclusive_memory_folder_is_exclusive_too(home: Path) -> None:
     make_folder_plugin(home / "plugins", "loose", EXCLUSIVE, None)
+    make_folder_plugin(home / "plugins", "probing", PROBING, "name: probing\n")
     make_folder_plugin(home / "plugins", "declared", EXCLUSIVE, "name: declared\nkind: exclusive\n")
     make_folder_plugin(home / "plugins", "opted_out", EXCLUSIVE, "name: opted_out\nkind: standalone\n")
-    write_config(home, "plugins:\n  enabled: [loose, declared, opted_out]\n")
+    write_config(home, "plugins:\n  enabled: [loose, probing, declared, opted_out]\n")
     rows = {p["id"]: p for p in hermes_json("plugins", "doctor")["plugins"]}
-    assert rows["loose"]["status"] == rows["declared"]["status"] == "exclusive"
+    assert rows["loose"]["status"] == rows["probing"]["status"] == rows["declared"]["status"] == "exclusive"
     assert rows["opted_out"]["status"] == "ok"  # a declared kind is the author's word, as in Hermes
+    write_config(home, "memory:\n  provider: probing\n")
+    assert hermes_json("plugins", "doctor")["slots"]["memory"] == "jotter"
 
 
 # An external-process provider as published ones are: its own client through `create_client`,
