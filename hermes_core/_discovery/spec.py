@@ -204,6 +204,14 @@ class Discovery(NamedTuple):
     def ids(self) -> list[str]:
         return [spec.id for spec in self.plugins]
 
+    def standing_by(self, config: Config) -> list[PluginSpec]:
+        """The plugins in `plugins.enabled` (and not disabled) that are Hermes' `exclusive` and not loaded
+        by `config` (`PluginSpec.enablement`): what `hermes plugins doctor` shows waiting to be selected."""
+        enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
+        disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
+        return [spec for spec in self.plugins if spec.exclusive and {spec.id, spec.name} & set(enabled)
+                and not {spec.id, spec.name} & set(disabled) and not spec.enablement(config)[0]]
+
 NAMESPACE = "hermes_plugins"
 
 
