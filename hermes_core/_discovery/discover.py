@@ -61,6 +61,11 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
     error = None if init.is_file() else f"{folder}: no __init__.py; a folder plugin is a Python package"
     kind, kind_source = _kind(category_kind, manifest.kind, init if error is None else None)
     plugin_id = plugin_id if category else manifest.name
+    exclusive = ""
+    if kind_source == "source":
+        from .source_scan import exclusive_from_source
+
+        exclusive = exclusive_from_source(init, kind)
     return spec(
         id=plugin_id,
         name=manifest.name,
@@ -76,6 +81,7 @@ def _folder_spec(folder: Path, source: str, kinds: frozenset[str], category: str
         error=error,
         hermes_imports=() if error else _folder_imports(folder, plugin_id),
         isolation=manifest.isolation,
+        exclusive=exclusive,
     )
 
 
@@ -113,7 +119,7 @@ def _manifestless_spec(folder: Path, source: str, slots: frozenset[str]) -> Plug
     """A folder without `plugin.yaml`: a plugin when Hermes' memory or context-engine loader would
     take it (its `__init__.py` mentions that contract; id and name are the folder's name), else
     skipped, saying why."""
-    from .source_scan import kind_from_source
+    from .source_scan import exclusive_from_source, kind_from_source
 
     init = folder / "__init__.py"
     kind = kind_from_source(init) if init.is_file() else None
@@ -121,7 +127,7 @@ def _manifestless_spec(folder: Path, source: str, slots: frozenset[str]) -> Plug
     if kind is not None and valid_plugin_name(folder.name):
         return PluginSpec(
             id=folder.name, name=folder.name, source=source, kind=kind, kind_source="source", path=folder,
-            hermes_imports=_folder_imports(folder, folder.name),
+            hermes_imports=_folder_imports(folder, folder.name), exclusive=exclusive_from_source(init, kind),
         )
     if kind is not None:
         why = "its name is not a valid plugin id (rename the folder: letters, digits, '_', '.', '-')"

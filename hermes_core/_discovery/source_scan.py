@@ -30,7 +30,8 @@ from .._hermes.host import HERMES_TOP_LEVEL, needs_hermes
 if TYPE_CHECKING:
     import ast  # imported where it is used: only a file worth parsing (`_may_matter`) pays for it
 
-__all__ = ["SOURCE_KINDS", "hermes_imports", "kind_from_source", "module_origin"]
+__all__ = ["EXCLUSIVE_MARKERS", "SOURCE_KINDS", "exclusive_from_source", "hermes_imports", "kind_from_source",
+           "module_origin"]
 
 # The first match wins (a folder that mentions both is a memory provider, as for Hermes' manifests).
 SOURCE_KINDS = (
@@ -56,6 +57,30 @@ def kind_from_source(init: Path | None) -> str | None:
         if any(marker in head for marker in markers):
             return kind
     return None
+
+
+# What makes a folder whose kind is read from its source Hermes' `exclusive` provider of a slot: its
+# code reaches the slot's registrar on its ctx (`ctx.register_memory_provider(...)`, or through
+# `getattr(ctx, "register_memory_provider")`), in the first 8 KB as Hermes reads them. Hermes'
+# manifest reader also takes a bare `MemoryProvider` mention (its trap, oh-my-hermes #922: a tool
+# plugin that names the class in passing loses its tools); such a plugin, and one implementing
+# hermes-core's own `register_memory_provider` hook (`def register_memory_provider(ctx)`), stays a
+# hint here, loaded through `plugins.enabled` with all it registers.
+EXCLUSIVE_MARKERS = {"memory": "register_memory_provider"}
+_HOOK_DEFINITION = re.compile(r"\bdef\s+register_memory_provider\b")
+
+
+def exclusive_from_source(init: Path | None, kind: str) -> str:
+    """`kind` when the first 8 KB of `init` call its slot's registrar (`EXCLUSIVE_MARKERS`), else ""."""
+    marker = EXCLUSIVE_MARKERS.get(kind)
+    if marker is None or init is None:
+        return ""
+    try:
+        with open(init, "rb") as handle:
+            head = handle.read(_HEAD).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return kind if marker in _HOOK_DEFINITION.sub("", head) else ""
 
 
 def module_origin(name: str, near: str | None = None) -> tuple[Path, Path | None] | None:

@@ -84,6 +84,9 @@ class PluginSpec(NamedTuple):
     isolation: str = ""  # the manifest's hint (plugins.entries.<id>.isolation wins)
     python: str = ""  # the interpreter of the environment it is installed in, when not hermes' own
     portable: bool = False  # a Portable Agent Plugins v1 package (plugin.json): no Python, its skills loaded
+    # the slot of a folder plugin Hermes reads as `exclusive` (`source_scan.exclusive_from_source`): loaded
+    # only when that slot selects it, never through `plugins.enabled`; "" for any other plugin
+    exclusive: str = ""
 
     @property
     def origin(self) -> str:
@@ -97,6 +100,22 @@ class PluginSpec(NamedTuple):
     def kind_guessed(self) -> bool:
         """Whether `kind` is Hermes' reading of the source (a hint), not declared by the plugin."""
         return self.kind_source == "source"
+
+    @property
+    def selection_name(self) -> str:
+        """The name its slot selects it by without importing it: a folder plugin's folder name (as
+        Hermes' memory loader finds `plugins/<name>`), else the last part of its id."""
+        return self.path.name if self.path is not None else self.id.rpartition("/")[2]
+
+    def selecting_setting(self, slots: Iterable[SlotDecl] = BUILTIN_SLOTS) -> str:
+        """The config line that loads an exclusive plugin (`memory.provider: NAME`), "" for any other."""
+        key = next((slot.config_key for slot in slots if slot.name == self.exclusive), None)
+        return f"{key}: {self.selection_name}" if key else ""
+
+    def selected_by(self, name: str) -> bool:
+        """Whether a slot setting of `name` names this plugin: its id, manifest name, the last
+        part of its id, or its folder's name."""
+        return name in (self.id, self.name, self.id.rpartition("/")[2], self.selection_name)
 
     @property
     def host_problem(self) -> str:
@@ -137,8 +156,11 @@ class PluginSpec(NamedTuple):
 
         `plugins.disabled` always wins; built-ins load unless disabled; a plugin whose kind
         is a slot loads when that slot selects it (an entry point in `hermes_agent.plugins` is
-        standalone whatever its source says, so it is opt-in, as in Hermes); everything else is
-        opt-in through `plugins.enabled` (by id or manifest name).
+        standalone whatever its source says, so it is opt-in, as in Hermes); one Hermes reads as
+        `exclusive` is not loaded through `plugins.enabled` while its slot selects no plugin's provider
+        (unset, or the default), as Hermes' general manager never loads it (when the slot names some
+        provider, an enabled one loads: that may be its provider's own name, known once it is loaded);
+        everything else is opt-in through `plugins.enabled` (by id or manifest name).
         """
         names = {self.id, self.name}
         disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
@@ -149,8 +171,11 @@ class PluginSpec(NamedTuple):
         for slot in slots:
             if slot.name == self.kind:
                 selected = config.get(slot.config_key)
-                if isinstance(selected, str) and selected.strip() in names | {self.id.rpartition("/")[2]}:
+                if isinstance(selected, str) and self.selected_by(selected.strip()):
                     return True, f"selected by {slot.config_key}"
+                if self.exclusive and (not isinstance(selected, str) or selected.strip() in ("", slot.default)):
+                    return False, (f"an exclusive {slot.name} provider (as Hermes reads its source): loaded only "
+                                   f"when {slot.config_key} selects it ({self.selecting_setting(slots)})")
         enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
         if names.intersection(enabled):
             return True, "enabled in plugins.enabled"
@@ -178,6 +203,14 @@ class Discovery(NamedTuple):
     @property
     def ids(self) -> list[str]:
         return [spec.id for spec in self.plugins]
+
+    def standing_by(self, config: Config) -> list[PluginSpec]:
+        """The plugins in `plugins.enabled` (and not disabled) that are Hermes' `exclusive` and not loaded
+        by `config` (`PluginSpec.enablement`): what `hermes plugins doctor` shows waiting to be selected."""
+        enabled: list[str] = config.read(keys.PLUGINS_ENABLED)
+        disabled: list[str] = config.read(keys.PLUGINS_DISABLED)
+        return [spec for spec in self.plugins if spec.exclusive and {spec.id, spec.name} & set(enabled)
+                and not {spec.id, spec.name} & set(disabled) and not spec.enablement(config)[0]]
 
 NAMESPACE = "hermes_plugins"
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._config.config import Config
+from .._discovery.spec import PluginSpec
 from .._errors import HermesError
 from .._slots.registry import SlotRegistry
 from .record import PluginRecord
@@ -91,7 +92,22 @@ def loader_report(loader: Loader, config: Config, known_problems: list[str],
     loader.standins.activate_all()
     records = list(loader.records.values())
     lazy = {record.id for record in records if loader.standins.would_defer(record)}
-    return build_report(records, loader.slots, config, known_problems, fired_hooks, loader.home, lazy)
+    report = build_report(records, loader.slots, config, known_problems, fired_hooks, loader.home, lazy)
+    for spec in loader.standing_by:
+        report.plugins.append(standing_by_row(spec))
+        report.warnings.append(
+            f"plugin {spec.id!r} is in plugins.enabled, but it is an exclusive {spec.exclusive} provider (as Hermes "
+            f"reads its source): it is loaded only when selected; set {spec.selecting_setting(loader.slots.declared)}")
+    return report
+
+
+def standing_by_row(spec: PluginSpec) -> dict[str, Any]:
+    """The doctor's row for an enabled plugin Hermes reads as `exclusive` that its slot does not select: not
+    imported (status `exclusive`), its `registered.providers` the `<slot>:<name>` that selects it, known from
+    its folder as Hermes' memory loader knows it."""
+    return {"id": spec.id, "status": "exclusive", "error": None,
+            "registered": {"providers": [f"{spec.exclusive}:{spec.selection_name}"]}, "import_ms": 0.0,
+            "hermes_names": [], "unfired_hooks": None, "lazy": False, "isolated": False}
 
 
 def build_report(

@@ -166,6 +166,7 @@ class Loader:
         self._state_url: StateUrl | None = None  # the home's state.url, read on the first ctx.state
         self._state_url_read = False
         self.standins = standins(self)
+        self.standing_by: list[PluginSpec] = []  # Discovery.standing_by
 
     # -- loading and unloading -----------------------------------------------------------
 
@@ -235,6 +236,7 @@ class Loader:
                          f"(discovered: {', '.join(sorted(discovery.ids)) or 'none'})"
                          for name in config.read(key) if name not in known]
         self.sync(discovery.plugins, lambda spec: spec.enablement(config, self.slots.declared)[0], retry=retry)
+        self.standing_by = [spec for spec in discovery.standing_by(config) if spec.id not in self.records]
         return problems
 
     def add(self, plugin: Any, plugin_id: str, *, builtin: bool = False) -> PluginRecord:

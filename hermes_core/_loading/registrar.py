@@ -112,7 +112,9 @@ class Registrar:
     def add_provider(self, slot: str, provider: Any, name: str | None) -> None:
         slots = self._loader.slots
         try:
-            undo = slots.add(slot, provider, self._record.id, name=name, builtin=self._record.spec.source == "builtin")
+            spec = self._record.spec
+            undo = slots.add(slot, provider, self._record.id, name=name, builtin=spec.source == "builtin",
+                             folder=spec.path.name if spec.path is not None else None)
         except ProviderConflictError as exc:
             log.warning("%s", exc)
             self._record.problems.append(str(exc))

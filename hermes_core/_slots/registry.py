@@ -58,6 +58,8 @@ class SlotProvider:
     builtin: bool = attrs.field(default=False, kw_only=True)
     # a class accepted by its shape: the class with the slot's base behind it, which sessions get
     adapted: type | None = attrs.field(default=None, kw_only=True, repr=False)
+    # the folder its plugin was found in, when it is a folder plugin (the slot selects it by that name too)
+    folder: str | None = attrs.field(default=None, kw_only=True)
     # whether the uncopyable registered instance is lent to a session (see new_instance)
     _lease: _Lease = attrs.field(factory=lambda: _Lease(), init=False, eq=False, repr=False)
 
@@ -242,7 +244,8 @@ class SlotRegistry:
         return tuple(self._decls.values())
 
     def add(
-        self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None, builtin: bool = False
+        self, slot: str, provider: Any, plugin_id: str | None = None, *, name: str | None = None, builtin: bool = False,
+        folder: str | None = None,
     ) -> Undo:
         """Register `provider` in `slot`; returns the function that undoes it.
 
@@ -252,7 +255,7 @@ class SlotRegistry:
         conformed = conform(provider, decl, plugin_id)
         adapted = conformed if conformed is not provider else None  # only ever a class: instances adapt in place
         entry = SlotProvider(slot, provider_name(conformed, name, decl, plugin_id), provider, plugin_id,
-                             builtin=builtin, adapted=adapted)
+                             builtin=builtin, adapted=adapted, folder=folder)
         with self._lock:
             existing = self._providers[slot].get(entry.name)
             if existing is not None:
@@ -291,11 +294,11 @@ class SlotRegistry:
         return None
 
     def _by_plugin(self, slot: str, name: str) -> SlotProvider | None:
-        """The one provider of `slot` that plugin `name` (its id, or the id's last part) registered:
-        Hermes selects a memory provider by its plugin's name (`memory.provider: local_memory`
-        picks the folder `plugins/local_memory`, whatever its provider calls itself)."""
+        """The one provider of `slot` that plugin `name` (its id, the id's last part, or its folder's
+        name) registered: Hermes selects a memory provider by its plugin's folder (`memory.provider:
+        local_memory` picks the folder `plugins/local_memory`, whatever its provider calls itself)."""
         mine = [p for p in self._providers[slot].values()
-                if p.plugin_id is not None and name in (p.plugin_id, p.plugin_id.rpartition("/")[2])]
+                if p.plugin_id is not None and name in (p.plugin_id, p.plugin_id.rpartition("/")[2], p.folder)]
         return mine[0] if len(mine) == 1 else None
 
     def create(self, slot: str, config: Config) -> Any:

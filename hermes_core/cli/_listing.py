@@ -49,9 +49,9 @@ def active_slots(found: Discovery, config: Config) -> dict[str, str]:
             continue
         selected = selected.strip()
         for spec in found.plugins:
-            names = {spec.id, spec.name, spec.id.rpartition("/")[2]} if spec.kind == slot.name else set()
-            names.update(spec.provides.get("engines", ()), spec.provides.get("providers", ()))
-            if selected in names and spec.id not in active and spec.enablement(config)[0]:
+            names = set(spec.provides.get("engines", ())) | set(spec.provides.get("providers", ()))
+            if (selected in names or (spec.kind == slot.name and spec.selected_by(selected))) \
+                    and spec.id not in active and spec.enablement(config)[0]:
                 active[spec.id] = slot.name
                 break
     return active

@@ -46,6 +46,24 @@ def _value(field: dict[str, Any], given: dict[str, str]) -> Any:
     return default
 
 
+def _selecting(name: str) -> Any:
+    """A plugin manager with the exclusive memory plugin `name` selected, when there is one (Hermes'
+    setup loads a memory provider by name whether `memory.provider` selects it or not); else None."""
+    from .._config.config import Config
+    from .._config.file import load_config
+    from .._discovery.discover import discover
+    from .._manager import PluginManager
+
+    home = hermes_home()
+    spec = next((s for s in discover(home=home).plugins if s.exclusive == "memory" and s.selected_by(name)), None)
+    if spec is None:
+        return None
+    current = load_config(home)
+    data = dict(current.section())
+    data["memory"] = {**current.section("memory"), "provider": spec.selection_name}
+    return PluginManager(home=home, config=Config(data, current.path)).load()
+
+
 @click.command("config")
 @click.argument("name")
 @click.option("--set", "values", multiple=True, metavar="KEY=VALUE", help="A value (else asked, else its default).")
@@ -54,8 +72,8 @@ def config(ctx: click.Context, name: str, values: tuple[str, ...]) -> None:
     """Set a memory provider's settings (its config schema, saved by its save_config), or a
     plugin's own (--set KEY=VALUE into plugins.entries.<id>.settings)."""
     given = _pairs(values)
-    plugins = manager(ctx)
-    entry = next((e for e in plugins.slots.providers("memory") if name in (e.name, e.plugin_id)), None)
+    plugins = _selecting(name) or manager(ctx)
+    entry = next((e for e in plugins.slots.providers("memory") if name in (e.name, e.plugin_id, e.folder)), None)
     if entry is None:
         if not any(record.id == name for record in plugins.records):
             known = ", ".join(sorted(e.name for e in plugins.slots.providers("memory"))) or "none"

@@ -148,6 +148,9 @@ def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
     spec = _find(found, plugin_id)
     changed = _set_membership(spec.id, add_to, remove_from)
     click.echo(f"{add_to} {spec.id}" if changed else f"{spec.id} was already {add_to}")
+    if spec.exclusive and add_to == "enabled":  # Hermes' `exclusive`: the slot's setting loads it, not this
+        click.echo(f"note: {spec.id} is an exclusive {spec.exclusive} provider (as Hermes reads its source); it is "
+                   f"loaded when selected, by {spec.selecting_setting()} in config.yaml")
 
 
 @plugins.command()

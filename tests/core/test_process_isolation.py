@@ -175,7 +175,7 @@ class Notes(MemoryProvider):
 
 def register(ctx):
     ctx.register_memory_provider(Notes())
-''', "name: notes\n")
+''', "name: notes\nkind: memory\n")  # declared, as hermes-core's plugins do (no kind would be Hermes' exclusive)
     write_config(home, "plugins:\n  enabled: [notes]\n  entries:\n    notes: {isolation: process}\n")
     record = PluginManager(home=home).load().record("notes")
     assert record.status == "failed"

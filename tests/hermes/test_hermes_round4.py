@@ -37,36 +37,102 @@ def test_a_plugin_reads_an_integer_context_length_at_register_time(home: Path) -
     assert hermes("tools", "call", "window", "{}").stdout.strip() == "32000"  # the operator's
 
 
-# A folder memory provider with a manifest that declares no kind: Hermes' heuristic reads it as
-# `exclusive` (its memory loader's); `memory.provider` naming its folder loads it, enabled or not.
+# A folder memory provider as published ones are (copied into $HERMES_HOME/plugins by their
+# installer): a manifest that declares no kind, and an `__init__.py` whose `register` calls
+# `ctx.register_memory_provider`. Hermes' heuristic reads it as `exclusive`: its general manager
+# never loads it (not even from plugins.enabled), its memory loader does when `memory.provider`
+# names the folder. The folder, the manifest and the provider have three different names here, as
+# they often do in published ones.
 EXCLUSIVE = '''
+import json
 import os
+from pathlib import Path
+
 from agent.memory_provider import MemoryProvider
+
+NOTES = Path(os.environ["HERMES_HOME"]) / "jotter-notes.jsonl"
+
 
 class Jotter(MemoryProvider):
     @property
     def name(self):
         return "jotter"
+
     def is_available(self):
         return True
+
     def initialize(self, session_id, **kwargs):
-        pass
+        self._session = session_id
+
     def get_tool_schemas(self):
         return []
 
+    def system_prompt_block(self):
+        return "Jotter keeps notes of this conversation."
+
+    def prefetch(self, query, *, session_id=""):
+        return "Noted earlier: the user's cat is called Miso." if "cat" in query else ""
+
+    def sync_turn(self, user_content, assistant_content, *, session_id=""):
+        with NOTES.open("a") as out:
+            out.write(json.dumps({"user": user_content, "assistant": assistant_content}) + "\\n")
+
+
 def register(ctx):
+    with (Path(os.environ["HERMES_HOME"]) / "jotter-imported").open("a") as out:
+        out.write("x")
     ctx.register_memory_provider(Jotter())
 '''
 
 
-def test_a_memory_provider_without_a_kind_is_selected_by_its_folder(home: Path) -> None:
-    make_folder_plugin(home / "plugins", "jotter", EXCLUSIVE, "name: jotter\nversion: 0.1.0\n")
-    write_config(home, "memory:\n  provider: jotter\n")  # as Hermes' memory loader finds it: not in plugins.enabled
-    listed = next(p for p in hermes_json("plugins", "list") if p["id"] == "jotter")
-    assert (listed["kind"], listed["enabled"]) == ("memory", True)
+def test_an_enabled_memory_provider_without_a_kind_waits_for_memory_provider(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "jot_memory", EXCLUSIVE, "name: jotter-plugin\nversion: 0.1.0\n")
+    assert "memory.provider: jot_memory" in hermes("plugins", "enable", "jotter-plugin").stdout
+    listed = next(p for p in hermes_json("plugins", "list") if p["id"] == "jotter-plugin")
+    assert (listed["kind"], listed["enabled"]) == ("memory", False)
+    assert "loaded only when memory.provider selects it (memory.provider: jot_memory)" in listed["reason"]
     report = hermes_json("plugins", "doctor")
-    assert next(p for p in report["plugins"] if p["id"] == "jotter")["status"] == "ok"
+    row = next(p for p in report["plugins"] if p["id"] == "jotter-plugin")
+    assert row["status"] == "exclusive" and row["registered"] == {"providers": ["memory:jot_memory"]}
+    assert any("exclusive memory provider" in w and "memory.provider: jot_memory" in w for w in report["warnings"])
+    assert report["slots"]["memory"] == "builtin" and not (home / "jotter-imported").exists()  # never imported
+    assert hermes("plugins", "doctor").returncode == 0  # waiting to be selected is nothing wrong
+
+
+def test_selecting_it_by_its_folder_loads_and_uses_it(home: Path, llm_server: ScriptedServer) -> None:
+    make_folder_plugin(home / "plugins", "jot_memory", EXCLUSIVE, "name: jotter-plugin\nversion: 0.1.0\n")
+    llm_config(home, llm_server.url, "memory:\n  provider: jot_memory\n")  # Hermes' way: no plugins.enabled entry
+    listed = next(p for p in hermes_json("plugins", "list") if p["id"] == "jotter-plugin")
+    assert (listed["enabled"], listed["active"]) == (True, "memory")
+    report = hermes_json("plugins", "doctor")
+    row = next(p for p in report["plugins"] if p["id"] == "jotter-plugin")
+    assert row["status"] == "ok" and row["registered"]["providers"] == ["memory:jotter"]
     assert report["slots"]["memory"] == "jotter"
+    llm_server.reply("Miso, of course.")
+    assert hermes("run", "What is my cat called?").stdout.strip() == "Miso, of course."
+    sent = llm_server.requests[0].messages
+    assert "Jotter keeps notes" in sent[0]["content"] and "Miso" in sent[-1]["content"]
+    notes = [json.loads(line) for line in (home / "jotter-notes.jsonl").read_text().splitlines()]
+    assert notes == [{"user": "What is my cat called?", "assistant": "Miso, of course."}]
+
+
+# Another published way to reach the registrar: only when the context has it.
+PROBING = EXCLUSIVE.replace("    ctx.register_memory_provider(Jotter())", '''    register_memory_provider = getattr(ctx, "register_memory_provider", None)
+    if callable(register_memory_provider):
+        register_memory_provider(Jotter())''')
+
+
+def test_a_manifestless_probing_or_kind_exclusive_memory_folder_is_exclusive_too(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "loose", EXCLUSIVE, None)
+    make_folder_plugin(home / "plugins", "probing", PROBING, "name: probing\n")
+    make_folder_plugin(home / "plugins", "declared", EXCLUSIVE, "name: declared\nkind: exclusive\n")
+    make_folder_plugin(home / "plugins", "opted_out", EXCLUSIVE, "name: opted_out\nkind: standalone\n")
+    write_config(home, "plugins:\n  enabled: [loose, probing, declared, opted_out]\n")
+    rows = {p["id"]: p for p in hermes_json("plugins", "doctor")["plugins"]}
+    assert rows["loose"]["status"] == rows["probing"]["status"] == rows["declared"]["status"] == "exclusive"
+    assert rows["opted_out"]["status"] == "ok"  # a declared kind is the author's word, as in Hermes
+    write_config(home, "memory:\n  provider: probing\n")
+    assert hermes_json("plugins", "doctor")["slots"]["memory"] == "jotter"
 
 
 # An external-process provider as published ones are: its own client through `create_client`,
