@@ -118,32 +118,30 @@ def test_a_plugin_waiting_on_its_own_model_call_is_stopped_with_the_turn_not_fai
         assert len(llm_server.requests) == 2
 
 
-def test_a_request_on_the_process_client_is_broken_off_in_the_turns_own_thread(llm_server: ScriptedServer) -> None:
-    """The process's own HTTP client (every model request but a provider's own client): the turn's
-    thread sends the request and waits in the read itself, no second thread; a stop shuts that
-    connection down and the request ends as `Cancelled` at once, not as a connection error."""
-    import openai
+def test_a_turn_waits_for_its_model_in_its_own_thread_and_a_stop_breaks_that_wait(
+        home: Path, llm_server: ScriptedServer) -> None:
+    """A model request on the process's own HTTP client (every one but a provider's own client) is
+    sent and waited for by the turn's thread itself, no second thread handed the request: a stop
+    shuts that connection down, and the turn ends as `Cancelled`, not as a connection error."""
+    import sys
 
-    from hermes_core._llm import stoppable, transport
-    from hermes_core._runtime.cancel import cancel_scope
-
-    assert stoppable.install(openai.DefaultHttpxClient())  # the SDK's client is built as this module expects
     llm_server.push(Reply("too late", delay=60))
-    client = transport.sync_client(llm_server.url, None)
-    cancel, outcome, turn_thread = Cancel(), {}, {}
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [memory/builtin]\n")
+    with Agent(PluginManager()) as agent:
+        thread, outcome = in_background(agent, "Take your time.")
+        until(lambda: llm_server.requests)
 
-    def turn() -> None:
-        turn_thread["id"] = threading.get_ident()
-        with cancel_scope(cancel):
-            try:
-                transport.post(client, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, 120)
-            except BaseException as exc:  # noqa: BLE001 - what the request raised is the outcome
-                outcome["raised"] = exc
+        def reads_the_socket() -> bool:
+            frame = sys._current_frames().get(thread.ident or 0)
+            names = []
+            while frame is not None:
+                names.append(frame.f_code.co_filename)
+                frame = frame.f_back
+            return any("httpcore" in name for name in names)
 
-    thread = threading.Thread(target=turn, daemon=True)
-    thread.start()
-    until(lambda: llm_server.requests and turn_thread.get("id") in stoppable._using)  # waits in its own read
-    cancel.set()
-    thread.join(10)
-    assert not thread.is_alive()
-    assert isinstance(outcome.get("raised"), Cancelled), outcome
+        until(reads_the_socket)  # the turn's own thread is in the HTTP read, not waiting on another thread
+        agent.cancel()
+        thread.join(30)
+        assert not thread.is_alive()
+        assert isinstance(outcome.get("raised"), Cancelled), outcome
+        assert len(llm_server.requests) == 1
