@@ -336,14 +336,16 @@ class SessionStore(Store):
                 rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 
-    def usage_by_day(self, since: float) -> list[dict[str, Any]]:
-        """The agent's model usage per UTC day and model from `since` (seconds since the epoch) on:
-        day, model, input and output tokens, cost (None when no price was known), by day then model."""
+    def usage_by_day(self, since: float, until: float = float("inf")) -> list[dict[str, Any]]:
+        """The agent's model usage per UTC day and model from `since` to before `until` (seconds since
+        the epoch): day, model, input and output tokens, cost (None when no price was known), by day
+        then model."""
         day = "CAST(created / 86400 AS INTEGER)" if self.dialect == "sqlite" else "CAST(floor(created / 86400) AS BIGINT)"
         with self._reading() as db:
             rows = [] if db is None else db.execute(
                 f"SELECT {day} AS day, model, sum(input_tokens), sum(output_tokens), sum(cost) FROM usage "
-                "WHERE created >= ? GROUP BY day, model ORDER BY day, model", (since,)).fetchall()
+                "WHERE created >= ? AND created < ? GROUP BY day, model ORDER BY day, model",
+                (since, min(until, 1e18))).fetchall()
         return [{"day": time.strftime("%Y-%m-%d", time.gmtime(int(r[0]) * 86400)), "model": r[1],
                  "input_tokens": int(r[2]), "output_tokens": int(r[3]), "cost": None if r[4] is None else float(r[4])}
                 for r in rows]

@@ -112,7 +112,7 @@ def sessions(data: dict[str, Any]) -> str:
     if query:
         rows = [[f'<a href="/sessions/{quote(h["session_id"], safe="")}">{_e(h["session_id"])}</a>', _e(h["seq"]),
                  _e(h["role"]), _e(" ".join(str(h["snippet"]).split()))] for h in data["hits"]]
-        return search + f"<p>{data['total']} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
+        return search + f"<p>{data['total']:,}{'+' if data.get('more') else ''} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
                                                                       f"nothing found for {query!r}")
     rows = [[f'<a href="/sessions/{quote(s["id"], safe="")}">{_e(s["id"])}</a>', _e(when(s["updated"])),
              _e(s["messages"]), _e(s["input_tokens"] + s["output_tokens"]), _e(s["model"]), _e(s["title"])]
@@ -185,7 +185,9 @@ def usage(data: dict[str, Any]) -> str:
                     f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])] for r in data["by_plugin"]]
     model_rows = [[_e(r["day"]), _e(r["model"]), f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
                    "-" if r["cost"] is None else f"${r['cost']:.4f}"] for r in data["by_model"]]
-    budgets = _table(["plugin", "limit", "used now", "of the cap"],
+    callers = [[_e(r["holder"]), f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])]
+               for r in (*data["by_key"], *data["by_caller"])]
+    budgets = _table(["holder", "limit", "used now", "of the cap"],
                      [[_e(b["plugin"]), _e(f"{name} {v['limit']:g}"), _e(f"{v['used']:g}" if "used" in v else "-"),
                        (f'<span class="{"bad" if v["percent"] >= 90 else "ok"}">{v["percent"]:g}%</span>'
                         if "percent" in v else "-")]
@@ -202,6 +204,12 @@ def usage(data: dict[str, Any]) -> str:
             + _table(["day", "tokens", "cost", "requests"], day_rows, "no ctx.llm calls in this period")
             + f"<h2>By plugin ({shown})</h2>"
             + _table(["plugin", "tokens", "cost", "requests"], plugin_rows, "no ctx.llm calls in this period")
+            + f"<h2>By API key and caller ({data['callers']} caller(s))</h2>"
+            '<p class="muted">The host\'s calls on a named API key count under <code>key:&lt;name&gt;</code>; '
+            "every call of a caller (an API caller's <code>X-Hermes-User</code>, a gateway's sender) under "
+            "<code>caller:&lt;platform&gt;:&lt;user&gt;</code> too, when callers have a budget "
+            "(<code>budgets.caller</code>).</p>"
+            + _table(["holder", "tokens", "cost", "requests"], callers, "no calls on an API key or of a caller")
             + "<h2>Budgets</h2>" + budgets
             + "<h2>Agent tokens per day by model (sessions)</h2>" + _chart(days, model_tokens, "tokens")
             + _table(["day", "model", "input", "output", "cost"], model_rows, "no agent turns in this period"))

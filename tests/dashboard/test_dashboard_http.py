@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core import spending_as
 from hermes_core.testing import Reply, ScriptedServer
+from tests.fleet.conftest import pg_cluster, pg_url  # noqa: F401 - the usage pages on PostgreSQL too
 from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, plugin_ctx, write_config
 from tests.helpers.dashboard import PASSWORD, Browser, DashboardProcess, header, team_login_plugin
 
@@ -262,11 +264,65 @@ def test_usage_per_day_from_the_ledger_with_each_budget(home: Path, llm_server: 
         assert data["by_day"] == [{"day": today, "tokens": 600, "cost_usd": 0.6, "requests": 2}]
         assert data["by_plugin"] == [{"plugin": "probe", "tokens": 600, "cost_usd": 0.6, "requests": 2}]
         assert browser.json("/usage.json?plugin=nobody")[1]["by_day"] == []
-        assert data["budgets"] == [{"plugin": "probe", "limits": {
+        assert data["budgets"] == [{"plugin": "probe", "holder": "probe", "limits": {
             "tokens_per_day": {"limit": 5000.0, "used": 600, "percent": 12.0}}}]
         status, _, text = browser.request("/usage", html=True)
         assert status == 200 and f'data-day="{today}" data-value="600"' in text and "tokens_per_day 5000" in text
         assert "12%" in text
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """None (the home's SQLite files) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL."""
+    if request.param == "sqlite":
+        monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+        return None
+    found = str(request.getfixturevalue("pg_url"))
+    monkeypatch.setenv("HERMES_STATE_URL", found)
+    return found
+
+
+def test_usage_by_api_key_and_caller_counts_each_call_once_in_the_totals(home: Path, llm_server: ScriptedServer,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         state_url: str | None) -> None:
+    llm_config(home, llm_server.url, "  pricing:\n    scripted-model: {input: 1000, output: 1000}\n"
+                                     "plugins:\n  llm_budget: {tokens_per_day: 5000}\n"
+                                     "budgets:\n  caller: {tokens_per_day: 4000}\n  fleet: {tokens_per_day: 9000}\n")
+    for tokens in (50, 400, 200, 100):
+        llm_server.push(Reply("ok", usage={"prompt_tokens": tokens // 2, "completion_tokens": tokens // 2,
+                                           "total_tokens": tokens}))
+    llm = plugin_ctx(home).llm
+    hi = [{"role": "user", "content": "hi"}]
+    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=10)  # a day the dashboard reads once
+    monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", str(long_ago.timestamp()))
+    with spending_as(caller="telegram:bob"):
+        llm.complete(hi, max_tokens=65)
+    monkeypatch.delenv("HERMES_LLM_BUDGET_NOW")
+    with spending_as(caller="api_server:alice"):
+        llm.complete(hi, max_tokens=65)
+        llm.complete(hi, max_tokens=65)
+    with spending_as(caller="telegram:bob"):
+        llm.complete(hi, max_tokens=65)
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        status, data = browser.json("/usage.json")
+        assert status == 200
+        assert data["by_day"] == [{"day": today, "tokens": 700, "cost_usd": 0.7, "requests": 3}]  # not the callers' again
+        assert [(r["plugin"], r["tokens"]) for r in data["by_plugin"]] == [("probe", 700)] and data["plugins"] == 1
+        assert [(r["caller"], r["holder"], r["tokens"], r["requests"]) for r in data["by_caller"]] == [
+            ("api_server:alice", "caller:api_server:alice", 600, 2), ("telegram:bob", "caller:telegram:bob", 100, 1)]
+        assert data["callers"] == 2 and data["by_key"] == []
+        assert {b["holder"] for b in data["budgets"]} == {"probe", "caller:api_server:alice", "caller:telegram:bob"}
+        text = browser.request("/usage", html=True)[2]
+        assert "By API key and caller (2 caller(s))" in text and "caller:api_server:alice" in text
+        for _ in range(2):  # the settled days read once, then kept: the same figures
+            month = browser.json("/usage.json?days=30")[1]
+            assert month["by_day"] == [{"day": long_ago.date().isoformat(), "tokens": 50, "cost_usd": 0.05,
+                                        "requests": 1}, data["by_day"][0]]
+            assert [(r["caller"], r["tokens"]) for r in month["by_caller"]] == [("api_server:alice", 600),
+                                                                                ("telegram:bob", 150)]
 
 
 def test_a_failed_plugin_is_on_the_status_and_plugins_pages_with_why(home: Path) -> None:
