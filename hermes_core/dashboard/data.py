@@ -199,6 +199,12 @@ class Reader:
                  "reason": redact_secrets(str(row.get("reason") or "")), "needs_login": row["state"] == "needs login"}
                 for row in rows]
 
+    def hook_calls(self) -> list[dict[str, Any]]:
+        """The slow and failing hook calls the home kept (`hermes plugins hook-calls`)."""
+        from hermes_core._hooks.kept import kept_hook_calls
+
+        return kept_hook_calls(self.home, 200)
+
     def skills(self) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = self.manager.skill_library("").entries()
         return entries

@@ -16,10 +16,10 @@ from hermes_core import message_text, redact_secrets
 from .data import when
 
 __all__ = ["NAV", "page", "login_page", "status", "plugins", "sessions", "session", "cron", "usage", "keys", "mcp",
-           "skills", "plugin_page"]
+           "skills", "hook_calls", "plugin_page"]
 
 NAV = (("/", "Status"), ("/plugins", "Plugins"), ("/sessions", "Sessions"), ("/cron", "Cron"), ("/usage", "Usage"),
-       ("/keys", "API keys"), ("/mcp", "MCP"), ("/skills", "Skills"))
+       ("/keys", "API keys"), ("/mcp", "MCP"), ("/skills", "Skills"), ("/hooks", "Hook calls"))
 
 
 @lru_cache(maxsize=None)
@@ -230,6 +230,19 @@ def mcp(rows: list[dict[str, Any]]) -> str:
                     (f'<span class="bad">needs login</span>: <code>hermes mcp login {_e(r["name"])}</code>'
                      if r["needs_login"] else _e(r["detail"])), _e(", ".join(r["tools"]) or "-")] for r in rows],
                   "no MCP servers are configured (mcp_servers: in config.yaml)")
+
+
+def hook_calls(rows: list[dict[str, Any]]) -> str:
+    return (_table(["when", "hook", "plugin", "callback", "ms", "outcome", "error"],
+                   [[_e(when(r.get("at"))), _e(r.get("hook")), _e(r.get("plugin")), _e(r.get("callback")),
+                     _e(f"{float(r.get('ms') or 0):,.1f}"),
+                     f'<span class="{"ok" if r.get("outcome") == "slow" else "bad"}">{_e(r.get("outcome"))}</span>',
+                     _e(r.get("error"))] for r in rows],
+                   "no slow or failing hook calls kept")
+            + '<p class="muted">A hook callback that raised, timed out or ran longer than '
+              "<code>HERMES_HOOK_SLOW_MS</code> (250 ms unless set), the newest first, from "
+              "<code>$HERMES_HOME/logs/hook-calls.jsonl</code>; <code>hermes plugins hook-calls</code> shows the "
+              "same.</p>")
 
 
 def skills(rows: list[dict[str, Any]]) -> str:

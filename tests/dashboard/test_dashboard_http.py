@@ -16,7 +16,7 @@ from tests.fleet.conftest import pg_cluster, pg_url  # noqa: F401 - the usage pa
 from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, plugin_ctx, write_config
 from tests.helpers.dashboard import PASSWORD, Browser, DashboardProcess, header, team_login_plugin
 
-PAGES = ["/", "/plugins", "/sessions", "/cron", "/usage", "/keys", "/mcp", "/skills"]
+PAGES = ["/", "/plugins", "/sessions", "/cron", "/usage", "/keys", "/mcp", "/skills", "/hooks"]
 
 
 @pytest.fixture
@@ -375,3 +375,24 @@ def test_an_auth_provider_plugin_loads_in_hosts_without_a_dashboard(home: Path) 
     write_config(home, "plugins:\n  enabled: [team_login]\n")
     report = json.loads(hermes("plugins", "doctor", "--json").stdout)
     assert next(p for p in report["plugins"] if p["id"] == "team_login")["status"] == "ok"
+
+
+def test_the_hook_calls_page_shows_what_hermes_plugins_hook_calls_does(home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    make_folder_plugin(home / "plugins", "guard", "import json\n\ndef explode(tool_name):\n"
+                       "    raise RuntimeError('audit log unavailable')\n\ndef register(ctx):\n"
+                       "    ctx.register_tool('echo', 't', {'name': 'echo', 'parameters': {'type': 'object'}}, "
+                       "lambda args, **kw: json.dumps(args))\n    ctx.register_hook('pre_tool_call', explode)\n",
+                       "name: guard\n")
+    write_config(home, "plugins:\n  enabled: [guard]\n")
+    hermes("tools", "call", "echo", "{}", check=1)  # a pre_tool_call that fails blocks the call
+    listed = json.loads(hermes("plugins", "hook-calls", "--json").stdout)
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        status, rows = browser.json("/hooks.json")
+        assert status == 200 and rows == listed
+        assert [(r["hook"], r["plugin"], r["callback"], r["outcome"]) for r in rows] == [
+            ("pre_tool_call", "guard", "explode", "raised RuntimeError")]
+        text = browser.request("/hooks", html=True)[2]
+        assert "audit log unavailable" in text and "raised RuntimeError" in text
