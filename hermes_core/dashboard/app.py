@@ -32,6 +32,7 @@ from .plugin_pages import PluginPage, plugin_pages
 from .provider import InvalidCodeError, InvalidCredentialsError, ProviderError
 from .registry import AuthProviders
 from .security import Audit, RateLimit, cookie, expired_cookie
+from .token_routes import check_token, token_route
 
 __all__ = ["Dashboard", "DEFAULT_PORT"]
 
@@ -307,6 +308,22 @@ class Gatekeeper:
         if self.gate.public(path):
             await self.app(scope, receive, send)
             return
+        route = token_route(path, method)
+        if route is not None:
+            checked = await asyncio.to_thread(check_token, route, request, self.dashboard.providers.providers())
+            if checked.status is not None:
+                self.dashboard.audit("token refused", who="-", client=_client(request), path=path,
+                                     status=checked.status)
+                await _json({"error": checked.message}, checked.status)(scope, receive, send)
+                return
+            if checked.principal is not None:
+                principal: Any = checked.principal
+                state = scope.setdefault("state", {})
+                state["token_principal"] = principal
+                state["who"] = Who(f"token:{principal.provider}:{principal.principal}", str(principal.principal),
+                                   str(principal.provider))
+                await self.app(scope, receive, send)
+                return
         if self.gate.token is not None and method == "GET" and "token" in request.query_params:
             await self._token_visit(request, scope, receive, send)
             return
@@ -328,7 +345,7 @@ class Gatekeeper:
                              "send the session token (X-Hermes-Session-Token) that `hermes dashboard` printed"},
                             401)(scope, receive, send)
             return
-        if method in CHANGING and not self.gate.csrf_ok(who, request.headers.get("x-csrf-token")):
+        if method in CHANGING and not self.gate.csrf_ok(who, request.headers.get("x-csrf-token"), request.headers):
             self.dashboard.audit("csrf refused", who=who.identity, client=_client(request), path=path)
             await _json({"error": "the CSRF token is missing or wrong; reload the page and try again"},
                         403)(scope, receive, send)

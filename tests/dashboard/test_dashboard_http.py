@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+from typing import Any
 import subprocess
 from pathlib import Path
 
@@ -396,3 +398,38 @@ def test_the_hook_calls_page_shows_what_hermes_plugins_hook_calls_does(home: Pat
             ("pre_tool_call", "guard", "explode", "raised RuntimeError")]
         text = browser.request("/hooks", html=True)[2]
         assert "audit log unavailable" in text and "raised RuntimeError" in text
+
+
+def test_a_token_route_lets_a_service_in_by_bearer_token_with_its_scope(gated: Browser) -> None:
+    path = "/api/plugins/team_login/ingest"
+
+    def post(token: str | None) -> tuple[int, Any]:
+        return gated.json(path, method="POST", body={"n": 1},
+                          headers={"Authorization": f"Bearer {token}"} if token else {})
+
+    assert post("svc-ingest-token") == (200, {"principal": "svc-ingest", "scopes": ["ingest"], "got": {"n": 1}})
+    assert post(None)[0] == 401 and post("not-a-token")[0] == 401
+    status, answer = post("svc-read-token")  # a token of another scope
+    assert status == 403 and "ingest" in answer["error"]
+    assert gated.json(path, method="GET")[0] == 401  # not a token route for GET: the gate's login
+    assert gated.json("/api/plugins/team_login/echo", method="POST", body={},
+                      headers={"Authorization": "Bearer svc-ingest-token"})[0] == 401  # nor another path
+    log_in(gated)
+    assert post(None)[0] == 401  # a login is no token (no allow_session_fallback)
+    audit = (Path(os.environ["HERMES_HOME"]) / "logs" / "dashboard.log").read_text(encoding="utf-8")
+    assert "token refused" in audit and "svc-ingest-token" not in audit
+
+
+def test_on_loopback_a_hermes_page_s_session_token_header_stands_for_the_csrf_token(home: Path) -> None:
+    team_login_plugin(home)
+    write_config(home, "plugins:\n  enabled: [team_login]\n")
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        echo = "/api/plugins/team_login/echo"
+        assert browser.json(echo, method="POST", body={"a": 1}, headers={"X-Hermes-Session-Token": process.token}) \
+            == (200, {"got": {"a": 1}})
+        assert browser.json(echo, method="POST", body={"a": 1}, headers={"X-Hermes-Session-Token": "wrong"})[0] == 401
+        browser.request(f"/?token={process.token}")  # the cookie
+        # a Hermes page's script that had no token to send: the cookie lets it in, and a change needs the CSRF token
+        assert browser.json("/api/plugins/team_login/hello", headers={"X-Hermes-Session-Token": "undefined"})[0] == 200
+        assert browser.json(echo, method="POST", body={}, headers={"X-Hermes-Session-Token": "undefined"})[0] == 403
