@@ -99,6 +99,9 @@ class Dashboard:
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            import threading
+
+            threading.Thread(target=self.reader.warm, name="hermes-dashboard-warm", daemon=True).start()
             try:
                 yield
             finally:

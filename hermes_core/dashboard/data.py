@@ -143,6 +143,20 @@ class Reader:
         finally:
             ledger.close()
 
+    def warm(self) -> None:
+        """Read the usage page's settled days of each period now (at start, on a thread of its own),
+        so that the first view does not wait for them."""
+        import logging
+
+        from .usage import USAGE_DAYS
+
+        for days in USAGE_DAYS:
+            try:
+                self.usage(days)
+            except Exception as exc:  # noqa: BLE001 - the view reads them itself, and says what fails
+                logging.getLogger("hermes.dashboard").debug("reading %d days of usage ahead failed: %s", days, exc)
+                return
+
     def _budgets(self, ledger: Any, holders: list[str]) -> list[dict[str, Any]]:
         """Each of `holders`' budget that is set: each cap, and how much of it is used now (as `hermes
         plugins usage` counts it), read for all of them at once."""

@@ -5,7 +5,8 @@ agent's tokens per day by model from the session store.
 Days that are over do not change any more (a settlement comes at most a day late, and a budget's
 time zone moves its day by less than one): the figures of the days before the last
 `_SETTLED` are read once and kept (the `_KEPT` latest views), and each view reads only the last
-few days again. A view of 90 days over a million ledger rows costs its first view alone.
+few days again. A view of 90 days over a million ledger rows costs its first view alone, and the
+dashboard reads the three periods' settled days in the background when it starts (`Reader.warm`).
 """
 
 from __future__ import annotations
@@ -34,17 +35,22 @@ class UsageReports:
     def __init__(self) -> None:
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
 
     def _once(self, key: Hashable, read: Callable[[], T]) -> T:
         with self._lock:
             if key in self._kept:
                 self._kept.move_to_end(key)
                 return self._kept[key]  # type: ignore[no-any-return]
-        value = read()
-        with self._lock:
-            self._kept[key] = value
-            while len(self._kept) > _KEPT:
-                self._kept.popitem(last=False)
+        with self._reading:  # one at a time: a view waits for the same figures the warm-up is reading
+            with self._lock:
+                if key in self._kept:
+                    return self._kept[key]  # type: ignore[no-any-return]
+            value = read()
+            with self._lock:
+                self._kept[key] = value
+                while len(self._kept) > _KEPT:
+                    self._kept.popitem(last=False)
         return value
 
     def report(self, ledger: Any, store: Any, budgets: Callable[[list[str]], list[dict[str, Any]]], days: int = 7,
