@@ -5,8 +5,8 @@ callback, milliseconds, outcome and error (secrets redacted).
 
 The file is a small ring: at `LINES` lines it becomes `hook-calls.jsonl.1` (the one before is
 dropped), so the two hold the last 500 to 1,000 calls. The hook call only puts its record in a
-queue; a writer thread appends it (one write a line, so processes sharing a home never
-interleave), off the hot path. A line is whole or, after a crash mid-write, skipped when read.
+queue; a writer thread (one for the process) appends it, off the hot path: one write a line, so
+processes sharing a home never interleave. A line is whole or, after a crash mid-write, skipped.
 
     {"at": 1764400000.1, "hook": "pre_tool_call", "plugin": "guard", "callback": "Guard.check",
      "ms": 812.4, "outcome": "slow", "error": ""}
@@ -42,67 +42,78 @@ def _slow_seconds() -> float:
 
 
 class HookCallLog:
-    """The ring of one home's slow and failing hook calls, written by a thread of its own."""
+    """The ring of one home's slow and failing hook calls (one writer thread serves every home)."""
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / "logs" / FILE
         self.slow = _slow_seconds()  # a callback slower than this many seconds is kept
-        self._queue: deque[dict[str, Any]] = deque(maxlen=_QUEUED)
-        self._wake = threading.Condition()
-        self._io = threading.Lock()
-        self._writer: threading.Thread | None = None
-        self._lines: int | None = None  # lines in the file, counted once
 
     def add(self, hook: str, plugin_id: str | None, callback: str, seconds: float, outcome: str,
             error: str = "") -> None:
         """Keep one call (from the hook's driver: this only queues it)."""
-        self._queue.append({"at": round(time.time(), 3), "hook": hook, "plugin": plugin_id or "-",
-                            "callback": callback, "ms": round(seconds * 1000, 1), "outcome": outcome,
-                            "error": error})
-        with self._wake:
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._run, name="hermes-hook-calls", daemon=True)
-                self._writer.start()
-                atexit.register(self.flush)
-            self._wake.notify()
+        _pending.append((self.path, {"at": round(time.time(), 3), "hook": hook, "plugin": plugin_id or "-",
+                                     "callback": callback, "ms": round(seconds * 1000, 1), "outcome": outcome,
+                                     "error": error}))
+        with _wake:
+            _start()
+            _wake.notify()
 
     def flush(self) -> None:
         """Write what is queued now (the writer does it by itself; at exit, and in tests)."""
-        with self._io:
-            self._write()
+        flush()
 
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._queue:
-                    self._wake.wait()
-            with self._io:  # not holding `_wake`: a hook call queuing a record never waits for the disk
-                self._write()
 
-    def _write(self) -> None:
-        records = []
-        while self._queue:
-            records.append(self._queue.popleft())
-        if not records:
-            return
+_pending: deque[tuple[Path, dict[str, Any]]] = deque(maxlen=_QUEUED)
+_wake = threading.Condition()
+_io = threading.Lock()
+_lines: dict[Path, int] = {}  # lines in each file, counted once
+_writer: threading.Thread | None = None
+
+
+def _start() -> None:
+    """The writer thread, started on the first record (again in a forked child, where it is gone)."""
+    global _writer
+    if _writer is None:
+        atexit.register(flush)
+    if _writer is None or not _writer.is_alive():
+        _writer = threading.Thread(target=_run, name="hermes-hook-calls", daemon=True)
+        _writer.start()
+
+
+def flush() -> None:
+    with _io:
+        _write()
+
+
+def _run() -> None:
+    while True:
+        with _wake:
+            while not _pending:
+                _wake.wait()
+        with _io:  # not holding `_wake`: a hook call queuing a record never waits for the disk
+            _write()
+
+
+def _write() -> None:
+    while _pending:
+        path, record = _pending.popleft()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._lines is None:
-                self._lines = _count(self.path)
-            for record in records:
-                if self._lines >= LINES:
-                    os.replace(self.path, self.path.with_name(FILE + ".1"))
-                    self._lines = 0
-                record["error"] = redact_secrets(" ".join(str(record["error"]).split()))[:500]
-                line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-                descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(descriptor, line)
-                finally:
-                    os.close(descriptor)
-                self._lines += 1
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path not in _lines:
+                _lines[path] = _count(path)
+            if _lines[path] >= LINES:
+                os.replace(path, path.with_name(FILE + ".1"))
+                _lines[path] = 0
+            record["error"] = redact_secrets(" ".join(str(record["error"]).split()))[:500]
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(descriptor, line)
+            finally:
+                os.close(descriptor)
+            _lines[path] += 1
         except OSError:
-            self._lines = None  # a home that cannot be written loses the records, never the hook call
+            _lines.pop(path, None)  # a home that cannot be written loses the record, never the hook call
 
 
 def _count(path: Path) -> int:
