@@ -45,7 +45,8 @@ log = logging.getLogger("hermes.dashboard")
 PAGES: dict[str, tuple[str, str, Callable[[Any], str]]] = {
     "/": ("Status", "status", pages.status), "/plugins": ("Plugins", "plugins", pages.plugins),
     "/cron": ("Cron", "cron", pages.cron), "/keys": ("API keys", "keys", pages.keys), "/mcp": ("MCP servers", "mcp", pages.mcp),
-    "/skills": ("Skills", "skills", pages.skills), "/hooks": ("Hook calls", "hook_calls", pages.hook_calls),
+    "/skills": ("Skills", "skills", pages.skills),
+    "/hooks": ("Hook calls", "hook_calls", pages.hook_calls),
 }
 ACTIONS: dict[str, tuple[str, Callable[[PluginManager, str], str]]] = {
     "/actions/plugins/enable": ("plugin", actions.enable_plugin),

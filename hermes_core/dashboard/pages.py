@@ -112,8 +112,9 @@ def sessions(data: dict[str, Any]) -> str:
     if query:
         rows = [[f'<a href="/sessions/{quote(h["session_id"], safe="")}">{_e(h["session_id"])}</a>', _e(h["seq"]),
                  _e(h["role"]), _e(" ".join(str(h["snippet"]).split()))] for h in data["hits"]]
-        return search + f"<p>{data['total']:,}{'+' if data.get('more') else ''} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
-                                                                      f"nothing found for {query!r}")
+        total = f"{data['total']:,}{'+' if data.get('more') else ''}"  # "10,000+": counted no further
+        return search + f"<p>{total} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
+                                                              f"nothing found for {query!r}")
     rows = [[f'<a href="/sessions/{quote(s["id"], safe="")}">{_e(s["id"])}</a>', _e(when(s["updated"])),
              _e(s["messages"]), _e(s["input_tokens"] + s["output_tokens"]), _e(s["model"]), _e(s["title"])]
             for s in data["sessions"]]

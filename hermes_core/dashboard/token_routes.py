@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 import attrs
 
-__all__ = ["TokenCheck", "TokenRoute", "check_token", "clear_token_routes", "extract_bearer_token", "is_token_route", "register_token_route",
-           "token_route"]
+__all__ = ["TokenCheck", "TokenRoute", "check_token", "clear_token_routes", "extract_bearer_token", "is_token_route",
+           "register_token_route", "token_route"]
 
 _lock = threading.Lock()
 _routes: dict[str, TokenRoute] = {}

@@ -311,7 +311,8 @@ def test_usage_by_api_key_and_caller_counts_each_call_once_in_the_totals(home: P
         browser.request(f"/?token={process.token}")
         status, data = browser.json("/usage.json")
         assert status == 200
-        assert data["by_day"] == [{"day": today, "tokens": 700, "cost_usd": 0.7, "requests": 3}]  # not the callers' again
+        # each call once: not again under its caller and the fleet
+        assert data["by_day"] == [{"day": today, "tokens": 700, "cost_usd": 0.7, "requests": 3}]
         assert [(r["plugin"], r["tokens"]) for r in data["by_plugin"]] == [("probe", 700)] and data["plugins"] == 1
         assert [(r["caller"], r["holder"], r["tokens"], r["requests"]) for r in data["by_caller"]] == [
             ("api_server:alice", "caller:api_server:alice", 600, 2), ("telegram:bob", "caller:telegram:bob", 100, 1)]
