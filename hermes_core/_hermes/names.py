@@ -131,7 +131,9 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "hermes_cli.setup": (("hermes_core._hermes.setup_ui", ALL),),
     # `hermes dashboard`'s auth providers (`ctx.register_dashboard_auth_provider`).
     "hermes_cli.dashboard_auth": (("hermes_core.dashboard.provider", ALL),
-                                  ("hermes_core.dashboard.registry", ("list_providers",))),
+                                  ("hermes_core.dashboard.registry", ("list_providers", "list_token_providers"))),
+    "hermes_cli.dashboard_auth.token_auth": (("hermes_core.dashboard.token_routes", (
+        "clear_token_routes", "extract_bearer_token", "is_token_route", "register_token_route")),),
     "hermes_cli.dashboard_auth.base": (("hermes_core.dashboard.provider", ALL),),
     "hermes_cli.dashboard_auth.cookies": (("hermes_core.dashboard.hermes_helpers", (
         "SESSION_AT_COOKIE", "SESSION_RT_COOKIE", "PKCE_COOKIE", "clear_session_cookies", "detect_https",

@@ -29,6 +29,7 @@ from .._undo import Undo
 from ..config_keys import HOOK_CALLBACK_TIMEOUT
 from ..hookspecs import LIFECYCLE_HOOKS, TELEMETRY_SCHEMA_VERSION, UNVERSIONED_HOOKS, hook_arguments
 from . import tracing
+from .kept import HookCallLog
 from .chains import Chain
 
 __all__ = ["HookCall", "HookCallback", "HookRunner"]
@@ -134,6 +135,7 @@ class HookRunner:
         self._timeout = timeout
         self._trace = tracing.from_environment() if trace is None else trace
         self._reported: set[tuple[int, str, str]] = set()
+        self.kept: HookCallLog | None = None  # where slow and failing calls are kept (`kept`), when set
 
     def add(self, hook: str, callback: Callable[..., Any], plugin_id: str | None = None) -> Undo:
         """Add `callback` to `hook`; returns the function that removes it again.
@@ -202,9 +204,19 @@ class HookRunner:
 
     # -- the drivers ---------------------------------------------------------------------------
 
-    def _report(self, cb: HookCallback, failure: Failure) -> Failure:
+    def _slow(self, cb: HookCallback, seconds: float) -> None:
+        kept = self.kept
+        if kept is not None and seconds > kept.slow:
+            kept.add(cb.hook, cb.plugin_id, cb.name, seconds, "slow")
+
+    def _report(self, cb: HookCallback, failure: Failure, seconds: float | None = None) -> Failure:
         """Log what a callback did instead of answering: the first time at ERROR (a callback that
-        cannot take what the hook passes names what it does pass), repeats at DEBUG."""
+        cannot take what the hook passes names what it does pass), repeats at DEBUG; and keep it."""
+        kept = self.kept
+        if kept is not None:
+            kept.add(cb.hook, cb.plugin_id, cb.name, seconds or 0.0,
+                     "timed out" if failure.timed_out else f"raised {type(failure.error).__name__}",
+                     str(failure.error))
         key = (id(cb), type(failure.error).__name__, str(failure.error))
         first = key not in self._reported
         if first:
@@ -238,8 +250,9 @@ class HookRunner:
                 if given is None:
                     given = picked[accepts] = {k: kwargs[k] for k in accepts if k in kwargs}
                 kwargs = given
+            started = monotonic()
             if watched is not None:
-                watched[0].current = (position, monotonic())
+                watched[0].current = (position, started)
             try:
                 result = cb.fn(**kwargs)
             except BaseException as exc:
@@ -248,7 +261,9 @@ class HookRunner:
                 if result is not None:
                     result = settled(result, None if cb.own_limit else limit)
             if type(result) is Failure:
-                self._report(cb, result)
+                self._report(cb, result, monotonic() - started)
+            elif self.kept is not None:
+                self._slow(cb, monotonic() - started)
             if watched is None:
                 if not chain.take(cb, result):
                     return
@@ -307,7 +322,7 @@ class HookRunner:
                     continue
                 progress.abandoned = True
             late = callbacks[index]
-            go_on = chain.take(late, self._report(late, overran(limit)))
+            go_on = chain.take(late, self._report(late, overran(limit), monotonic() - started))
             return callbacks[index + 1:] if go_on else ()
         if job.error is not None:  # the host's own code failed (the callbacks' failures are contained)
             log.error("%s: the hook call failed", callbacks[0].hook, exc_info=job.error)
@@ -321,9 +336,12 @@ class HookRunner:
             return
         limit = self._timeout() or None
         for cb in callbacks:
+            started = time.monotonic()
             result = await acall(cb.fn, (), cb.arguments(chain.arguments()), cb.is_async,
                                  None if cb.own_limit else limit)
             if type(result) is Failure:
-                self._report(cb, result)
+                self._report(cb, result, time.monotonic() - started)
+            elif self.kept is not None:
+                self._slow(cb, time.monotonic() - started)
             if not chain.take(cb, result):
                 return

@@ -40,6 +40,7 @@ from .._errors import PluginNotFoundError, RegistrationError, owner
 from .._hermes import model_providers
 from .._hermes import names as hermes_names
 from .._hooks import hermes_api
+from .._hooks.kept import HookCallLog
 from .._hooks.runner import HookRunner
 from .._runtime import interrupts, leftovers
 from .._runtime.invoke import contained, describe_error, tagged
@@ -156,6 +157,7 @@ class Loader:
         self.aux_tasks = AuxiliaryTasks()
         self.capabilities = Capabilities()
         self.hooks = HookRunner(hook_timeout)
+        self.hooks.kept = HookCallLog(home) if home is not None else None  # slow and failing calls, kept
         hermes_api.serving(self.hooks)  # what Hermes' module-level invoke_hook / has_hook reach
         self.dispatch = dispatch
         self.llm_host = llm_host

@@ -92,13 +92,17 @@ CREATE TABLE IF NOT EXISTS compressions (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated DESC, created DESC, id);
+CREATE TRIGGER IF NOT EXISTS messages_touch AFTER INSERT ON messages BEGIN
+    UPDATE sessions SET updated = new.created WHERE id = new.session_id AND updated < new.created;
+END;
 """
+# Schema 4: `sessions.updated` is when a session was last written to (its last message, kept by the
+# trigger `messages_touch`; before, the time it started, the last message read at each listing), so
+# the latest sessions are read along an index instead of probing and sorting every session.
+_TOUCH_ALL = ("UPDATE sessions SET updated = (SELECT max(m.created) FROM messages m WHERE m.session_id = sessions.id) "
+              "WHERE updated < (SELECT max(m.created) FROM messages m WHERE m.session_id = sessions.id);")
 
-# When a session was last written to: its last message's time (an append does not rewrite the
-# session's row: one page less per commit), or `sessions.updated` (when it started; earlier
-# versions also set it on every append).
-_LAST_MESSAGE = "coalesce((SELECT m.created FROM messages m WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1), 0)"
-_UPDATED = {"sqlite": f"max(s.updated, {_LAST_MESSAGE})", "postgresql": f"greatest(s.updated, {_LAST_MESSAGE})"}
 _INSERT_MESSAGE = ("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?) "
                    "ON CONFLICT (session_id, seq) DO NOTHING")
 _NEXT_SEQ = "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?"
@@ -114,9 +118,10 @@ class SessionStore(Store):
     stage = "sessions"
     schema = _SCHEMA
     pg_schema = PG_SCHEMA
-    schema_version = 3  # 2: origins (the platform and user a session came from); 3: indexes for reading a
+    schema_version = 4  # 2: origins (the platform and user a session came from); 3: indexes for reading a
     # session's rows and the usage of a period (the dashboard's pages on a big home), and on PostgreSQL
-    # the one search reads the newest matches through
+    # the one search reads the newest matches through; 4: `sessions.updated` kept by the database
+    upgrades = {4: _TOUCH_ALL}
     pg_upgrades = PG_UPGRADES
     synchronous = "NORMAL"
     home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
@@ -273,7 +278,7 @@ class SessionStore(Store):
             args.append(json.dumps(sorted(ids)))
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self._reading() as db:
-            # the page first (only its order needs every session's last write), then its rows' counts
+            # the page first (along `sessions_updated`), then its rows' counts
             rows = [] if db is None else db.execute(
                 "SELECT p.id, p.title, p.model, p.created, p.updated, "
                 "(SELECT count(*) FROM messages m WHERE m.session_id = p.id), "
@@ -281,18 +286,18 @@ class SessionStore(Store):
                 "(SELECT coalesce(sum(output_tokens), 0) FROM usage u WHERE u.session_id = p.id), "
                 "(SELECT sum(cost) FROM usage u WHERE u.session_id = p.id), "
                 "(SELECT count(*) FROM compressions c WHERE c.session_id = p.id), p.platform, p.origin_user "
-                f"FROM (SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]} AS updated, "
+                "FROM (SELECT s.id, s.title, s.model, s.created, s.updated, "
                 """coalesce(o.platform, '') AS platform, coalesce(o."user", '') AS origin_user """
                 f"FROM sessions s LEFT JOIN origins o ON o.session_id = s.id {where} "
-                "ORDER BY updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?) AS p "
+                "ORDER BY s.updated DESC, s.created DESC, s.id LIMIT ? OFFSET ?) AS p "
                 "ORDER BY p.updated DESC, p.created DESC, p.id", (*args, limit, offset)).fetchall()
         keys = ("id", "title", "model", "created", "updated", "messages", "input_tokens", "output_tokens", "cost",
                 "compressions", "platform", "user")
         return [dict(zip(keys, row)) for row in rows]
 
-    def count(self, query: str | None = None, *, user: str | None = None) -> int:
+    def count(self, query: str | None = None, *, user: str | None = None, at_most: int | None = None) -> int:
         """How many sessions there are (`user`: that user started), or (with `query`) how many
-        messages `search` would find."""
+        messages `search` would find (`at_most`: counting no further, for "10,000+")."""
         terms = fts_phrases(query) if query is not None else []
         with self._reading() as db:
             if db is None or (query is not None and not terms):
@@ -301,11 +306,12 @@ class SessionStore(Store):
                 return int(db.execute('SELECT count(*) FROM origins WHERE "user" = ?', (user,)).fetchone()[0])
             if query is None:
                 return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+            cap = () if at_most is None else (at_most,)
             if self.dialect == "sqlite":
-                return int(db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?",
-                                      (" OR ".join(terms),)).fetchone()[0])
+                hits = "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?" + (" LIMIT ?" if cap else "")
+                return int(db.execute(f"SELECT count(*) FROM ({hits})", (" OR ".join(terms), *cap)).fetchone()[0])
             chunks = pg_chunks(terms)
-            return int(db.execute(pg_count(len(chunks)), chunks).fetchone()[0]) if chunks else 0
+            return int(db.execute(pg_count(len(chunks), bool(cap)), (*chunks, *cap)).fetchone()[0]) if chunks else 0
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """The messages that match `query` (any of its whitespace-separated chunks, each a phrase),
@@ -330,14 +336,16 @@ class SessionStore(Store):
                 rows = [(*row[:3], ("…" if row[4] else "") + row[3] + ("…" if row[5] else "")) for row in found]
         return [{"session_id": r[0], "seq": r[1], "role": r[2], "snippet": r[3]} for r in rows]
 
-    def usage_by_day(self, since: float) -> list[dict[str, Any]]:
-        """The agent's model usage per UTC day and model from `since` (seconds since the epoch) on:
-        day, model, input and output tokens, cost (None when no price was known), by day then model."""
+    def usage_by_day(self, since: float, until: float = float("inf")) -> list[dict[str, Any]]:
+        """The agent's model usage per UTC day and model from `since` to before `until` (seconds since
+        the epoch): day, model, input and output tokens, cost (None when no price was known), by day
+        then model."""
         day = "CAST(created / 86400 AS INTEGER)" if self.dialect == "sqlite" else "CAST(floor(created / 86400) AS BIGINT)"
         with self._reading() as db:
             rows = [] if db is None else db.execute(
                 f"SELECT {day} AS day, model, sum(input_tokens), sum(output_tokens), sum(cost) FROM usage "
-                "WHERE created >= ? GROUP BY day, model ORDER BY day, model", (since,)).fetchall()
+                "WHERE created >= ? AND created < ? GROUP BY day, model ORDER BY day, model",
+                (since, min(until, 1e18))).fetchall()
         return [{"day": time.strftime("%Y-%m-%d", time.gmtime(int(r[0]) * 86400)), "model": r[1],
                  "input_tokens": int(r[2]), "output_tokens": int(r[3]), "cost": None if r[4] is None else float(r[4])}
                 for r in rows]
@@ -347,7 +355,7 @@ class SessionStore(Store):
         with self._reading() as db:
             if db is None:
                 return None
-            head = db.execute(f"SELECT s.id, s.title, s.model, s.created, {_UPDATED[self.dialect]}, "
+            head = db.execute("SELECT s.id, s.title, s.model, s.created, s.updated, "
                               """coalesce(o.platform, ''), coalesce(o."user", '') FROM sessions s """
                               "LEFT JOIN origins o ON o.session_id = s.id WHERE s.id = ?", (session_id,)).fetchone()
             if head is None:

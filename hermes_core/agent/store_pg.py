@@ -124,8 +124,22 @@ CROSS JOIN LATERAL (SELECT CASE WHEN strpos(m.text, '[') > 0 OR strpos(m.text, '
                     THEN 0 ELSE strpos(m.text, p.plain) END AS pos) AS f
 ORDER BY hit.rank DESC, hit.session_id, hit.seq
 """
+# Schema 4: the database keeps `sessions.updated` at the session's last message (see store.py).
+_TOUCH = """
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated DESC, created DESC, id);
+CREATE OR REPLACE FUNCTION hermes_sessions_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE sessions SET updated = NEW.created WHERE id = NEW.session_id AND updated < NEW.created;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS messages_touch ON messages;
+CREATE TRIGGER messages_touch AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION hermes_sessions_touch();
+"""
+PG_SCHEMA += _TOUCH
 PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS usage_created ON usage(created);\n"
-                   "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);"}
+                  "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);",
+               4: "UPDATE sessions SET updated = m.last FROM (SELECT session_id, max(created) AS last FROM messages "
+                  "GROUP BY session_id) AS m WHERE m.session_id = sessions.id AND sessions.updated < m.last;" + _TOUCH}
 _HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit: a chunk without one finds nothing on either
 
 
@@ -140,8 +154,11 @@ def _query(n: int) -> str:
     return " || ".join([_PHRASE] * n)
 
 
-def pg_count(n: int) -> str:
-    """How many messages match a query of `n` chunks (the chunks its parameters)."""
+def pg_count(n: int, capped: bool = False) -> str:
+    """How many messages match a query of `n` chunks (the chunks its parameters; `capped`: then at
+    most how many to count)."""
+    if capped:
+        return f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE words @@ ({_query(n)}) LIMIT ?) AS hits"
     return f"SELECT count(*) FROM messages WHERE words @@ ({_query(n)})"
 
 

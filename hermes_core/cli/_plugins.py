@@ -434,11 +434,13 @@ def _unisolate(plugin_id: str) -> None:
 
 
 def _add_usage() -> None:
+    from ._hook_calls import hook_calls
     from ._plugin_config import config
     from ._usage import usage
 
     plugins.add_command(usage)
     plugins.add_command(config)
+    plugins.add_command(hook_calls)
 
 
 _add_usage()

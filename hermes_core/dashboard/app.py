@@ -32,6 +32,7 @@ from .plugin_pages import PluginPage, plugin_pages
 from .provider import InvalidCodeError, InvalidCredentialsError, ProviderError
 from .registry import AuthProviders
 from .security import Audit, RateLimit, cookie, expired_cookie
+from .token_routes import check_token, token_route
 
 __all__ = ["Dashboard", "DEFAULT_PORT"]
 
@@ -45,6 +46,7 @@ PAGES: dict[str, tuple[str, str, Callable[[Any], str]]] = {
     "/": ("Status", "status", pages.status), "/plugins": ("Plugins", "plugins", pages.plugins),
     "/cron": ("Cron", "cron", pages.cron), "/keys": ("API keys", "keys", pages.keys), "/mcp": ("MCP servers", "mcp", pages.mcp),
     "/skills": ("Skills", "skills", pages.skills),
+    "/hooks": ("Hook calls", "hook_calls", pages.hook_calls),
 }
 ACTIONS: dict[str, tuple[str, Callable[[PluginManager, str], str]]] = {
     "/actions/plugins/enable": ("plugin", actions.enable_plugin),
@@ -98,6 +100,9 @@ class Dashboard:
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            import threading
+
+            threading.Thread(target=self.reader.warm, name="hermes-dashboard-warm", daemon=True).start()
             try:
                 yield
             finally:
@@ -307,6 +312,22 @@ class Gatekeeper:
         if self.gate.public(path):
             await self.app(scope, receive, send)
             return
+        route = token_route(path, method)
+        if route is not None:
+            checked = await asyncio.to_thread(check_token, route, request, self.dashboard.providers.providers())
+            if checked.status is not None:
+                self.dashboard.audit("token refused", who="-", client=_client(request), path=path,
+                                     status=checked.status)
+                await _json({"error": checked.message}, checked.status)(scope, receive, send)
+                return
+            if checked.principal is not None:
+                principal: Any = checked.principal
+                state = scope.setdefault("state", {})
+                state["token_principal"] = principal
+                state["who"] = Who(f"token:{principal.provider}:{principal.principal}", str(principal.principal),
+                                   str(principal.provider))
+                await self.app(scope, receive, send)
+                return
         if self.gate.token is not None and method == "GET" and "token" in request.query_params:
             await self._token_visit(request, scope, receive, send)
             return
@@ -328,7 +349,7 @@ class Gatekeeper:
                              "send the session token (X-Hermes-Session-Token) that `hermes dashboard` printed"},
                             401)(scope, receive, send)
             return
-        if method in CHANGING and not self.gate.csrf_ok(who, request.headers.get("x-csrf-token")):
+        if method in CHANGING and not self.gate.csrf_ok(who, request.headers.get("x-csrf-token"), request.headers):
             self.dashboard.audit("csrf refused", who=who.identity, client=_client(request), path=path)
             await _json({"error": "the CSRF token is missing or wrong; reload the page and try again"},
                         403)(scope, receive, send)

@@ -17,10 +17,11 @@ from typing import Any
 from hermes_core import PluginManager, __version__, discover, load_config, redact_secrets
 from hermes_core import config_keys as keys
 
+from .usage import UsageReports
+
 __all__ = ["Reader"]
 
-_USAGE_DAYS = (7, 30, 90)
-_TOP = 50  # plugins shown on the usage page, the biggest spenders first
+_COUNTED = 10_000  # a search's matches counted at most ("10,000+")
 
 
 class Reader:
@@ -32,6 +33,7 @@ class Reader:
         self._store: Any = None
         self._report: Any = None
         self._lock = threading.Lock()
+        self._usage = UsageReports()
 
     @property
     def store(self) -> Any:
@@ -104,7 +106,9 @@ class Reader:
 
     def sessions(self, query: str = "", limit: int = 50, offset: int = 0) -> dict[str, Any]:
         if query:
-            return {"query": query, "hits": self.store.search(query, limit), "total": self.store.count(query)}
+            total = self.store.count(query, at_most=_COUNTED + 1)
+            return {"query": query, "hits": self.store.search(query, limit), "total": min(total, _COUNTED),
+                    "more": total > _COUNTED}
         return {"query": "", "sessions": self.store.sessions(limit, offset=offset), "total": self.store.count(),
                 "offset": offset, "limit": limit}
 
@@ -128,50 +132,52 @@ class Reader:
         return rows
 
     def usage(self, days: int = 7, plugin: str = "") -> dict[str, Any]:
-        """The period's ledger totals per day (everyone's, or `plugin`'s) and per plugin (the
-        `_TOP` biggest), each shown plugin's budgets, and the agent's tokens per day by model."""
-        from hermes_core._llm import reports
+        """The period's ledger totals per day (everyone's, or `plugin`'s), per plugin, API key and
+        caller (the biggest), each shown holder's budget, and the agent's tokens per day by model."""
         from hermes_core._llm.ledger import Ledger
         from hermes_core.hosting import state_url
 
-        days = days if days in _USAGE_DAYS else 7
-        today = dt.datetime.now(dt.timezone.utc).date()
-        first = today - dt.timedelta(days=days - 1)
         ledger = Ledger(self.home, url=state_url(self.home))  # the fleet's, when the state is shared
         try:
-            per_day = reports.days(ledger, first.isoformat(), plugin or None)
-            holders = reports.holders(ledger, first.isoformat())
-            top = sorted(holders, key=lambda row: (-row[1], row[0]))[:_TOP]
-            shown = [row[0] for row in top] + ([plugin] if plugin and plugin not in {row[0] for row in top} else [])
-            budgets = [b for b in (self._budget(ledger, who) for who in shown) if b is not None]
+            return self._usage.report(ledger, self.store, lambda whos: self._budgets(ledger, whos), days, plugin)
         finally:
             ledger.close()
-        since = dt.datetime.combine(first, dt.time(), dt.timezone.utc).timestamp()
-        return {"days": days, "from": first.isoformat(), "to": today.isoformat(), "plugin": plugin or None,
-                "all_days": [(first + dt.timedelta(days=n)).isoformat() for n in range(days)],
-                "by_day": [{"day": day, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
-                           for day, tokens, cost, requests in per_day],
-                "by_plugin": [{"plugin": who, "tokens": tokens, "cost_usd": round(cost, 6), "requests": requests}
-                              for who, tokens, cost, requests in top],
-                "plugins": len(holders), "budgets": budgets, "by_model": self.store.usage_by_day(since)}
 
-    def _budget(self, ledger: Any, who: str) -> dict[str, Any] | None:
-        """`who`'s budget: each cap, and how much of it is used now (as `hermes plugins usage` counts it)."""
+    def warm(self) -> None:
+        """Read the usage page's settled days of each period now (at start, on a thread of its own),
+        so that the first view does not wait for them."""
+        import logging
+
+        from .usage import USAGE_DAYS
+
+        for days in USAGE_DAYS:
+            try:
+                self.usage(days)
+            except Exception as exc:  # noqa: BLE001 - the view reads them itself, and says what fails
+                logging.getLogger("hermes.dashboard").debug("reading %d days of usage ahead failed: %s", days, exc)
+                return
+
+    def _budgets(self, ledger: Any, holders: list[str]) -> list[dict[str, Any]]:
+        """Each of `holders`' budget that is set: each cap, and how much of it is used now (as `hermes
+        plugins usage` counts it), read for all of them at once."""
+        from hermes_core._llm import reports
         from hermes_core._llm.budget import budget_for
 
-        budget = budget_for(self.manager.config, who)
-        if budget is None:
-            return None
-        spent = {period: ledger.spent(who, budget.timezone, period) for period in ("day", "month")}
-        limits: dict[str, Any] = {}
-        for name, limit in budget.limits():
-            if name.startswith(("tokens", "cost")):
-                used = spent["month" if name.endswith("month") else "day"]["tokens" if name.startswith("tokens") else "cost"]
-                limits[name] = {"limit": limit, "used": round(used, 6),
-                                "percent": round(used / limit * 100, 1) if limit else 100.0}
-            else:
-                limits[name] = {"limit": limit}
-        return {"plugin": who, "limits": limits}
+        found = [budget for budget in (budget_for(self.manager.config, who) for who in holders) if budget is not None]
+        used = reports.used_now(ledger, [(budget.who, budget.timezone) for budget in found])
+        rows = []
+        for budget in found:
+            limits: dict[str, Any] = {}
+            for name, limit in budget.limits():
+                if name.startswith(("tokens", "cost")):
+                    spent = used[budget.who]["month" if name.endswith("month") else "day"]
+                    amount = spent[0] if name.startswith("tokens") else round(spent[1], 6)
+                    limits[name] = {"limit": limit, "used": amount,
+                                    "percent": round(amount / limit * 100, 1) if limit else 100.0}
+                else:
+                    limits[name] = {"limit": limit}
+            rows.append({"plugin": budget.who, "holder": budget.who, "limits": limits})
+        return rows
 
     def keys(self) -> list[dict[str, Any]]:
         config = self.manager.config
@@ -206,6 +212,12 @@ class Reader:
         return [{**row, "detail": redact_secrets(str(row.get("detail", ""))),
                  "reason": redact_secrets(str(row.get("reason") or "")), "needs_login": row["state"] == "needs login"}
                 for row in rows]
+
+    def hook_calls(self) -> list[dict[str, Any]]:
+        """The slow and failing hook calls the home kept (`hermes plugins hook-calls`)."""
+        from hermes_core._hooks.kept import kept_hook_calls
+
+        return kept_hook_calls(self.home, 200)
 
     def skills(self) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = self.manager.skill_library("").entries()

@@ -16,10 +16,10 @@ from hermes_core import message_text, redact_secrets
 from .data import when
 
 __all__ = ["NAV", "page", "login_page", "status", "plugins", "sessions", "session", "cron", "usage", "keys", "mcp",
-           "skills", "plugin_page"]
+           "skills", "hook_calls", "plugin_page"]
 
 NAV = (("/", "Status"), ("/plugins", "Plugins"), ("/sessions", "Sessions"), ("/cron", "Cron"), ("/usage", "Usage"),
-       ("/keys", "API keys"), ("/mcp", "MCP"), ("/skills", "Skills"))
+       ("/keys", "API keys"), ("/mcp", "MCP"), ("/skills", "Skills"), ("/hooks", "Hook calls"))
 
 
 @lru_cache(maxsize=None)
@@ -112,8 +112,9 @@ def sessions(data: dict[str, Any]) -> str:
     if query:
         rows = [[f'<a href="/sessions/{quote(h["session_id"], safe="")}">{_e(h["session_id"])}</a>', _e(h["seq"]),
                  _e(h["role"]), _e(" ".join(str(h["snippet"]).split()))] for h in data["hits"]]
-        return search + f"<p>{data['total']} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
-                                                                      f"nothing found for {query!r}")
+        total = f"{data['total']:,}{'+' if data.get('more') else ''}"  # "10,000+": counted no further
+        return search + f"<p>{total} match(es)</p>" + _table(["session", "seq", "role", "snippet"], rows,
+                                                              f"nothing found for {query!r}")
     rows = [[f'<a href="/sessions/{quote(s["id"], safe="")}">{_e(s["id"])}</a>', _e(when(s["updated"])),
              _e(s["messages"]), _e(s["input_tokens"] + s["output_tokens"]), _e(s["model"]), _e(s["title"])]
             for s in data["sessions"]]
@@ -185,7 +186,9 @@ def usage(data: dict[str, Any]) -> str:
                     f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])] for r in data["by_plugin"]]
     model_rows = [[_e(r["day"]), _e(r["model"]), f"{r['input_tokens']:,}", f"{r['output_tokens']:,}",
                    "-" if r["cost"] is None else f"${r['cost']:.4f}"] for r in data["by_model"]]
-    budgets = _table(["plugin", "limit", "used now", "of the cap"],
+    callers = [[_e(r["holder"]), f"{r['tokens']:,}", f"${r['cost_usd']:.4f}", _e(r["requests"])]
+               for r in (*data["by_key"], *data["by_caller"])]
+    budgets = _table(["holder", "limit", "used now", "of the cap"],
                      [[_e(b["plugin"]), _e(f"{name} {v['limit']:g}"), _e(f"{v['used']:g}" if "used" in v else "-"),
                        (f'<span class="{"bad" if v["percent"] >= 90 else "ok"}">{v["percent"]:g}%</span>'
                         if "percent" in v else "-")]
@@ -202,6 +205,12 @@ def usage(data: dict[str, Any]) -> str:
             + _table(["day", "tokens", "cost", "requests"], day_rows, "no ctx.llm calls in this period")
             + f"<h2>By plugin ({shown})</h2>"
             + _table(["plugin", "tokens", "cost", "requests"], plugin_rows, "no ctx.llm calls in this period")
+            + f"<h2>By API key and caller ({data['callers']} caller(s))</h2>"
+            '<p class="muted">The host\'s calls on a named API key count under <code>key:&lt;name&gt;</code>; '
+            "every call of a caller (an API caller's <code>X-Hermes-User</code>, a gateway's sender) under "
+            "<code>caller:&lt;platform&gt;:&lt;user&gt;</code> too, when callers have a budget "
+            "(<code>budgets.caller</code>).</p>"
+            + _table(["holder", "tokens", "cost", "requests"], callers, "no calls on an API key or of a caller")
             + "<h2>Budgets</h2>" + budgets
             + "<h2>Agent tokens per day by model (sessions)</h2>" + _chart(days, model_tokens, "tokens")
             + _table(["day", "model", "input", "output", "cost"], model_rows, "no agent turns in this period"))
@@ -222,6 +231,19 @@ def mcp(rows: list[dict[str, Any]]) -> str:
                     (f'<span class="bad">needs login</span>: <code>hermes mcp login {_e(r["name"])}</code>'
                      if r["needs_login"] else _e(r["detail"])), _e(", ".join(r["tools"]) or "-")] for r in rows],
                   "no MCP servers are configured (mcp_servers: in config.yaml)")
+
+
+def hook_calls(rows: list[dict[str, Any]]) -> str:
+    return (_table(["when", "hook", "plugin", "callback", "ms", "outcome", "error"],
+                   [[_e(when(r.get("at"))), _e(r.get("hook")), _e(r.get("plugin")), _e(r.get("callback")),
+                     _e(f"{float(r.get('ms') or 0):,.1f}"),
+                     f'<span class="{"ok" if r.get("outcome") == "slow" else "bad"}">{_e(r.get("outcome"))}</span>',
+                     _e(r.get("error"))] for r in rows],
+                   "no slow or failing hook calls kept")
+            + '<p class="muted">A hook callback that raised, timed out or ran longer than '
+              "<code>HERMES_HOOK_SLOW_MS</code> (250 ms unless set), the newest first, from "
+              "<code>$HERMES_HOME/logs/hook-calls.jsonl</code>; <code>hermes plugins hook-calls</code> shows the "
+              "same.</p>")
 
 
 def skills(rows: list[dict[str, Any]]) -> str:

@@ -17,7 +17,7 @@ import attrs
 
 from .provider import DashboardAuthProvider
 
-__all__ = ["AuthProviders", "Registered", "list_providers", "current"]
+__all__ = ["AuthProviders", "Registered", "list_providers", "list_token_providers", "current"]
 
 log = logging.getLogger("hermes.dashboard")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -98,3 +98,8 @@ def current() -> AuthProviders | None:
 def list_providers() -> list[DashboardAuthProvider]:
     """Hermes' `list_providers()`: the running dashboard's providers, in the order they registered."""
     return _current.providers() if _current is not None else []
+
+
+def list_token_providers() -> list[DashboardAuthProvider]:
+    """Hermes' `list_token_providers()`: the running dashboard's providers that check bearer tokens."""
+    return [provider for provider in list_providers() if provider.supports_token]

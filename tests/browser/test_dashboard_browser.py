@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,22 @@ from tests.helpers import hermes, llm_config, make_folder_plugin, plugin_ctx
 from tests.helpers.dashboard import PASSWORD, DashboardProcess, team_login_plugin
 from tests.helpers.servers import unavailable
 
+AUDIT = """
+import json
+
+
+def write(tool_name):
+    raise RuntimeError("the audit store is read-only")
+
+
+def register(ctx):
+    ctx.register_tool("echo", "t", {"name": "echo", "parameters": {"type": "object"}}, lambda args, **kw: json.dumps(args))
+    ctx.register_hook("post_tool_call", write)
+"""
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "dashboard"
 CHROMIUM = "/usr/bin/chromium"
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+DOCS_SHOWS = {"plugins", "usage", "session", "cron", "hooks", "login"}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +56,9 @@ def dashboard(home: Path, llm_server: ScriptedServer) -> Iterator[DashboardProce
 
     team_login_plugin(home)
     make_folder_plugin(home / "plugins", "dice", "def register(ctx):\n    pass\n", "name: dice\n")
-    llm_config(home, llm_server.url, "plugins:\n  enabled: [team_login]\n  llm_budget: {tokens_per_day: 10000}\n")
+    make_folder_plugin(home / "plugins", "audit", AUDIT, "name: audit\n")
+    llm_config(home, llm_server.url, "plugins:\n  enabled: [team_login, audit]\n  llm_budget: {tokens_per_day: 10000}\n")
+    hermes("tools", "call", "echo", "{}")  # its post_tool_call fails: a hook call the hook calls page shows
     llm_server.push(Reply("ok", usage={"prompt_tokens": 300, "completion_tokens": 300, "total_tokens": 600}))
     assert plugin_ctx(home).llm.complete([{"role": "user", "content": "hi"}], max_tokens=65).text == "ok"
     store = SessionStore(home)
@@ -55,8 +72,12 @@ def dashboard(home: Path, llm_server: ScriptedServer) -> Iterator[DashboardProce
 
 
 def shot(page: Any, name: str) -> None:
+    """The page's screenshot in `.artifacts/dashboard/`; with HERMES_DOCS_SCREENSHOTS=1 those docs/dashboard.md
+    shows are written to docs/images/ too."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    if os.environ.get("HERMES_DOCS_SCREENSHOTS") == "1" and name in DOCS_SHOWS:
+        shutil.copyfile(ARTIFACTS / f"{name}.png", DOCS_IMAGES / f"dashboard-{name}.png")
 
 
 def test_an_operator_logs_in_and_uses_every_page(chromium: Any, dashboard: DashboardProcess, home: Path) -> None:
@@ -114,10 +135,11 @@ def test_an_operator_logs_in_and_uses_every_page(chromium: Any, dashboard: Dashb
     assert page.inner_text("[data-plugin-root]") == "hello from team_login"
 
     for path, name in (("/", "status"), ("/sessions", "sessions"), ("/keys", "keys"), ("/mcp", "mcp"),
-                       ("/skills", "skills")):
+                       ("/skills", "skills"), ("/hooks", "hooks")):
         page.goto(dashboard.root + path)
         assert page.locator("h1").count() == 1
         shot(page, name)
+    assert "the audit store is read-only" in page.inner_text("main")  # the hook calls page
 
     # a request with a wrong CSRF token is refused, with the session
     refused = page.evaluate("""() => fetch('/actions/plugins/disable', {method: 'POST',

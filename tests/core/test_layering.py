@@ -52,7 +52,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store", "_telemetry"},  # public names, the leaves, _runtime, _store (held below)
     # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
-    "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm"},
+    "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm", "_hooks"},  # _hooks: the kept hook calls
     "cli": BELOW_LOADING | {"_trust", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
                    "mcp_server", "api_server", "cron", "acp_server", "dashboard"},
 }

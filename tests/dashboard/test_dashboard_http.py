@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+from typing import Any
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from hermes_core import spending_as
 from hermes_core.testing import Reply, ScriptedServer
+from tests.fleet.conftest import pg_cluster, pg_url  # noqa: F401 - the usage pages on PostgreSQL too
 from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, plugin_ctx, write_config
 from tests.helpers.dashboard import PASSWORD, Browser, DashboardProcess, header, team_login_plugin
 
-PAGES = ["/", "/plugins", "/sessions", "/cron", "/usage", "/keys", "/mcp", "/skills"]
+PAGES = ["/", "/plugins", "/sessions", "/cron", "/usage", "/keys", "/mcp", "/skills", "/hooks"]
 
 
 @pytest.fixture
@@ -262,11 +266,66 @@ def test_usage_per_day_from_the_ledger_with_each_budget(home: Path, llm_server: 
         assert data["by_day"] == [{"day": today, "tokens": 600, "cost_usd": 0.6, "requests": 2}]
         assert data["by_plugin"] == [{"plugin": "probe", "tokens": 600, "cost_usd": 0.6, "requests": 2}]
         assert browser.json("/usage.json?plugin=nobody")[1]["by_day"] == []
-        assert data["budgets"] == [{"plugin": "probe", "limits": {
+        assert data["budgets"] == [{"plugin": "probe", "holder": "probe", "limits": {
             "tokens_per_day": {"limit": 5000.0, "used": 600, "percent": 12.0}}}]
         status, _, text = browser.request("/usage", html=True)
         assert status == 200 and f'data-day="{today}" data-value="600"' in text and "tokens_per_day 5000" in text
         assert "12%" in text
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """None (the home's SQLite files) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL."""
+    if request.param == "sqlite":
+        monkeypatch.delenv("HERMES_STATE_URL", raising=False)
+        return None
+    found = str(request.getfixturevalue("pg_url"))
+    monkeypatch.setenv("HERMES_STATE_URL", found)
+    return found
+
+
+def test_usage_by_api_key_and_caller_counts_each_call_once_in_the_totals(home: Path, llm_server: ScriptedServer,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         state_url: str | None) -> None:
+    llm_config(home, llm_server.url, "  pricing:\n    scripted-model: {input: 1000, output: 1000}\n"
+                                     "plugins:\n  llm_budget: {tokens_per_day: 5000}\n"
+                                     "budgets:\n  caller: {tokens_per_day: 4000}\n  fleet: {tokens_per_day: 9000}\n")
+    for tokens in (50, 400, 200, 100):
+        llm_server.push(Reply("ok", usage={"prompt_tokens": tokens // 2, "completion_tokens": tokens // 2,
+                                           "total_tokens": tokens}))
+    llm = plugin_ctx(home).llm
+    hi = [{"role": "user", "content": "hi"}]
+    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=10)  # a day the dashboard reads once
+    monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", str(long_ago.timestamp()))
+    with spending_as(caller="telegram:bob"):
+        llm.complete(hi, max_tokens=65)
+    monkeypatch.delenv("HERMES_LLM_BUDGET_NOW")
+    with spending_as(caller="api_server:alice"):
+        llm.complete(hi, max_tokens=65)
+        llm.complete(hi, max_tokens=65)
+    with spending_as(caller="telegram:bob"):
+        llm.complete(hi, max_tokens=65)
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        status, data = browser.json("/usage.json")
+        assert status == 200
+        # each call once: not again under its caller and the fleet
+        assert data["by_day"] == [{"day": today, "tokens": 700, "cost_usd": 0.7, "requests": 3}]
+        assert [(r["plugin"], r["tokens"]) for r in data["by_plugin"]] == [("probe", 700)] and data["plugins"] == 1
+        assert [(r["caller"], r["holder"], r["tokens"], r["requests"]) for r in data["by_caller"]] == [
+            ("api_server:alice", "caller:api_server:alice", 600, 2), ("telegram:bob", "caller:telegram:bob", 100, 1)]
+        assert data["callers"] == 2 and data["by_key"] == []
+        assert {b["holder"] for b in data["budgets"]} == {"probe", "caller:api_server:alice", "caller:telegram:bob"}
+        text = browser.request("/usage", html=True)[2]
+        assert "By API key and caller (2 caller(s))" in text and "caller:api_server:alice" in text
+        for _ in range(2):  # the settled days read once, then kept: the same figures
+            month = browser.json("/usage.json?days=30")[1]
+            assert month["by_day"] == [{"day": long_ago.date().isoformat(), "tokens": 50, "cost_usd": 0.05,
+                                        "requests": 1}, data["by_day"][0]]
+            assert [(r["caller"], r["tokens"]) for r in month["by_caller"]] == [("api_server:alice", 600),
+                                                                                ("telegram:bob", 150)]
 
 
 def test_a_failed_plugin_is_on_the_status_and_plugins_pages_with_why(home: Path) -> None:
@@ -319,3 +378,59 @@ def test_an_auth_provider_plugin_loads_in_hosts_without_a_dashboard(home: Path) 
     write_config(home, "plugins:\n  enabled: [team_login]\n")
     report = json.loads(hermes("plugins", "doctor", "--json").stdout)
     assert next(p for p in report["plugins"] if p["id"] == "team_login")["status"] == "ok"
+
+
+def test_the_hook_calls_page_shows_what_hermes_plugins_hook_calls_does(home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    make_folder_plugin(home / "plugins", "guard", "import json\n\ndef explode(tool_name):\n"
+                       "    raise RuntimeError('audit log unavailable')\n\ndef register(ctx):\n"
+                       "    ctx.register_tool('echo', 't', {'name': 'echo', 'parameters': {'type': 'object'}}, "
+                       "lambda args, **kw: json.dumps(args))\n    ctx.register_hook('pre_tool_call', explode)\n",
+                       "name: guard\n")
+    write_config(home, "plugins:\n  enabled: [guard]\n")
+    hermes("tools", "call", "echo", "{}", check=1)  # a pre_tool_call that fails blocks the call
+    listed = json.loads(hermes("plugins", "hook-calls", "--json").stdout)
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        browser.request(f"/?token={process.token}")
+        status, rows = browser.json("/hooks.json")
+        assert status == 200 and rows == listed
+        assert [(r["hook"], r["plugin"], r["callback"], r["outcome"]) for r in rows] == [
+            ("pre_tool_call", "guard", "explode", "raised RuntimeError")]
+        text = browser.request("/hooks", html=True)[2]
+        assert "audit log unavailable" in text and "raised RuntimeError" in text
+
+
+def test_a_token_route_lets_a_service_in_by_bearer_token_with_its_scope(gated: Browser) -> None:
+    path = "/api/plugins/team_login/ingest"
+
+    def post(token: str | None) -> tuple[int, Any]:
+        return gated.json(path, method="POST", body={"n": 1},
+                          headers={"Authorization": f"Bearer {token}"} if token else {})
+
+    assert post("svc-ingest-token") == (200, {"principal": "svc-ingest", "scopes": ["ingest"], "got": {"n": 1}})
+    assert post(None)[0] == 401 and post("not-a-token")[0] == 401
+    status, answer = post("svc-read-token")  # a token of another scope
+    assert status == 403 and "ingest" in answer["error"]
+    assert gated.json(path, method="GET")[0] == 401  # not a token route for GET: the gate's login
+    assert gated.json("/api/plugins/team_login/echo", method="POST", body={},
+                      headers={"Authorization": "Bearer svc-ingest-token"})[0] == 401  # nor another path
+    log_in(gated)
+    assert post(None)[0] == 401  # a login is no token (no allow_session_fallback)
+    audit = (Path(os.environ["HERMES_HOME"]) / "logs" / "dashboard.log").read_text(encoding="utf-8")
+    assert "token refused" in audit and "svc-ingest-token" not in audit
+
+
+def test_on_loopback_a_hermes_page_s_session_token_header_stands_for_the_csrf_token(home: Path) -> None:
+    team_login_plugin(home)
+    write_config(home, "plugins:\n  enabled: [team_login]\n")
+    with DashboardProcess() as process:
+        browser = Browser(process.root)
+        echo = "/api/plugins/team_login/echo"
+        assert browser.json(echo, method="POST", body={"a": 1}, headers={"X-Hermes-Session-Token": process.token}) \
+            == (200, {"got": {"a": 1}})
+        assert browser.json(echo, method="POST", body={"a": 1}, headers={"X-Hermes-Session-Token": "wrong"})[0] == 401
+        browser.request(f"/?token={process.token}")  # the cookie
+        # a Hermes page's script that had no token to send: the cookie lets it in, and a change needs the CSRF token
+        assert browser.json("/api/plugins/team_login/hello", headers={"X-Hermes-Session-Token": "undefined"})[0] == 200
+        assert browser.json(echo, method="POST", body={}, headers={"X-Hermes-Session-Token": "undefined"})[0] == 403

@@ -238,3 +238,69 @@ def test_a_database_that_refuses_unaccent_still_stores_and_searches(tmp_path: Pa
     assert store.search("cafe") == []  # accents kept
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'unaccent'").fetchone() == (0,)
+
+
+def test_a_count_of_matches_can_stop_at_a_cap(store: SessionStore) -> None:
+    store.start("s", "m")
+    for n in range(12):
+        store.append("s", user(f"tide table {n}"))
+    assert (store.count("tide"), store.count("tide", at_most=5), store.count("tide", at_most=50)) == (12, 5, 12)
+    assert store.count("nothing-like-it", at_most=5) == 0
+
+
+UPGRADE = """
+import sys
+from pathlib import Path
+from hermes_core.agent import SessionStore
+store = SessionStore(Path(sys.argv[1]), url=sys.argv[2] or None)
+print(" ".join(s["id"] for s in store.sessions()))
+print(store.show("early")["updated"] > store.show("late")["created"])
+"""
+
+
+def test_a_schema_3_store_is_upgraded_to_list_by_last_message(tmp_path: Path, url: str | None) -> None:
+    """Schema 3 kept the start time in `sessions.updated` and read the last message at each listing;
+    schema 4 has the database keep it, and an upgrade sets it from the messages already stored."""
+    import subprocess
+    import sys
+    import time
+
+    store = SessionStore(tmp_path, url=url)
+    store.start("early", "m")
+    store.append("early", user("first"))
+    time.sleep(0.01)
+    store.start("late", "m")
+    time.sleep(0.01)
+    store.append("early", user("written to after late started"))
+    assert [s["id"] for s in store.sessions()] == ["early", "late"]
+    store.close()
+    as_schema_3 = ("UPDATE sessions SET updated = created", "DROP TRIGGER IF EXISTS messages_touch" +
+                   ("" if url is None else " ON messages"), "DROP INDEX IF EXISTS sessions_updated")
+    if url is None:
+        import sqlite3
+
+        db = sqlite3.connect(tmp_path / "sessions.db")
+        with db:
+            for statement in as_schema_3:
+                db.execute(statement)
+            db.execute("PRAGMA user_version = 3")
+        assert [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY updated DESC")] == ["late", "early"]
+        db.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in as_schema_3:
+                conn.execute(statement)
+            conn.execute("UPDATE hermes_schema SET version = 3 WHERE stage = 'sessions'")
+    shown = subprocess.run([sys.executable, "-c", UPGRADE, str(tmp_path), url or ""], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    assert shown[:2] == ["early late", "True"]
+    latest = "SELECT id FROM sessions ORDER BY updated DESC"  # the column itself, read along its index
+    if url is None:
+        import sqlite3
+
+        assert [r[0] for r in sqlite3.connect(tmp_path / "sessions.db").execute(latest)] == ["early", "late"]
+    else:
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert [r[0] for r in conn.execute(latest)] == ["early", "late"]

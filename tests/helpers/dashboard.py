@@ -20,8 +20,12 @@ TEAM_LOGIN = '''
 import secrets
 import time
 
+import hmac
+
 from hermes_cli.dashboard_auth import (DashboardAuthProvider, InvalidCodeError, InvalidCredentialsError, LoginStart,
-                                       RefreshExpiredError, Session)
+                                       RefreshExpiredError, Session, TokenPrincipal)
+
+SERVICE_TOKENS = {"svc-ingest-token": ("ingest",), "svc-read-token": ("read",)}
 
 USERS = {"ann": "correct horse battery"}
 SESSIONS = {}
@@ -35,6 +39,7 @@ class Team(DashboardAuthProvider):
     name = "team"
     display_name = "Team login"
     supports_password = True
+    supports_token = True
     public_paths = ("/api/plugins/team_login/callback",)
 
     def mint(self, user):
@@ -66,6 +71,12 @@ class Team(DashboardAuthProvider):
     def revoke_session(self, *, refresh_token):
         REFRESH.pop(refresh_token, None)
 
+    def verify_token(self, *, token):
+        for known, scopes in SERVICE_TOKENS.items():
+            if hmac.compare_digest(token, known):
+                return TokenPrincipal(principal="svc-" + scopes[0], provider=self.name, scopes=scopes)
+        return None
+
     def complete_password_login(self, *, username, password):
         if USERS.get(username) != password:
             raise InvalidCredentialsError("no")
@@ -83,6 +94,9 @@ from starlette.routing import Route
 
 from hermes_cli.dashboard_auth import list_providers
 from hermes_cli.dashboard_auth.cookies import detect_https, set_session_cookies
+from hermes_cli.dashboard_auth.token_auth import register_token_route
+
+register_token_route("/api/plugins/team_login/ingest", methods=["POST"], required_scope="ingest")
 
 
 async def hello(request):
@@ -105,7 +119,14 @@ async def echo(request):
     return JSONResponse({"got": (await request.json())})
 
 
-router = [Route("/hello", hello), Route("/callback", callback), Route("/echo", echo, methods=["POST"])]
+async def ingest(request):
+    principal = request.state.token_principal
+    return JSONResponse({"principal": principal.principal, "scopes": list(principal.scopes),
+                         "got": (await request.json())})
+
+
+router = [Route("/hello", hello), Route("/callback", callback), Route("/echo", echo, methods=["POST"]),
+          Route("/ingest", ingest, methods=["POST"])]
 '''
 
 INDEX_JS = '''

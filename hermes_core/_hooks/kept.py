@@ -1,0 +1,144 @@
+"""Slow and failing hook calls, kept for the operator (`hermes plugins hook-calls`, the dashboard's
+hook calls page): a callback that raised, timed out, or ran longer than `HERMES_HOOK_SLOW_MS`
+(250 ms unless set) is a JSON line in `$HERMES_HOME/logs/hook-calls.jsonl`: when, hook, plugin,
+callback, milliseconds, outcome and error (secrets redacted).
+
+The file is a small ring: at `LINES` lines it becomes `hook-calls.jsonl.1` (the one before is
+dropped), so the two hold the last 500 to 1,000 calls. The hook call only puts its record in a
+queue; a writer thread (one for the process) appends it, off the hot path: one write a line, so
+processes sharing a home never interleave. A line is whole or, after a crash mid-write, skipped.
+
+    {"at": 1764400000.1, "hook": "pre_tool_call", "plugin": "guard", "callback": "Guard.check",
+     "ms": 812.4, "outcome": "slow", "error": ""}
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from .._redact import redact_secrets
+
+__all__ = ["FILE", "LINES", "SLOW_VARIABLE", "HookCallLog", "kept_hook_calls"]
+
+FILE = "hook-calls.jsonl"
+LINES = 500
+SLOW_VARIABLE = "HERMES_HOOK_SLOW_MS"
+_SLOW_MS = 250.0
+_QUEUED = 1000  # records waiting for the writer at most (a storm of failures drops the oldest)
+
+
+def _slow_seconds() -> float:
+    try:
+        return float(os.environ.get(SLOW_VARIABLE) or _SLOW_MS) / 1000
+    except ValueError:
+        return _SLOW_MS / 1000
+
+
+class HookCallLog:
+    """The ring of one home's slow and failing hook calls (one writer thread serves every home)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = Path(home) / "logs" / FILE
+        self.slow = _slow_seconds()  # a callback slower than this many seconds is kept
+
+    def add(self, hook: str, plugin_id: str | None, callback: str, seconds: float, outcome: str,
+            error: str = "") -> None:
+        """Keep one call (from the hook's driver: this only queues it)."""
+        _pending.append((self.path, {"at": round(time.time(), 3), "hook": hook, "plugin": plugin_id or "-",
+                                     "callback": callback, "ms": round(seconds * 1000, 1), "outcome": outcome,
+                                     "error": error}))
+        with _wake:
+            _start()
+            _wake.notify()
+
+    def flush(self) -> None:
+        """Write what is queued now (the writer does it by itself; at exit, and in tests)."""
+        flush()
+
+
+_pending: deque[tuple[Path, dict[str, Any]]] = deque(maxlen=_QUEUED)
+_wake = threading.Condition()
+_io = threading.Lock()
+_lines: dict[Path, int] = {}  # lines in each file, counted once
+_writer: threading.Thread | None = None
+
+
+def _start() -> None:
+    """The writer thread, started on the first record (again in a forked child, where it is gone)."""
+    global _writer
+    if _writer is None:
+        atexit.register(flush)
+    if _writer is None or not _writer.is_alive():
+        _writer = threading.Thread(target=_run, name="hermes-hook-calls", daemon=True)
+        _writer.start()
+
+
+def flush() -> None:
+    with _io:
+        _write()
+
+
+def _run() -> None:
+    while True:
+        with _wake:
+            while not _pending:
+                _wake.wait()
+        with _io:  # not holding `_wake`: a hook call queuing a record never waits for the disk
+            _write()
+
+
+def _write() -> None:
+    while _pending:
+        path, record = _pending.popleft()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path not in _lines:
+                _lines[path] = _count(path)
+            if _lines[path] >= LINES:
+                os.replace(path, path.with_name(FILE + ".1"))
+                _lines[path] = 0
+            record["error"] = redact_secrets(" ".join(str(record["error"]).split()))[:500]
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(descriptor, line)
+            finally:
+                os.close(descriptor)
+            _lines[path] += 1
+        except OSError:
+            _lines.pop(path, None)  # a home that cannot be written loses the record, never the hook call
+
+
+def _count(path: Path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return sum(1 for _ in handle)
+    except FileNotFoundError:
+        return 0
+
+
+def kept_hook_calls(home: Path, limit: int = 200) -> list[dict[str, Any]]:
+    """The kept slow and failing hook calls of `home`, the newest first (at most `limit`)."""
+    folder = Path(home) / "logs"
+    rows: list[dict[str, Any]] = []
+    for name in (FILE + ".1", FILE):
+        try:
+            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # cut short by a crash
+            if isinstance(row, dict):
+                rows.append(row)
+    rows.sort(key=lambda row: row.get("at", 0), reverse=True)
+    return rows[:limit]
