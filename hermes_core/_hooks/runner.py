@@ -126,16 +126,17 @@ class HookRunner:
 
     `timeout()` returns the per-callback limit in seconds (0 means none). `trace`: write a line
     on stderr for each callback call (`tracing`); None (the default) reads `HERMES_TRACE_HOOKS`, now.
+    `kept`: where slow and failing calls are kept (the dashboard's hook calls page), when given.
     """
 
     def __init__(self, timeout: Callable[[], float] = lambda: HOOK_CALLBACK_TIMEOUT.default, *,
-                 trace: bool | None = None) -> None:
+                 trace: bool | None = None, kept: HookCallLog | None = None) -> None:
         self._callbacks: dict[str, tuple[HookCallback, ...]] = {}  # replaced, never changed: a call reads it unlocked
         self._lock = threading.Lock()
         self._timeout = timeout
         self._trace = tracing.from_environment() if trace is None else trace
         self._reported: set[tuple[int, str, str]] = set()
-        self.kept: HookCallLog | None = None  # where slow and failing calls are kept (`kept`), when set
+        self.kept = kept  # where slow and failing calls are kept (`kept`), when set
 
     def add(self, hook: str, callback: Callable[..., Any], plugin_id: str | None = None) -> Undo:
         """Add `callback` to `hook`; returns the function that removes it again.

@@ -156,8 +156,7 @@ class Loader:
         self.events = EventBus()
         self.aux_tasks = AuxiliaryTasks()
         self.capabilities = Capabilities()
-        self.hooks = HookRunner(hook_timeout)
-        self.hooks.kept = HookCallLog(home) if home is not None else None  # slow and failing calls, kept
+        self.hooks = HookRunner(hook_timeout, kept=HookCallLog(home) if home is not None else None)
         hermes_api.serving(self.hooks)  # what Hermes' module-level invoke_hook / has_hook reach
         self.dispatch = dispatch
         self.llm_host = llm_host
