@@ -139,3 +139,26 @@ def _waiting(served: Serve) -> bool:
     except OSError:
         return True
     return False
+
+
+HALF = "\\ud800"  # an escaped lone surrogate, as JSON allows and json.loads reads
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/responses", '{"input": "hi", "instructions": "be brief %s"}'),
+    ("/v1/responses", '{"input": "hi", "conversation": "talk %s"}'),
+    ("/v1/responses", '{"input": "hi", "metadata": {"tag %s": "v %s"}}'),
+    ("/v1/responses", '{"input": "hi", "previous_response_id": "resp_%s"}'),
+    ("/v1/runs", '{"input": "hi", "session_id": "s%s"}'),
+    ("/v1/chat/completions", '{"messages": [{"role": "user", "name": "ann %s", "content": "hi %s"}]}'),
+    ("/api/jobs", '{"name": "n %s", "schedule": "every 1h", "prompt": "p %s"}'),
+])
+def test_a_lone_surrogate_in_any_field_of_a_body_is_read_as_a_replacement_character(
+        served: Serve, llm_server, path: str, body: str) -> None:
+    llm_server.reply("ok")
+    status, answer, _ = call(f"{served.root}{path}", raw=(body % ((HALF,) * body.count("%s"))).encode())
+    assert status in (200, 202, 400, 404), (status, answer)
+    assert "internal error" not in json.dumps(answer) and "\\ud800" not in json.dumps(answer), answer
+    assert not [line for line in served.lines if "Traceback" in line or "UnicodeEncodeError" in line], served.lines
+    if path == "/api/jobs":
+        assert answer["job"]["name"] == "n \ufffd" and answer["job"]["prompt"] == "p \ufffd"
