@@ -162,3 +162,17 @@ def test_a_lone_surrogate_in_any_field_of_a_body_is_read_as_a_replacement_charac
     assert not [line for line in served.lines if "Traceback" in line or "UnicodeEncodeError" in line], served.lines
     if path == "/api/jobs":
         assert answer["job"]["name"] == "n \ufffd" and answer["job"]["prompt"] == "p \ufffd"
+
+
+@pytest.mark.parametrize("repeat", [1e400, True, 2.5, "x", {"times": 2}, [3]])
+def test_a_repeat_that_is_no_number_of_runs_is_a_400_naming_it(served: Serve, repeat: Any) -> None:
+    jobs = f"{served.root}/api/jobs"
+    raw = json.dumps({"name": "x", "schedule": "every 1h", "prompt": "p", "repeat": repeat}).replace("Infinity", "1e400")
+    status, body, _ = call(jobs, raw=raw.encode())
+    assert (status, body["error"]["param"]) == (400, "repeat"), body
+    assert "repeat" in body["error"]["message"] and "internal error" not in body["error"]["message"], body
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p", "repeat": 3})
+    assert made[0] == 200 and made[1]["job"]["repeat"]["times"] == 3
+    edit = json.dumps({"repeat": repeat}).replace("Infinity", "1e400")
+    status, body, _ = call(f"{jobs}/{made[1]['job']['id']}", raw=edit.encode(), method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "repeat"), body
