@@ -5,7 +5,7 @@ an object (`[]`, `42`, `"str"`) ended the server, `null` read as the end of inpu
 line was logged and dropped without an answer. Here, as the message transport the SDK's
 connection takes, a malformed line is answered `-32700` (parse error) and anything that is not a
 request, a notification or a response `-32600` (invalid request), both with `"id": null` unless
-the message had a usable id; a batch (a JSON array, which ACP does not use) is answered with an
+the message had a usable id; an escaped lone surrogate in a line is read as U+FFFD; a batch (a JSON array, which ACP does not use) is answered with an
 invalid-request error for each request in it. The server goes on serving after each.
 
 stdin and stdout may be pipes, sockets or regular files (`hermes acp > transcript.jsonl`): a file,
@@ -17,14 +17,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 from typing import Any, BinaryIO
+
+from hermes_core import storable_text
 
 __all__ = ["LineTransport", "open_lines"]
 
 MAX_LINE = 50 * 2**20  # one message; a longer line is answered as too long and skipped
 _PARSE_ERROR, _INVALID_REQUEST = -32700, -32600
 _TOO_LONG = b"\0"  # what `_line` gives for a line it skipped
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _error(code: int, message: str, ident: Any = None) -> dict[str, Any]:
@@ -64,6 +68,8 @@ def answer_for(line: bytes) -> tuple[dict[str, Any] | None, Any]:
     except (ValueError, RecursionError) as exc:  # invalid UTF-8 is a ValueError too
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, _error(_PARSE_ERROR, f"Parse error: the line is not JSON ({why[:200]})")
+    if _ESCAPED_SURROGATE.search(line):  # "\\ud800", which JSON allows: U+FFFD, so that no store or log fails on it
+        message = json.loads(storable_text(json.dumps(message, ensure_ascii=False)))
     if isinstance(message, list):
         if not message:
             return None, _error(_INVALID_REQUEST, "Invalid Request: an empty batch")
