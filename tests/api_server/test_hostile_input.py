@@ -176,3 +176,13 @@ def test_a_repeat_that_is_no_number_of_runs_is_a_400_naming_it(served: Serve, re
     edit = json.dumps({"repeat": repeat}).replace("Infinity", "1e400")
     status, body, _ = call(f"{jobs}/{made[1]['job']['id']}", raw=edit.encode(), method="PATCH")
     assert (status, body["error"]["param"]) == (400, "repeat"), body
+
+
+def test_a_path_or_a_method_the_server_does_not_have_is_an_openai_error_in_json(served: Serve) -> None:
+    for path, method, status in (("/v1/nope", "GET", 404), ("/v1/responses/resp_x/input_items", "GET", 404),
+                                 ("/v1/chat/completions", "GET", 405), ("/api/sessions", "DELETE", 405)):
+        got, body, headers = call(f"{served.root}{path}", method=method)
+        assert got == status and headers["content-type"] == "application/json", (path, got, headers)
+        assert path in body["error"]["message"] and body["error"]["type"] == "invalid_request_error", body
+        if status == 405:
+            assert method not in headers["allow"] and method not in body["error"]["message"].split("takes")[-1]
