@@ -17,18 +17,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import stat
 from typing import Any, BinaryIO
 
-from hermes_core import storable_text
+from hermes_core.hosting import loads_sent
 
 __all__ = ["LineTransport", "open_lines"]
 
 MAX_LINE = 50 * 2**20  # one message; a longer line is answered as too long and skipped
 _PARSE_ERROR, _INVALID_REQUEST = -32700, -32600
 _TOO_LONG = b"\0"  # what `_line` gives for a line it skipped
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _error(code: int, message: str, ident: Any = None) -> dict[str, Any]:
@@ -64,12 +62,10 @@ def answer_for(line: bytes) -> tuple[dict[str, Any] | None, Any]:
     """The message on `line`, or None and the answer it gets instead (None: no answer, such as for a
     batch of notifications)."""
     try:
-        message = json.loads(line)
+        message = loads_sent(line)
     except (ValueError, RecursionError) as exc:  # invalid UTF-8 is a ValueError too
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, _error(_PARSE_ERROR, f"Parse error: the line is not JSON ({why[:200]})")
-    if _ESCAPED_SURROGATE.search(line):  # "\\ud800", which JSON allows: U+FFFD, so that no store or log fails on it
-        message = json.loads(storable_text(json.dumps(message, ensure_ascii=False)))
     if isinstance(message, list):
         if not message:
             return None, _error(_INVALID_REQUEST, "Invalid Request: an empty batch")

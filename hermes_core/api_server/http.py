@@ -11,12 +11,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes_core import storable_json, storable_text
+from hermes_core import storable_json
+from hermes_core.hosting import loads_sent
 
 __all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps", "one_route_per_path"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class ApiError(Exception):
@@ -55,9 +55,8 @@ def sse(data: Any, event: str | None = None) -> str:
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """The request's JSON object body, at most `limit` bytes (413 beyond, checked before and while
     reading); malformed JSON, a body that is not an object or a bad Content-Length is a 400. An
-    escaped lone surrogate ("\\ud800", which JSON allows) is read as U+FFFD in every string of the
-    body, keys too: no field a route keeps (a conversation's name, metadata, a job) can then fail
-    to encode in a store, a log or a model request."""
+    escaped lone surrogate ("\\ud800", which JSON allows) is read as U+FFFD (`hosting.loads_sent`):
+    no field a route keeps (a conversation's name, metadata, a job) can then fail to encode."""
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
@@ -74,14 +73,12 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         chunks.append(chunk)
     raw = b"".join(chunks)
     try:
-        body = json.loads(raw)
+        body = loads_sent(raw)
     except (ValueError, RecursionError) as exc:
         where = f" ({exc.msg} at line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise ApiError(400, f"Invalid JSON in request body{where}", code="invalid_json") from None
     if not isinstance(body, dict):
         raise ApiError(400, "Request body must be a JSON object", code="invalid_json")
-    if _ESCAPED_SURROGATE.search(raw):
-        body = json.loads(storable_text(json.dumps(body, ensure_ascii=False)))
     return body
 
 
