@@ -110,6 +110,8 @@ class CronJobs:
             raise ApiError(400, f"cannot change {', '.join(unknown)} (only {', '.join(_EDITABLE)})", param=unknown[0])
         _texts(body)
         _check_repeat(body.get("repeat"))
+        if body.get("enabled") is not None and not isinstance(body["enabled"], bool):  # "false" is not ignored
+            raise ApiError(400, "enabled must be true or false", param="enabled")
         moment, tz = self._clock()
         if body.get("schedule") is not None:
             if not isinstance(body["schedule"], str):

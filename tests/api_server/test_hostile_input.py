@@ -186,3 +186,13 @@ def test_a_path_or_a_method_the_server_does_not_have_is_an_openai_error_in_json(
         assert path in body["error"]["message"] and body["error"]["type"] == "invalid_request_error", body
         if status == 405:
             assert method not in headers["allow"] and method not in body["error"]["message"].split("takes")[-1]
+
+
+@pytest.mark.parametrize("enabled", ["false", 0, "no", {"value": False}])
+def test_enabled_must_be_true_or_false_not_a_word_that_is_ignored(served: Serve, enabled: Any) -> None:
+    jobs = f"{served.root}/api/jobs"
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p"})[1]["job"]["id"]
+    status, body, _ = call(f"{jobs}/{made}", {"enabled": enabled}, method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "enabled"), body
+    assert call(f"{jobs}/{made}")[1]["job"]["enabled"] is True
+    assert call(f"{jobs}/{made}", {"enabled": False}, method="PATCH")[1]["job"]["enabled"] is False
