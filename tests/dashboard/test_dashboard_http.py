@@ -319,3 +319,23 @@ def test_an_auth_provider_plugin_loads_in_hosts_without_a_dashboard(home: Path) 
     write_config(home, "plugins:\n  enabled: [team_login]\n")
     report = json.loads(hermes("plugins", "doctor", "--json").stdout)
     assert next(p for p in report["plugins"] if p["id"] == "team_login")["status"] == "ok"
+
+
+def test_a_login_with_a_lone_surrogate_or_nested_past_the_parser_is_refused_in_words(gated: Browser,
+                                                                                      home: Path) -> None:
+    status, headers, text = gated.request("/auth/password-login", method="POST",
+                                          body={"provider": "team", "username": "ann\ud800", "password": "x"})
+    assert status == 401 and "wrong user name or password" in text, (status, text)
+    import urllib.error
+    import urllib.request
+
+    deep = urllib.request.Request(gated.root + "/auth/password-login", data=b"[" * 100000, method="POST",
+                                  headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(deep, timeout=60)
+    assert refused.value.code in (400, 401), refused.value.code
+    process: DashboardProcess = gated.process  # type: ignore[attr-defined]
+    log_in(gated)  # and it goes on serving
+    audit = (home / "logs" / "dashboard.log").read_text(encoding="utf-8")
+    assert "login refused user=ann\ufffd" in audit, audit
+    assert not [line for line in process.lines if "Traceback" in line or "Logging error" in line], process.lines
