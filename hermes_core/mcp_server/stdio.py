@@ -99,6 +99,7 @@ async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
     from mcp.server.stdio import stdio_server
 
     reader, writer = await _streams(stdin, stdout)
+    lines: Any = _Mended(reader)  # read as the SDK reads its AsyncFile: `async for line in ...`
     with anyio.CancelScope() as scope, until_signal(scope.cancel):
-        async with stdio_server(stdin=_Mended(reader), stdout=writer) as (read_stream, write_stream):
+        async with stdio_server(stdin=lines, stdout=writer) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
