@@ -333,7 +333,8 @@ def test_a_login_with_a_lone_surrogate_or_nested_past_the_parser_is_refused_in_w
                                   headers={"Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(deep, timeout=60)
-    assert refused.value.code in (400, 401), refused.value.code
+    with refused.value as error:
+        assert error.code in (400, 401), error.code
     process: DashboardProcess = gated.process  # type: ignore[attr-defined]
     log_in(gated)  # and it goes on serving
     audit = (home / "logs" / "dashboard.log").read_text(encoding="utf-8")
