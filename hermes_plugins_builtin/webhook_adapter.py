@@ -40,7 +40,7 @@ from hermes_core import ConfigError, storable_json
 from hermes_core.gateway.config import Platform, PlatformConfig
 from hermes_core.gateway.platforms.base import BasePlatformAdapter, SendResult
 from hermes_core.gateway.platforms.event import MessageEvent, MessageType, ProcessingOutcome
-from hermes_core.hosting import BrowserPolicy, bearer_token, is_loopback, secret_matches
+from hermes_core.hosting import BrowserPolicy, bearer_token, is_loopback, loads_sent, secret_matches
 
 log = logging.getLogger("hermes.gateway.webhook")
 
@@ -270,7 +270,7 @@ def _handler(adapter: WebhookAdapter) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             try:
-                payload = json.loads(raw or b"null")
+                payload = loads_sent(raw or b"null")  # a lone surrogate in it: U+FFFD
             except (ValueError, RecursionError):
                 self._answer(400, {"error": "the body is not JSON"})
                 return

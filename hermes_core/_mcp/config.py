@@ -16,6 +16,7 @@ import attrs
 from .. import config_keys as keys
 from .._config.config import Config
 from .._errors import ConfigError
+from .._net import unsendable
 
 __all__ = ["ServerConfig", "read_servers"]
 
@@ -93,6 +94,10 @@ def _server(config: Config, name: str) -> ServerConfig | None:
     port = config.read(keys.MCP_OAUTH_REDIRECT_PORT, name)
     if port > 65535:
         raise ConfigError(f"config.yaml: {where}.oauth.redirect_port is {port}, not a port (0 to 65535)")
+    url, headers = _interpolated(url, f"{where}.url"), _strings(config.read(keys.MCP_HEADERS, name), f"{where}.headers")
+    problem = unsendable(url, headers) if transport != "stdio" else None
+    if problem is not None:  # said now, not as a connect error retried with backoff for ever
+        raise ConfigError(f"config.yaml: {where}: {problem}")
     env = config.read(keys.MCP_ENV, name)
     include: list[str] = config.read(keys.MCP_INCLUDE, name)
     exclude: list[str] = config.read(keys.MCP_EXCLUDE, name)
@@ -100,7 +105,7 @@ def _server(config: Config, name: str) -> ServerConfig | None:
         name, transport, _interpolated(command, f"{where}.command"),
         tuple(_interpolated(arg, f"{where}.args") for arg in config.read(keys.MCP_ARGS, name)),
         _strings(env, f"{where}.env") if env else None, config.read(keys.MCP_CWD, name),
-        _interpolated(url, f"{where}.url"), _strings(config.read(keys.MCP_HEADERS, name), f"{where}.headers"),
+        url, headers,
         config.read(keys.MCP_TIMEOUT, name) or 300.0, config.read(keys.MCP_CONNECT_TIMEOUT, name) or 60.0,
         tuple(include), tuple(exclude), auth, config.read(keys.MCP_OAUTH_SCOPE, name),
         config.read(keys.MCP_OAUTH_CLIENT_NAME, name) or "hermes-core", port,

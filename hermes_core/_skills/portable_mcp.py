@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._files import MAX_SMALL_JSON, read_json
-from .._net import is_loopback
+from .._net import is_loopback, unsendable
 from .portable import slug, within_root
 
 __all__ = ["MCP_SCHEMA", "package_servers", "read_mcp_json", "server_name"]
@@ -28,9 +28,6 @@ log = logging.getLogger("hermes_core.plugins")
 
 MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
 _PLACEHOLDER = re.compile(r"\$\{(PLUGIN_ROOT|PLUGIN_DATA)\}")
-_HEADER = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what an HTTP client sends as a header's value
-_URL_TEXT = re.compile(r"[\x21-\x7e]+")
 _STDIO = {"type", "command", "args", "env", "cwd"}
 _REMOTE = {"type", "url", "headers"}
 
@@ -96,8 +93,9 @@ def _remote(entry: dict[str, Any]) -> dict[str, Any]:
     url = entry.get("url")
     if not isinstance(url, str) or not url:
         raise ValueError("url must be a non-empty string")
-    if not _URL_TEXT.fullmatch(url):  # urlsplit drops tabs and line breaks; the HTTP client refuses them
-        raise ValueError("url must be printable ASCII without spaces (percent-encode the rest)")
+    problem = unsendable(url, {})
+    if problem is not None:
+        raise ValueError(problem)
     try:
         parts = urlsplit(url)
         host = parts.hostname
@@ -114,13 +112,12 @@ def _remote(entry: dict[str, Any]) -> dict[str, Any]:
     if parts.scheme == "http" and not is_loopback(host):
         raise ValueError("non-loopback url must use https")
     headers = entry.get("headers", {})
-    if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and _HEADER.fullmatch(k) and isinstance(v, str) for k, v in headers.items()) \
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()) \
             or len({k.lower() for k in headers}) != len(headers):
         raise ValueError("invalid headers")
-    for key, value in headers.items():
-        if not _FIELD_VALUE.fullmatch(value):
-            raise ValueError(f"header {key} must be printable ASCII (spaces and tabs allowed, no control character)")
+    problem = unsendable(url, headers)
+    if problem is not None:
+        raise ValueError(problem)
     return {"transport": "http", "url": url, "headers": dict(headers)}
 
 

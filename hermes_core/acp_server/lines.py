@@ -5,7 +5,7 @@ an object (`[]`, `42`, `"str"`) ended the server, `null` read as the end of inpu
 line was logged and dropped without an answer. Here, as the message transport the SDK's
 connection takes, a malformed line is answered `-32700` (parse error) and anything that is not a
 request, a notification or a response `-32600` (invalid request), both with `"id": null` unless
-the message had a usable id; a batch (a JSON array, which ACP does not use) is answered with an
+the message had a usable id; an escaped lone surrogate in a line is read as U+FFFD; a batch (a JSON array, which ACP does not use) is answered with an
 invalid-request error for each request in it. The server goes on serving after each.
 
 stdin and stdout may be pipes, sockets or regular files (`hermes acp > transcript.jsonl`): a file,
@@ -19,6 +19,8 @@ import json
 import os
 import stat
 from typing import Any, BinaryIO
+
+from hermes_core.hosting import loads_sent
 
 __all__ = ["LineTransport", "open_lines"]
 
@@ -60,7 +62,7 @@ def answer_for(line: bytes) -> tuple[dict[str, Any] | None, Any]:
     """The message on `line`, or None and the answer it gets instead (None: no answer, such as for a
     batch of notifications)."""
     try:
-        message = json.loads(line)
+        message = loads_sent(line)
     except (ValueError, RecursionError) as exc:  # invalid UTF-8 is a ValueError too
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, _error(_PARSE_ERROR, f"Parse error: the line is not JSON ({why[:200]})")

@@ -212,6 +212,8 @@ class HermesAcp:
     async def _open(self, cwd: str, session_id: str | None, mcp_servers: list[Any] | None = None) -> _Session:
         from acp import RequestError
 
+        if "\0" in cwd:
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "the session's folder holds a NUL character"})
         if not Path(cwd).is_absolute():
             raise RequestError.invalid_params({"cwd": cwd, "reason": "the session's folder must be an absolute path"})
         if session_id is not None and session_id in self.sessions:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -86,7 +87,7 @@ class ApiServer(Core):
                 sweeping.cancel()
                 self.close()
 
-        return Starlette(routes=routes, lifespan=lifespan)
+        return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _no_such_route})
 
     def close(self) -> None:
         self.runs.close()
@@ -236,3 +237,17 @@ class ApiServer(Core):
                 elif kind == "done":
                     yield chunk({}, finish_reason(data), usage=usage(data))
         yield sse("[DONE]")
+
+
+async def _no_such_route(request: Request, exc: Exception) -> Response:
+    """A path the server does not have (404) or a method its path does not take (405, `Allow`
+    naming those it takes), as an OpenAI error object like every other answer."""
+    status = getattr(exc, "status_code", 500)
+    headers = dict(getattr(exc, "headers", None) or {})
+    if status == 405:
+        message = f"{request.method} {request.url.path} is not served; the path takes {headers.get('Allow', '')}"
+    elif status == 404:
+        message = f"{request.url.path} is not served here (GET /openapi.json lists what is)"
+    else:
+        message = str(getattr(exc, "detail", "")) or f"HTTP {status}"
+    return error_response(ApiError(status, message, code="not_found" if status == 404 else None, headers=headers))

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hermes_core import storable_json
+from hermes_core.hosting import loads_sent
 
 __all__ = ["ApiError", "Json", "error_response", "read_json", "sse", "header_value", "dumps", "one_route_per_path"]
 
@@ -53,7 +54,9 @@ def sse(data: Any, event: str | None = None) -> str:
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """The request's JSON object body, at most `limit` bytes (413 beyond, checked before and while
-    reading); malformed JSON, a body that is not an object or a bad Content-Length is a 400."""
+    reading); malformed JSON, a body that is not an object or a bad Content-Length is a 400. An
+    escaped lone surrogate ("\\ud800", which JSON allows) is read as U+FFFD (`hosting.loads_sent`):
+    no field a route keeps (a conversation's name, metadata, a job) can then fail to encode."""
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
@@ -70,7 +73,7 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         chunks.append(chunk)
     raw = b"".join(chunks)
     try:
-        body = json.loads(raw)
+        body = loads_sent(raw)
     except (ValueError, RecursionError) as exc:
         where = f" ({exc.msg} at line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise ApiError(400, f"Invalid JSON in request body{where}", code="invalid_json") from None

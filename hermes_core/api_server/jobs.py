@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from hermes_core import CronError
-from hermes_core.cron import now, open_jobs, zone
+from hermes_core.cron import check_repeat, now, open_jobs, zone
 from hermes_core.cron.schedule import parse_schedule
 
 from .http import ApiError, Json, read_json
@@ -87,6 +87,7 @@ class CronJobs:
             if not isinstance(body.get(field), str) or not body[field].strip():
                 raise ApiError(400, f"{field} is required (a non-empty string)", param=field)
         _texts(body)
+        _check_repeat(body.get("repeat"))
         moment, tz = self._clock()
         _check_schedule(body["schedule"], moment, tz)
         try:
@@ -108,6 +109,9 @@ class CronJobs:
         if unknown:
             raise ApiError(400, f"cannot change {', '.join(unknown)} (only {', '.join(_EDITABLE)})", param=unknown[0])
         _texts(body)
+        _check_repeat(body.get("repeat"))
+        if body.get("enabled") is not None and not isinstance(body["enabled"], bool):  # "false" is not ignored
+            raise ApiError(400, "enabled must be true or false", param="enabled")
         moment, tz = self._clock()
         if body.get("schedule") is not None:
             if not isinstance(body["schedule"], str):
@@ -162,6 +166,14 @@ def _check_schedule(text: str, moment: Any, tz: Any) -> None:
         parse_schedule(text, at=moment, tz=tz)
     except CronError as exc:
         raise ApiError(400, str(exc), param="schedule") from None
+
+
+def _check_repeat(value: Any) -> None:
+    """400 naming `repeat` unless it is a number of runs (cron's one check, `check_repeat`)."""
+    try:
+        check_repeat(value)
+    except CronError as exc:
+        raise ApiError(400, str(exc), param="repeat") from None
 
 
 def _deliver(value: Any) -> str | None:

@@ -141,9 +141,7 @@ def _serve_http(server: object, address: tuple[str, int], token: str | None, cou
 def list_(ctx: click.Context, as_json: bool) -> None:
     """The MCP servers of config.yaml (mcp_servers:): their state and the tools they give the agent."""
     host = manager(ctx)
-    rows = host.mcp.status()
-    for problem in host.mcp.problems:
-        click.echo(f"hermes: warning: {problem}", err=True)
+    rows = host.mcp.status()  # each problem is said once, as a warning, when the servers start
     if as_json:
         echo_json(rows)
     elif not rows:

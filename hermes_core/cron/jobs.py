@@ -22,6 +22,8 @@ file or the new one.
 
 from __future__ import annotations
 
+import re
+
 import copy
 import datetime as dt
 import os
@@ -37,7 +39,7 @@ from hermes_core.hosting import locked, read_json, write_json
 from .checks import job_problem
 from .schedule import next_run, parse_schedule, stamp
 
-__all__ = ["Jobs", "JobsFile", "LIVE_STATES", "Mutate", "describe_repeat", "due_at"]
+__all__ = ["Jobs", "JobsFile", "LIVE_STATES", "Mutate", "check_repeat", "describe_repeat", "due_at"]
 
 T = TypeVar("T")
 LIVE_STATES = ("scheduled", "error")  # the states a job may be due in
@@ -78,18 +80,31 @@ def _kind(job: dict[str, Any]) -> Any:
     return schedule.get("kind") if isinstance(schedule, dict) else None
 
 
+_FOREVER = (None, "", "forever", "inf", "none")
+
+
+def check_repeat(value: Any) -> int | None:
+    """How many runs `repeat` asks for (None: forever, as for 0 or fewer), or `CronError` naming it:
+    a whole number (as a number or in words), forever or once; never a flag, a fraction or infinity."""
+    if value in _FOREVER:
+        return None
+    if value == "once":
+        return 1
+    times = None
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,18}\s*", value):
+        times = int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        times = value
+    elif isinstance(value, float) and value.is_integer():
+        times = int(value)
+    if times is None:
+        raise CronError(f"repeat {value!r:.60} is not a number of runs (or forever, once)")
+    return times if times > 0 else None
+
+
 def _repeat(value: Any, once: bool) -> dict[str, Any]:
-    if value in (None, "", "forever", "inf", "none"):
-        times = 1 if once else None
-    elif value == "once":
-        times = 1
-    else:
-        try:
-            times = int(value)
-        except (TypeError, ValueError):
-            raise CronError(f"repeat {value!r} is not a number of runs (or forever, once)") from None
-        times = times if times > 0 else None
-    return {"times": times, "completed": 0}
+    times = check_repeat(value)
+    return {"times": 1 if once and value in _FOREVER else times, "completed": 0}  # a one-shot's default: once
 
 
 class Jobs:

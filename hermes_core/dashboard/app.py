@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hermes_core import HermesError, PluginManager, redact_secrets
+from hermes_core.hosting import loads_sent
 
 from . import actions, pages
 from .data import Reader
@@ -405,9 +406,11 @@ def redacted(data: Any) -> Any:
 
 
 async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object ({} when it sent none), a lone surrogate in it read as U+FFFD
+    (`hosting.loads_sent`: a user name with one is written to the audit log as any other)."""
     try:
-        value = json.loads(await request.body() or b"{}")
-    except ValueError:
+        value = loads_sent(await request.body() or b"{}")
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 

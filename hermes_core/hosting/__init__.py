@@ -6,7 +6,8 @@ hermes-core's public names and on this package; a host of your own can be too.
 - files: `write_json` and `write_text` (a file replaced whole), `json_lines` and `read_json` (read
   whatever is in them: invalid UTF-8, a BOM, deep nesting are a `BadLine` or one `ValueError`), `locked` (one writer of a file at a time,
   across processes), `only_one` (one process per job: a gateway per home, a batch run per folder;
-  `AlreadyRunningError` otherwise);
+  `AlreadyRunningError` otherwise); `loads_sent` (the JSON a client sent, a lone surrogate in it
+  read as U+FFFD: every host's door for request bodies and lines);
 - serving: `is_loopback`, `secret_matches` (a shared secret or bearer token, in constant time),
   `bearer_token`, `RequireBearer` (ASGI), `serve_asgi` (an ASGI app on uvicorn, on loopback unless
   a token guards it, until a signal; `BoundedRequests`: request bodies bounded in size and time),
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from .._runtime.workspace import Workspace, WorkspaceError, current_workspace, workspace_scope
     from .._runtime.processes import kill_group
     from .browsers import BrowserPolicy, GuardBrowsers, Refusal
-    from .files import BadLine, Held, json_lines, locked, only_one, read_json, write_json, write_text
+    from .files import BadLine, Held, json_lines, loads_sent, locked, only_one, read_json, write_json, write_text
     from .._net import is_loopback
     from .serving import BoundedRequests, RequireBearer, bearer_token, listening_socket, secret_matches, serve_asgi
     from .signals import STOP_SIGNALS, until_signal
@@ -68,8 +69,8 @@ if TYPE_CHECKING:
     from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, pg_schema_of, state_url
 
 _EXPORTS = {
-    **dict.fromkeys(["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"],
-                    "hermes_core.hosting.files"),
+    **dict.fromkeys(["BadLine", "Held", "json_lines", "loads_sent", "locked", "only_one", "read_json", "write_json",
+                     "write_text"], "hermes_core.hosting.files"),
     **dict.fromkeys(["BoundedRequests", "RequireBearer", "bearer_token", "listening_socket", "secret_matches",
                      "serve_asgi"], "hermes_core.hosting.serving"),
     "is_loopback": "hermes_core._net",
@@ -92,7 +93,8 @@ __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserP
            "GuardBrowsers", "Heartbeat", "Held", "Hosts", "ProgressListener", "Refusal", "RequireBearer", "STOP_SIGNALS",
            "StateUrl", "Store", "ToolSelection", "Workspace", "WorkspaceError",
            "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
-           "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket", "locked",
+           "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket",
+           "loads_sent", "locked",
            "only_one", "pg_schema_of", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",
            "state_url", "until_signal", "workspace_scope", "write_json", "write_text",
            "TraceRequests", "flush_traces", "new_trace", "served_span", "trace_headers", "turn_span"]

@@ -11,13 +11,31 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import IO, Any
 
 from .._errors import AlreadyRunningError
 from .._files import BadLine, json_lines, locked, read_json, write_atomic
+from .._messages import storable_text
 
-__all__ = ["BadLine", "Held", "json_lines", "locked", "only_one", "read_json", "write_json", "write_text"]
+__all__ = ["BadLine", "Held", "json_lines", "loads_sent", "locked", "only_one", "read_json", "write_json", "write_text"]
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def loads_sent(raw: bytes) -> Any:
+    """The JSON value a client sent (`json.loads`, raising as it does), with every escaped lone
+    surrogate ("\\ud800", which JSON allows) in its strings, keys too, read as U+FFFD: what a
+    request names then never fails to encode in a store, a log, a file or a model request.
+
+    >>> loads_sent(b'{"name": "half \\\\ud800"}')
+    {'name': 'half \ufffd'}
+    """
+    value = json.loads(raw)
+    if _ESCAPED_SURROGATE.search(raw):
+        value = json.loads(storable_text(json.dumps(value, ensure_ascii=False)))
+    return value
 
 
 def write_json(path: Path, data: Any, *, mode: int | None = None, durable: bool = True) -> None:

@@ -3,12 +3,53 @@ bearer token guards it; browsers kept out; until SIGINT/SIGTERM)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hermes_core.hosting import BrowserPolicy, serve_asgi
+from hermes_core.hosting import BrowserPolicy, loads_sent, serve_asgi
 
 __all__ = ["serve_http"]
+
+
+class _Mended:
+    """ASGI: a POST whose JSON holds an escaped lone surrogate ("\\ud800", which JSON allows) reaches
+    the SDK with U+FFFD in its place (`hosting.loads_sent`), as on stdio: the SDK answered it -32700
+    "Parse error", though it is JSON. The body is read whole (`serve_asgi` bounds it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message]), send)
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if b"\\u" in body:
+            try:
+                body = json.dumps(loads_sent(body), ensure_ascii=False).encode()
+            except (ValueError, RecursionError):  # not JSON: the SDK answers it as it does
+                pass
+        headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-length"]
+        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+def _replay(messages: list[Any], then: Any = None) -> Callable[[], Awaitable[Any]]:
+    async def receive() -> Any:
+        if messages:
+            return messages.pop(0)
+        return await then() if then is not None else {"type": "http.disconnect"}
+
+    return receive
 
 
 async def serve_http(server: Any, host: str, port: int, token: str | None,
@@ -21,5 +62,5 @@ async def serve_http(server: Any, host: str, port: int, token: str | None,
     from mcp.server.transport_security import TransportSecuritySettings
 
     unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # GuardBrowsers checks
-    await serve_asgi(server.streamable_http_app(host=host, transport_security=unchecked), host, port, token=token,
+    await serve_asgi(_Mended(server.streamable_http_app(host=host, transport_security=unchecked)), host, port, token=token,
                      ready=lambda base: ready(f"{base}/mcp"), what="hermes mcp serve", browsers=browsers)

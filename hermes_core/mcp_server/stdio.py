@@ -4,9 +4,10 @@ client closes them or SIGINT/SIGTERM arrives (`hosting.until_signal`)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, BinaryIO
 
-from hermes_core.hosting import until_signal
+from hermes_core.hosting import loads_sent, until_signal
 
 __all__ = ["serve_stdio"]
 
@@ -26,6 +27,27 @@ class _Lines:
         if not line:
             raise StopAsyncIteration
         return line.decode("utf-8", "replace")
+
+
+class _Mended:
+    """Lines as the SDK reads them, a line whose JSON holds an escaped lone surrogate ("\\ud800",
+    which JSON allows) given with U+FFFD in its place (`hosting.loads_sent`): the SDK refuses such a
+    line as invalid JSON, and the request it carried was never answered."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines.__aiter__()
+
+    def __aiter__(self) -> _Mended:
+        return self
+
+    async def __anext__(self) -> str:
+        line: str = await self._lines.__anext__()
+        if "\\u" not in line:
+            return line
+        try:
+            return json.dumps(loads_sent(line.encode("utf-8", "surrogatepass")), ensure_ascii=False) + "\n"
+        except (ValueError, RecursionError):  # not JSON: the SDK answers it as it does
+            return line
 
 
 class _Out:
@@ -77,6 +99,7 @@ async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
     from mcp.server.stdio import stdio_server
 
     reader, writer = await _streams(stdin, stdout)
+    lines: Any = _Mended(reader)  # read as the SDK reads its AsyncFile: `async for line in ...`
     with anyio.CancelScope() as scope, until_signal(scope.cancel):
-        async with stdio_server(stdin=reader, stdout=writer) as (read_stream, write_stream):
+        async with stdio_server(stdin=lines, stdout=writer) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -626,3 +626,29 @@ def test_the_editors_folder_is_the_sessions_working_folder_for_its_agents_md(hom
     session(Editor(), work)
     system = llm_server.requests[0].body["messages"][0]["content"]
     assert "## AGENTS.md\n\nEditor project: run pnpm test." in system and "never read" not in system
+
+
+def test_an_escaped_lone_surrogate_or_a_nul_in_a_request_is_answered_in_words(home: Path, llm_server) -> None:
+    llm_config(home, llm_server.url, "plugins:\n  disabled: [cron]\n")
+    lines = ['{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {"cwd": "/tmp", "sessionId": "a\\ud800",'
+             ' "mcpServers": []}}',
+             '{"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/tmp\\u0000x", "mcpServers": []}}',
+             '{"jsonrpc": "2.0", "id": 4, "method": "session/resume", "params": {"cwd": "/tmp", "sessionId": "\\udc80",'
+             ' "mcpServers": []}}']
+    with subprocess.Popen([str(HERMES), "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        process.stdin.write("\n".join(lines) + "\n")
+        process.stdin.flush()
+        answers = {}
+        while len(answers) < len(lines):
+            message = json.loads(process.stdout.readline())
+            answers[message["id"]] = message
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+        stderr = process.stderr.read()
+    assert answers[2]["error"]["code"] == -32002 and answers[2]["error"]["data"]["uri"] == "a\ufffd", answers[2]
+    assert answers[3]["error"]["code"] == -32602 and "cwd" in answers[3]["error"]["data"], answers[3]
+    assert answers[4]["error"]["code"] == -32002, answers[4]
+    assert "Unhandled error" not in stderr and "Traceback" not in stderr, stderr

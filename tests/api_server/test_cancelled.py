@@ -84,3 +84,28 @@ def test_a_stopped_run_ends_cancelled_with_no_half_answer_stored(home: Path, llm
     assert events[-1] == "run.cancelled" and "run.completed" not in events
     assert _said(home, "long job") == [("user", "long job")]
 
+
+
+def test_a_client_gone_mid_responses_stream_leaves_no_half_answer_stored_nor_a_response(
+        home: Path, llm_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_config(home, llm_server.url)
+    monkeypatch.setenv("API_SERVER_KEY", KEY)
+    held = threading.Event()
+    llm_server.push(Reply(ANSWER, hold=held, hold_after=3))
+    try:
+        with Serve() as served:
+            stream = served.client().responses.create(model="hermes-agent", input="long response", stream=True)
+            seen, response_id = "", ""
+            for event in stream:
+                response_id = response_id or getattr(getattr(event, "response", None), "id", "")
+                seen += getattr(event, "delta", "") if event.type == "response.output_text.delta" else ""
+                if "PIECE2" in seen:
+                    break
+            stream.close()
+            llm_server.reply("Next one.")
+            until(lambda: _turn_ended(served))
+            assert call(f"{served.url}/responses/{response_id}")[0] == 404
+            served.stop()
+    finally:
+        held.set()
+    assert _said(home, "long response") == [("user", "long response")]

@@ -139,3 +139,60 @@ def _waiting(served: Serve) -> bool:
     except OSError:
         return True
     return False
+
+
+HALF = "\\ud800"  # an escaped lone surrogate, as JSON allows and json.loads reads
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/responses", '{"input": "hi", "instructions": "be brief %s"}'),
+    ("/v1/responses", '{"input": "hi", "conversation": "talk %s"}'),
+    ("/v1/responses", '{"input": "hi", "metadata": {"tag %s": "v %s"}}'),
+    ("/v1/responses", '{"input": "hi", "previous_response_id": "resp_%s"}'),
+    ("/v1/runs", '{"input": "hi", "session_id": "s%s"}'),
+    ("/v1/chat/completions", '{"messages": [{"role": "user", "name": "ann %s", "content": "hi %s"}]}'),
+    ("/api/jobs", '{"name": "n %s", "schedule": "every 1h", "prompt": "p %s"}'),
+])
+def test_a_lone_surrogate_in_any_field_of_a_body_is_read_as_a_replacement_character(
+        served: Serve, llm_server, path: str, body: str) -> None:
+    llm_server.reply("ok")
+    status, answer, _ = call(f"{served.root}{path}", raw=(body % ((HALF,) * body.count("%s"))).encode())
+    assert status in (200, 202, 400, 404), (status, answer)
+    assert "internal error" not in json.dumps(answer) and "\\ud800" not in json.dumps(answer), answer
+    assert not [line for line in served.lines if "Traceback" in line or "UnicodeEncodeError" in line], served.lines
+    if path == "/api/jobs":
+        assert answer["job"]["name"] == "n \ufffd" and answer["job"]["prompt"] == "p \ufffd"
+
+
+@pytest.mark.parametrize("repeat", [1e400, True, 2.5, "x", {"times": 2}, [3]])
+def test_a_repeat_that_is_no_number_of_runs_is_a_400_naming_it(served: Serve, repeat: Any) -> None:
+    jobs = f"{served.root}/api/jobs"
+    raw = json.dumps({"name": "x", "schedule": "every 1h", "prompt": "p", "repeat": repeat}).replace("Infinity", "1e400")
+    status, body, _ = call(jobs, raw=raw.encode())
+    assert (status, body["error"]["param"]) == (400, "repeat"), body
+    assert "repeat" in body["error"]["message"] and "internal error" not in body["error"]["message"], body
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p", "repeat": 3})
+    assert made[0] == 200 and made[1]["job"]["repeat"]["times"] == 3
+    edit = json.dumps({"repeat": repeat}).replace("Infinity", "1e400")
+    status, body, _ = call(f"{jobs}/{made[1]['job']['id']}", raw=edit.encode(), method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "repeat"), body
+
+
+def test_a_path_or_a_method_the_server_does_not_have_is_an_openai_error_in_json(served: Serve) -> None:
+    for path, method, status in (("/v1/nope", "GET", 404), ("/v1/responses/resp_x/input_items", "GET", 404),
+                                 ("/v1/chat/completions", "GET", 405), ("/api/sessions", "DELETE", 405)):
+        got, body, headers = call(f"{served.root}{path}", method=method)
+        assert got == status and headers["content-type"] == "application/json", (path, got, headers)
+        assert path in body["error"]["message"] and body["error"]["type"] == "invalid_request_error", body
+        if status == 405:
+            assert method not in headers["allow"] and method not in body["error"]["message"].split("takes")[-1]
+
+
+@pytest.mark.parametrize("enabled", ["false", 0, "no", {"value": False}])
+def test_enabled_must_be_true_or_false_not_a_word_that_is_ignored(served: Serve, enabled: Any) -> None:
+    jobs = f"{served.root}/api/jobs"
+    made = call(jobs, {"name": "ok", "schedule": "every 1h", "prompt": "p"})[1]["job"]["id"]
+    status, body, _ = call(f"{jobs}/{made}", {"enabled": enabled}, method="PATCH")
+    assert (status, body["error"]["param"]) == (400, "enabled"), body
+    assert call(f"{jobs}/{made}")[1]["job"]["enabled"] is True
+    assert call(f"{jobs}/{made}", {"enabled": False}, method="PATCH")[1]["job"]["enabled"] is False

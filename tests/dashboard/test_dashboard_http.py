@@ -434,3 +434,24 @@ def test_on_loopback_a_hermes_page_s_session_token_header_stands_for_the_csrf_to
         # a Hermes page's script that had no token to send: the cookie lets it in, and a change needs the CSRF token
         assert browser.json("/api/plugins/team_login/hello", headers={"X-Hermes-Session-Token": "undefined"})[0] == 200
         assert browser.json(echo, method="POST", body={}, headers={"X-Hermes-Session-Token": "undefined"})[0] == 403
+
+
+def test_a_login_with_a_lone_surrogate_or_nested_past_the_parser_is_refused_in_words(gated: Browser,
+                                                                                      home: Path) -> None:
+    status, headers, text = gated.request("/auth/password-login", method="POST",
+                                          body={"provider": "team", "username": "ann\ud800", "password": "x"})
+    assert status == 401 and "wrong user name or password" in text, (status, text)
+    import urllib.error
+    import urllib.request
+
+    deep = urllib.request.Request(gated.root + "/auth/password-login", data=b"[" * 100000, method="POST",
+                                  headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(deep, timeout=60)
+    with refused.value as error:
+        assert error.code in (400, 401), error.code
+    process: DashboardProcess = gated.process  # type: ignore[attr-defined]
+    log_in(gated)  # and it goes on serving
+    audit = (home / "logs" / "dashboard.log").read_text(encoding="utf-8")
+    assert "login refused user=ann\ufffd" in audit, audit
+    assert not [line for line in process.lines if "Traceback" in line or "Logging error" in line], process.lines

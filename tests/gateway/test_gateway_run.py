@@ -280,3 +280,17 @@ def test_the_webhook_refuses_bad_framing_follows_no_redirect_and_takes_a_burst(h
     finally:
         trap.shutdown()
         trap.server_close()
+
+
+def test_a_lone_surrogate_in_a_webhook_message_is_read_as_a_replacement_character(home: Path, llm_server,
+                                                                                   chat) -> None:
+    url = configure(home, llm_server.url)
+    llm_server.reply("Read it.")
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"webhook: connected")
+        status, answer = post_json(url, {"text": "half \ud800 a pair", "chat_id": "c\udc80", "user": "u\ud800"},
+                                   SECRET)
+        gateway.stop()
+    assert (status, answer["text"], answer["chat_id"]) == (200, "Read it.", "c\ufffd"), answer
+    assert "half \ufffd a pair" in json.dumps(llm_server.requests[0].messages, ensure_ascii=False)
+    assert not [line for line in gateway.lines if "UnicodeEncodeError" in line or "Traceback" in line]

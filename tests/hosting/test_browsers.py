@@ -1,5 +1,5 @@
 """Browsers kept out of every HTTP host: a web page the user visits cannot drive `hermes serve`,
-`hermes mcp serve --http`, or the gateway's webhook and api_server platforms. Raw HTTP on loopback
+`hermes mcp serve --http`, `hermes dashboard`, or the gateway's webhook and api_server platforms. Raw HTTP on loopback
 (http.client, so the test sets Host and Origin) against the real commands: a cross-site form post,
 a DNS-rebinding Host and a body that is not JSON are refused in words and do nothing; the stock
 clients (no Origin) still work, and a host name or origin allowed in config.yaml gets in."""
@@ -270,3 +270,25 @@ def test_the_gateway_platforms_refuse_web_pages(home: Path, llm_server) -> None:
         assert (status, body["text"]) == (200, "Hello, webhook."), body
         gateway.stop()
     assert json.loads(hermes("cron", "list", "--json").stdout) == []
+
+
+# -- hermes dashboard ----------------------------------------------------------------------------
+
+def test_the_dashboard_refuses_web_pages_even_with_its_token(home: Path) -> None:
+    from tests.helpers.dashboard import DashboardProcess
+
+    write_config(home, ALLOWED)
+    process = DashboardProcess()
+    try:
+        root, token = process.root, process.token
+        port = int(urlsplit(root).port or 0)
+        refused(request(root, "GET", f"/?token={token}", Host=f"evil.example:{port}"), 421, "host_not_allowed",
+                "hosting.allowed_hosts")  # a rebound name: the page would be the attacker's to read
+        refused(request(root, "GET", "/status.json", Host=f"evil.example:{port}", X_Hermes_Session_Token=token),
+                421, "host_not_allowed", None)
+        attacks(root, port, "/auth/logout", {})
+        status, body, _ = request(root, "GET", "/status.json", X_Hermes_Session_Token=token, Host=f"[::1]:{port}")
+        assert status == 200 and body["plugins"] is not None
+        assert request(root, "GET", "/status.json", X_Hermes_Session_Token=token, Host="proxy.example")[0] == 200
+    finally:
+        process.kill()

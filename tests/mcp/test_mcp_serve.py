@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -454,3 +455,47 @@ def test_a_tools_progress_and_log_lines_reach_the_client_at_its_level(served: Pa
     assert seen == ["info demo.steps an info line", "warning demo.steps a warning line"]
     if mode == "legacy":
         assert logs == []  # at the client's new level
+
+
+def test_a_request_holding_an_escaped_lone_surrogate_is_answered_with_a_replacement_character(home: Path) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(initialize), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "current_time", '
+             '"arguments": {"timezone": "Europe/\\ud800"}}}',
+             '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no\\udc80such", "arguments": {}}}']
+    with subprocess.Popen([str(HERMES), "mcp", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        answers: dict[Any, Any] = {}
+        unanswered = threading.Timer(60, server.kill)  # the SDK dropped both calls: no answer, ever
+        unanswered.start()
+        while len(answers) < 3 and (line := server.stdout.readline()):
+            answer = json.loads(line)
+            answers[answer.get("id")] = answer
+        unanswered.cancel()
+        assert sorted(answers, key=str) == [1, 2, 3], answers
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    assert answers[2]["result"]["isError"] and "Europe/\ufffd" in answers[2]["result"]["content"][0]["text"]
+    assert answers[3]["error"]["message"] == "Unknown tool: no\ufffdsuch"
+
+
+def test_over_http_a_request_holding_an_escaped_lone_surrogate_is_answered_as_on_stdio(
+        http_server: tuple[str, Any]) -> None:
+    url, _ = http_server
+    headers = {"Authorization": "Bearer s3cret", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    opened = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        headers=headers, timeout=30)
+    headers = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
+    httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=30)
+    called = httpx2.post(url, content=b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+                                      b'"current_time", "arguments": {"timezone": "Europe/\\ud800"}}}',
+                         headers=headers, timeout=30)
+    assert called.status_code == 200, called.text  # it was a 400 "Parse error": it is JSON
+    data = json.loads(next(line[6:] for line in called.text.splitlines() if line.startswith("data: ")))
+    assert data["id"] == 2 and data["result"]["isError"] and "Europe/\ufffd" in data["result"]["content"][0]["text"]

@@ -354,3 +354,21 @@ def test_sampling_requests_are_refused_unless_allowed_then_answered_by_the_hosts
     over = hermes("tools", "call", "mcp__helper__sample", '{"q": "Again?"}', check=1)
     assert "the client's model did not answer: plugin 'mcp:helper' is at its LLM budget" in over.stdout
     assert len(llm_server.requests) == 1
+
+
+def test_a_url_or_header_http_cannot_send_is_one_config_line_naming_it_and_never_retried(home: Path) -> None:
+    configure(home, '  crlf:\n    url: "https://example.org/mcp\\r\\nX-Injected: 1"\n',
+              '  tab:\n    url: "https://exam\\tple.org/mcp"\n',
+              '  nul:\n    url: https://example.org/mcp\n    headers:\n      X-Key: "a\\0b"\n',
+              '  name:\n    url: https://example.org/mcp\n    headers:\n      "X Key": b\n',
+              server("fine", extra="tools:\n  include: [echo]"))
+    listed = hermes("mcp", "list", "--json")
+    assert [row["name"] for row in json.loads(listed.stdout)] == ["fine"]
+    lines = listed.stderr.strip().splitlines()
+    expected = {"crlf": "url must be printable ASCII", "tab": "url must be printable ASCII",
+                "nul": "header X-Key must be printable ASCII", "name": "header name 'X Key' is not a token"}
+    for name, said in expected.items():
+        assert [line for line in lines if f"mcp_servers.{name}:" in line] == [
+            line for line in lines if f"mcp_servers.{name}: {said}" in line and "is not started" in line], lines
+        assert sum(f"mcp_servers.{name}:" in line for line in lines) == 1, lines  # said once
+    assert "InvalidURL" not in listed.stderr and "retrying" not in listed.stderr, listed.stderr
