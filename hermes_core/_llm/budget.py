@@ -28,7 +28,7 @@ from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
 __all__ = ["AMOUNTS", "Budget", "Budgets", "CALLER_HOLDER", "FLEET", "HOST", "IMAGE_TOKENS", "KEY_HOLDER", "RATES",
-           "RESERVED_ANSWER_TOKENS", "budget_for", "caller_holder", "holders_of", "host_holder", "refused", "shown",
+           "RESERVED_ANSWER_TOKENS", "budget_for", "caller_holder", "holders_of", "host_holder", "prompt_part", "refused", "shown",
            "spending_as", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
@@ -171,6 +171,14 @@ def _prompt_bound(value: Any) -> int:
         return 2 + sum(len(json.dumps(key, ensure_ascii=False).encode()) + _prompt_bound(item) + 2
                        for key, item in value.items())
     return len(json.dumps(value, ensure_ascii=False, default=str).encode())
+
+
+def prompt_part(messages: Any, tools: Any, pricing: Mapping[str, Any], model: str) -> tuple[int, float]:
+    """A call's prompt alone: its tokens at most and their price (0 when `model` has none), what a
+    call cut off once its request was sent keeps of its reservation."""
+    prompt = _prompt_bound(messages) + (_prompt_bound(tools) if tools else 0)
+    price = _price(pricing, model) if pricing else None
+    return prompt, (_priced(price, prompt, 0, 0, 0) or 0.0) if price is not None else 0.0
 
 
 def worst_case(messages: Any, tools: Any, max_tokens: int | None, pricing: Mapping[str, Any],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +24,8 @@ from .._messages import Messages
 from .audit import AuditLog
 from .budget import Budgets, host_holder
 from .gate import Admission, admission, admitted, admitted_async, hooks_of
-from .ledger import Ledger, Op, Reservation
+from .counters import Counters, redis_url
+from .ledger import Ledger, Reservation
 from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
@@ -144,6 +146,11 @@ class _Attempts:
 
     def __iter__(self) -> _Attempts:
         return self
+
+    @property
+    def sent(self) -> int:
+        """How many requests went out (a call cut off after one has used its prompt's tokens)."""
+        return self._sent
 
     @property
     def timeout(self) -> float:
@@ -335,6 +342,12 @@ class LlmHost:
             except ConfigError as exc:
                 raise LlmConfigError(str(exc)) from None
             self._spend = Ledger(self.home, url=url)
+            try:
+                hot = redis_url(self.home)
+            except ConfigError as exc:
+                raise LlmConfigError(str(exc)) from None
+            if hot is not None:
+                self._spend.counters = Counters(hot, self._spend)
         return self._spend
 
     def _ledger_thread(self) -> LedgerThread:
@@ -343,28 +356,61 @@ class LlmHost:
             self._writer = LedgerThread(self._ledger())
         return self._writer
 
-    def _settled(self, attempts: _Attempts) -> Op[None] | None:
+    def _settled(self, attempts: _Attempts, exc: BaseException | None) -> tuple[Reservation, int, float] | None:
         """What the call reserved becomes what it used (an answer that then failed, such as JSON
-        that does not match the schema, was still paid for), or is given back when none came."""
-        if attempts.reservation is None:
+        that does not match the schema, was still paid for), or is given back when none came; a
+        call cut off (cancelled, interrupted) once its request was out keeps its prompt's part."""
+        reservation = attempts.reservation
+        if reservation is None:
             return None
-        usage = attempts.answer.usage if attempts.answer is not None else _NO_USAGE
-        return self._ledger().settling(attempts.reservation, usage.total_tokens, usage.cost_usd or 0.0)
+        if attempts.answer is not None:
+            usage = attempts.answer.usage
+            return reservation, usage.total_tokens, usage.cost_usd or 0.0
+        if attempts.sent and isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
+            return reservation, *reservation.prompt
+        return reservation, 0, 0.0
+
+    def _settle(self, attempts: _Attempts, exc: BaseException | None) -> None:
+        settled = self._settled(attempts, exc)
+        if settled is None:
+            return
+        ledger = self._ledger()
+        if settled[0].counted and ledger.counters is not None:
+            ledger.counters.settle(*settled)
+            return
+        settling = ledger.settling(*settled)
+        try:
+            ledger.write(settling)
+        except MemoryStoreError:  # out of reach: written with the next write that can
+            ledger.later(settling)
+
+    async def _asettle(self, attempts: _Attempts, exc: BaseException | None) -> None:
+        settled = self._settled(attempts, exc)
+        if settled is None:
+            return
+        ledger = self._ledger()
+        if settled[0].counted and ledger.counters is not None:
+            await self._ledger_thread().run(functools.partial(ledger.counters.settle, *settled))
+            return
+        settling = ledger.settling(*settled)
+        try:
+            await self._ledger_thread().write(settling)
+        except MemoryStoreError:  # out of reach: written with the next write that can
+            ledger.later(settling)
 
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
         with self._attempts(call) as attempts:
             if attempts.admission is not None:
                 attempts.reservation = admitted(attempts.admission(), self._ledger())
+            failure: BaseException | None = None
             try:
                 return self._run(call, attempts, finish)
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
-                settling = self._settled(attempts)
-                if settling is not None:
-                    try:
-                        self._ledger().write(settling)
-                    except MemoryStoreError:  # out of reach: written with the next write that can
-                        self._ledger().later(settling)
+                self._settle(attempts, failure)
 
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
@@ -396,15 +442,14 @@ class LlmHost:
         with self._attempts(call) as attempts:
             if attempts.admission is not None:
                 attempts.reservation = await admitted_async(attempts.admission(), self._ledger_thread())
+            failure: BaseException | None = None
             try:
                 return await self._arun(call, attempts, finish)
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
-                settling = self._settled(attempts)
-                if settling is not None:
-                    try:
-                        await self._ledger_thread().write(settling)
-                    except MemoryStoreError:  # out of reach: written with the next write that can
-                        self._ledger().later(settling)
+                await self._asettle(attempts, failure)
 
     async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
