@@ -190,7 +190,7 @@ def redis_url(home: Path | None) -> str | None:
         return None
     if not raw.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"{ENV if os.environ.get(ENV) else 'state.redis_url'} must be a redis:// URL "
-                          f"(got {raw.split('@')[-1]!r}); leave it out to keep the budgets' counters in the ledger")
+                          f"(got {_masked(raw)!r}); leave it out to keep the budgets' counters in the ledger")
     return raw
 
 
@@ -255,7 +255,7 @@ class Counters:
                                for name in (*AMOUNTS, "requests_per_minute", "max_concurrent"))]
                 answer = [item.decode() if isinstance(item, bytes) else item for item in self._reserve(args=args)]
                 if answer[0] == "ok":
-                    return Reservation(tuple(holds))
+                    return Reservation(tuple(holds), counted=True)
                 budget, found = budgets[int(answer[1])], periods[int(answer[1])]
                 if answer[0] == "load":
                     self.rebuild(budget, found)

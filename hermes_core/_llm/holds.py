@@ -54,19 +54,15 @@ class Hold:
 
 @attrs.frozen
 class Reservation:
-    """What one call holds until it settles: a `Hold` on each of its holders (ids below 0: in Redis)."""
+    """What one call holds until it settles: a `Hold` on each of its holders."""
 
     holds: tuple[Hold, ...]
     prompt: tuple[int, float] = (0, 0.0)  # its prompt's tokens and their cost: what a call cut off keeps
+    counted: bool = False  # reserved in Redis's counters (`counters.Counters`), not in the ledger's rows
 
     @property
     def who(self) -> str:
         return self.holds[0].who
-
-    @property
-    def counted(self) -> bool:
-        """Reserved in Redis's counters (`counters.Counters`), not in the ledger's rows."""
-        return any(hold.id < 0 for hold in self.holds)
 
 
 @attrs.frozen

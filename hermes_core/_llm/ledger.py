@@ -309,12 +309,13 @@ class Ledger(Store):
         settles to 0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
         holds = reservation.holds
         started = holds[0].started if holds else 0.0
-        counted = [hold for hold in holds if hold.id < 0]  # reserved in Redis's counters: written now, once
+        counted = reservation.counted  # reserved in Redis's counters: written now, once
 
         def op(db: Any) -> None:
             if counted:
-                self._write_counted(db, counted, tokens, cost)
-            ids = [hold.id for hold in holds if hold.id > 0]
+                self._write_counted(db, holds, tokens, cost)
+                return
+            ids = [hold.id for hold in holds if hold.id]
             if ids and self._pg is not None:  # one statement: the reservations settled and the totals added
                 db.execute(
                     f"WITH settled AS (UPDATE {self.calls} SET expires = NULL, tokens = ?, cost = ? WHERE id IN "
