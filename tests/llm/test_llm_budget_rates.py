@@ -254,8 +254,8 @@ def test_an_answer_that_fails_its_schema_was_still_paid_for(home: Path, llm_serv
     assert row["tokens"] == 320 * len(llm_server.requests) and row["requests"] == len(llm_server.requests) >= 1
 
 
-def test_cancelled_async_calls_give_their_reservations_back(home: Path, llm_server: ScriptedServer,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cancelled_async_calls_give_back_all_but_their_prompts(home: Path, llm_server: ScriptedServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", "1790000000")
     budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
     llm_server.always(used(100, delay=2))
@@ -270,5 +270,7 @@ def test_cancelled_async_calls_give_their_reservations_back(home: Path, llm_serv
         await asyncio.gather(*calls, return_exceptions=True)
 
     asyncio.run(cancelled())
-    llm_server.always(used(900))
-    assert llm.complete(HI, max_tokens=965).text == "ok"  # the whole 1,000 was free again
+    llm_server.always(used(800))
+    with pytest.raises(PluginLlmBudgetError, match="used 175 tokens of 1,000"):  # each kept its prompt's 35
+        llm.complete(HI, max_tokens=965)
+    assert llm.complete(HI, max_tokens=790).text == "ok"  # the rest, 825, was free again
