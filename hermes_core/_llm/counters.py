@@ -166,6 +166,11 @@ for _, id in ipairs(redis.call('HKEYS', P .. ':calls')) do
   local e = entry(P, id)
   if e and e.s == 's' and not seen[id] then return 0 end  -- a settlement came in since: read again
 end
+local written = {}
+for a = 9 + k, #ARGV do written[ARGV[a]] = true end
+for a = 9, 8 + k do  -- settled since, written after the ledger was read (or expired): read again
+  if not written[ARGV[a]] and redis.call('HEXISTS', P .. ':calls', ARGV[a]) == 0 then return 0 end
+end
 for a = 9 + k, #ARGV do
   local e = entry(P, ARGV[a])
   if e then drop(P, ARGV[a], e) end  -- in the ledger's totals already
@@ -291,7 +296,7 @@ class Counters:
         who, (day, month) = budget.who, periods[:2]
         prefix = PREFIX + who
         self._rebuilt[(who, day)] = time.monotonic()
-        for _ in range(3):
+        for _ in range(5):
             held = [item.decode() for item in self._client.hkeys(prefix + ":calls")]
             before = self._client.hmget(prefix + ":" + day, "t", "c")
             try:
@@ -308,16 +313,20 @@ class Counters:
         return False
 
     def _truth(self, who: str, day: str, month: str, held: list[str]) -> tuple[list[Any], list[str]]:
+        """The ledger's totals of `who`'s day and month, and which of the calls `held` it has: in one
+        statement, so one snapshot (a settlement committed between two reads would count once too few)."""
         ledger = self.ledger
+        sql = f"SELECT period, tokens, cost, requests FROM {ledger.totals} WHERE who = ? AND period IN (?, ?)"
+        params: list[Any] = [who, day, month]
+        if held:
+            sql += (f" UNION ALL SELECT CAST(id AS TEXT), 0, 0, -1 FROM {ledger.calls} WHERE id IN "
+                    f"({', '.join('?' * len(held))})")
+            params += [int(ident) for ident in held]
         with ledger._reading() as db:
-            if db is None:
-                return [0, 0.0, 0.0, 0], []
-            rows = {str(period): (int(tokens), float(cost), int(requests)) for period, tokens, cost, requests in
-                    db.execute(f"SELECT period, tokens, cost, requests FROM {ledger.totals} WHERE who = ? AND "
-                               "period IN (?, ?)", (who, day, month))}
-            written = [str(row[0]) for row in db.execute(
-                f"SELECT id FROM {ledger.calls} WHERE id IN ({', '.join('?' * len(held))})",
-                [int(ident) for ident in held])] if held else []
+            found = [] if db is None else db.execute(sql, params).fetchall()
+        rows = {str(period): (int(tokens), float(cost), int(requests)) for period, tokens, cost, requests in found
+                if requests != -1}
+        written = [str(row[0]) for row in found if row[3] == -1]
         d, m = rows.get(day, (0, 0.0, 0)), rows.get(month, (0, 0.0, 0))
         return [d[0], repr(d[1]), repr(m[1]), d[2]], written
 
