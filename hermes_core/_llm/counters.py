@@ -136,13 +136,21 @@ end
 return found
 """
 
-# ARGV: (prefix, id) pairs: each call written to the ledger moves from held to settled.
+# ARGV: the time, then (prefix, id) pairs: each call written to the ledger moves from held to settled, and is
+# remembered a while as settled (`:done`), for a rebuild that read the ledger just before it was written.
 _CONFIRM = _LIB + """
-for a = 1, #ARGV, 2 do
+local now = num(ARGV[1])
+for a = 2, #ARGV, 2 do
   local P, id = ARGV[a], ARGV[a + 1]
   local e = entry(P, id)
   if e and e.s == 's' then
     drop(P, id, e)
+    for _, old in ipairs(redis.call('ZRANGEBYSCORE', P .. ':donet', '-inf', now - %(done)d)) do
+      redis.call('HDEL', P .. ':done', old)
+    end
+    redis.call('ZREMRANGEBYSCORE', P .. ':donet', '-inf', now - %(done)d)
+    redis.call('HSET', P .. ':done', id, 's ' .. e.t .. ' ' .. e.c .. ' ' .. e.day .. ' ' .. e.month)
+    redis.call('ZADD', P .. ':donet', now, id)
     local D, M = P .. ':' .. e.day, P .. ':' .. e.month
     if redis.call('HEXISTS', D, 'ok') == 1 then
       redis.call('HINCRBYFLOAT', D, 't', e.t)
@@ -153,7 +161,7 @@ for a = 1, #ARGV, 2 do
   end
 end
 return 1
-"""
+""" % {"done": 60}
 
 # ARGV: prefix, day, month, the ledger's tokens and cost of the day, its cost of the month, its requests of the
 # day, the number k of calls held when the ledger was read, those k ids, then the ids of them the ledger has.
@@ -168,16 +176,27 @@ for _, id in ipairs(redis.call('HKEYS', P .. ':calls')) do
 end
 local written = {}
 for a = 9 + k, #ARGV do written[ARGV[a]] = true end
-for a = 9, 8 + k do  -- settled since, written after the ledger was read (or expired): read again
-  if not written[ARGV[a]] and redis.call('HEXISTS', P .. ':calls', ARGV[a]) == 0 then return 0 end
+local xt, xc, xm, xn = 0, 0, 0, 0  -- the calls written after the ledger was read, and settled since
+for a = 9, 8 + k do
+  local id = ARGV[a]
+  if not written[id] and redis.call('HEXISTS', P .. ':calls', id) == 0 then
+    local e = nil
+    local found = redis.call('HGET', P .. ':done', id)
+    if found then
+      local s, t, c, d, m = string.match(found, '^(%%S+) (%%S+) (%%S+) (%%S+) (%%S+)$')
+      e = {t = num(t), c = num(c), day = d, month = m}
+    end
+    if e and e.day == day then xt, xc, xn = xt + e.t, xc + e.c, xn + 1 end
+    if e and e.month == month then xm = xm + e.c end
+  end  -- otherwise it expired, unsettled
 end
 for a = 9 + k, #ARGV do
   local e = entry(P, ARGV[a])
   if e then drop(P, ARGV[a], e) end  -- in the ledger's totals already
 end
 local D, M = P .. ':' .. day, P .. ':' .. month
-redis.call('HSET', D, 't', ARGV[4], 'c', ARGV[5], 'n', ARGV[7], 'ok', 1)
-redis.call('HSET', M, 'c', ARGV[6], 'ok', 1)
+redis.call('HSET', D, 't', num(ARGV[4]) + xt, 'c', num(ARGV[5]) + xc, 'n', num(ARGV[7]) + xn, 'ok', 1)
+redis.call('HSET', M, 'c', num(ARGV[6]) + xm, 'ok', 1)
 redis.call('EXPIRE', D, %(day)d)
 redis.call('EXPIRE', M, %(month)d)
 return 1
@@ -350,7 +369,7 @@ class Counters:
             return  # held in Redis until its lease ends; counted once the ledger has it
         if counted:
             try:
-                self._confirm(args=pairs)
+                self._confirm(args=[time.time(), *pairs])
             except self._errors:
                 self._failed()
 
