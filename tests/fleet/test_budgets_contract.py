@@ -25,7 +25,8 @@ from hermes_core import PluginLlmBudgetError, spending_as
 from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import hermes, llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 PRICED = "  pricing:\n    scripted-model: {input: 1000, output: 1000}\n"  # $0.001 a token
 
 
@@ -192,7 +193,7 @@ KILLED = """
 from hermes_core import PluginManager
 manager = PluginManager(discover_plugins=False).load()
 ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
-ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=665)
+ctx.llm.complete([{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}], max_tokens=665)
 """
 
 

@@ -37,7 +37,7 @@ async def worker():
     done = 0
     while True:
         try:
-            await ctx.llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=65)
+            await ctx.llm.acomplete([{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}], max_tokens=65)
         except PluginLlmBudgetError as exc:
             return done, str(exc)
         done += 1

@@ -22,7 +22,8 @@ from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import hermes, llm_config, plugin_ctx
 from tests.helpers.redis import RedisServer
 
-HI = [{"role": "user", "content": "hi"}]  # 35 prompt tokens at most; with max_tokens=65 a call reserves 100
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 CAP, USED = 1000, 80
 BUDGET = f"plugins:\n  entries:\n    probe:\n      llm_budget: {{tokens_per_day: {CAP}}}\n"
 DAY = "2026-11-25"

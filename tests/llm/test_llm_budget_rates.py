@@ -23,7 +23,8 @@ from hermes_core import LlmConfigError, PluginLlmBudgetError, PluginLlmError, Pl
 from hermes_core.testing import Fault, Reply, ScriptedServer
 from tests.helpers import hermes, llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 
 
 def budget(home: Path, url: str, section: str, extra: str = "") -> None:
@@ -191,7 +192,8 @@ from hermes_core import LlmConfigError, PluginLlmBudgetError, PluginLlmError, Pl
 manager = PluginManager(discover_plugins=False).load()
 llm = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx.llm
 async def burst():
-    return await asyncio.gather(*(llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=965)
+    prompt = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
+    return await asyncio.gather(*(llm.acomplete(prompt, max_tokens=965)
                                   for _ in range(50)), return_exceptions=True)
 results = asyncio.run(burst())
 print(json.dumps({"ok": sum(not isinstance(r, BaseException) for r in results),
