@@ -156,6 +156,11 @@ class Ledger(Store):
         with self._later_lock:
             self._later.append(op)
 
+    def pending(self) -> int:
+        """How many settlements wait for the ledger to be back."""
+        with self._later_lock:
+            return len(self._later)
+
     def catch_up(self) -> int:
         """Write the settlements left for later: how many; a `MemoryStoreError` (those not written are
         kept) when the ledger is still out of reach."""
