@@ -159,7 +159,8 @@ class Counters:
         prefix = PREFIX + who
         self._rebuilt[(who, day)] = time.monotonic()
         for _ in range(5):
-            held = [item.decode() for item in self._client.hkeys(prefix + ":calls")]
+            held = [item.decode() if isinstance(item, bytes) else str(item)
+                    for item in self._client.hkeys(prefix + ":calls")]
             before = self._client.hmget(prefix + ":" + day, "t", "c")
             try:
                 figures, written = self._truth(who, day, month, held)

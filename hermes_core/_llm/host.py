@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,14 +17,14 @@ from .. import _telemetry
 from .. import config_keys as keys
 from .._runtime.cancel import cancel_check, pause
 from .._config.config import Config
-from .._errors import (ConfigError, LlmConfigError, LlmProviderError, MemoryStoreError, PluginLlmBudgetError,
-                       PluginLlmTrustError)
+from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
 from .audit import AuditLog
 from .budget import Budgets, host_holder
 from .gate import Admission, admission, admitted, admitted_async, hooks_of
 from .counters import Counters, redis_url
 from .ledger import Ledger, Reservation
+from .settle import asettle, settle, settlement
 from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
@@ -316,7 +315,7 @@ class LlmHost:
     def _attempts(self, call: Call) -> Iterator[_Attempts]:
         """The attempts of one call, audited once whichever way the call ends. The caller first
         drives `admission` when there is one (the call's budget: its hook, its reservation, waiting
-        for room), then the attempts, and settles the reservation (`_settled`) either way."""
+        for room), then the attempts, and settles the reservation (`settle.settlement`) either way."""
         started, attempts = time.perf_counter(), None
         who = host_holder() if call.task is not None else call.plugin_id  # a host side task is the host's own
         telemetry = _telemetry.ACTIVE
@@ -356,48 +355,6 @@ class LlmHost:
             self._writer = LedgerThread(self._ledger())
         return self._writer
 
-    def _settled(self, attempts: _Attempts, exc: BaseException | None) -> tuple[Reservation, int, float] | None:
-        """What the call reserved becomes what it used (an answer that then failed, such as JSON
-        that does not match the schema, was still paid for), or is given back when none came; a
-        call cut off (cancelled, interrupted) once its request was out keeps its prompt's part."""
-        reservation = attempts.reservation
-        if reservation is None:
-            return None
-        if attempts.answer is not None:
-            usage = attempts.answer.usage
-            return reservation, usage.total_tokens, usage.cost_usd or 0.0
-        if attempts.sent and isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
-            return reservation, *reservation.prompt
-        return reservation, 0, 0.0
-
-    def _settle(self, attempts: _Attempts, exc: BaseException | None) -> None:
-        settled = self._settled(attempts, exc)
-        if settled is None:
-            return
-        ledger = self._ledger()
-        if settled[0].counted and ledger.counters is not None:
-            ledger.counters.settle(*settled)
-            return
-        settling = ledger.settling(*settled)
-        try:
-            ledger.write(settling)
-        except MemoryStoreError:  # out of reach: written with the next write that can
-            ledger.later(settling)
-
-    async def _asettle(self, attempts: _Attempts, exc: BaseException | None) -> None:
-        settled = self._settled(attempts, exc)
-        if settled is None:
-            return
-        ledger = self._ledger()
-        if settled[0].counted and ledger.counters is not None:
-            await self._ledger_thread().run(functools.partial(ledger.counters.settle, *settled))
-            return
-        settling = ledger.settling(*settled)
-        try:
-            await self._ledger_thread().write(settling)
-        except MemoryStoreError:  # out of reach: written with the next write that can
-            ledger.later(settling)
-
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
         with self._attempts(call) as attempts:
@@ -410,7 +367,8 @@ class LlmHost:
                 failure = exc
                 raise
             finally:
-                self._settle(attempts, failure)
+                if attempts.reservation is not None:
+                    settle(self._ledger(), *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
@@ -449,7 +407,9 @@ class LlmHost:
                 failure = exc
                 raise
             finally:
-                await self._asettle(attempts, failure)
+                if attempts.reservation is not None:
+                    await asettle(self._ledger(), self._ledger_thread(),
+                                  *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
