@@ -111,6 +111,7 @@ class Counters:
             for budget, found in zip(budgets, periods):
                 if time.monotonic() - self._rebuilt.get((budget.who, found[0]), float("-inf")) >= RECONCILE_EVERY:
                     self.rebuild(budget, found)
+            checked = False  # a refusal read from the counters is checked against the ledger once
             for _ in range(3):
                 base = -secrets.randbits(62) - len(budgets)
                 holds = [Hold(base + index, budget.who, found[0], found[1], moment)
@@ -128,14 +129,20 @@ class Counters:
                     self.rebuild(budget, found)
                     continue
                 if answer[0] == "refused":  # checked against the truth first: stale counters never refuse
-                    if self.rebuild(budget, found):
+                    if not checked:
+                        checked = True
+                        self.rebuild(budget, found)
                         continue
                     name = answer[2]
                     asked = tokens if name == "tokens_per_day" else cost
                     raise refused(budget, name, float(answer[3]), asked, float(getattr(budget, name)),
                                   found[3] if name == "cost_per_month" else found[2])
                 return self._busy(budget, found, answer, tokens, cost)
-            return None  # the counters would not settle down: the ledger decides this once
+            # the counters could not be loaded (settlements kept coming in): wait a moment and try again (the
+            # ledger's own reservations would not see the calls Redis holds)
+            budget = budgets[0]
+            name, limit = next(iter(budget.limits()), ("tokens_per_day", 0.0))
+            return Busy(budget, name, 0.0, limit, None, periods[0][2], reserved=True, asked=tokens)
         except self._errors:
             self._failed()
             return None
