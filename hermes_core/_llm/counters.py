@@ -24,6 +24,7 @@ import os
 import queue
 import secrets
 import threading
+import weakref
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +43,15 @@ ENV = "HERMES_REDIS_URL"
 PREFIX = "hermes:budgets:"
 RECONCILE_EVERY = 2.0  # seconds between two rebuilds of a holder's counters from the ledger, per process
 RETRY_AFTER = 1.0  # seconds Redis is left alone after it could not be reached
+_OPEN: weakref.WeakSet[Counters] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    for counters in list(_OPEN):
+        counters.flush()
+
+
 def redis_url(home: Path | None) -> str | None:
     """`HERMES_REDIS_URL`, else `state.redis_url` in `home`'s config.yaml; None when neither is set."""
     raw = os.environ.get(ENV)
@@ -88,7 +98,7 @@ class Counters:
         self._queue: queue.SimpleQueue[tuple[Any, list[Any]]] = queue.SimpleQueue()  # settlements to write
         self._lock = threading.Lock()
         self._writing = False
-        atexit.register(self.flush)  # a host that exits writes what its calls used first
+        _OPEN.add(self)  # a host that exits writes what its calls used first
 
     @property
     def up(self) -> bool:
