@@ -210,6 +210,17 @@ class Counters:
         d, m = rows.get(day, (0, 0.0, 0)), rows.get(month, (0, 0.0, 0))
         return [d[0], repr(d[1]), repr(m[1]), d[2]], written
 
+    def held(self, who: str, zone: str, period: str) -> tuple[int, float]:
+        """What `who`'s running calls hold in Redis now, in its current `period` ("day" or "month")
+        of time zone `zone`: tokens (of the day only) and cost; nothing when Redis cannot be reached."""
+        day, month = _periods(now(), zone)[:2]
+        try:
+            found = self._client.hmget(f"{PREFIX}{who}:{day if period == 'day' else month}", "ht", "hc")
+        except self._errors:
+            return 0, 0.0
+        tokens, cost = (float(value or 0) for value in found)
+        return (round(tokens) if period == "day" else 0), max(cost, 0.0)
+
     # -- settling --------------------------------------------------------------------------------
 
     def settle(self, reservation: Reservation, tokens: int, cost: float) -> None:

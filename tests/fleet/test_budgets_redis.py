@@ -207,3 +207,24 @@ def test_a_call_cut_off_by_its_caller_keeps_only_its_prompt(
     row = usage()["probe"]
     # the prompt's 35 tokens (its bound) are kept, not the 100 reserved, nor nothing
     assert (row["tokens"], row["requests"], row["reserved"]["tokens"]) == (35, 1, 0)
+
+
+def test_usage_shows_what_running_calls_hold_in_redis(
+        home: Path, llm_server: ScriptedServer, url: str | None, redis: Any) -> None:
+    import threading
+
+    llm_config(home, llm_server.url, BUDGET)
+    llm_server.always(Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": USED - 30, "total_tokens": USED},
+                            delay=3))
+    llm = plugin_ctx(home).llm
+    call = threading.Thread(target=llm.complete, args=(HI,), kwargs={"max_tokens": 65})
+    call.start()
+    deadline = time.monotonic() + 20
+    while not llm_server.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    row = usage()["probe"]
+    assert (row["tokens"], row["reserved"]["tokens"]) == (100, 100)  # reserved on Redis's counters
+    call.join()
+    counted(redis)
+    row = usage()["probe"]
+    assert (row["tokens"], row["requests"], row["reserved"]["tokens"]) == (USED, 1, 0)
