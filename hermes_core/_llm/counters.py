@@ -211,15 +211,21 @@ class Counters:
         return [d[0], repr(d[1]), repr(m[1]), d[2]], written
 
     def held(self, who: str, zone: str, period: str) -> tuple[int, float]:
-        """What `who`'s running calls hold in Redis now, in its current `period` ("day" or "month")
-        of time zone `zone`: tokens (of the day only) and cost; nothing when Redis cannot be reached."""
-        day, month = _periods(now(), zone)[:2]
+        """What `who`'s running calls (unexpired) hold in Redis now, in its current `period` ("day" or
+        "month") of time zone `zone`: tokens and cost; nothing when Redis cannot be reached."""
+        moment = now()
+        wanted = _periods(moment, zone)[0 if period == "day" else 1]
         try:
-            found = self._client.hmget(f"{PREFIX}{who}:{day if period == 'day' else month}", "ht", "hc")
+            ids: list[Any] = list(self._client.zrangebyscore(f"{PREFIX}{who}:run", f"({moment}", "+inf"))
+            found = self._client.hmget(f"{PREFIX}{who}:calls", ids) if ids else []
         except self._errors:
             return 0, 0.0
-        tokens, cost = (float(value or 0) for value in found)
-        return (round(tokens) if period == "day" else 0), max(cost, 0.0)
+        tokens, cost = 0, 0.0
+        for entry in found:
+            parts = entry.decode().split() if isinstance(entry, bytes) else []
+            if len(parts) == 5 and wanted in (parts[3], parts[4]):
+                tokens, cost = tokens + round(float(parts[1])), cost + float(parts[2])
+        return tokens, cost
 
     # -- settling --------------------------------------------------------------------------------
 

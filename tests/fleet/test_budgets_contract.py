@@ -30,14 +30,18 @@ HI = [{"role": "user", "content": "hi, please answer in one short word: is the s
 PRICED = "  pricing:\n    scripted-model: {input: 1000, output: 1000}\n"  # $0.001 a token
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql+redis"])
 def url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    """None (SQLite under the home) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL."""
+    """None (SQLite under the home) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL; with
+    Redis's hot counters over it (a redis-server of the test's own, as HERMES_REDIS_URL) too."""
+    monkeypatch.delenv("HERMES_REDIS_URL", raising=False)
     if request.param == "sqlite":
         monkeypatch.delenv("HERMES_STATE_URL", raising=False)
         return None
     found = str(request.getfixturevalue("pg_url"))
     monkeypatch.setenv("HERMES_STATE_URL", found)
+    if request.param.endswith("+redis"):
+        monkeypatch.setenv("HERMES_REDIS_URL", request.getfixturevalue("redis_server").url)
     return found
 
 
