@@ -228,3 +228,21 @@ def test_usage_shows_what_running_calls_hold_in_redis(
     counted(redis)
     row = usage()["probe"]
     assert (row["tokens"], row["requests"], row["reserved"]["tokens"]) == (USED, 1, 0)
+
+
+def test_without_a_redis_url_redis_py_is_never_imported(
+        home: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("HERMES_REDIS_URL", raising=False)
+    llm_config(home, llm_server.url, BUDGET)
+    llm_server.always(Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": USED - 30, "total_tokens": USED}))
+    script = ("import sys\nfrom hermes_core import PluginManager\n"
+              "manager = PluginManager(discover_plugins=False).load()\n"
+              "llm = manager.add_plugin(lambda ctx: None, 'probe').ctx.llm\n"
+              "llm.complete([{'role': 'user', 'content': 'hi'}], max_tokens=65)\n"
+              "print('redis' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr[-2000:]
+    assert usage()["probe"]["tokens"] == USED  # the ledger alone counted it
