@@ -194,14 +194,15 @@ def main_job() -> int:
 # The servers the fleet tests start (tests/helpers/postgres.py, tests/helpers/nginx.py), from the distribution's
 # packages: each package and where its program is (PostgreSQL's under its version, /usr/lib/postgresql/15/bin/).
 SERVERS = {"postgresql": "/usr/lib/postgresql/*/bin/postgres", "nginx": "/usr/sbin/nginx",
-           "chromium": "/usr/bin/chromium"}  # the browser group's (tests/browser), driven by Playwright
+           "chromium": "/usr/bin/chromium",  # the browser group's (tests/browser), driven by Playwright
+           "redis-server": "/usr/bin/redis-server"}  # the budgets' Redis counters (tests/helpers/redis.py)
 # Read by invoke-rc.d while the packages install: no service may start, so no system PostgreSQL or nginx is left
 # holding port 5432 or 80 (the tests start their own, on free loopback ports).
 NO_SERVICES = "#!/bin/sh\n# dev.py: no service starts while the test servers' packages install.\nexit 101\n"
 
 
 def install_servers() -> None:
-    """Install PostgreSQL, nginx and Chromium when their programs are missing: as root with apt-get, their system
+    """Install PostgreSQL, nginx, Chromium and Redis when their programs are missing: as root with apt-get, their system
     services kept from starting (and from starting at boot); otherwise one line saying how, and the tests
     that need them are skipped."""
     import shutil

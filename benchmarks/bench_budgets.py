@@ -1,10 +1,12 @@
 """The budget check's added latency per `ctx.llm` call (issue 55): the same call without a budget,
-with one on the SQLite ledger under the home, and with one in PostgreSQL (`state.url`), rotated
-call by call in one process against the scripted server (its own process, answering at once).
+with one on the SQLite ledger under the home, with one in PostgreSQL (`state.url`), and with one in
+PostgreSQL with Redis's hot counters (`state.redis_url`), rotated call by call in one process
+against the scripted server (its own process, answering at once).
 
     .venv/bin/python benchmarks/bench_budgets.py          # --rounds 10 --calls 200
     .venv/bin/python benchmarks/bench_budgets.py --pg-sync on
-    .venv/bin/python benchmarks/bench_budgets.py --only utilisation [--cap 100000]
+    .venv/bin/python benchmarks/bench_budgets.py --only utilisation [--cap 100000] [--redis]
+    .venv/bin/python benchmarks/bench_budgets.py --only operations   # a reservation and settlement alone
 
 A budgeted call reserves before its request (one transaction that locks its holders and checks
 their budgets) and settles after it (one more); on PostgreSQL each is a round trip or four on
@@ -12,15 +14,17 @@ loopback. Variants: the plugin's budget alone, and the plugin's with the fleet's
 (`budgets.fleet`: two holders, one reservation). `complete` (sync) and `acomplete` (async, one
 call at a time: its writes go to the ledger's threads) are both timed. Reported: the p50 of
 each, and the median of the paired differences against the unbudgeted call timed beside it.
-Target: PostgreSQL alone within +3 ms p50 of no budget.
+Targets: PostgreSQL alone within +3 ms p50 of no budget, with Redis within +1 ms (a reservation is
+one Lua script; the settlement one more, then the ledger's write, then one more).
 
 `--only utilisation`: eight host processes with 32 calls each running at once (`acomplete` in a
 loop until refused) against one PostgreSQL, one plugin's `tokens_per_day` cap, and the scripted
 server (its own process) answering each call after 50 ms with a known usage (80 tokens; each call
-reserves 100: 35 of prompt, 65 of max_tokens): what share of the cap was spent when the first
+reserves 100: 35 of prompt, 65 of max_tokens), on PostgreSQL alone or with Redis (`--redis`): what share of the cap was spent when the first
 call was refused, what was spent in the end, and any overspend (target: >= 90 %, overspend 0).
 
-The bench starts its own PostgreSQL (tests/helpers/postgres.py's `PgCluster`) with the stock
+The bench starts its own PostgreSQL (tests/helpers/postgres.py's `PgCluster`), and Redis
+(tests/helpers/redis.py's `RedisServer`: no persistence, as for hot counters), PostgreSQL with the stock
 durability settings but `synchronous_commit = off` (the SQLite ledger's durability: WAL,
 synchronous NORMAL); `--pg-sync on` waits on the disk at each commit.
 """
@@ -45,8 +49,10 @@ from _scripted import server_process  # noqa: E402
 
 from hermes_core import PluginContext, PluginManager  # noqa: E402
 from tests.helpers import postgres as pg_helper  # noqa: E402
+from tests.helpers.redis import RedisServer  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "ping"}]
+PROMPT = "hi, please answer in one short word: is the sky blue or green?"  # 35 tokens, as budget.prompt_tokens counts
 PLUGIN = "plugins:\n  entries:\n    bench:\n      llm_budget: {tokens_per_day: 1000000000, cost_per_day: 100000}\n"
 FLEET = "budgets:\n  fleet: {tokens_per_day: 1000000000}\n"
 PRICING = "  pricing:\n    bench: {input: 1, output: 2}\n"
@@ -114,7 +120,7 @@ async def worker():
     done = 0
     while True:
         try:
-            await ctx.llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=65)
+            await ctx.llm.acomplete([{"role": "user", "content": PROMPT}], max_tokens=65)
         except PluginLlmBudgetError as exc:
             first.append(time.time())
             return done
@@ -127,7 +133,7 @@ print(json.dumps({"done": sum(asyncio.run(main())), "first": min(first)}))
 """
 
 
-def utilisation(pg: Any, cap: int, hosts: int, concurrent: int) -> None:
+def utilisation(pg: Any, cap: int, hosts: int, concurrent: int, redis_url: str | None) -> None:
     """`hosts` processes with `concurrent` calls each against one cap on one database."""
     import json
     import subprocess
@@ -141,7 +147,8 @@ def utilisation(pg: Any, cap: int, hosts: int, concurrent: int) -> None:
         (home / "config.yaml").write_text(
             f"model:\n  provider: custom\n  model: bench\n  base_url: {server.url}\n"
             f"plugins:\n  entries:\n    probe:\n      llm_budget: {{tokens_per_day: {cap}}}\n"
-            f"state:\n  url: {pg.create_database('bench_utilisation')}\n")
+            f"state:\n  url: {pg.create_database(f'bench_utilisation_{int(time.time())}')}\n"
+            + (f"  redis_url: {redis_url}\n" if redis_url else ""))
         answered_at: list[float] = []  # when each answer was sent (the 50 ms after the request came)
 
         def answer(body: Any) -> Reply:
@@ -150,7 +157,8 @@ def utilisation(pg: Any, cap: int, hosts: int, concurrent: int) -> None:
 
         server.answer(answer)
         env = {**os.environ, "HERMES_HOME": str(home)}
-        procs = [subprocess.Popen([sys.executable, "-c", HOST, str(folder), str(i), str(concurrent)], env=env,
+        host = HOST.replace("PROMPT", repr(PROMPT))
+        procs = [subprocess.Popen([sys.executable, "-c", host, str(folder), str(i), str(concurrent)], env=env,
                                   stdout=subprocess.PIPE, text=True) for i in range(hosts)]
         while len(list(folder.glob("ready-*"))) < hosts:
             time.sleep(0.05)
@@ -162,11 +170,46 @@ def utilisation(pg: Any, cap: int, hosts: int, concurrent: int) -> None:
     spent = answered * 80
     first = min(report["first"] for report in reports)
     used_then = 80 * sum(1 for moment in answered_at if moment <= first)
-    print(f"{hosts} hosts x {concurrent} concurrent calls, one tokens_per_day cap of {cap:,} on one PostgreSQL "
+    print(f"{hosts} hosts x {concurrent} concurrent calls, one tokens_per_day cap of {cap:,} on one PostgreSQL"
+          f"{' with Redis counters' if redis_url else ''} "
           f"({took:.1f} s)")
     print(f"  spent when the first call was refused: {used_then:,.0f} tokens ({used_then / cap:.2%} of the cap)")
     print(f"  spent in the end: {spent:,} tokens ({spent / cap:.2%}) in {answered:,} calls; overspend "
           f"{max(spent - cap, 0):,} tokens; target: >= 90 % before the first refusal, overspend 0")
+
+
+def operations(pg: Any, redis_url: str, count: int = 2000) -> None:
+    """One reservation and its settlement alone, on the ledger in PostgreSQL and on Redis's counters
+    (the settlement's ledger write happens on the counters' thread, after the call): their p50."""
+    import importlib
+
+    ledger_module = importlib.import_module("hermes_core._llm.ledger")
+    counters_module = importlib.import_module("hermes_core._llm.counters")
+    budget = importlib.import_module("hermes_core._llm.budget").Budget("bench", "plugins.llm_budget",
+                                                                      tokens_per_day=10 ** 12)
+    url = pg.create_database(f"bench_operations_{int(time.time())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger = ledger_module.Ledger(Path(tmp), url=url)
+        counters = counters_module.Counters(redis_url, ledger)
+
+        def on_pg() -> None:
+            ledger.write(ledger.settling(ledger.write(ledger.reserving([budget], 100, 0.0, 60.0)), 80, 0.0))
+
+        def on_redis() -> None:
+            counters.settle(counters.reserve([budget], 100, 0.0, 60.0), 80, 0.0)
+
+        times: dict[str, list[float]] = {"PostgreSQL ledger": [], "Redis counters": []}
+        for label, fn in [("PostgreSQL ledger", on_pg), ("Redis counters", on_redis)] * 2:  # warm, then time
+            times[label] = []
+            for _ in range(count):
+                started = time.perf_counter()
+                fn()
+                times[label].append(time.perf_counter() - started)
+        counters.close()
+        ledger.close()
+    print(f"a reservation and its settlement alone, {count} each")
+    for label, values in times.items():
+        print(f"  {label:<34} p50 {statistics.median(values) * 1e3:7.3f} ms")
 
 
 def main() -> None:
@@ -174,23 +217,33 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--pg-sync", choices=["on", "off"], default="off")
-    parser.add_argument("--only", choices=["latency", "utilisation"])
+    parser.add_argument("--only", choices=["latency", "utilisation", "operations"])
     parser.add_argument("--cap", type=int, default=100_000)
+    parser.add_argument("--redis", action="store_true", help="utilisation: with Redis's counters")
     args = parser.parse_args()
     os.environ.pop("HERMES_STATE_URL", None)
+    os.environ.pop("HERMES_REDIS_URL", None)
     pg = cluster(args.pg_sync)
+    redis = RedisServer.create()
     try:
-        if args.only != "latency":
-            utilisation(pg, args.cap, 8, 32)
-        if args.only == "utilisation":
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        if args.only in (None, "operations"):
+            operations(pg, redis.url)
+        if args.only in (None, "utilisation"):
+            utilisation(pg, args.cap, 8, 32, redis.url if args.redis else None)
+        if args.only in ("utilisation", "operations"):
             return
         shared = f"state:\n  url: {pg.create_database('bench_budgets')}\n"
+        hot = f"  redis_url: {redis.url}\n"
         with server_process(0.0) as url, tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             ctxs = {"no budget": ctx_for(folder / "none", url),
                     "SQLite ledger": ctx_for(folder / "sqlite", url, PLUGIN),
                     "PostgreSQL ledger": ctx_for(folder / "pg", url, PLUGIN + shared),
-                    "PostgreSQL ledger, plugin + fleet": ctx_for(folder / "pg2", url, PLUGIN + FLEET + shared)}
+                    "PostgreSQL ledger, plugin + fleet": ctx_for(folder / "pg2", url, PLUGIN + FLEET + shared),
+                    "PostgreSQL + Redis counters": ctx_for(folder / "redis", url, PLUGIN + shared + hot),
+                    "PostgreSQL + Redis, plugin + fleet": ctx_for(folder / "redis2", url,
+                                                                  PLUGIN + FLEET + shared + hot)}
             sync = {label: (lambda ctx=ctx: ctx.llm.complete(MESSAGES)) for label, ctx in ctxs.items()}
             report(f"ctx.llm.complete, {args.rounds * args.calls} rotations (PostgreSQL synchronous_commit "
                    f"{args.pg_sync})", timed(sync, args.rounds, args.calls))
@@ -202,8 +255,9 @@ def main() -> None:
                        timed(aio, args.rounds, args.calls))
             finally:
                 loop.close()
-            print("  target: PostgreSQL ledger alone <= +3 ms p50 against no budget")
+            print("  targets: PostgreSQL ledger alone <= +3 ms p50 against no budget, with Redis <= +1 ms")
     finally:
+        redis.close()
         pg.close()
 
 

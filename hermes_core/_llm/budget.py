@@ -27,9 +27,10 @@ from .._config.config import Config
 from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
-__all__ = ["AMOUNTS", "Budget", "Budgets", "CALLER_HOLDER", "FLEET", "HOST", "IMAGE_TOKENS", "KEY_HOLDER", "RATES",
-           "RESERVED_ANSWER_TOKENS", "budget_for", "caller_holder", "holders_of", "host_holder", "refused", "shown",
-           "spending_as", "worst_case"]
+__all__ = ["AMOUNTS", "ANSWER_FLOOR", "Budget", "Budgets", "CALLER_HOLDER", "FLEET", "HOST", "IMAGE_TOKENS", "KEY_HOLDER",
+           "MESSAGE_TOKENS", "RATES", "REPLY_TOKENS", "RESERVED_ANSWER_TOKENS", "answer_tokens", "budget_for",
+           "caller_holder", "holders_of", "host_holder", "prompt_part", "prompt_tokens", "refused", "shown", "spending_as",
+           "text_tokens", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
 KEY_HOLDER = "key:"  # an API server key's holder name starts with it
@@ -159,27 +160,72 @@ class Budgets:
         return self._found[who]
 
 
-def _prompt_bound(value: Any) -> int:
-    """At most how many tokens `value` (messages, or the tools sent with them) can be: one a byte
-    of its JSON (no tokenizer a provider uses makes a token of less than a byte, and the JSON's
-    quotes and keys cover the chat template's own tokens), an image or audio part `IMAGE_TOKENS`."""
+MESSAGE_TOKENS = 4  # what a message adds in a chat template besides its text (its role, separators)
+REPLY_TOKENS = 3  # the template's start of the answer
+ANSWER_FLOOR = 256  # the least a call without max_tokens reserves for its answer, after answers of the conversation
+
+
+def text_tokens(text: str) -> int:
+    """About how many tokens `text` is, with no tokenizer: a third of its characters (prose and code
+    run at about four characters a token in the large providers' tokenizers, numbers at three digits),
+    plus one for each character outside ASCII (CJK text runs at about a token a character), never
+    more than its bytes (no tokenizer makes a token of less than a byte). An estimate, not a bound:
+    base64 or random strings can run at two characters a token, and the settlement counts what the
+    provider reports."""
+    size = len(text)
+    wide = 0 if text.isascii() else size - len(text.encode("ascii", "ignore"))
+    return min(len(text.encode()) if wide else size, -(-size // 3) + wide)
+
+
+def _tokens(value: Any) -> int:
+    """`text_tokens` over a JSON value (a message, a tool's schema): its keys and strings; an image or
+    audio part `IMAGE_TOKENS`."""
+    if isinstance(value, str):
+        return text_tokens(value)
     if isinstance(value, list):
-        return 2 + sum(_prompt_bound(item) + 2 for item in value)
+        return sum(_tokens(item) for item in value)
     if isinstance(value, Mapping):
         if value.get("type") in ("image_url", "input_image", "input_audio", "image"):
             return IMAGE_TOKENS
-        return 2 + sum(len(json.dumps(key, ensure_ascii=False).encode()) + _prompt_bound(item) + 2
-                       for key, item in value.items())
-    return len(json.dumps(value, ensure_ascii=False, default=str).encode())
+        return sum(text_tokens(str(key)) + _tokens(item) for key, item in value.items())
+    return text_tokens(json.dumps(value, default=str)) if value is not None else 0
+
+
+def prompt_tokens(messages: Any, tools: Any) -> int:
+    """About how many tokens a call's prompt is: each message's text and keys (`text_tokens`) and
+    `MESSAGE_TOKENS`, the tools' schemas, and `REPLY_TOKENS`."""
+    items = messages if isinstance(messages, list) else [messages]
+    return REPLY_TOKENS + sum(MESSAGE_TOKENS + _tokens(item) for item in items) + (_tokens(tools) if tools else 0)
+
+
+def answer_tokens(messages: Any, max_tokens: int | None) -> int:
+    """What a call reserves for its answer: its `max_tokens`; without one, twice the longest answer
+    of the conversation so far (at least `ANSWER_FLOOR`), and `RESERVED_ANSWER_TOKENS` at most or
+    when the conversation has none yet."""
+    if max_tokens:
+        return max_tokens
+    answers = [_tokens(item.get("content")) for item in messages if isinstance(item, Mapping)
+               and item.get("role") == "assistant"] if isinstance(messages, list) else []
+    if not answers:
+        return RESERVED_ANSWER_TOKENS
+    return min(RESERVED_ANSWER_TOKENS, max(ANSWER_FLOOR, 2 * max(answers)))
+
+
+def prompt_part(messages: Any, tools: Any, pricing: Mapping[str, Any], model: str) -> tuple[int, float]:
+    """A call's prompt alone: its tokens (`prompt_tokens`) and their price (0 when `model` has none),
+    what a call cut off once its request was sent keeps of its reservation."""
+    prompt = prompt_tokens(messages, tools)
+    price = _price(pricing, model) if pricing else None
+    return prompt, (_priced(price, prompt, 0, 0, 0) or 0.0) if price is not None else 0.0
 
 
 def worst_case(messages: Any, tools: Any, max_tokens: int | None, pricing: Mapping[str, Any],
                model: str) -> tuple[int, float | None]:
-    """The most a call can use: its prompt's tokens at most (`_prompt_bound` of its messages and
-    tools) plus its `max_tokens` (4,096 when unset), and their price (None when `model` has none:
-    the caller reserves `budgets.unpriced_cost` then, never nothing)."""
-    prompt = _prompt_bound(messages) + (_prompt_bound(tools) if tools else 0)
-    answer = max_tokens or RESERVED_ANSWER_TOKENS
+    """What a call reserves: its prompt's tokens (`prompt_tokens`) plus its answer's (`answer_tokens`),
+    and their price (None when `model` has none: the caller reserves `budgets.unpriced_cost` then,
+    never nothing)."""
+    prompt = prompt_tokens(messages, tools)
+    answer = answer_tokens(messages, max_tokens)
     price = _price(pricing, model) if pricing else None
     cost = _priced(price, prompt, answer, 0, 0) if price is not None else None
     return prompt + answer, (cost or 0.0) if price is not None else None

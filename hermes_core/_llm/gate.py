@@ -25,7 +25,8 @@ import attrs
 
 from .. import config_keys as keys
 from .._errors import ConfigError, LlmConfigError, MemoryStoreError, PluginLlmBudgetError
-from .budget import CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, worst_case
+from .budget import (CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, prompt_part,
+                     worst_case)
 from .ledger import Ledger, Reservation
 from .writer import LedgerThread
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .._config.config import Config
     from .routes import Plan
 
-__all__ = ["HOOK", "Admission", "BudgetHooks", "Policy", "Write", "admission", "admit", "admitted", "admitted_async",
+__all__ = ["HOOK", "Admission", "BudgetHooks", "Direct", "Policy", "Write", "admission", "admit", "admitted", "admitted_async",
            "attach_hooks", "hooks_of", "store_refusal"]
 
 HOOK = "on_budget_check"
@@ -70,6 +71,14 @@ class Write:
 
 
 @attrs.frozen
+class Direct:
+    """A call for the driver to make as it is (sync callers), or on the ledger's threads (async
+    ones): a reservation in Redis's counters. Its error is thrown back into the admission."""
+
+    call: Callable[[], Any]
+
+
+@attrs.frozen
 class Policy:
     """The `budgets.*` settings one admission follows."""
 
@@ -83,7 +92,7 @@ class Policy:
                    config.read(keys.BUDGETS_RESERVATION_TTL))
 
 
-Admission = Generator["float | HookRun | Write", Any, "Reservation | None"]
+Admission = Generator["float | HookRun | Write | Direct", Any, "Reservation | None"]
 
 # The hooks each LLM host asks, out of reach of the host's attributes (a plugin walks from ctx.llm
 # to its host, and must not reach the hook runner from there); weak both ways.
@@ -154,6 +163,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
     budget = budgets[0]
     who = budget.who
     tokens, priced = worst_case(*request, plan.pricing, plan.routes[0].model)
+    prompt = prompt_part(request[0], request[1], plan.pricing, plan.routes[0].model)
     # a cost the model's missing price leaves unknown still reserves something of a cost budget
     cost = priced if priced is not None else policy.unpriced_cost if any(
         b.cost_per_day is not None or b.cost_per_month is not None for b in budgets) else 0.0
@@ -176,10 +186,16 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
     limit = plan.timeout * len(plan.routes)
     deadline = started + limit
     again = False  # found no room a moment ago: look before reserving
+    counters = ledger.counters
     while True:
         try:
-            got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
-                                               look_first=again))
+            got = None
+            if counters is not None and counters.up:  # None: Redis is out of reach, the ledger decides
+                got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost,
+                                                     limit + policy.reservation_ttl))
+            if got is None:
+                got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
+                                                   look_first=again))
         except PluginLlmBudgetError as exc:
             yield Write(ledger.refusing(next((b for b in budgets if b.who == exc.plugin_id), budget)), quiet=True)
             raise
@@ -188,7 +204,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                 return Ledger.unrecorded(budgets)
             raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
-            return got
+            return attrs.evolve(got, prompt=prompt)
         # calls that wait for each other's reservations look again at moments of their own
         wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
         if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
@@ -216,6 +232,11 @@ def admitted(admission: Admission, ledger: Ledger) -> Reservation | None:
                 given = ledger.write(step.op)
             except Exception as exc:  # noqa: BLE001 - the admission's to handle (a refusal, the store down)
                 error = None if step.quiet else exc
+        elif isinstance(step, Direct):
+            try:
+                given = step.call()
+            except Exception as exc:  # noqa: BLE001 - the admission's to handle
+                error = exc
         elif isinstance(step, float):
             time.sleep(step)
         else:
@@ -237,6 +258,11 @@ async def admitted_async(admission: Admission, writer: LedgerThread) -> Reservat
                 given = await writer.write(step.op)
             except Exception as exc:  # noqa: BLE001 - the admission's to handle (a refusal, the store down)
                 error = None if step.quiet else exc
+        elif isinstance(step, Direct):
+            try:
+                given = await writer.run(step.call)
+            except Exception as exc:  # noqa: BLE001 - the admission's to handle
+                error = exc
         elif isinstance(step, float):
             await asyncio.sleep(step)
         else:

@@ -57,6 +57,8 @@ class Reservation:
     """What one call holds until it settles: a `Hold` on each of its holders."""
 
     holds: tuple[Hold, ...]
+    prompt: tuple[int, float] = (0, 0.0)  # its prompt's tokens and their cost: what a call cut off keeps
+    counted: bool = False  # reserved in Redis's counters (`counters.Counters`), not in the ledger's rows
 
     @property
     def who(self) -> str:

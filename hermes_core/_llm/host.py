@@ -17,13 +17,14 @@ from .. import _telemetry
 from .. import config_keys as keys
 from .._runtime.cancel import cancel_check, pause
 from .._config.config import Config
-from .._errors import (ConfigError, LlmConfigError, LlmProviderError, MemoryStoreError, PluginLlmBudgetError,
-                       PluginLlmTrustError)
+from .._errors import ConfigError, LlmConfigError, LlmProviderError, PluginLlmBudgetError, PluginLlmTrustError
 from .._messages import Messages
 from .audit import AuditLog
 from .budget import Budgets, host_holder
 from .gate import Admission, admission, admitted, admitted_async, hooks_of
-from .ledger import Ledger, Op, Reservation
+from .counters import Counters, redis_url
+from .ledger import Ledger, Reservation
+from .settle import asettle, settle, settlement
 from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
@@ -144,6 +145,11 @@ class _Attempts:
 
     def __iter__(self) -> _Attempts:
         return self
+
+    @property
+    def sent(self) -> int:
+        """How many requests went out (a call cut off after one has used its prompt's tokens)."""
+        return self._sent
 
     @property
     def timeout(self) -> float:
@@ -309,7 +315,7 @@ class LlmHost:
     def _attempts(self, call: Call) -> Iterator[_Attempts]:
         """The attempts of one call, audited once whichever way the call ends. The caller first
         drives `admission` when there is one (the call's budget: its hook, its reservation, waiting
-        for room), then the attempts, and settles the reservation (`_settled`) either way."""
+        for room), then the attempts, and settles the reservation (`settle.settlement`) either way."""
         started, attempts = time.perf_counter(), None
         who = host_holder() if call.task is not None else call.plugin_id  # a host side task is the host's own
         telemetry = _telemetry.ACTIVE
@@ -335,6 +341,12 @@ class LlmHost:
             except ConfigError as exc:
                 raise LlmConfigError(str(exc)) from None
             self._spend = Ledger(self.home, url=url)
+            try:
+                hot = redis_url(self.home)
+            except ConfigError as exc:
+                raise LlmConfigError(str(exc)) from None
+            if hot is not None:
+                self._spend.counters = Counters(hot, self._spend)
         return self._spend
 
     def _ledger_thread(self) -> LedgerThread:
@@ -343,28 +355,20 @@ class LlmHost:
             self._writer = LedgerThread(self._ledger())
         return self._writer
 
-    def _settled(self, attempts: _Attempts) -> Op[None] | None:
-        """What the call reserved becomes what it used (an answer that then failed, such as JSON
-        that does not match the schema, was still paid for), or is given back when none came."""
-        if attempts.reservation is None:
-            return None
-        usage = attempts.answer.usage if attempts.answer is not None else _NO_USAGE
-        return self._ledger().settling(attempts.reservation, usage.total_tokens, usage.cost_usd or 0.0)
-
     def run(self, call: Call, finish: Callable[[LlmAnswer], R]) -> R:
         """Make the call (synchronously) and hand the answer to `finish`; audited either way."""
         with self._attempts(call) as attempts:
             if attempts.admission is not None:
                 attempts.reservation = admitted(attempts.admission(), self._ledger())
+            failure: BaseException | None = None
             try:
                 return self._run(call, attempts, finish)
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
-                settling = self._settled(attempts)
-                if settling is not None:
-                    try:
-                        self._ledger().write(settling)
-                    except MemoryStoreError:  # out of reach: written with the next write that can
-                        self._ledger().later(settling)
+                if attempts.reservation is not None:
+                    settle(self._ledger(), *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
@@ -396,15 +400,16 @@ class LlmHost:
         with self._attempts(call) as attempts:
             if attempts.admission is not None:
                 attempts.reservation = await admitted_async(attempts.admission(), self._ledger_thread())
+            failure: BaseException | None = None
             try:
                 return await self._arun(call, attempts, finish)
+            except BaseException as exc:
+                failure = exc
+                raise
             finally:
-                settling = self._settled(attempts)
-                if settling is not None:
-                    try:
-                        await self._ledger_thread().write(settling)
-                    except MemoryStoreError:  # out of reach: written with the next write that can
-                        self._ledger().later(settling)
+                if attempts.reservation is not None:
+                    await asettle(self._ledger(), self._ledger_thread(),
+                                  *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:

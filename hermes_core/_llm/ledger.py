@@ -93,6 +93,7 @@ class Ledger(Store):
         self._later_lock = threading.Lock()
         self._pruned: dict[str, float] = {}  # when each holder's old calls were last pruned (shared database)
         self._add_up = type(self)._add_up.format(t=self.totals)
+        self.counters: Any = None  # Redis's hot counters over this ledger (`counters.Counters`), when configured
 
     @classmethod
     def copies(cls, home: Path) -> list[Copy]:
@@ -154,6 +155,11 @@ class Ledger(Store):
         """Keep `op` (a settlement that could not be written) for the next write that can."""
         with self._later_lock:
             self._later.append(op)
+
+    def pending(self) -> int:
+        """How many settlements wait for the ledger to be back."""
+        with self._later_lock:
+            return len(self._later)
 
     def catch_up(self) -> int:
         """Write the settlements left for later: how many; a `MemoryStoreError` (those not written are
@@ -308,8 +314,12 @@ class Ledger(Store):
         settles to 0 and 0: it spent nothing, and still counts as a request. Settling twice counts once."""
         holds = reservation.holds
         started = holds[0].started if holds else 0.0
+        counted = reservation.counted  # reserved in Redis's counters: written now, once
 
         def op(db: Any) -> None:
+            if counted:
+                self._write_counted(db, holds, tokens, cost)
+                return
             ids = [hold.id for hold in holds if hold.id]
             if ids and self._pg is not None:  # one statement: the reservations settled and the totals added
                 db.execute(
@@ -328,6 +338,22 @@ class Ledger(Store):
             self._add(db, [hold for hold in holds if not hold.id], tokens, cost)
 
         return op
+
+    def _write_counted(self, db: Any, holds: Sequence[Hold], tokens: int, cost: float) -> None:
+        """The settled call of `holds` (reserved in Redis, by ids of their own) written, and added to
+        the totals, unless it was written already."""
+        rows = "(" + ", ".join(["(?, ?, ?, ?, ?, ?, ?, NULL)"] * len(holds)) + ")"
+        values = [value for hold in holds for value in (hold.id, hold.who, hold.day, hold.month, hold.started,
+                                                        tokens, cost)]
+        insert = (f"INSERT INTO {self.calls} (id, who, day, month, started, tokens, cost, expires) VALUES "
+                  f"{rows[1:-1]} ON CONFLICT (id) DO NOTHING RETURNING who, day, month")
+        if self._pg is not None:  # one statement: the call written and the totals added
+            db.execute(f"WITH settled AS ({insert}) INSERT INTO {self.totals} (who, period, tokens, cost, requests) "
+                       "SELECT who, period, ?, ?, 1 FROM (SELECT who, day AS period FROM settled UNION ALL "
+                       f"SELECT who, month FROM settled) AS periods {self._add_up}", (*values, tokens, cost))
+            return
+        done = {str(row[0]) for row in db.execute(insert, values).fetchall()}
+        self._add(db, [hold for hold in holds if hold.who in done], tokens, cost)
 
     _add_up = ("ON CONFLICT (who, period) DO UPDATE SET tokens = {t}.tokens + excluded.tokens, "
                "cost = {t}.cost + excluded.cost, requests = {t}.requests + excluded.requests")

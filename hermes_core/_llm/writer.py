@@ -48,11 +48,19 @@ class LedgerThread:
         self._put(op, future)
         return await future
 
+    async def run(self, call: Callable[[], T]) -> T:
+        """`call()` on one of the ledger's threads (a reservation in Redis's counters, a settlement
+        through them); a reservation whose caller was cancelled meanwhile is given back."""
+        return await self._submit(call)
+
     async def _shared(self, op: Callable[[Any], T]) -> T:
+        return await self._submit(self._ledger.write, op)
+
+    async def _submit(self, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
             if self._pool is None:
                 self._pool = concurrent.futures.ThreadPoolExecutor(_SHARED_WORKERS, thread_name_prefix="hermes-llm-ledger")
-        done = self._pool.submit(self._ledger.write, op)
+        done = self._pool.submit(fn, *args)
         try:
             return await asyncio.wrap_future(done)
         except asyncio.CancelledError:
@@ -62,7 +70,11 @@ class LedgerThread:
     def _give_back(self, done: concurrent.futures.Future[Any]) -> None:
         if not done.cancelled() and done.exception() is None and isinstance(done.result(), Reservation):
             assert self._pool is not None
-            self._pool.submit(self._ledger.write, self._ledger.settling(done.result(), 0, 0.0))
+            reservation, counters = done.result(), self._ledger.counters
+            if reservation.counted and counters is not None:
+                self._pool.submit(counters.settle, reservation, 0, 0.0)
+            else:
+                self._pool.submit(self._ledger.write, self._ledger.settling(reservation, 0, 0.0))
 
     def _put(self, op: Callable[[Any], Any], future: asyncio.Future[Any]) -> None:
         self._queue.put((op, future))

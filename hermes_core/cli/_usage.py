@@ -27,6 +27,7 @@ def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> li
     from .._store import state_url
 
     ledger = Ledger(home, url=state_url(home))
+    counters = _counters(home, ledger)
     if who is None:
         budgeted = [str(pid) for pid in config.read(keys.PLUGIN_ENTRIES) if budget_for(config, str(pid)) is not None]
         who = sorted({*ledger.who(), *budgeted, *(name for name in (HOST, FLEET) if budget_for(config, name))})
@@ -34,6 +35,11 @@ def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> li
     for pid in who:
         budget = budget_for(config, pid)
         spent = ledger.spent(pid, budget.timezone if budget else "UTC", period)
+        if counters is not None:  # the running calls' reservations are in Redis
+            tokens, cost = counters.held(pid, budget.timezone if budget else "UTC", period)
+            for name, value in (("tokens", tokens), ("cost", cost)):
+                spent[name] += value
+                spent[f"reserved_{name}"] += value
         limits: dict[str, Any] = {}
         rates: dict[str, Any] = {}
         now_used = ledger.used(budget) if budget is not None and any(
@@ -51,6 +57,18 @@ def usage_rows(config: Any, home: Any, who: list[str] | None, period: str) -> li
                      "reserved": {"tokens": spent["reserved_tokens"], "cost_usd": round(spent["reserved_cost"], 6)},
                      "refusals": spent["refusals"], "store": ledger.dialect})
     return rows
+
+
+def _counters(home: Any, ledger: Any) -> Any:
+    """Redis's counters over `ledger`, when `state.redis_url` names them and redis-py is installed."""
+    from .._errors import ConfigError
+    from .._llm.counters import Counters, redis_url
+
+    try:
+        url = redis_url(home)
+        return Counters(url, ledger) if url else None
+    except ConfigError:
+        return None
 
 
 @click.command()

@@ -293,6 +293,9 @@ STATE_URL = Key("state.url", "a postgresql:// URL", _text, "",
                 "the database every host shares its state in (HERMES_STATE_URL wins); empty: SQLite under $HERMES_HOME")
 STATE_LEASE = Key("state.lease_seconds", POSITIVE, _positive, 15,
                   "seconds a host's heartbeat holds its runs and claims; another host takes over after twice this")
+STATE_REDIS_URL = Key("state.redis_url", "a redis:// URL", _text, "",
+                      "the Redis server holding the budgets' hot counters (HERMES_REDIS_URL wins; the ledger stays the "
+                      "truth); empty: the ledger alone")
 STATE_POOL_SIZE = Key("state.pool_size", POSITIVE, _positive, 8,
                       "connections each host process keeps to the shared database at most")
 
@@ -379,7 +382,7 @@ KEYS: tuple[Key[Any], ...] = (
     API_SERVER_KEYS, API_SERVER_KEY, API_KEY_ENV, API_KEY_ENDPOINTS, API_KEY_TOOLS, API_KEY_PLUGINS, *API_KEY_BUDGET,
     API_SERVER_MAX_CONCURRENT, API_SERVER_RETENTION_DAYS, API_SERVER_MAX_STORED, API_SERVER_MAX_BODY,
     API_SERVER_PROFILES,
-    STATE_URL, STATE_LEASE, STATE_POOL_SIZE,
+    STATE_URL, STATE_LEASE, STATE_POOL_SIZE, STATE_REDIS_URL,
     HOSTING_ALLOWED_HOSTS, HOSTING_ALLOWED_ORIGINS,
     TIMEZONE, CRON_TICK_INTERVAL, CRON_TIME_LIMIT, CRON_WRAP_RESPONSE, CRON_MAX_PARALLEL, CRON_OUTPUT_RETENTION,
     SKILLS_DISABLED, SKILLS_PLATFORM_DISABLED, SKILLS_PLATFORM_DISABLED_ON, SKILLS_EXTERNAL_DIRS,

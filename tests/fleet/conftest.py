@@ -1,5 +1,6 @@
 """The servers the fleet tests run against, started by the tests: one PostgreSQL cluster per session
-(per xdist worker) with a fresh database per test, and nginx in front of the hosts a test starts.
+(per xdist worker) with a fresh database per test, nginx in front of the hosts a test starts, and a
+redis-server per test that asks for one.
 Under CI=true a server that is not installed fails the test; elsewhere the test is skipped."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 
 from tests.helpers.nginx import running_nginx
 from tests.helpers.postgres import ClusterError, PgCluster
+from tests.helpers.redis import RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -41,3 +43,12 @@ def nginx() -> Iterator[Callable[[Sequence[str | int]], str]]:
     `http://127.0.0.1:PORT`; every nginx started is stopped after the test."""
     with ExitStack() as stack:
         yield lambda upstreams: stack.enter_context(running_nginx(upstreams))
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of this test's own, empty, on a free port: `url`, `stop()`, `start()`, `restart()`
+    (empty again: it keeps nothing on disk), `port`."""
+    server = RedisServer.create()
+    yield server
+    server.close()

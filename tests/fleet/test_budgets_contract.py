@@ -25,18 +25,23 @@ from hermes_core import PluginLlmBudgetError, spending_as
 from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import hermes, llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 PRICED = "  pricing:\n    scripted-model: {input: 1000, output: 1000}\n"  # $0.001 a token
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql+redis"])
 def url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    """None (SQLite under the home) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL."""
+    """None (SQLite under the home) or a fresh PostgreSQL database's URL, as HERMES_STATE_URL; with
+    Redis's hot counters over it (a redis-server of the test's own, as HERMES_REDIS_URL) too."""
+    monkeypatch.delenv("HERMES_REDIS_URL", raising=False)
     if request.param == "sqlite":
         monkeypatch.delenv("HERMES_STATE_URL", raising=False)
         return None
     found = str(request.getfixturevalue("pg_url"))
     monkeypatch.setenv("HERMES_STATE_URL", found)
+    if request.param.endswith("+redis"):
+        monkeypatch.setenv("HERMES_REDIS_URL", request.getfixturevalue("redis_server").url)
     return found
 
 
@@ -192,7 +197,7 @@ KILLED = """
 from hermes_core import PluginManager
 manager = PluginManager(discover_plugins=False).load()
 ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
-ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=665)
+ctx.llm.complete([{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}], max_tokens=665)
 """
 
 

@@ -1,8 +1,8 @@
-"""One cap across a fleet: eight host processes on one PostgreSQL database, each with eight calls
-running at once against the scripted server (known token counts), share a plugin's
-`tokens_per_day`: the cap is never passed, at least 90 % of it is spent before the first refusal,
-no call is refused while less than 90 % is spent, and the ledger agrees with what the server
-answered."""
+"""One cap across a fleet: eight host processes on one PostgreSQL database (alone, or with Redis's
+hot counters), each with eight or 32 calls running at once against the scripted server (known
+token counts), share a plugin's `tokens_per_day`: the cap is never passed (the estimates are upper
+bounds: no overspend at all), at least 90 % of it is spent before the first refusal, no call is
+refused while less than 90 % is spent, and the ledger agrees with what the server answered."""
 
 from __future__ import annotations
 
@@ -19,9 +19,8 @@ import pytest
 from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import hermes, llm_config
 
-HOSTS, CONCURRENT = 8, 8
+HOSTS = 8
 RESERVED, USED = 100, 80  # each call reserves 35 prompt tokens + max_tokens 65; the server says it used 80
-CAP = 24_000
 
 HOST = """
 import asyncio, json, pathlib, sys, time
@@ -38,7 +37,7 @@ async def worker():
     done = 0
     while True:
         try:
-            await ctx.llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=65)
+            await ctx.llm.acomplete([{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}], max_tokens=65)
         except PluginLlmBudgetError as exc:
             return done, str(exc)
         done += 1
@@ -51,9 +50,15 @@ print(json.dumps({"done": sum(r[0] for r in results), "refusals": [r[1] for r in
 """
 
 
+@pytest.mark.parametrize(("concurrent", "counters"), [(8, "postgresql"), (32, "postgresql"), (32, "redis")])
 def test_eight_hosts_share_one_cap_and_can_spend_nearly_all_of_it(
-        home: Path, tmp_path: Path, llm_server: ScriptedServer, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        home: Path, tmp_path: Path, llm_server: ScriptedServer, pg_url: str, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest, concurrent: int, counters: str) -> None:
     monkeypatch.setenv("HERMES_STATE_URL", pg_url)
+    if counters == "redis":
+        monkeypatch.setenv("HERMES_REDIS_URL", request.getfixturevalue("redis_server").url)
+    CAP = 24_000 if concurrent == 8 else 48_000  # noqa: N806 - the test's constant
+    CONCURRENT = concurrent  # noqa: N806
     llm_config(home, llm_server.url, "plugins:\n  entries:\n    probe:\n"
                                      f"      llm_budget: {{tokens_per_day: {CAP}}}\n"
                                      "budgets:\n  fleet: {tokens_per_day: 10000000}\n"  # a second holder on each call

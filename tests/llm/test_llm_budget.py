@@ -17,7 +17,8 @@ from hermes_core import PluginLlmBudgetError, PluginLlmError
 from hermes_core.testing import Reply, ScriptedServer
 from tests.helpers import llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 
 
 def at(when: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +133,7 @@ import os, sys
 from hermes_core import PluginManager
 manager = PluginManager(discover_plugins=False).load()
 ctx = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx
-ctx.llm.complete([{"role": "user", "content": "hi"}], max_tokens=665)
+ctx.llm.complete([{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}], max_tokens=665)
 """
 
 

@@ -23,7 +23,8 @@ from hermes_core import LlmConfigError, PluginLlmBudgetError, PluginLlmError, Pl
 from hermes_core.testing import Fault, Reply, ScriptedServer
 from tests.helpers import hermes, llm_config, plugin_ctx
 
-HI = [{"role": "user", "content": "hi"}]  # reserves 35 prompt tokens (one a byte of its JSON)
+# a 35-token prompt (budget.prompt_tokens: 14 + 62 chars / 3)
+HI = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
 
 
 def budget(home: Path, url: str, section: str, extra: str = "") -> None:
@@ -191,7 +192,8 @@ from hermes_core import LlmConfigError, PluginLlmBudgetError, PluginLlmError, Pl
 manager = PluginManager(discover_plugins=False).load()
 llm = manager.add_plugin(lambda ctx: ctx.register_command("probe", lambda raw: raw), "probe").ctx.llm
 async def burst():
-    return await asyncio.gather(*(llm.acomplete([{"role": "user", "content": "hi"}], max_tokens=965)
+    prompt = [{"role": "user", "content": "hi, please answer in one short word: is the sky blue or green?"}]
+    return await asyncio.gather(*(llm.acomplete(prompt, max_tokens=965)
                                   for _ in range(50)), return_exceptions=True)
 results = asyncio.run(burst())
 print(json.dumps({"ok": sum(not isinstance(r, BaseException) for r in results),
@@ -254,8 +256,8 @@ def test_an_answer_that_fails_its_schema_was_still_paid_for(home: Path, llm_serv
     assert row["tokens"] == 320 * len(llm_server.requests) and row["requests"] == len(llm_server.requests) >= 1
 
 
-def test_cancelled_async_calls_give_their_reservations_back(home: Path, llm_server: ScriptedServer,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cancelled_async_calls_give_back_all_but_their_prompts(home: Path, llm_server: ScriptedServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", "1790000000")
     budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
     llm_server.always(used(100, delay=2))
@@ -270,5 +272,7 @@ def test_cancelled_async_calls_give_their_reservations_back(home: Path, llm_serv
         await asyncio.gather(*calls, return_exceptions=True)
 
     asyncio.run(cancelled())
-    llm_server.always(used(900))
-    assert llm.complete(HI, max_tokens=965).text == "ok"  # the whole 1,000 was free again
+    llm_server.always(used(800))
+    with pytest.raises(PluginLlmBudgetError, match="used 175 tokens of 1,000"):  # each kept its prompt's 35
+        llm.complete(HI, max_tokens=965)
+    assert llm.complete(HI, max_tokens=790).text == "ok"  # the rest, 825, was free again
