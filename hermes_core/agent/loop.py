@@ -114,6 +114,11 @@ class Agent:
     A server's caller hands in `history`: the conversation so far, stored as the new session's
     first messages (`sender_id` is stored as the user who started it).
 
+    The system prompt is assembled once, when the conversation starts, and kept with the session
+    (with its first message); `resume=True` sends the kept one again, byte for byte, whatever the
+    files say now (a `/reset` assembles and keeps a new one). Only `instructions` are the caller's
+    own each time.
+
     `user_id` is whose long-term memory the session has: the memory provider's `initialize` gets
     it (with `platform`), and a provider that keeps callers apart (the built-in one does) reads
     and writes only theirs. A host serving several people sets it to the caller; None takes
@@ -161,12 +166,13 @@ class Agent:
         self.sees_images = bool(config.read(keys.MODEL_ROUTE[4]))  # model.supports_vision
         self.session_id = session_id or new_session_id()
         window: Messages = []
+        kept: dict[str, Any] | None = None  # the system prompt kept with the session resumed
         if resume:
-            found = self.store.window(self.session_id)
+            found = self.store.resumed(self.session_id)
             if found is None:
                 known = ", ".join(s["id"] for s in self.store.sessions(5)) or "none yet"
                 raise SessionNotFoundError(f"no session {self.session_id!r} (latest: {known}); see `hermes sessions list`")
-            window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
+            window, kept = repair_tool_pairing(found[0]), found[1]  # a turn cut short by Ctrl-C or a crash
         self.messages: Messages = window
         self.store.start(self.session_id, self.model, platform=platform, user=sender_id)
         if history:
@@ -179,7 +185,8 @@ class Agent:
             who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
-        self.system_prompt = self.build_system_prompt()  # once per conversation: its bytes stay the same (caching)
+        self._prompt_unsaved = False  # assembled here: kept with the session at its next message
+        self.system_prompt = self._conversation_prompt(kept)  # once per conversation: the same bytes (caching)
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
             self.session.on_session_switch(self.session_id)  # the stored conversation goes on
@@ -215,6 +222,17 @@ class Agent:
         identity, files, memory, instructions = self._prompt_args
         return build_system_prompt(self.manager, self.session, platform=self.platform, cwd=self.cwd, offered=offered,
                                    system_prompt=identity, files=files, memory=memory, instructions=instructions)
+
+    def _conversation_prompt(self, kept: dict[str, Any] | None) -> SystemPrompt:
+        """The prompt kept with the session (`kept`), the caller's instructions in it; else one
+        assembled now, to be kept with the session along with its next message."""
+        if kept is not None:
+            try:
+                return SystemPrompt.from_stored(kept).with_instructions(self._prompt_args[3])
+            except (KeyError, TypeError, ValueError):  # kept by another version in a shape this one cannot read
+                pass
+        self._prompt_unsaved = True
+        return self.build_system_prompt()
 
     def system_message(self) -> Message:
         """The system prompt as the conversation's requests send it: the same bytes each time."""
@@ -293,7 +311,13 @@ class Agent:
         """Store the user's message and start the turn: the engines hear of it, `pre_llm_call`
         and memory `prefetch` give the extra context for this turn's requests (returned)."""
         is_first_turn = not self.messages
-        self._add({"role": "user", "content": text})
+        if self._prompt_unsaved:  # the prompt assembled for this conversation, kept in the same transaction
+            with self.store.step():
+                self.store.save_prompt(self.session_id, self.system_prompt.stored())
+                self._add({"role": "user", "content": text})
+            self._prompt_unsaved = False
+        else:
+            self._add({"role": "user", "content": text})
         self.turns += 1
         model = self.model or ""
         self.session.on_turn_start(self.turns, text, model=model, platform=self.platform,
@@ -442,6 +466,7 @@ class Agent:
         self.messages = []
         self.session.reset()
         self.system_prompt = self.build_system_prompt()  # a fresh conversation reads its files again
+        self._prompt_unsaved = True
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""

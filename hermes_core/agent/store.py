@@ -1,5 +1,6 @@
-"""Agent sessions: every message as it is written, tool calls, token usage, and compression
-events (what was replaced by what), with full-text search over the messages. Append-only.
+"""Agent sessions: every message as it is written, tool calls, token usage, compression events
+(what was replaced by what) and the system prompt each conversation was started with (sent again
+when it is resumed), with full-text search over the messages. Append-only.
 
 Where: in SQLite under `$HERMES_HOME/sessions.db` (FTS5), or, when `state.url` (or
 `HERMES_STATE_URL`) names a PostgreSQL database, in that database's tables, shared by every host
@@ -92,6 +93,11 @@ CREATE TABLE IF NOT EXISTS compressions (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
+CREATE TABLE IF NOT EXISTS session_prompts (
+    session_id TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    created REAL NOT NULL
+);
 """
 
 # When a session was last written to: its last message's time (an append does not rewrite the
@@ -114,13 +120,14 @@ class SessionStore(Store):
     stage = "sessions"
     schema = _SCHEMA
     pg_schema = PG_SCHEMA
-    schema_version = 3  # 2: origins (the platform and user a session came from); 3: indexes for reading a
+    schema_version = 4  # 2: origins (the platform and user a session came from); 3: indexes for reading a
     # session's rows and the usage of a period (the dashboard's pages on a big home), and on PostgreSQL
-    # the one search reads the newest matches through
+    # the one search reads the newest matches through; 4: session_prompts (the system prompt a
+    # conversation was started with, sent again by every request that continues it)
     pg_upgrades = PG_UPGRADES
     synchronous = "NORMAL"
     home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
-    migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions")
+    migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions", "session_prompts")
 
     def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
         super().__init__(Path(home) / "sessions.db", url=url)
@@ -238,16 +245,45 @@ class SessionStore(Store):
 
         self._write(write)
 
+    def save_prompt(self, session_id: str, prompt: dict[str, Any]) -> None:
+        """Keep the system prompt a conversation was started with (`prompt`: its parts, as
+        `SystemPrompt.stored()` gives them), in place of one kept before (after a `/reset`)."""
+        row = (session_id, storable_json(prompt), time.time())
+        self._write(lambda db: db.execute(
+            "INSERT INTO session_prompts (session_id, prompt, created) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt, created = excluded.created", row))
+
     # -- reading ------------------------------------------------------------------------
+
+    def prompt(self, session_id: str) -> dict[str, Any] | None:
+        """The system prompt kept with a session (None: none kept, or no such session)."""
+        with self._reading() as db:
+            row = None if db is None else db.execute(
+                "SELECT prompt FROM session_prompts WHERE session_id = ?", (session_id,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def window(self, session_id: str) -> Messages | None:
         """The conversation to resume: the window after the last compression and the messages
         written since (None when there is no such session)."""
+        found = self._window(session_id, "NULL")
+        return None if found is None else found[0]
+
+    def resumed(self, session_id: str) -> tuple[Messages, dict[str, Any] | None] | None:
+        """The conversation to resume (as `window`) and the system prompt kept with it (None: none
+        was kept), read together; None when there is no such session."""
+        found = self._window(session_id, "(SELECT p.prompt FROM session_prompts p WHERE p.session_id = s.id)")
+        if found is None:
+            return None
+        window, prompt = found
+        return window, None if prompt is None else dict(json.loads(prompt))
+
+    def _window(self, session_id: str, prompt: str) -> tuple[Messages, str | None] | None:
         with self._reading() as db:
-            # the session and its last compression in one statement (no row: no such session)
+            # the session, its last compression (and its prompt) in one statement (no row: no such session)
             last = None if db is None else db.execute(
-                f'SELECT c.at_seq, c."window" FROM sessions s LEFT JOIN compressions c ON c.session_id = s.id '
-                f"WHERE s.id = ? ORDER BY c.{self._order} DESC LIMIT 1", (session_id,)).fetchone()
+                f'SELECT c.at_seq, c."window", {prompt} FROM sessions s LEFT JOIN compressions c '
+                f"ON c.session_id = s.id WHERE s.id = ? ORDER BY c.{self._order} DESC LIMIT 1",
+                (session_id,)).fetchone()
             if last is None:
                 return None
             at_seq, window = (int(last[0]), json.loads(last[1])) if last[1] is not None else (0, [])
@@ -256,7 +292,7 @@ class SessionStore(Store):
         with self._lock:  # the next message's number, known without asking again (`append` corrects it if
             # another process appended meanwhile)
             self._seqs[session_id] = max(self._seqs.get(session_id, 0), int(rows[-1][0]) if rows else at_seq)
-        return [m for m in window if m.get("role") != "system"] + [json.loads(r[1]) for r in rows]
+        return [m for m in window if m.get("role") != "system"] + [json.loads(r[1]) for r in rows], last[2]
 
     def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0,
                  ids: Collection[str] | None = None) -> list[dict[str, Any]]:

@@ -95,6 +95,11 @@ CREATE TABLE IF NOT EXISTS compressions (
     created DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
+CREATE TABLE IF NOT EXISTS session_prompts (
+    session_id TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
 """
 
 # Search on PostgreSQL: each chunk of the query a phrase (`phraseto_tsquery`), read as the stored
@@ -125,7 +130,9 @@ CROSS JOIN LATERAL (SELECT CASE WHEN strpos(m.text, '[') > 0 OR strpos(m.text, '
 ORDER BY hit.rank DESC, hit.session_id, hit.seq
 """
 PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS usage_created ON usage(created);\n"
-                   "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);"}
+                   "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);",
+               4: "CREATE TABLE IF NOT EXISTS session_prompts (session_id TEXT PRIMARY KEY, prompt TEXT NOT NULL, "
+                  "created DOUBLE PRECISION NOT NULL);"}
 _HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit: a chunk without one finds nothing on either
 
 

@@ -82,6 +82,26 @@ def test_the_system_prompt_is_byte_identical_across_a_conversations_requests(hom
     assert "Run tox." in system_of(llm_server.requests[-1])  # a new conversation reads the files again
 
 
+def test_a_resumed_session_sends_the_prompt_kept_with_it_until_a_reset(home: Path, repo: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    write(home / "SOUL.md", "You are Quill.")
+    write(repo / "AGENTS.md", "Run make test.")
+    write(home / "memories" / "MEMORY.md", "The CI runs on Fridays.")
+    llm_server.always(Reply("ok"))
+    hermes("run", "hello")
+    (session,) = (row["id"] for row in json.loads(hermes("sessions", "list", "--json").stdout))
+    write(home / "SOUL.md", "You are Nib.")
+    write(repo / "AGENTS.md", "Run tox.")
+    write(home / "memories" / "MEMORY.md", "The CI runs on Mondays.")
+    hermes("chat", "--resume", session, input="again\n/reset\nafter the reset\n")
+    first, resumed, reset = (system_of(request) for request in llm_server.requests)
+    assert resumed == first and "Run make test." in first and "Fridays" in first  # the same bytes, files changed
+    assert reset.startswith("You are Nib.") and "Run tox." in reset and "Mondays" in reset  # /reset reads them again
+    llm_server.reply("ok")
+    hermes("chat", "--resume", session, input="and on\n")
+    assert system_of(llm_server.requests[-1]) == reset  # what /reset assembled is kept in its place
+
+
 def test_a_hermes_md_up_to_the_git_root_wins_over_agents_md(home: Path, repo: Path, llm_server) -> None:
     llm_config(home, llm_server.url)
     write(repo / ".hermes.md", "---\ntitle: ignored frontmatter\n---\nUse uv for everything.")
