@@ -21,8 +21,6 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from hermes_core import (
     LifecycleHooks, LlmAnswer, Message, Messages, PluginManager, SessionNotFoundError, TurnIdentity,
     repair_tool_pairing, tool_message_content, turn_scope,
@@ -31,6 +29,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope, state_url, turn_span
 
 from .display import Display
+from .outcome import Outcome, Tally, TurnResult
 from .store import SessionStore
 from .streaming import STREAM_HOOKS, StreamHooks, TurnStream
 from .system_prompt import DEFAULT_SYSTEM_PROMPT, SystemPrompt, build_system_prompt
@@ -48,52 +47,6 @@ FIRED_HOOKS = frozenset({*STREAM_HOOKS,
     "on_budget_check",  # fired by ctx.llm, whichever host runs it
 })
 BUILTIN_COMMANDS = ("compress", "reset")
-
-
-@attrs.frozen
-class TurnResult:
-    """The answer of one turn, and what it cost."""
-
-    text: str
-    tool_calls: int
-    input_tokens: int
-    output_tokens: int
-    cost: float | None
-    stopped: str | None = None  # why the turn ended without an answer ("max_iterations"); None: it answered
-    model_calls: int = 0  # the model requests the turn made
-
-
-@attrs.frozen
-class _Outcome:
-    """How a turn's rounds ended: the final text (transformed, as stored), Hermes' exit reason,
-    the rounds it took, and why it stopped without an answer (None: it answered)."""
-
-    final: str
-    exit_reason: str
-    rounds: int
-    stopped: str | None = None
-
-
-@attrs.define
-class _Tally:
-    """What one turn has cost so far."""
-
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    model_calls: int = 0
-
-    def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        self.model_calls += 1
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
-        if cost is not None:
-            self.cost = (self.cost or 0.0) + cost
-
-    def result(self, text: str, stopped: str | None = None) -> TurnResult:
-        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost, stopped,
-                          self.model_calls)
 
 
 def new_session_id() -> str:
@@ -288,7 +241,7 @@ class Agent:
         `on_interim_message` and each tool's hooks (`_rounds`); `transform_llm_output`,
         `post_llm_call` and `on_session_end` once the answer is known (`_finish`), or
         `agent_loop_stopped` and `on_session_end` on Ctrl-C."""
-        tally = _Tally()
+        tally = Tally()
         extra = self._begin(turn, text)
         try:
             outcome = self._rounds(turn, text, extra, tally)
@@ -333,7 +286,7 @@ class Agent:
             self.display.note(recalled)
         return [prefetched, context or ""]
 
-    def _rounds(self, turn: TurnIdentity, text: str, extra: list[str], tally: _Tally) -> _Outcome:
+    def _rounds(self, turn: TurnIdentity, text: str, extra: list[str], tally: Tally) -> Outcome:
         """Model requests until one answers with text, each round's tool calls run in between, at
         most `max_iterations` rounds; each round is one transaction of the store."""
         hooks = self.manager.lifecycle
@@ -344,7 +297,7 @@ class Agent:
                     final = self._transformed(hooks, turn, answer.text)
                     cancel_check()  # stopped meanwhile: the answer is not stored as said
                     self._add({"role": "assistant", "content": final or ""})
-                    return _Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
+                    return Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
                 self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
                 if answer.text.strip():
                     hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
@@ -356,10 +309,10 @@ class Agent:
         note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
         final = self._transformed(hooks, turn, note)
         self._add({"role": "assistant", "content": final})
-        return _Outcome(final, f"max_iterations_reached({self.max_iterations}/{self.max_iterations})",
+        return Outcome(final, f"max_iterations_reached({self.max_iterations}/{self.max_iterations})",
                         self.max_iterations, stopped="max_iterations")
 
-    def _finish(self, turn: TurnIdentity, text: str, outcome: _Outcome) -> None:
+    def _finish(self, turn: TurnIdentity, text: str, outcome: Outcome) -> None:
         """The turn's answer is known: `post_llm_call`, memory's `sync_turn` and next prefetch, the
         engines' turn end, `on_session_end`."""
         if outcome.final:
@@ -374,7 +327,7 @@ class Agent:
         self._end_turn(turn, outcome.exit_reason, completed=outcome.stopped is None)
 
     def _model_request(
-        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
+        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: Tally
     ) -> tuple[LlmAnswer, bool]:
         """The turn's `count`th model request (the window compressed first when the engine says
         so), with the request hooks around each attempt; its usage accounted and stored. It is

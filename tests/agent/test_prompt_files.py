@@ -296,3 +296,27 @@ def test_a_batch_item_may_turn_the_files_off(home: Path, repo: Path, llm_server)
     with_files, without = (rows[name]["messages"][0]["content"] for name in ("with", "without"))
     assert with_files.startswith("You are Quill.\n\n# Project Context") and "Run make test." in with_files
     assert without.startswith("You are Hermes, a helpful agent.") and "Run make test." not in without
+
+
+def test_a_long_lived_process_reads_a_file_again_once_it_changed(home: Path, repo: Path) -> None:
+    import os
+    import time
+
+    agents = write(repo / "AGENTS.md", "Run make test.")
+    soul = write(home / "SOUL.md", "You are Quill.")
+    settled = time.time() - 60  # long unchanged: remembered by the process
+    for path in (agents, soul):
+        os.utime(path, (settled, settled))
+
+    def texts() -> list[str]:
+        found = read_prompt_files(home, Path.cwd(), max_chars=20_000)
+        return [found.soul.text if found.soul else "", *(part.text for part in found.project)]
+
+    assert texts() == texts() == ["You are Quill.", "## ../../AGENTS.md\n\nRun make test."]
+    write(agents, "Run tox -e py.")  # the same size, and its old time put back: the change time still tells
+    os.utime(agents, (settled, settled))
+    write(soul, "You are Nib, the reviewer.")
+    assert texts() == ["You are Nib, the reviewer.", "## ../../AGENTS.md\n\nRun tox -e py."]
+    agents.unlink()
+    write(repo / "app" / "api" / "CLAUDE.md", "Claude rules.")
+    assert texts()[1:] == ["## CLAUDE.md\n\nClaude rules."]
