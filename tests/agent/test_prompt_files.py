@@ -100,6 +100,8 @@ def test_a_resumed_session_sends_the_prompt_kept_with_it_until_a_reset(home: Pat
     llm_server.reply("ok")
     hermes("chat", "--resume", session, input="and on\n")
     assert system_of(llm_server.requests[-1]) == reset  # what /reset assembled is kept in its place
+    assert json.loads(hermes("prompt", "show", "--session", session, "--json").stdout)["text"] == reset
+    assert hermes("prompt", "show", "--session", "nope", check=1).stderr.startswith("hermes: error: no session 'nope'")
 
 
 def test_a_hermes_md_up_to_the_git_root_wins_over_agents_md(home: Path, repo: Path, llm_server) -> None:
