@@ -138,7 +138,7 @@ class Agent:
             who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
-        self._prompt_unsaved = False  # assembled here: kept with the session at its next message
+        self._prompt_unsaved = False  # a prompt assembled here is kept with the session at its next message
         self.system_prompt = self._conversation_prompt(kept)  # once per conversation: the same bytes (caching)
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
