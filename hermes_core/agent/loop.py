@@ -178,8 +178,9 @@ class Agent:
 
     def _conversation_prompt(self, kept: dict[str, Any] | None) -> SystemPrompt:
         """The prompt kept with the session (`kept`), the caller's instructions in it; else one
-        assembled now, to be kept with the session along with its next message."""
-        if kept is not None:
+        assembled now, to be kept with the session along with its next message. A prompt kept for
+        another user's memory (a shared chat's other sender) is not theirs to send: assembled anew."""
+        if kept is not None and kept.get("user_id", "") == self.user_id:
             try:
                 return SystemPrompt.from_stored(kept).with_instructions(self._prompt_args[3])
             except (KeyError, TypeError, ValueError):  # kept by another version in a shape this one cannot read
@@ -266,7 +267,7 @@ class Agent:
         is_first_turn = not self.messages
         if self._prompt_unsaved:  # the prompt assembled for this conversation, kept in the same transaction
             with self.store.step():
-                self.store.save_prompt(self.session_id, self.system_prompt.stored())
+                self.store.save_prompt(self.session_id, {**self.system_prompt.stored(), "user_id": self.user_id})
                 self._add({"role": "user", "content": text})
             self._prompt_unsaved = False
         else:
