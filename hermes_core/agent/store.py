@@ -110,6 +110,15 @@ _INSERT_MESSAGE = ("INSERT INTO messages(session_id, seq, role, body, text, crea
 _NEXT_SEQ = "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?"
 
 
+def _prompt(text: str | None) -> dict[str, Any] | None:
+    """A kept prompt as stored (None: none, or a text that is no JSON object: assembled again)."""
+    try:
+        found = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 class SessionStore(Store):
     """Every session of one `$HERMES_HOME`, or of every home that names the same `state.url`.
 
@@ -260,7 +269,7 @@ class SessionStore(Store):
         with self._reading() as db:
             row = None if db is None else db.execute(
                 "SELECT prompt FROM session_prompts WHERE session_id = ?", (session_id,)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else _prompt(row[0])
 
     def window(self, session_id: str) -> Messages | None:
         """The conversation to resume: the window after the last compression and the messages
@@ -275,7 +284,7 @@ class SessionStore(Store):
         if found is None:
             return None
         window, prompt = found
-        return window, None if prompt is None else dict(json.loads(prompt))
+        return window, _prompt(prompt)
 
     def _window(self, session_id: str, prompt: str) -> tuple[Messages, str | None] | None:
         with self._reading() as db:
