@@ -9,5 +9,6 @@ at start-up costs two small modules):
 - `select`: which profile a command line runs as (`-p NAME`, a `HERMES_HOME` inside `profiles/`,
   the sticky `<root>/active_profile`), chosen once when `hermes` starts;
 - `manage`: create (and clone), list, use, rename and delete;
-- `archive`: export and import, secrets left out of the archive.
+- `archive`: export and import, secrets left out of the archive;
+- `aliases`: the command aliases (`~/.local/bin/<alias>` running `hermes -p <name>`), when asked for.
 """

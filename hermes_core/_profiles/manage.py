@@ -17,8 +17,8 @@ from .._errors import ProfileError
 from .._files import write_atomic
 from .names import DEFAULT, active_file, check_name, profile_home, profiles_dir
 
-__all__ = ["CLONED", "channel_env_key", "clone_into", "create", "delete", "edit_home", "existing", "names", "rename",
-           "scrub_env", "sticky", "use"]
+__all__ = ["CLONED", "channel_env_key", "clone_into", "create", "delete", "describe", "description", "edit_home",
+           "existing", "names", "rename", "scrub_env", "sticky", "use"]
 
 # What a new profile starts with (Hermes' folders hermes-core uses), and its placeholder `.env`.
 _FOLDERS = ("memories", "skills", "logs", "cron")
@@ -109,20 +109,25 @@ def _drop_channels(data: Any) -> None:
             node.pop(path[-1], None)
 
 
-def clone_into(source: Path, target: Path) -> None:
+def clone_into(source: Path, target: Path, *, skills: bool = True, channels: bool = False) -> None:
     """Copy what a clone takes from the home `source` into the new home `target`: `config.yaml` and
-    `.env` without the messaging channels and API server keys, SOUL.md, skills and the memory files;
-    never sessions, state, logs, cron jobs or the gateway's files."""
+    `.env` without the messaging channels and API server keys (`channels`: with them), SOUL.md,
+    skills (unless `skills` is false) and the memory files; never sessions, state, logs, cron jobs
+    or the gateway's files."""
     config = source / "config.yaml"
     if config.is_file():
         shutil.copy2(config, target / "config.yaml")
-        edit_home(target, _drop_channels)
+        if not channels:
+            edit_home(target, _drop_channels)
     env = source / ".env"
     if env.is_file():
-        scrubbed = scrub_env(env.read_text(encoding="utf-8"), lambda name: not channel_env_key(name))
+        text = env.read_text(encoding="utf-8")
+        scrubbed = text if channels else scrub_env(text, lambda name: not channel_env_key(name))
         (target / ".env").write_text(scrubbed, encoding="utf-8")
         os.chmod(target / ".env", 0o600)
     for part in CLONED:
+        if part == "skills" and not skills:
+            continue
         found = source / part
         if found.is_dir():
             shutil.copytree(found, target / part, symlinks=True, dirs_exist_ok=True)
@@ -152,15 +157,18 @@ def building(root: Path, name: str) -> Iterator[Path]:
         raise
 
 
-def create(root: Path, name: str, *, clone_from: Path | None = None) -> Path:
+def create(root: Path, name: str, *, clone_from: Path | None = None, skills: bool = True, channels: bool = False,
+           about: str = "") -> Path:
     """A new profile `name` under `root` (its folders and a placeholder `.env`), cloned from the
-    home `clone_from` when given; its home."""
+    home `clone_from` when given (`skills`, `channels`: as `clone_into`), described by `about`; its home."""
     check_name(name, new=True)
     with building(root, name) as work:
         for part in _FOLDERS:
             (work / part).mkdir()
         if clone_from is not None:
-            clone_into(clone_from, work)
+            clone_into(clone_from, work, skills=skills, channels=channels)
+        if about:
+            describe(work, about)
         env = work / ".env"
         if not env.exists():
             env.write_text(_PLACEHOLDER_ENV, encoding="utf-8")
@@ -195,3 +203,46 @@ def delete(root: Path, name: str) -> Path:
             active_file(root).unlink()
     shutil.rmtree(gone, ignore_errors=True)
     return home
+
+
+def _profile_yaml(home: Path) -> dict[str, Any]:
+    """`<home>/profile.yaml` (Hermes' file of what a profile is), {} when there is none."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    path = home / "profile.yaml"
+    try:
+        data = YAML(typ="safe").load(StringIO(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        raise ProfileError(f"{path} is not readable YAML ({' '.join(str(exc).split())}); fix or remove it") from None
+    return dict(data) if isinstance(data, dict) else {}
+
+
+def description(home: Path) -> str:
+    """What profile `home` is for, in a sentence or two (`profile.yaml`'s `description`; "" when none)."""
+    try:
+        found = _profile_yaml(home).get("description")
+    except ProfileError:
+        return ""
+    return found.strip() if isinstance(found, str) else ""
+
+
+def describe(home: Path, text: str) -> None:
+    """Set what profile `home` is for (`profile.yaml`'s `description`, other keys kept; "" removes it)."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+
+    data = _profile_yaml(home)
+    if text.strip():
+        data["description"] = " ".join(text.split())
+    else:
+        data.pop("description", None)
+    out, yaml = StringIO(), YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.dump(data, out)
+    write_atomic(home / "profile.yaml", out.getvalue())

@@ -21,8 +21,6 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from hermes_core import (
     LifecycleHooks, LlmAnswer, Message, Messages, PluginManager, SessionNotFoundError, TurnIdentity,
     repair_tool_pairing, tool_message_content, turn_scope,
@@ -31,6 +29,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import Cancel, cancel_check, cancel_scope, progress_scope, state_url, turn_span
 
 from .display import Display
+from .outcome import Outcome, Tally, TurnResult
 from .store import SessionStore
 from .streaming import STREAM_HOOKS, StreamHooks, TurnStream
 from .system_prompt import DEFAULT_SYSTEM_PROMPT, SystemPrompt, build_system_prompt
@@ -50,52 +49,6 @@ FIRED_HOOKS = frozenset({*STREAM_HOOKS,
 BUILTIN_COMMANDS = ("compress", "reset")
 
 
-@attrs.frozen
-class TurnResult:
-    """The answer of one turn, and what it cost."""
-
-    text: str
-    tool_calls: int
-    input_tokens: int
-    output_tokens: int
-    cost: float | None
-    stopped: str | None = None  # why the turn ended without an answer ("max_iterations"); None: it answered
-    model_calls: int = 0  # the model requests the turn made
-
-
-@attrs.frozen
-class _Outcome:
-    """How a turn's rounds ended: the final text (transformed, as stored), Hermes' exit reason,
-    the rounds it took, and why it stopped without an answer (None: it answered)."""
-
-    final: str
-    exit_reason: str
-    rounds: int
-    stopped: str | None = None
-
-
-@attrs.define
-class _Tally:
-    """What one turn has cost so far."""
-
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    model_calls: int = 0
-
-    def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        self.model_calls += 1
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
-        if cost is not None:
-            self.cost = (self.cost or 0.0) + cost
-
-    def result(self, text: str, stopped: str | None = None) -> TurnResult:
-        return TurnResult(text, self.tool_calls, self.input_tokens, self.output_tokens, self.cost, stopped,
-                          self.model_calls)
-
-
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
@@ -113,6 +66,11 @@ class Agent:
     is a caller's text added after the identity (a server's request's system message).
     A server's caller hands in `history`: the conversation so far, stored as the new session's
     first messages (`sender_id` is stored as the user who started it).
+
+    The system prompt is assembled once, when the conversation starts, and kept with the session
+    (with its first message); `resume=True` sends the kept one again, byte for byte, whatever the
+    files say now (a `/reset` assembles and keeps a new one). Only `instructions` are the caller's
+    own each time.
 
     `user_id` is whose long-term memory the session has: the memory provider's `initialize` gets
     it (with `platform`), and a provider that keeps callers apart (the built-in one does) reads
@@ -161,12 +119,13 @@ class Agent:
         self.sees_images = bool(config.read(keys.MODEL_ROUTE[4]))  # model.supports_vision
         self.session_id = session_id or new_session_id()
         window: Messages = []
+        kept: dict[str, Any] | None = None  # the system prompt kept with the session resumed
         if resume:
-            found = self.store.window(self.session_id)
+            found = self.store.resumed(self.session_id)
             if found is None:
                 known = ", ".join(s["id"] for s in self.store.sessions(5)) or "none yet"
                 raise SessionNotFoundError(f"no session {self.session_id!r} (latest: {known}); see `hermes sessions list`")
-            window = repair_tool_pairing(found)  # a turn cut short by Ctrl-C or a crash
+            window, kept = repair_tool_pairing(found[0]), found[1]  # a turn cut short by Ctrl-C or a crash
         self.messages: Messages = window
         self.store.start(self.session_id, self.model, platform=platform, user=sender_id)
         if history:
@@ -179,7 +138,8 @@ class Agent:
             who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
-        self.system_prompt = self.build_system_prompt()  # once per conversation: its bytes stay the same (caching)
+        self._prompt_unsaved = False  # a prompt assembled here is kept with the session at its next message
+        self.system_prompt = self._conversation_prompt(kept)  # once per conversation: the same bytes (caching)
         self.turns = sum(1 for m in window if m.get("role") == "user")  # on_turn_start's turn_number
         if resume:
             self.session.on_session_switch(self.session_id)  # the stored conversation goes on
@@ -215,6 +175,18 @@ class Agent:
         identity, files, memory, instructions = self._prompt_args
         return build_system_prompt(self.manager, self.session, platform=self.platform, cwd=self.cwd, offered=offered,
                                    system_prompt=identity, files=files, memory=memory, instructions=instructions)
+
+    def _conversation_prompt(self, kept: dict[str, Any] | None) -> SystemPrompt:
+        """The prompt kept with the session (`kept`), the caller's instructions in it; else one
+        assembled now, to be kept with the session along with its next message. A prompt kept for
+        another user's memory (a shared chat's other sender) is not theirs to send: assembled anew."""
+        if kept is not None and kept.get("user_id", "") == self.user_id:
+            try:
+                return SystemPrompt.from_stored(kept).with_instructions(self._prompt_args[3])
+            except (KeyError, TypeError, ValueError):  # kept by another version in a shape this one cannot read
+                pass
+        self._prompt_unsaved = True
+        return self.build_system_prompt()
 
     def system_message(self) -> Message:
         """The system prompt as the conversation's requests send it: the same bytes each time."""
@@ -270,7 +242,7 @@ class Agent:
         `on_interim_message` and each tool's hooks (`_rounds`); `transform_llm_output`,
         `post_llm_call` and `on_session_end` once the answer is known (`_finish`), or
         `agent_loop_stopped` and `on_session_end` on Ctrl-C."""
-        tally = _Tally()
+        tally = Tally()
         extra = self._begin(turn, text)
         try:
             outcome = self._rounds(turn, text, extra, tally)
@@ -293,7 +265,13 @@ class Agent:
         """Store the user's message and start the turn: the engines hear of it, `pre_llm_call`
         and memory `prefetch` give the extra context for this turn's requests (returned)."""
         is_first_turn = not self.messages
-        self._add({"role": "user", "content": text})
+        if self._prompt_unsaved:  # the prompt assembled for this conversation, kept in the same transaction
+            with self.store.step():
+                self.store.save_prompt(self.session_id, {**self.system_prompt.stored(), "user_id": self.user_id})
+                self._add({"role": "user", "content": text})
+            self._prompt_unsaved = False
+        else:
+            self._add({"role": "user", "content": text})
         self.turns += 1
         model = self.model or ""
         self.session.on_turn_start(self.turns, text, model=model, platform=self.platform,
@@ -309,7 +287,7 @@ class Agent:
             self.display.note(recalled)
         return [prefetched, context or ""]
 
-    def _rounds(self, turn: TurnIdentity, text: str, extra: list[str], tally: _Tally) -> _Outcome:
+    def _rounds(self, turn: TurnIdentity, text: str, extra: list[str], tally: Tally) -> Outcome:
         """Model requests until one answers with text, each round's tool calls run in between, at
         most `max_iterations` rounds; each round is one transaction of the store."""
         hooks = self.manager.lifecycle
@@ -320,7 +298,7 @@ class Agent:
                     final = self._transformed(hooks, turn, answer.text)
                     cancel_check()  # stopped meanwhile: the answer is not stored as said
                     self._add({"role": "assistant", "content": final or ""})
-                    return _Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
+                    return Outcome(final, f"text_response(finish_reason={answer.finish_reason or 'stop'})", count)
                 self._add({"role": "assistant", "content": answer.text, "tool_calls": answer.tool_calls})
                 if answer.text.strip():
                     hooks.on_interim_message(turn_id=turn.turn_id, iteration=count, session_id=self.session_id,
@@ -332,10 +310,10 @@ class Agent:
         note = f"(stopped after {self.max_iterations} rounds of tool calls without a final answer)"
         final = self._transformed(hooks, turn, note)
         self._add({"role": "assistant", "content": final})
-        return _Outcome(final, f"max_iterations_reached({self.max_iterations}/{self.max_iterations})",
+        return Outcome(final, f"max_iterations_reached({self.max_iterations}/{self.max_iterations})",
                         self.max_iterations, stopped="max_iterations")
 
-    def _finish(self, turn: TurnIdentity, text: str, outcome: _Outcome) -> None:
+    def _finish(self, turn: TurnIdentity, text: str, outcome: Outcome) -> None:
         """The turn's answer is known: `post_llm_call`, memory's `sync_turn` and next prefetch, the
         engines' turn end, `on_session_end`."""
         if outcome.final:
@@ -350,7 +328,7 @@ class Agent:
         self._end_turn(turn, outcome.exit_reason, completed=outcome.stopped is None)
 
     def _model_request(
-        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: _Tally
+        self, turn: TurnIdentity, count: int, text: str, extra: list[str], tally: Tally
     ) -> tuple[LlmAnswer, bool]:
         """The turn's `count`th model request (the window compressed first when the engine says
         so), with the request hooks around each attempt; its usage accounted and stored. It is
@@ -442,6 +420,7 @@ class Agent:
         self.messages = []
         self.session.reset()
         self.system_prompt = self.build_system_prompt()  # a fresh conversation reads its files again
+        self._prompt_unsaved = True
 
     def compress(self, focus_topic: str | None = None) -> int:
         """A manual `/compress [topic]`; returns how many messages the window has after it."""

@@ -22,9 +22,11 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
+from .prompt_cache import MEMO_CHARS, Memo, signature, settled
 from .prompt_scan import first_threat
 
 __all__ = ["PromptFile", "LeftOut", "PromptFiles", "read_prompt_files", "cap_for", "truncate", "FILES",
@@ -40,6 +42,7 @@ PROJECT_HEADING = ("# Project Context\n\nThe following project context files hav
                    "followed:")
 _MEMORY_HEADINGS = {"MEMORY.md": "MEMORY (your personal notes)", "USER.md": "USER PROFILE (who the user is)"}
 _RULE = "═" * 46
+_TEXTS, _MADE = Memo(256), Memo(256)  # a file's text by its path and signature; what a text made (prompt_cache)
 
 
 @attrs.frozen
@@ -96,9 +99,11 @@ def truncate(text: str, label: str, path: str, max_chars: int) -> tuple[str, boo
     return text[:head] + marker + text[len(text) - tail:], True
 
 
+_CUT = "prompt file %s cut to %d of its %d characters (context_file_max_chars allows more)"
+
+
 def _warn_cut(path: str, chars: int, max_chars: int) -> None:
-    log.warning("prompt file %s cut to %d of its %d characters (context_file_max_chars allows more)",
-                path, int(max_chars * HEAD) + int(max_chars * TAIL), chars)
+    log.warning(_CUT, path, int(max_chars * HEAD) + int(max_chars * TAIL), chars)
 
 
 def _git_root(folder: str) -> str | None:
@@ -117,8 +122,28 @@ def _git_root(folder: str) -> str | None:
 
 
 def _read(path: str) -> str | None:
-    """The file's text, stripped (None: missing, not a file, unreadable, or empty); of a file past
-    `READ_BYTES`, its head and tail (no cap keeps more)."""
+    """The file's text, stripped (None: missing, not a regular file, unreadable, or empty); of a
+    file past `READ_BYTES`, its head and tail (no cap keeps more). The text of a file unchanged since
+    this process last read it is remembered (`prompt_cache`)."""
+    try:
+        sign = signature(path)
+    except PermissionError:
+        return None
+    except OSError as exc:
+        log.warning("prompt file %s not read: %s", path, exc)
+        return None
+    if sign is None:
+        return None
+    known = _TEXTS.get(path)
+    if known is not None and known[0] == sign:
+        return known[1]  # type: ignore[no-any-return]
+    text = _read_file(path)
+    if settled(sign) and (text is None or len(text) <= MEMO_CHARS):
+        _TEXTS.put(path, (sign, text))
+    return text
+
+
+def _read_file(path: str) -> str | None:
     try:
         with open(path, "rb") as file:
             data = file.read(READ_BYTES + 1)
@@ -155,22 +180,41 @@ class _Reader:
 
     def file(self, kind: str, path: str, label: str | None = None, text: str | None = None,
              render: Callable[[str], str] | None = None) -> PromptFile | None:
-        """`path` read (or `text` given), scanned, rendered and capped; None when absent or left out."""
+        """`path` read (or `text` given), scanned, rendered and capped; None when absent or left out.
+        What a text made is remembered (the same kind, label, path, cap and switch render it alike),
+        its warnings said again each time."""
         label = label or self.label(path)
         text = _read(path) if text is None else text
         if text is None:
             return None
+        key = (kind, label, path, self.max_chars, self.key, text)
+        made = _MADE.get(key)
+        if made is None:
+            made = self._made(kind, path, label, text, render)
+            if len(text) <= MEMO_CHARS:
+                _MADE.put(key, made)
+        found, left, warning = made
+        if warning:
+            log.warning(*warning)
+        if left is not None:
+            self.left_out.append(left)
+        return found  # type: ignore[no-any-return]
+
+    def _made(self, kind: str, path: str, label: str, text: str, render: Callable[[str], str] | None,
+              ) -> tuple[PromptFile | None, LeftOut | None, tuple[Any, ...]]:
+        """What `text` makes: the file for the prompt, or what was left out, and the warning to say."""
         body = render(text) if render else text
         body, cut = truncate(body, label, path, self.max_chars)
         threat = first_threat(body)  # what the model would read: a pattern past the cap never reaches it
         if threat is not None:
-            log.warning("prompt file %s left out of the system prompt: it holds a prompt-injection pattern, %s "
-                        "(edit the file, or set agent.prompt_files.%s: false)", path, threat, self.key)
-            self.left_out.append(LeftOut(label, path, f"prompt injection: {threat}"))
-            return None
+            return None, LeftOut(label, path, f"prompt injection: {threat}"), (
+                "prompt file %s left out of the system prompt: it holds a prompt-injection pattern, %s "
+                "(edit the file, or set agent.prompt_files.%s: false)", path, threat, self.key)
+        warning: tuple[Any, ...] = ()
         if cut:
-            _warn_cut(path, len(render(text) if render else text), self.max_chars)
-        return PromptFile(kind, label, path, body, len(text), cut)
+            warning = _CUT, path, int(self.max_chars * HEAD) + int(self.max_chars * TAIL), \
+                len(render(text) if render else text)
+        return PromptFile(kind, label, path, body, len(text), cut), None, warning
 
     def section(self, path: str, text: str | None = None) -> PromptFile | None:
         """A project file as Hermes renders it: `## <label>` and its text."""

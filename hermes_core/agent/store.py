@@ -1,5 +1,6 @@
-"""Agent sessions: every message as it is written, tool calls, token usage, and compression
-events (what was replaced by what), with full-text search over the messages. Append-only.
+"""Agent sessions: every message as it is written, tool calls, token usage, compression events
+(what was replaced by what) and the system prompt each conversation was started with (sent again
+when it is resumed), with full-text search over the messages. Append-only.
 
 Where: in SQLite under `$HERMES_HOME/sessions.db` (FTS5), or, when `state.url` (or
 `HERMES_STATE_URL`) names a PostgreSQL database, in that database's tables, shared by every host
@@ -96,6 +97,11 @@ CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated DESC, created DE
 CREATE TRIGGER IF NOT EXISTS messages_touch AFTER INSERT ON messages BEGIN
     UPDATE sessions SET updated = new.created WHERE id = new.session_id AND updated < new.created;
 END;
+CREATE TABLE IF NOT EXISTS session_prompts (
+    session_id TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    created REAL NOT NULL
+);
 """
 # Schema 4: `sessions.updated` is when a session was last written to (its last message, kept by the
 # trigger `messages_touch`; before, the time it started, the last message read at each listing), so
@@ -106,6 +112,15 @@ _TOUCH_ALL = ("UPDATE sessions SET updated = (SELECT max(m.created) FROM message
 _INSERT_MESSAGE = ("INSERT INTO messages(session_id, seq, role, body, text, created) VALUES (?, ?, ?, ?, ?, ?) "
                    "ON CONFLICT (session_id, seq) DO NOTHING")
 _NEXT_SEQ = "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?"
+
+
+def _prompt(text: str | None) -> dict[str, Any] | None:
+    """A kept prompt as stored (None: none, or a text that is no JSON object: assembled again)."""
+    try:
+        found = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 class SessionStore(Store):
@@ -120,12 +135,14 @@ class SessionStore(Store):
     pg_schema = PG_SCHEMA
     schema_version = 4  # 2: origins (the platform and user a session came from); 3: indexes for reading a
     # session's rows and the usage of a period (the dashboard's pages on a big home), and on PostgreSQL
-    # the one search reads the newest matches through; 4: `sessions.updated` kept by the database
+    # the one search reads the newest matches through; 4: `sessions.updated` kept by the database, and
+    # session_prompts (the system prompt a conversation was started with, sent again by every request
+    # that continues it)
     upgrades = {4: _TOUCH_ALL}
     pg_upgrades = PG_UPGRADES
     synchronous = "NORMAL"
     home_file = "sessions.db"  # what `hermes state migrate` copies, in this order
-    migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions")
+    migrate_tables = ("sessions", "messages", "tool_calls", "usage", "origins", "compressions", "session_prompts")
 
     def __init__(self, home: Path, *, url: StateUrl | str | None = None) -> None:
         super().__init__(Path(home) / "sessions.db", url=url)
@@ -243,16 +260,45 @@ class SessionStore(Store):
 
         self._write(write)
 
+    def save_prompt(self, session_id: str, prompt: dict[str, Any]) -> None:
+        """Keep the system prompt a conversation was started with (`prompt`: its parts, as
+        `SystemPrompt.stored()` gives them), in place of one kept before (after a `/reset`)."""
+        row = (session_id, storable_json(prompt), time.time())
+        self._write(lambda db: db.execute(
+            "INSERT INTO session_prompts (session_id, prompt, created) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt, created = excluded.created", row))
+
     # -- reading ------------------------------------------------------------------------
+
+    def prompt(self, session_id: str) -> dict[str, Any] | None:
+        """The system prompt kept with a session (None: none kept, or no such session)."""
+        with self._reading() as db:
+            row = None if db is None else db.execute(
+                "SELECT prompt FROM session_prompts WHERE session_id = ?", (session_id,)).fetchone()
+        return None if row is None else _prompt(row[0])
 
     def window(self, session_id: str) -> Messages | None:
         """The conversation to resume: the window after the last compression and the messages
         written since (None when there is no such session)."""
+        found = self._window(session_id, "NULL")
+        return None if found is None else found[0]
+
+    def resumed(self, session_id: str) -> tuple[Messages, dict[str, Any] | None] | None:
+        """The conversation to resume (as `window`) and the system prompt kept with it (None: none
+        was kept), read together; None when there is no such session."""
+        found = self._window(session_id, "(SELECT p.prompt FROM session_prompts p WHERE p.session_id = s.id)")
+        if found is None:
+            return None
+        window, prompt = found
+        return window, _prompt(prompt)
+
+    def _window(self, session_id: str, prompt: str) -> tuple[Messages, str | None] | None:
         with self._reading() as db:
-            # the session and its last compression in one statement (no row: no such session)
+            # the session, its last compression (and its prompt) in one statement (no row: no such session)
             last = None if db is None else db.execute(
-                f'SELECT c.at_seq, c."window" FROM sessions s LEFT JOIN compressions c ON c.session_id = s.id '
-                f"WHERE s.id = ? ORDER BY c.{self._order} DESC LIMIT 1", (session_id,)).fetchone()
+                f'SELECT c.at_seq, c."window", {prompt} FROM sessions s LEFT JOIN compressions c '
+                f"ON c.session_id = s.id WHERE s.id = ? ORDER BY c.{self._order} DESC LIMIT 1",
+                (session_id,)).fetchone()
             if last is None:
                 return None
             at_seq, window = (int(last[0]), json.loads(last[1])) if last[1] is not None else (0, [])
@@ -261,7 +307,7 @@ class SessionStore(Store):
         with self._lock:  # the next message's number, known without asking again (`append` corrects it if
             # another process appended meanwhile)
             self._seqs[session_id] = max(self._seqs.get(session_id, 0), int(rows[-1][0]) if rows else at_seq)
-        return [m for m in window if m.get("role") != "system"] + [json.loads(r[1]) for r in rows]
+        return [m for m in window if m.get("role") != "system"] + [json.loads(r[1]) for r in rows], last[2]
 
     def sessions(self, limit: int = 50, *, user: str | None = None, offset: int = 0,
                  ids: Collection[str] | None = None) -> list[dict[str, Any]]:

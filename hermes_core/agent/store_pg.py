@@ -95,6 +95,11 @@ CREATE TABLE IF NOT EXISTS compressions (
     created DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS compressions_session ON compressions(session_id);
+CREATE TABLE IF NOT EXISTS session_prompts (
+    session_id TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
 """
 
 # Search on PostgreSQL: each chunk of the query a phrase (`phraseto_tsquery`), read as the stored
@@ -138,7 +143,9 @@ CREATE TRIGGER messages_touch AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNC
 PG_SCHEMA += _TOUCH
 PG_UPGRADES = {3: "CREATE INDEX IF NOT EXISTS usage_created ON usage(created);\n"
                   "CREATE INDEX IF NOT EXISTS messages_created ON messages(created);",
-               4: "UPDATE sessions SET updated = m.last FROM (SELECT session_id, max(created) AS last FROM messages "
+               4: "CREATE TABLE IF NOT EXISTS session_prompts (session_id TEXT PRIMARY KEY, prompt TEXT NOT NULL, "
+                  "created DOUBLE PRECISION NOT NULL);\n"
+                  "UPDATE sessions SET updated = m.last FROM (SELECT session_id, max(created) AS last FROM messages "
                   "GROUP BY session_id) AS m WHERE m.session_id = sessions.id AND sessions.updated < m.last;" + _TOUCH}
 _HAS_WORD = re.compile(r"[^\W_]")  # a letter or digit: a chunk without one finds nothing on either
 

@@ -12,7 +12,9 @@
 
 Each part says where it came from, so that `hermes prompt show` can print it; the text is the
 parts joined by blank lines and does not change for the rest of the conversation (providers'
-prompt caching keys on its bytes).
+prompt caching keys on its bytes): it is kept with the session (`SystemPrompt.stored()`), and an
+agent that continues the session, in this process or another host, sends those bytes again
+instead of reading the files anew (only the caller's instructions are the request's own).
 
 >>> prompt = build_system_prompt(manager, session, platform="cli", cwd=Path.cwd())  # doctest: +SKIP
 >>> [(part.kind, part.source, part.chars) for part in prompt.parts]
@@ -78,6 +80,26 @@ class SystemPrompt:
         return {"chars": len(self.text), "file_max_chars": self.max_chars, "text": self.text,
                 "parts": [part.as_json() for part in self.parts],
                 "left_out": [{"source": f.source, "path": f.path, "reason": f.reason} for f in self.left_out]}
+
+    def stored(self) -> dict[str, Any]:
+        """The prompt as the session store keeps it (`from_stored` reads it back, the same bytes)."""
+        return {"parts": [[p.kind, p.source, p.text, p.path, p.truncated] for p in self.parts],
+                "left_out": [[f.source, f.path, f.reason] for f in self.left_out], "max_chars": self.max_chars}
+
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> SystemPrompt:
+        """A prompt kept with a session (`stored`), as it was."""
+        parts = tuple(PromptPart(str(k), str(s), str(t), str(p), bool(c)) for k, s, t, p, c in stored["parts"])
+        left_out = tuple(LeftOut(str(s), str(p), str(r)) for s, p, r in stored.get("left_out", ()))
+        return cls(parts, left_out, int(stored.get("max_chars", 0)))
+
+    def with_instructions(self, instructions: str | None) -> SystemPrompt:
+        """This prompt with a caller's `instructions` in place of the ones it had (after the identity)."""
+        parts = [part for part in self.parts if part.kind != "instructions"]
+        if instructions:
+            parts.insert(1 if parts and parts[0].kind == "identity" else 0,
+                         PromptPart("instructions", "the caller's instructions", instructions))
+        return attrs.evolve(self, parts=tuple(parts))
 
 
 def _from_file(kind: str, found: PromptFile) -> PromptPart:

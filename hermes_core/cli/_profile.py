@@ -4,6 +4,7 @@ root). Which one a command runs as is chosen before click starts (`hermes -p NAM
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,21 @@ def _gateway(home: Path) -> dict[str, Any] | None:
     return read_status(home)
 
 
-def _describe(root: Path, name: str) -> dict[str, Any]:
-    """What `show` and `list` say of profile `name`."""
+def _commands() -> set[str]:
+    """hermes' own commands, which an alias may not be named after."""
+    context = click.get_current_context()
+    root = context.find_root()
+    return set(root.command.list_commands(root)) if isinstance(root.command, click.Group) else set()
+
+
+def _aliases() -> dict[str, str]:
+    from .._profiles.aliases import aliases
+
+    return aliases()
+
+
+def _describe(root: Path, name: str, aliases: dict[str, str] | None = None) -> dict[str, Any]:
+    """What `show` and `list` say of profile `name` (`aliases`: every alias, when already read)."""
     from .. import config_keys
     from .._config.file import load_config
 
@@ -45,6 +59,8 @@ def _describe(root: Path, name: str) -> dict[str, Any]:
         "env_keys": sum(1 for line in env.read_text(encoding="utf-8").splitlines()
                         if line.strip() and not line.lstrip().startswith("#") and "=" in line) if env.is_file() else 0,
         "skills": sum(1 for _ in skills.rglob("SKILL.md")) if skills.is_dir() else 0,
+        "description": manage.description(home),
+        "aliases": [alias for alias, target in (_aliases() if aliases is None else aliases).items() if target == name],
     }
 
 
@@ -67,7 +83,8 @@ def profile(ctx: click.Context) -> None:
 def list_(as_json: bool) -> None:
     """Every profile of this root: which one runs now (*), its model, its gateway."""
     root = _root()
-    found = [_describe(root, name) for name in [DEFAULT, *manage.names(root)]]
+    every = _aliases()
+    found = [_describe(root, name, every) for name in [DEFAULT, *manage.names(root)]]
     if as_json:
         echo_json(found)
         return
@@ -91,7 +108,8 @@ def show(name: str | None, as_json: bool) -> None:
     gateway = f"running (pid {entry['gateway']['pid']})" if entry["gateway"]["running"] else "not running"
     for label, value in [("profile", entry["name"]), ("home", entry["home"]), ("model", entry["model"] or "-"),
                          ("gateway", gateway), ("SOUL.md", "yes" if entry["soul"] else "no"),
-                         (".env", f"{entry['env_keys']} variable(s)"), ("skills", str(entry["skills"]))]:
+                         (".env", f"{entry['env_keys']} variable(s)"), ("skills", str(entry["skills"])),
+                         ("alias", ", ".join(entry["aliases"]) or "-"), ("about", entry["description"] or "-")]:
         click.echo(f"{label:<8} {value}")
 
 
@@ -99,18 +117,66 @@ def show(name: str | None, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--clone", is_flag=True, help="Copy the current profile's config, .env, SOUL.md, skills and memory files.")
 @click.option("--clone-from", "clone_from", metavar="PROFILE", help="Clone this profile instead of the current one.")
-def create(name: str, clone: bool, clone_from: str | None) -> None:
-    """Create profile NAME: an empty home, or a clone (never sessions, state or channel secrets)."""
+@click.option("--no-skills", "skills", is_flag=True, flag_value=False, default=True, help="A clone without the skills.")
+@click.option("--clone-channels", "channels", is_flag=True,
+              help="A clone with the messaging channels and API server keys (left out by default).")
+@click.option("--description", "about", default="", metavar="TEXT", help="What the profile is for, in a sentence.")
+@click.option("--alias", "alias", is_flag=True, help="Also write the command alias ~/.local/bin/NAME (`NAME chat`).")
+def create(name: str, clone: bool, clone_from: str | None, skills: bool, channels: bool, about: str,
+           alias: bool) -> None:
+    """Create profile NAME: an empty home, or a clone (never sessions, state or, unless asked, channel secrets)."""
     root = _root()
     source = None
     if clone_from is not None:
         source = manage.existing(root, clone_from)
     elif clone:
         source = hermes_home()
-    home = manage.create(root, name, clone_from=source)
+    if source is None and (not skills or channels):
+        raise ProfileError("--no-skills and --clone-channels say what a clone takes: add --clone or --clone-from")
+    home = manage.create(root, name, clone_from=source, skills=skills, channels=channels, about=about)
     what = f" (cloned from {profile_of(source)})" if source is not None else ""
     click.echo(f"created profile {name}{what}: {home}")
+    if alias:
+        from .._profiles import aliases
+
+        try:
+            click.echo(f"alias: {aliases.make(name, name, commands=_commands())} runs `hermes -p {name}`")
+        except (ProfileError, OSError) as exc:  # the profile stands; the alias can be made later
+            click.echo(f"hermes: warning: no alias written: {exc} (`hermes profile alias {name} --name OTHER`)",
+                       err=True)
     click.echo(f"use it with `hermes -p {name} COMMAND`, or `hermes profile use {name}` to make it the default")
+
+
+@profile.command()
+@click.argument("name")
+@click.option("--name", "alias", metavar="ALIAS", help="The alias's name (default: the profile's).")
+@click.option("--remove", is_flag=True, help="Remove the alias instead.")
+def alias(name: str, alias: str | None, remove: bool) -> None:
+    """Write (or --remove) the command alias ~/.local/bin/ALIAS that runs `hermes -p NAME`."""
+    from .._profiles import aliases
+
+    if remove:
+        ran = aliases.remove(alias or name)
+        click.echo(f"removed alias {alias or name} (it ran profile {ran})")
+        return
+    manage.existing(_root(), name)
+    path = aliases.make(alias or name, name, commands=_commands())
+    click.echo(f"alias: {path} runs `hermes -p {name}`")
+    if str(path.parent) not in os.environ.get("PATH", "").split(os.pathsep):
+        click.echo(f"hermes: warning: {path.parent} is not on PATH; add it to run `{alias or name}`", err=True)
+
+
+@profile.command()
+@click.argument("name")
+@click.argument("text", required=False)
+def describe(name: str, text: str | None) -> None:
+    """Say what profile NAME is for (TEXT; "" removes it), or print what was said."""
+    home = manage.existing(_root(), name)
+    if text is None:
+        click.echo(manage.description(home) or f"(profile {name} has no description)")
+        return
+    manage.describe(home, text)
+    click.echo(f"described profile {name}" if text.strip() else f"removed the description of profile {name}")
 
 
 @profile.command()
@@ -138,6 +204,10 @@ def rename(old: str, new: str) -> None:
         _refuse_running(root, old, "rename")
     home = manage.rename(root, old, new)
     click.echo(f"renamed profile {old} to {new}: {home}")
+    from .._profiles import aliases
+
+    for moved in aliases.retarget(old, new):
+        click.echo(f"alias {moved} now runs `hermes -p {new}`")
 
 
 @profile.command()
@@ -157,6 +227,10 @@ def delete(name: str, yes: bool) -> None:
         click.confirm(f"Delete profile {name} and everything in {home}?", abort=True)
     manage.delete(root, name)
     click.echo(f"deleted profile {name} ({home})")
+    from .._profiles import aliases
+
+    for gone in aliases.remove_for(name):
+        click.echo(f"removed alias {gone}")
 
 
 @profile.command()

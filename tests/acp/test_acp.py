@@ -652,3 +652,30 @@ def test_an_escaped_lone_surrogate_or_a_nul_in_a_request_is_answered_in_words(ho
     assert answers[3]["error"]["code"] == -32602 and "cwd" in answers[3]["error"]["data"], answers[3]
     assert answers[4]["error"]["code"] == -32002, answers[4]
     assert "Unhandled error" not in stderr and "Traceback" not in stderr, stderr
+
+
+def test_a_resumed_editor_session_sends_the_system_prompt_it_started_with(home: Path, tmp_path: Path,
+                                                                          llm_server) -> None:
+    llm_config(home, llm_server.url)
+    project = tmp_path / "editor-project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Editor project: run pnpm test.", encoding="utf-8")
+    (home / "SOUL.md").write_text("You are Quill.", encoding="utf-8")
+    llm_server.always("ok")
+
+    async def start(conn: Any) -> str:
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+        return new.session_id
+
+    session_id = session(Editor(), start)
+    (project / "AGENTS.md").write_text("Editor project: run vitest.", encoding="utf-8")
+    (home / "SOUL.md").write_text("You are Nib.", encoding="utf-8")
+
+    async def go_on(conn: Any) -> None:
+        await conn.resume_session(session_id=session_id, cwd=str(project))
+        await conn.prompt(session_id=session_id, prompt=[text_block("again")])
+
+    session(Editor(), go_on)
+    first, resumed = (request.body["messages"][0]["content"] for request in llm_server.requests)
+    assert resumed == first and first.startswith("You are Quill.") and "run pnpm test." in first

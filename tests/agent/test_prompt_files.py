@@ -82,6 +82,28 @@ def test_the_system_prompt_is_byte_identical_across_a_conversations_requests(hom
     assert "Run tox." in system_of(llm_server.requests[-1])  # a new conversation reads the files again
 
 
+def test_a_resumed_session_sends_the_prompt_kept_with_it_until_a_reset(home: Path, repo: Path, llm_server) -> None:
+    llm_config(home, llm_server.url)
+    write(home / "SOUL.md", "You are Quill.")
+    write(repo / "AGENTS.md", "Run make test.")
+    write(home / "memories" / "MEMORY.md", "The CI runs on Fridays.")
+    llm_server.always(Reply("ok"))
+    hermes("run", "hello")
+    (session,) = (row["id"] for row in json.loads(hermes("sessions", "list", "--json").stdout))
+    write(home / "SOUL.md", "You are Nib.")
+    write(repo / "AGENTS.md", "Run tox.")
+    write(home / "memories" / "MEMORY.md", "The CI runs on Mondays.")
+    hermes("chat", "--resume", session, input="again\n/reset\nafter the reset\n")
+    first, resumed, reset = (system_of(request) for request in llm_server.requests)
+    assert resumed == first and "Run make test." in first and "Fridays" in first  # the same bytes, files changed
+    assert reset.startswith("You are Nib.") and "Run tox." in reset and "Mondays" in reset  # /reset reads them again
+    llm_server.reply("ok")
+    hermes("chat", "--resume", session, input="and on\n")
+    assert system_of(llm_server.requests[-1]) == reset  # what /reset assembled is kept in its place
+    assert json.loads(hermes("prompt", "show", "--session", session, "--json").stdout)["text"] == reset
+    assert hermes("prompt", "show", "--session", "nope", check=1).stderr.startswith("hermes: error: no session 'nope'")
+
+
 def test_a_hermes_md_up_to_the_git_root_wins_over_agents_md(home: Path, repo: Path, llm_server) -> None:
     llm_config(home, llm_server.url)
     write(repo / ".hermes.md", "---\ntitle: ignored frontmatter\n---\nUse uv for everything.")
@@ -276,3 +298,27 @@ def test_a_batch_item_may_turn_the_files_off(home: Path, repo: Path, llm_server)
     with_files, without = (rows[name]["messages"][0]["content"] for name in ("with", "without"))
     assert with_files.startswith("You are Quill.\n\n# Project Context") and "Run make test." in with_files
     assert without.startswith("You are Hermes, a helpful agent.") and "Run make test." not in without
+
+
+def test_a_long_lived_process_reads_a_file_again_once_it_changed(home: Path, repo: Path) -> None:
+    import os
+    import time
+
+    agents = write(repo / "AGENTS.md", "Run make test.")
+    soul = write(home / "SOUL.md", "You are Quill.")
+    settled = time.time() - 60  # long unchanged: remembered by the process
+    for path in (agents, soul):
+        os.utime(path, (settled, settled))
+
+    def texts() -> list[str]:
+        found = read_prompt_files(home, Path.cwd(), max_chars=20_000)
+        return [found.soul.text if found.soul else "", *(part.text for part in found.project)]
+
+    assert texts() == texts() == ["You are Quill.", "## ../../AGENTS.md\n\nRun make test."]
+    write(agents, "Run tox -e py.")  # the same size, and its old time put back: the change time still tells
+    os.utime(agents, (settled, settled))
+    write(soul, "You are Nib, the reviewer.")
+    assert texts() == ["You are Nib, the reviewer.", "## ../../AGENTS.md\n\nRun tox -e py."]
+    agents.unlink()
+    write(repo / "app" / "api" / "CLAUDE.md", "Claude rules.")
+    assert texts()[1:] == ["## CLAUDE.md\n\nClaude rules."]

@@ -304,3 +304,54 @@ def test_a_schema_3_store_is_upgraded_to_list_by_last_message(tmp_path: Path, ur
     else:
         with psycopg.connect(url, autocommit=True) as conn:
             assert [r[0] for r in conn.execute(latest)] == ["early", "late"]
+
+
+def test_a_sessions_system_prompt_is_kept_read_back_whole_and_replaced(store: SessionStore) -> None:
+    prompt = {"parts": [["identity", "SOUL.md", "You are Quill. ü \x00 \u2028 \ud800", "/h/SOUL.md", False]],
+              "left_out": [], "max_chars": 20_000}
+    assert store.prompt("s") is None and store.resumed("s") is None
+    store.start("s", "m")
+    assert store.resumed("s") == ([], None)
+    with store.step():  # kept in the transaction of the session's first message
+        store.save_prompt("s", prompt)
+        store.append("s", user("hi"))
+    stored = store.prompt("s")
+    assert stored is not None and stored["parts"][0][2] == "You are Quill. ü \x00 \u2028 \ud800"
+    assert store.resumed("s") == ([user("hi")], stored) and store.window("s") == [user("hi")]
+    store.save_prompt("s", {**prompt, "parts": [["identity", "built-in", "after a reset", "", False]]})
+    assert store.prompt("s") == {**prompt, "parts": [["identity", "built-in", "after a reset", "", False]]}
+
+
+def test_a_schema_3_store_is_upgraded_to_keep_prompts(tmp_path: Path, url: str | None) -> None:
+    """A database made by the previous version (schema 3, no session_prompts) is upgraded in place."""
+    import sqlite3
+
+    from hermes_core.agent.store_pg import PG_SCHEMA
+
+    if url is None:
+        with sqlite3.connect(tmp_path / "sessions.db") as db:
+            db.executescript(SessionStore.schema.split("CREATE TABLE IF NOT EXISTS session_prompts")[0])
+            db.execute("INSERT INTO sessions(id, model, created, updated) VALUES ('old', 'm', 1, 1)")
+            db.execute("PRAGMA user_version = 3")
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(PG_SCHEMA.split("CREATE TABLE IF NOT EXISTS session_prompts")[0])
+            conn.execute("CREATE TABLE hermes_schema (stage TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                         "updated DOUBLE PRECISION NOT NULL)")
+            conn.execute("INSERT INTO hermes_schema VALUES ('sessions', 3, 0)")
+            conn.execute("INSERT INTO sessions(id, model, created, updated) VALUES ('old', 'm', 1, 1)")
+    store = SessionStore(tmp_path, url=url)
+    assert store.resumed("old") == ([], None)
+    store.save_prompt("old", {"parts": []})
+    assert store.prompt("old") == {"parts": []}
+    store.close()
+    if url is None:
+        with sqlite3.connect(tmp_path / "sessions.db") as db:
+            assert db.execute("PRAGMA user_version").fetchone() == (4,)
+    else:
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT version FROM hermes_schema WHERE stage = 'sessions'").fetchone() == (4,)

@@ -47,7 +47,7 @@ def clear(url: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         if conn.execute("SELECT to_regclass('messages')").fetchone()[0] is not None:
-            conn.execute("TRUNCATE sessions, messages, tool_calls, usage, origins, compressions")
+            conn.execute("TRUNCATE sessions, messages, tool_calls, usage, origins, compressions, session_prompts")
 
 
 class SideBySide(RuleBasedStateMachine):
@@ -108,7 +108,11 @@ class SideBySide(RuleBasedStateMachine):
 
     @rule(session=st.sampled_from(SESSIONS))
     def resume(self, session: str) -> None:
-        self.both(lambda s: s.window(session))
+        self.both(lambda s: (s.window(session), s.resumed(session)))
+
+    @rule(session=started, text=texts)
+    def keep_prompt(self, session: str, text: str) -> None:
+        self.both(lambda s: s.save_prompt(session, {"parts": [["identity", "SOUL.md", text, "", False]]}))
 
     @invariant()
     def same_listings(self) -> None:
@@ -118,7 +122,7 @@ class SideBySide(RuleBasedStateMachine):
     @invariant()
     def same_sessions(self) -> None:
         for session in SESSIONS:
-            self.both(lambda s: (s.show(session), s.last_seq(session)))
+            self.both(lambda s: (s.show(session), s.last_seq(session), s.prompt(session)))
 
     def teardown(self) -> None:
         for store in self.stores:

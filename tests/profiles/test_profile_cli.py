@@ -249,3 +249,44 @@ def test_ctx_profile_name_answers_as_hermes(home: Path, tmp_path: Path) -> None:
     env = os.environ | {"HOME": str(fake_user), "HERMES_HOME": str(custom)}
     result = subprocess.run([str(HERMES), "command", "whoami"], capture_output=True, text=True, env=env, timeout=120)
     assert result.stdout.strip() == f"custom {custom}", result.stderr
+
+
+def test_a_clone_without_skills_or_with_its_channels_and_a_description(home: Path) -> None:
+    seed(home)
+    hermes("profile", "create", "bare", "--clone", "--no-skills", "--description", "Answers  the\nphone.")
+    bare = home / "profiles" / "bare"
+    assert not (bare / "skills" / "brew").exists() and (bare / "SOUL.md").is_file()
+    assert "TELEGRAM" not in (bare / ".env").read_text()
+    hermes("profile", "create", "bot", "--clone", "--clone-channels")
+    bot = home / "profiles" / "bot"
+    assert "API_SERVER_KEY" in (bot / ".env").read_text() and "telegram" in (bot / "config.yaml").read_text()
+    assert json.loads(out("profile", "show", "bare", "--json"))["description"] == "Answers the phone."
+    hermes("profile", "describe", "bot", "Runs the Telegram bot.")
+    assert out("profile", "describe", "bot") == "Runs the Telegram bot."
+    assert "add --clone or --clone-from" in fails("profile", "create", "nope", "--no-skills")
+
+
+def test_an_alias_is_written_when_asked_runs_its_profile_and_follows_it(home: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "user"
+    bin_dir = user / ".local" / "bin"
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ["PATH"]]))
+    hermes("profile", "create", "plain")
+    assert not bin_dir.exists()  # nothing outside the home unless asked
+    hermes("profile", "create", "coder", "--alias")
+    coder = home / "profiles" / "coder"
+    ran = subprocess.run([str(bin_dir / "coder"), "profile"], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == f"coder  {coder}"
+    hermes("profile", "alias", "coder", "--name", "cdr")
+    assert json.loads(out("profile", "show", "coder", "--json"))["aliases"] == ["cdr", "coder"]
+    assert "it is a hermes command" in fails("profile", "alias", "coder", "--name", "chat")
+    (bin_dir / "tool").write_text("#!/bin/sh\necho mine\n")
+    assert "another command of that name" in fails("profile", "alias", "coder", "--name", "tool")
+    assert "no alias 'tool'" in fails("profile", "alias", "tool", "--remove")
+    hermes("profile", "rename", "coder", "dev")
+    ran = subprocess.run([str(bin_dir / "cdr"), "profile"], capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == f"dev  {home / 'profiles' / 'dev'}"
+    hermes("profile", "alias", "cdr", "--remove")
+    hermes("profile", "delete", "dev", "--yes")
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["tool"]
