@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 from ._errors import HermesError
 from ._paths import hermes_home
 
-__all__ = ["CONSENT_KEY", "LLM_USE", "Asked", "asked", "asks_of", "consent_of", "consented", "declared_of",
-           "dry_run", "known_of", "record_consent"]
+__all__ = ["CONSENT_KEY", "LLM_USE", "Asked", "asked", "asks_before_enabling", "asks_of", "consent_hash", "consent_of", "consented",
+           "declared_of", "dry_run", "known_of", "pending_of", "record_consent"]
 
 CONSENT_KEY = "capabilities_consent"  # under plugins.entries.<id>: {hash, granted_at}, as Hermes keeps it
 
@@ -129,6 +129,20 @@ def known_of(declared: Iterable[str]) -> list[str]:
     return [c for c in dict.fromkeys(declared) if c in CAPABILITY_REGISTRY]
 
 
+def consent_hash(declared: Iterable[str]) -> str:
+    """The hash a consent to `declared` is stored with: that of the capabilities hermes-core knows among them."""
+    from ._trust.consent import capability_set_hash
+
+    return capability_set_hash(known_of(declared))
+
+
+def pending_of(config: Any, plugin_id: str, declared: Iterable[str]) -> list[str]:
+    """The capabilities among `declared` that hermes-core knows and `plugin_id` is not granted yet."""
+    from ._ctx.grants import granted
+
+    return [c for c in known_of(declared) if not granted(config, plugin_id, c)]
+
+
 def consent_of(config: Any, plugin_id: str) -> dict[str, str] | None:
     """The consent recorded for `plugin_id` ({hash, granted_at}); None when there is none or it is not
     one (a consent that cannot be read counts as never given)."""
@@ -143,24 +157,32 @@ def consent_of(config: Any, plugin_id: str) -> dict[str, str] | None:
 
 def consented(config: Any, plugin_id: str, declared: Iterable[str]) -> bool:
     """Whether the user answered about this very set of capabilities (a consent with its hash is stored)."""
-    from ._trust.consent import capability_set_hash
-
     consent = consent_of(config, plugin_id)
-    return consent is not None and consent["hash"] == capability_set_hash(known_of(declared))
+    return consent is not None and consent["hash"] == consent_hash(declared)
+
+
+def asks_before_enabling(config: Any, spec: Any) -> list[str] | None:
+    """None when enabling `spec` asks nothing: a built-in plugin, one config.yaml enables already, one
+    whose capability set the user answered about (the consent's hash); else what it asks for (`declared_of`)."""
+    from .config_keys import PLUGINS_DISABLED, PLUGINS_ENABLED
+
+    if spec.source == "builtin" or (spec.id in config.read(PLUGINS_ENABLED)
+                                    and spec.id not in config.read(PLUGINS_DISABLED)):
+        return None
+    declared = declared_of(spec)
+    return None if consented(config, spec.id, declared) else declared
 
 
 def asked(spec: Any, python: Path | None, declared: list[str], home: Path | None = None) -> Asked:
     """What `spec` will be able to do, as the CLI and the dashboard show it before enabling it."""
     from ._config.file import load_config
-    from ._ctx.grants import CAPABILITY_REGISTRY, granted
-    from ._trust.consent import capability_set_hash
+    from ._ctx.grants import CAPABILITY_REGISTRY
 
     lines = dry_run(spec, python, home)
     config = load_config(home)
-    known = known_of(declared)
-    pending = [c for c in known if not granted(config, spec.id, c)]
+    known, pending = known_of(declared), pending_of(config, spec.id, declared)
     consent = consent_of(config, spec.id)
-    answered = consent is not None and consent["hash"] == capability_set_hash(known)
+    answered = consent is not None and consent["hash"] == consent_hash(declared)
     if consent is not None and not answered and known:
         lines.append(f"it asks for other capabilities than when you answered on {consent['granted_at']}: what is "
                      "not granted stays so until you answer")

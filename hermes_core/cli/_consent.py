@@ -10,9 +10,10 @@ from typing import Any
 
 import click
 
-from .._consent import CONSENT_KEY, LLM_USE, asked, asks_of, consent_of, consented, declared_of, dry_run, record_consent
+from .._consent import (CONSENT_KEY, LLM_USE, asked, asks_before_enabling, asks_of, consent_of, declared_of, dry_run,
+                        record_consent)
 
-__all__ = ["CONSENT_KEY", "LLM_USE", "ask_before_enabling", "asks_of", "consent_of", "consent_to_enable", "consented", "declared_of",
+__all__ = ["CONSENT_KEY", "LLM_USE", "ask_before_enabling", "asks_of", "consent_of", "consent_to_enable", "declared_of",
            "dry_run", "record_consent"]
 
 
@@ -51,13 +52,8 @@ def ask_before_enabling(spec: Any, config: Any, yes: bool) -> bool:
     enables already and one whose capabilities the user answered about (the consent's hash) go on at
     once; any other is shown and asked about (`consent_to_enable`); with no terminal and no --yes,
     a one-line refusal."""
-    from ..config_keys import PLUGINS_DISABLED, PLUGINS_ENABLED
-
-    if spec.source == "builtin" or (spec.id in config.read(PLUGINS_ENABLED)
-                                    and spec.id not in config.read(PLUGINS_DISABLED)):
-        return True
-    declared = declared_of(spec)
-    if consented(config, spec.id, declared):
+    declared = asks_before_enabling(config, spec)
+    if declared is None:
         return True
     if not yes and not sys.stdin.isatty():
         raise click.ClickException(f"enabling {spec.id} asks what you grant it: run `hermes plugins enable "
