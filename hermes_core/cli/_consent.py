@@ -50,14 +50,16 @@ def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[
 def ask_before_enabling(spec: Any, config: Any, yes: bool) -> bool:
     """`hermes plugins enable`: whether to go on enabling `spec`. A built-in plugin, one config.yaml
     enables already and one whose capabilities the user answered about (the consent's hash) go on at
-    once; any other is shown and asked about (`consent_to_enable`); with no terminal and no --yes,
-    a one-line refusal."""
+    once; any other is shown and asked about (`consent_to_enable`). With no terminal to ask at (a
+    script, a provisioning run), as with --yes: it is enabled, granted no capability, and the
+    output says so and how to grant them."""
     declared = asks_before_enabling(config, spec)
     if declared is None:
         return True
     if not yes and not sys.stdin.isatty():
-        raise click.ClickException(f"enabling {spec.id} asks what you grant it: run `hermes plugins enable "
-                                   f"{spec.id}` in a terminal, or pass --yes (which grants no capability)")
+        click.echo(f"hermes: no terminal to ask at: {spec.id} is enabled as with --yes, granted no capability; "
+                   f"run `hermes plugins enable {spec.id}` in a terminal to grant them", err=True)
+        yes = True
     if consent_to_enable(spec, Path(spec.python) if spec.python else None, yes, declared):
         return True
     click.echo(f"{spec.id} was not enabled")

@@ -119,12 +119,13 @@ def enabled(home: Path) -> list[str]:
 def test_enabling_a_plugin_shows_what_it_can_do_and_asks_once_for_this_set_of_capabilities(
         home: Path, hermes_env: Hermes, hermes_pty: Callable[..., Screen]) -> None:
     folder = make_folder_plugin(home / "plugins", "dice", DICE, "name: dice\ncapabilities: [tools.override]\n")
-    # no terminal and no --yes: refused in one line, nothing enabled
-    refused = hermes_env("plugins", "enable", "dice", check=1)
-    assert refused.stderr.strip().splitlines() == [
-        "hermes: error: enabling dice asks what you grant it: run `hermes plugins enable dice` in a terminal, or "
-        "pass --yes (which grants no capability)"]
-    assert "dice" not in enabled(home)
+    # no terminal to ask at (a script): enabled as with --yes, no capability granted, and said so
+    scripted = hermes_env("plugins", "enable", "dice")
+    assert scripted.stdout.strip() == "enabled dice" and "asks for tools.override" in scripted.stderr
+    assert "no terminal to ask at: dice is enabled as with --yes, granted no capability" in scripted.stderr
+    entry = YAML(typ="safe").load((home / "config.yaml").read_text())["plugins"].get("entries", {}).get("dice", {})
+    assert not entry.get("granted_capabilities") and "capabilities_consent" not in entry
+    hermes_env("plugins", "disable", "dice")
     # at a terminal: the dry run (in a process of its own) and the capabilities, then the questions
     declined = hermes_pty("plugins", "enable", "dice")
     shown = answer(declined, ("Enable dice?", "n"))
@@ -144,7 +145,6 @@ def test_enabling_a_plugin_shows_what_it_can_do_and_asks_once_for_this_set_of_ca
     # an update asking for another capability is asked about again; --yes enables it and grants nothing
     (folder / "plugin.yaml").write_text("name: dice\ncapabilities: [tools.override, llm.model_override]\n")
     hermes_env("plugins", "disable", "dice")
-    hermes_env("plugins", "enable", "dice", check=1)
     scripted = hermes_env("plugins", "enable", "--yes", "dice")
     assert scripted.stdout.strip() == "enabled dice"
     assert "asks for llm.model_override" in scripted.stderr and "--yes grants no capability" in scripted.stderr
