@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .scan import members
 
-__all__ = ["capabilities_in", "capability_set_hash", "declared_capabilities", "llm_users"]
+__all__ = ["capabilities_in", "capability_set_hash", "declared_capabilities", "llm_users", "llm_users_in"]
 
 
 def capability_set_hash(capabilities: Iterable[str]) -> str:
@@ -50,10 +50,15 @@ def capabilities_in(files: Iterable[tuple[str, bytes]]) -> dict[str, list[str]]:
 def llm_users(wheel: Path) -> set[str]:
     """The top-level packages of `wheel` whose code uses `ctx.llm` (model calls that cost money), read
     with `ast`."""
+    return llm_users_in(members(wheel))
+
+
+def llm_users_in(files: Iterable[tuple[str, bytes]]) -> set[str]:
+    """The top-level packages among `files` ((path, bytes) each) whose code uses `ctx.llm`, read with `ast`."""
     import ast
 
     users = set()
-    for name, data in members(wheel):
+    for name, data in files:
         if not name.endswith(".py") or ".dist-info/" in name:
             continue
         try:

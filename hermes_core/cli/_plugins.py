@@ -16,6 +16,7 @@ from .._paths import hermes_home
 from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
+from ._consent import ask_before_enabling, asks_of, consent_to_enable
 
 
 @click.group()
@@ -155,9 +156,13 @@ def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
 
 @plugins.command()
 @click.argument("plugin_id", shell_complete=complete_plugin_ids)
-def enable(plugin_id: str) -> None:
-    """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled)."""
-    _toggle(plugin_id, "enabled", "disabled")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask: enable it, granting no capability (docs/trust.md).")
+def enable(plugin_id: str, yes: bool) -> None:
+    """Enable a plugin (adds it to plugins.enabled, removes it from plugins.disabled); a third-party
+    one after showing what it will be able to do and asking, as `plugins install` does (docs/trust.md)."""
+    found, config = _discovered()
+    if ask_before_enabling(_find(found, plugin_id), config, yes):
+        _toggle(plugin_id, "enabled", "disabled")
 
 
 @plugins.command()
@@ -275,7 +280,6 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
     import importlib
 
     from ._pip import PipError, _requirement_name, canonical, installed, isolated_environment, target_problem
-    from ._consent import asks_of, consent_to_enable
     from ._trust import checked_install
 
     if not packages and not locked:

@@ -1,7 +1,8 @@
 """What the dashboard's buttons do, each the same as a CLI command:
 
 - `enable_plugin` / `disable_plugin`: `hermes plugins enable|disable ID` (config.yaml's
-  `plugins.enabled` / `plugins.disabled`; loaded at the next start of each host);
+  `plugins.enabled` / `plugins.disabled`; loaded at the next start of each host); enabling a
+  plugin that asks for consent first goes through `consent` (its page, "Grant and enable");
 - `pause_job` / `resume_job` / `run_job`: `hermes cron pause|resume|run JOB`.
 
 Each returns a one-line message; a wrong id raises the library's error (shown as one line).
@@ -13,7 +14,7 @@ from typing import Any
 
 from hermes_core import PluginManager, PluginNotFoundError, discover, edit_config
 
-__all__ = ["enable_plugin", "disable_plugin", "pause_job", "resume_job", "run_job"]
+__all__ = ["enable_plugin", "grant_and_enable", "disable_plugin", "pause_job", "resume_job", "run_job"]
 
 
 def _membership(home: Any, plugin_id: str, add_to: str, remove_from: str) -> bool:
@@ -52,8 +53,19 @@ def _toggle(manager: PluginManager, plugin_id: str, add_to: str, remove_from: st
 
 
 def enable_plugin(manager: PluginManager, plugin_id: str) -> str:
-    """`hermes plugins enable PLUGIN_ID`."""
+    """`hermes plugins enable PLUGIN_ID`: `consent.ConsentNeeded` when it would ask first (docs/trust.md)."""
+    from .consent import needs_consent
+
+    needs_consent(manager, plugin_id)
     return _toggle(manager, plugin_id, "enabled", "disabled")
+
+
+def grant_and_enable(manager: PluginManager, plugin_id: str, answered: str) -> str:
+    """`hermes plugins enable PLUGIN_ID` answered yes at a terminal: the consent to the capability set
+    whose hash is `answered` recorded, what it asks for granted, and the plugin enabled."""
+    from .consent import grant
+
+    return grant(manager, plugin_id, answered) + enable_plugin(manager, plugin_id)
 
 
 def disable_plugin(manager: PluginManager, plugin_id: str) -> str:

@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from hermes_core import HermesError, PluginManager, redact_secrets
 from hermes_core.hosting import loads_sent
 
-from . import actions, pages
+from . import actions, consent, pages
 from .data import Reader
 from .gate import LOGIN_PROVIDER_COOKIE, PKCE_COOKIE, Gate, Who
 from .plugin_pages import PluginPage, plugin_pages
@@ -49,12 +49,14 @@ PAGES: dict[str, tuple[str, str, Callable[[Any], str]]] = {
     "/skills": ("Skills", "skills", pages.skills),
     "/hooks": ("Hook calls", "hook_calls", pages.hook_calls),
 }
-ACTIONS: dict[str, tuple[str, Callable[[PluginManager, str], str]]] = {
+ACTIONS: dict[str, tuple[str, Callable[..., str]]] = {
     "/actions/plugins/enable": ("plugin", actions.enable_plugin),
+    "/actions/plugins/grant": ("plugin", actions.grant_and_enable),  # the consent page's "Grant and enable"
     "/actions/plugins/disable": ("plugin", actions.disable_plugin),
     "/actions/cron/pause": ("job", actions.pause_job), "/actions/cron/resume": ("job", actions.resume_job),
     "/actions/cron/run": ("job", actions.run_job),
 }
+ANSWERS = {"/actions/plugins/grant": "hash"}  # an action's second field: the capability set the page showed
 
 
 class Dashboard:
@@ -87,6 +89,7 @@ class Dashboard:
             Route("/usage", self._usage, methods=["GET"]),
             Route("/usage.json", self._usage, methods=["GET"]),
             *(Route(path, self._action, methods=["POST"]) for path in ACTIONS),
+            *(Route(path, self._consent, methods=["GET"]) for path in ("/plugins/consent", "/plugins/consent.json")),
             Mount("/static", app=StaticFiles(directory=str(files("hermes_core.dashboard").joinpath("static")))),
         ]
         for path in PAGES:
@@ -189,13 +192,23 @@ class Dashboard:
         name = request.url.path.removeprefix("/actions/").replace("/", ".")
         if not isinstance(target, str) or not target:
             return _json({"error": f"send {{\"{field}\": \"...\"}} as the JSON body"}, 400)
+        answer = [str(body.get(ANSWERS[request.url.path], ""))] if request.url.path in ANSWERS else []
         try:
-            message = await asyncio.to_thread(act, self.manager, target)
-        except HermesError as exc:
-            self.audit(f"action {name}", who=who.identity, client=_client(request), target=target, result="refused")
-            return _json({"error": str(exc)}, 400)
+            message = await asyncio.to_thread(act, self.manager, target, *answer)
+        except HermesError as exc:  # consent.ConsentNeeded: its page first, what the plugin will be able to do
+            url = exc.url if isinstance(exc, consent.ConsentNeeded) else ""
+            self.audit(f"action {name}", who=who.identity, client=_client(request), target=target,
+                       result="needs-consent" if url else "refused")
+            return _json({"error": str(exc)} | ({"consent": url} if url else {}), 409 if url else 400)
         self.audit(f"action {name}", who=who.identity, client=_client(request), target=target, result="ok")
-        return _json({"message": message})
+        return _json({"message": message} | ({"location": "/plugins"} if answer else {}))
+
+    async def _consent(self, request: Request) -> Response:
+        """What a plugin will be able to do, before "Grant and enable" (its dry run: a process of its own)."""
+        data = await asyncio.to_thread(consent.what_it_asks, self.manager, request.query_params.get("plugin", ""))
+        if request.url.path.endswith(".json") or "error" in data:
+            return _json(redacted(data), 404 if "error" in data else 200)
+        return self._html(request, f"Enable {data['plugin']}", consent.render(data))
 
     # -- logging in and out ----------------------------------------------------------------------
 

@@ -106,6 +106,11 @@ def test_an_operator_logs_in_and_uses_every_page(chromium: Any, dashboard: Dashb
     # enable a plugin
     page.goto(dashboard.root + "/plugins")
     page.locator("tr", has=page.locator('[data-plugin="dice"]')).get_by_role("button", name="Enable").click()
+    page.wait_for_url("**/plugins/consent?plugin=dice")  # a third-party plugin: what it will be able to do first
+    assert "registers nothing" in page.inner_text('[data-consent="dice"]')
+    shot(page, "consent")
+    page.get_by_role("button", name="Grant and enable").click()
+    page.wait_for_url("**/plugins")
     page.wait_for_selector("#flash:not([hidden])")
     assert "enabled dice" in page.inner_text("#flash")
     assert page.locator("tr", has=page.locator('[data-plugin="dice"]')).get_by_role("button", name="Disable").count() == 1

@@ -36,8 +36,8 @@ def plugins(home: Path) -> Path:
 
 def test_enable_and_disable_keep_comments_order_and_formatting(plugins: Path) -> None:
     path = write_config(plugins, OPERATOR_CONFIG)
-    assert hermes("plugins", "enable", "gamma").stdout.strip() == "enabled gamma"
-    assert hermes("plugins", "enable", "beta").stdout.strip() == "enabled beta"
+    assert hermes("plugins", "enable", "--yes", "gamma").stdout.strip() == "enabled gamma"
+    assert hermes("plugins", "enable", "--yes", "beta").stdout.strip() == "enabled beta"
     hermes("plugins", "disable", "alpha")
     text = path.read_text()
     for kept in ("# My hermes setup -- do not lose this comment", "provider: openrouter   # the cheap one",
@@ -120,7 +120,7 @@ def test_concurrent_edits_lose_nothing(home: Path) -> None:
     names = [f"p{i}" for i in range(8)]
     for name in names:
         make_folder_plugin(home / "plugins", name, "def register(ctx):\n    pass\n")
-    procs = [subprocess.Popen([str(HERMES), "plugins", "enable", n], stdout=subprocess.DEVNULL) for n in names]
+    procs = [subprocess.Popen([str(HERMES), "plugins", "enable", "--yes", n], stdout=subprocess.DEVNULL) for n in names]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert sorted(load_config(home).get("plugins.enabled")) == names
 

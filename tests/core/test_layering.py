@@ -48,12 +48,14 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins",
              "_llm", "_skills", "_telemetry"},  # _llm, _skills: a server's sampling, the portable packages' mcp.json (`host`)
     "_trust": set(),  # trust at install: the leaves alone (pip and git run as programs)
+    "_consent": BELOW_LOADING | {"_trust", "_standins", "_loading"},  # consent before enabling (CLI and dashboard)
     "_manager": BELOW_LOADING | {"_loading", "_standins", "_mcp"},
     "testing": BELOW_LOADING | {"_loading", "_manager"},
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store", "_telemetry"},  # public names, the leaves, _runtime, _store (held below)
     # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
-    "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm", "_hooks"},  # _hooks: the kept hook calls
-    "cli": BELOW_LOADING | {"_trust", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
+    "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm", "_hooks",  # _hooks: the kept hook calls
+                  "_consent"},  # consent before enabling, as the CLI asks it
+    "cli": BELOW_LOADING | {"_trust", "_consent", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
                    "mcp_server", "api_server", "cron", "acp_server", "dashboard"},
 }
 

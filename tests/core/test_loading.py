@@ -462,7 +462,7 @@ def test_a_manifestless_memory_folder_is_found_enabled_selected_and_ok(home: Pat
     make_folder_plugin(home / "plugins", "local_memory", SHIM, manifest=None)
     row = {r["id"]: r for r in hermes_json("plugins", "list")}["local_memory"]
     assert (row["kind"], row["source"], row["enabled"], row["error"]) == ("memory", "user", False, None)
-    hermes("plugins", "enable", "local_memory")
+    hermes("plugins", "enable", "--yes", "local_memory")
     write_config(home, "plugins:\n  enabled: [local_memory]\nmemory:\n  provider: local_memory\n")
     doctor = hermes_json("plugins", "doctor")
     plugin = next(p for p in doctor["plugins"] if p["id"] == "local_memory")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import spending_as
+from hermes_core import load_config, spending_as
 from hermes_core.testing import Reply, ScriptedServer
 from tests.fleet.conftest import pg_cluster, pg_url  # noqa: F401 - the usage pages on PostgreSQL too
 from tests.helpers import HERMES, hermes, llm_config, make_folder_plugin, plugin_ctx, write_config
@@ -156,9 +156,18 @@ def test_every_action_needs_the_session_and_its_csrf_token_and_does_what_the_cli
     assert gated.json("/actions/plugins/enable", method="POST", body={"plugin": "dice"},
                       headers={"X-CSRF-Token": "0" * 64})[0] == 403
     csrf = gated.csrf("/plugins")
+    # a third-party plugin without a consent: its consent page first, then "Grant and enable"
     status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "dice"},
                                 headers={"X-CSRF-Token": csrf})
+    assert (status, answer["consent"]) == (409, "/plugins/consent?plugin=dice"), answer
+    shown = gated.json("/plugins/consent.json?plugin=dice")[1]
+    status, answer = gated.json("/actions/plugins/grant", method="POST", body={"plugin": "dice", "hash": shown["hash"]},
+                                headers={"X-CSRF-Token": csrf})
     assert status == 200 and answer["message"].startswith("enabled dice"), answer
+    hermes("plugins", "disable", "dice")
+    status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "dice"},
+                                headers={"X-CSRF-Token": csrf})
+    assert status == 200 and answer["message"].startswith("enabled dice"), answer  # consented: at once
     listed = {row["id"]: row for row in json.loads(hermes("plugins", "list", "--json").stdout)}
     assert listed["dice"]["enabled"] is True
     status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "nope"},
@@ -175,6 +184,54 @@ def test_every_action_needs_the_session_and_its_csrf_token_and_does_what_the_cli
     assert "csrf refused user=team:ann" in audit
     assert "action plugins.enable user=team:ann" in audit and "target=dice result=ok" in audit
     assert "target=nope result=refused" in audit
+
+
+SWAP = '''
+import os
+from pathlib import Path
+
+(Path(os.environ["HERMES_HOME"]) / "swap-imported-by").write_text(str(os.getpid()))
+
+
+def register(ctx):
+    ctx.register_hook("pre_tool_call", lambda **kw: None)
+    ctx.register_tool("web_search", "web", {"name": "web_search", "parameters": {}}, lambda args, **kw: "[]")
+'''
+
+
+def test_enabling_a_plugin_shows_its_consent_page_first_and_grant_and_enable_records_it(gated: Browser,
+                                                                                        home: Path) -> None:
+    make_folder_plugin(home / "plugins", "swap", SWAP, "name: swap\ncapabilities: [tools.override]\n")
+    log_in(gated)
+    csrf = gated.csrf("/plugins")
+    status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "swap"},
+                                headers={"X-CSRF-Token": csrf})
+    assert status == 409 and answer["consent"] == "/plugins/consent?plugin=swap", answer
+    assert "swap" not in load_config(home).get("plugins.enabled")
+    # the page: the same lines the CLI shows, from a dry run in a process of its own (never the dashboard's)
+    status, _, page = gated.request("/plugins/consent?plugin=swap", html=True)
+    assert status == 200 and "Grant and enable" in page and 'data-action="/actions/plugins/grant"' in page
+    assert "hooks: pre_tool_call (can block or change any tool call)" in page and "tools: web_search" in page
+    assert "asks for tools.override: " in page and "(not granted)" in page
+    assert int((home / "swap-imported-by").read_text()) != gated.process.process.pid  # type: ignore[attr-defined]
+    shown = gated.json("/plugins/consent.json?plugin=swap")[1]
+    assert shown["grants"] == ["tools.override"] and any("tools: web_search" in line for line in shown["lines"])
+    # "Grant and enable" needs the CSRF token and the capability set the page showed
+    grant = {"plugin": "swap", "hash": shown["hash"]}
+    assert gated.json("/actions/plugins/grant", method="POST", body=grant)[0] == 403
+    status, answer = gated.json("/actions/plugins/grant", method="POST", body={**grant, "hash": "0" * 64},
+                                headers={"X-CSRF-Token": csrf})
+    assert status == 400 and "reload it and answer again" in answer["error"]
+    status, answer = gated.json("/actions/plugins/grant", method="POST", body=grant, headers={"X-CSRF-Token": csrf})
+    assert status == 200 and answer == {"message": "granted tools.override to swap; enabled swap (each host loads it "
+                                                   "at its next start)", "location": "/plugins"}
+    entry = load_config(home).get("plugins.entries")["swap"]
+    assert entry["granted_capabilities"] == ["tools.override"] and entry["capabilities_consent"]["hash"] == shown["hash"]
+    # the consent is the CLI's too: enabled again at once, without a terminal
+    hermes("plugins", "disable", "swap")
+    assert hermes("plugins", "enable", "swap").stdout.strip() == "enabled swap"
+    audit = (home / "logs" / "dashboard.log").read_text(encoding="utf-8")
+    assert "target=swap result=needs-consent" in audit and "action plugins.grant user=team:ann" in audit
 
 
 def test_sessions_list_search_and_open_with_no_secret_shown(home: Path) -> None:

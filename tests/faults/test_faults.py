@@ -432,7 +432,7 @@ def test_temp_files_left_by_killed_config_writes_are_removed_by_the_next_write(h
         process.kill()
         process.wait()
     assert "ghost" not in hermes("plugins", "list").stdout  # never mistaken for config
-    hermes("plugins", "enable", "good")
+    hermes("plugins", "enable", "--yes", "good")
     assert not list(home.glob(".config.yaml.*.tmp"))
     assert "good" in (home / "config.yaml").read_text(encoding="utf-8")
     good_still_works()

@@ -47,7 +47,7 @@ def test_a_rendered_project_installs_is_discovered_and_passes_its_own_tests(
     listed = {r["id"]: r for r in json.loads(
         in_venv(venv_python, home, str(bin_dir / "hermes"), "plugins", "list", "--json", cwd=tmp_path).stdout)}
     assert listed[slug]["source"] == "entrypoint" and listed[slug]["enabled"] is False
-    in_venv(venv_python, home, str(bin_dir / "hermes"), "plugins", "enable", slug, cwd=tmp_path)
+    in_venv(venv_python, home, str(bin_dir / "hermes"), "plugins", "enable", "--yes", slug, cwd=tmp_path)
     doctor = json.loads(in_venv(venv_python, home, str(bin_dir / "hermes"), "plugins", "doctor", "--json",
                                 cwd=tmp_path).stdout)
     plugin = next(p for p in doctor["plugins"] if p["id"] == slug)

@@ -42,7 +42,7 @@ def test_example_plugin_installs_enables_and_runs_through_the_cli(venv_python: P
     assert rows["textstats"]["source"] == "entrypoint" and rows["textstats"]["enabled"] is False
     assert rows["clock"]["source"] == "builtin" and rows["clock"]["enabled"] is True
     assert "text_stats" not in run(venv_python, home, "tools", "list").stdout  # opt-in
-    run(venv_python, home, "plugins", "enable", "textstats")
+    run(venv_python, home, "plugins", "enable", "--yes", "textstats")
     result = run(venv_python, home, "tools", "call", "text_stats", '{"text": "a b a\\nc", "top": 1}')
     assert json.loads(result.stdout) == {"words": 4, "lines": 2, "characters": 7, "top_words": [["a", 2]]}
     assert run(venv_python, home, "command", "wc", "one two three").stdout.strip() == "3 words, 1 lines, 13 characters"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from tests.helpers import Screen
+from tests.helpers import Screen, make_folder_plugin
 from tests.trust.conftest import Hermes
 from tests.trust.wheels import write_wheel
 
@@ -98,3 +98,65 @@ def test_a_non_interactive_install_grants_nothing_and_records_no_consent(
     assert result.stdout.splitlines() == ["installed hermes-search-swap 1.0", "enabled search-swap"]
     config = (home / "config.yaml").read_text()
     assert "granted_capabilities" not in config and "capabilities_consent" not in config
+
+
+DICE = '''
+    def register(ctx):
+        ctx.register_hook("pre_tool_call", lambda **kw: None)
+        ctx.register_tool("roll", "dice", {"name": "roll", "parameters": {}}, lambda args, **kw: "4")
+
+    def ask(ctx):
+        return ctx.llm
+'''
+
+
+def enabled(home: Path) -> list[str]:
+    config = home / "config.yaml"
+    return ((YAML(typ="safe").load(config.read_text()) if config.exists() else None) or {}).get(
+        "plugins", {}).get("enabled") or []
+
+
+def test_enabling_a_plugin_shows_what_it_can_do_and_asks_once_for_this_set_of_capabilities(
+        home: Path, hermes_env: Hermes, hermes_pty: Callable[..., Screen]) -> None:
+    folder = make_folder_plugin(home / "plugins", "dice", DICE, "name: dice\ncapabilities: [tools.override]\n")
+    # no terminal to ask at (a script): enabled as with --yes, no capability granted, and said so
+    scripted = hermes_env("plugins", "enable", "dice")
+    assert scripted.stdout.strip() == "enabled dice" and "asks for tools.override" in scripted.stderr
+    assert "no terminal to ask at: dice is enabled as with --yes, granted no capability" in scripted.stderr
+    entry = YAML(typ="safe").load((home / "config.yaml").read_text())["plugins"].get("entries", {}).get("dice", {})
+    assert not entry.get("granted_capabilities") and "capabilities_consent" not in entry
+    hermes_env("plugins", "disable", "dice")
+    # at a terminal: the dry run (in a process of its own) and the capabilities, then the questions
+    declined = hermes_pty("plugins", "enable", "dice")
+    shown = answer(declined, ("Enable dice?", "n"))
+    assert "hooks: pre_tool_call (can block or change any tool call)" in shown and "tools: roll" in shown
+    assert "asks for tools.override" in shown and "uses ctx.llm: it calls the model, which costs money" in shown
+    assert "dice was not enabled" in shown and "dice" not in enabled(home)
+    said = answer(hermes_pty("plugins", "enable", "dice"), ("Enable dice?", "y"), ("Grant tools.override to dice?", "y"))
+    assert "granted tools.override to dice" in said and "enabled dice" in said
+    assert enabled(home) == ["dice"]
+    stored = YAML(typ="safe").load((home / "config.yaml").read_text())["plugins"]["entries"]["dice"]
+    assert stored["granted_capabilities"] == ["tools.override"]
+    assert stored["capabilities_consent"]["hash"] == set_hash("tools.override")
+    # the same set answered: enabled again at once, even without a terminal
+    hermes_env("plugins", "disable", "dice")
+    again = hermes_env("plugins", "enable", "dice")
+    assert again.stdout.strip() == "enabled dice" and "will be able to" not in again.stderr
+    # an update asking for another capability is asked about again; --yes enables it and grants nothing
+    (folder / "plugin.yaml").write_text("name: dice\ncapabilities: [tools.override, llm.model_override]\n")
+    hermes_env("plugins", "disable", "dice")
+    scripted = hermes_env("plugins", "enable", "--yes", "dice")
+    assert scripted.stdout.strip() == "enabled dice"
+    assert "asks for llm.model_override" in scripted.stderr and "--yes grants no capability" in scripted.stderr
+    stored = YAML(typ="safe").load((home / "config.yaml").read_text())["plugins"]["entries"]["dice"]
+    assert stored["granted_capabilities"] == ["tools.override"]
+    assert stored["capabilities_consent"]["hash"] == set_hash("tools.override")  # --yes answered nothing
+
+
+def test_a_builtin_plugin_is_enabled_without_a_question(home: Path, hermes_env: Hermes) -> None:
+    import json
+
+    listed = json.loads(hermes_env("plugins", "list", "--json").stdout)
+    builtin = next(row["id"] for row in listed if row["source"] == "builtin")
+    result = hermes_env("plugins", "enable", builtin)
+    assert "will be able to" not in result.stderr and builtin in result.stdout

@@ -33,9 +33,12 @@
       var body = {};
       new FormData(form).forEach(function (value, key) { body[key] = value; });
       post(form.getAttribute("data-action"), body).then(function (answer) {
-        var message = (answer.data && (answer.data.message || answer.data.error)) || ("status " + answer.status);
+        var data = answer.data || {};
+        if (data.consent) { window.location.assign(data.consent); return; }  // asks before enabling
+        var message = data.message || data.error || ("status " + answer.status);
         sessionStorage.setItem("hermes-flash", JSON.stringify({ text: message, bad: !answer.ok }));
-        if (answer.ok) { window.location.reload(); } else { flash(message, true); }
+        if (answer.ok && data.location) { window.location.assign(data.location); }
+        else if (answer.ok) { window.location.reload(); } else { flash(message, true); }
       });
     } else if (form.matches("form[data-login]")) {
       event.preventDefault();
