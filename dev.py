@@ -175,7 +175,7 @@ def main_job() -> int:
     demo model when there is none."""
     say(f"using HERMES_HOME={shown(DEMO_HOME)} (your ~/.hermes is not touched)")
     steps = [
-        ["plugins", "enable", "textstats"],
+        ["plugins", "enable", "--yes", "textstats"],  # the example plugin, enabled without asking
         ["plugins", "list"],
         ["tools", "list"],
         ["tools", "call", "text_stats", '{"text": "the cat sat on the mat with the hat", "top": 2}'],
