@@ -78,7 +78,10 @@ class Agent:
     `sender_id`, and "" (the CLI: one home, one user) gives the home's own memory, as does
     `memory.per_caller: false` for every caller. `user_platform` is where `user_id` comes from
     when that is not `platform` (a cron job made in a chat: the chat's platform), handed to
-    `initialize` as `user_platform`.
+    `initialize` as `user_platform`. `gateway_session_key` is the stable name of who or what the
+    client is (a gateway chat's session key, an API caller's `X-Hermes-Session-Key`), handed as
+    Hermes hands it to the memory provider's `initialize` and the context engine's
+    `on_session_start`; it names nothing the host keeps (never a stored session).
 
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
@@ -94,7 +97,7 @@ class Agent:
         sender_id: str = "", system_prompt: str | None = None, memory: bool = True,
         tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
         user_id: str | None = None, user_platform: str | None = None, cwd: str | os.PathLike[str] | None = None,
-        prompt_files: bool = True, instructions: str | None = None,
+        prompt_files: bool = True, instructions: str | None = None, gateway_session_key: str | None = None,
     ) -> None:
         if resume and history:
             raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
@@ -136,6 +139,8 @@ class Agent:
         who: dict[str, Any] = {}
         if self.user_id:  # Hermes' memory providers take it
             who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
+        if gateway_session_key:  # who or what the client is (Hermes' gateway session key): for the plugins
+            who["gateway_session_key"] = gateway_session_key
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,
                                                  **who)
         self._prompt_unsaved = False  # a prompt assembled here is kept with the session at its next message

@@ -29,7 +29,7 @@ from hermes_core import config_keys as keys
 from hermes_core.hosting import BrowserPolicy, bearer_token, serve_asgi
 
 from . import openapi
-from .core import RETRY_AFTER, Core, Handler, finish_reason, flag, new_id, unavailable, usage
+from .core import RETRY_AFTER, SESSION_KEY_HEADER, Core, Handler, finish_reason, flag, new_id, unavailable, usage
 from .http import ApiError, Json, error_response, header_value, one_route_per_path, sse
 from .inputs import chat_conversation
 from .jobs import CronJobs
@@ -182,6 +182,7 @@ class ApiServer(Core):
                 "session_fork": endpoints["sessions"], "jobs_admin": endpoints["jobs"],
                 "caller_identity_header": "X-Hermes-User",
                 "session_continuity_header": "X-Hermes-Session-Id",
+                "session_key_header": SESSION_KEY_HEADER,
             },
             "endpoints": endpoints,
         })
@@ -193,7 +194,7 @@ class ApiServer(Core):
         ask = self.continuity(request, rights, user, chat_conversation(body))
         ask.stream = flag(body.get("stream"), "stream")
         model = self.model_name
-        headers = {"X-Hermes-Session-Id": ask.session_id}
+        headers = {"X-Hermes-Session-Id": ask.session_id} | ({SESSION_KEY_HEADER: ask.session_key} if ask.session_key else {})
         self.admit()
         if ask.stream:
             return StreamingResponse(self._chat_stream(self.events(ask), model), media_type="text/event-stream",

@@ -30,13 +30,14 @@ from .settings import DEFAULT_MODEL_NAME
 from .store import ApiStore
 from .turns import Ask, TurnDone, Turns
 
-__all__ = ["Core", "Handler", "RouteMaker", "flag", "new_id", "new_session_id", "unavailable"]
+__all__ = ["SESSION_KEY_HEADER", "Core", "Handler", "RouteMaker", "flag", "new_id", "new_session_id", "unavailable"]
 
 log = logging.getLogger("hermes.api_server")
 KEEPALIVE = 10.0  # seconds between two `: keepalive` comments of a quiet stream
 RETRY_AFTER = 2  # seconds a caller is asked to wait when the shared database cannot be reached
 
 Handler = Callable[[Request, ApiKey, str], Awaitable[Response]]
+SESSION_KEY_HEADER = "X-Hermes-Session-Key"  # who or what the client is, handed to the plugins (as Hermes')
 RouteMaker = Callable[[str, "str | None", Handler, list[str]], Route]  # (path, endpoint scope, handler, methods)
 
 def new_id(prefix: str) -> str:
@@ -110,6 +111,19 @@ class Core:
         log.error("an agent turn failed", exc_info=exc)
         return ApiError(500, f"internal error: {type(exc).__name__}: {exc}", type="server_error")
 
+    def session_key(self, request: Request) -> str:
+        """The request's `X-Hermes-Session-Key` ("" when none): a stable name of who or what the
+        client is (`webui:user-42`), handed to the agent as `gateway_session_key` for the plugins
+        (a memory provider's `initialize`). It selects nothing the server keeps: the sessions a
+        request reaches are its key's, whatever it says. As Hermes': one line of at most 256
+        characters (400), and only on a server with keys (403 on an open one)."""
+        value = header_value(request, SESSION_KEY_HEADER)
+        if value and not self.keys.any:
+            raise ApiError(403, f"{SESSION_KEY_HEADER} requires API key authentication: set API_SERVER_KEY "
+                                "(or api_server.keys) to use it", type="permission_error",
+                           param=SESSION_KEY_HEADER, code="session_key_requires_auth")
+        return value
+
     def continuity(self, request: Request, rights: ApiKey, user: str, conversation: Conversation) -> Ask:
         """The turn a chat request asks for. `X-Hermes-Session-Id` goes on with that stored session
         (its history is the server's; only the request's last message is new). Otherwise the
@@ -119,7 +133,7 @@ class Core:
         starts a new one when it differs (an edited message)."""
         given = header_value(request, "X-Hermes-Session-Id")
         base = Ask(conversation.prompt, rights, "", user=user, instructions=conversation.instructions,
-                   history=conversation.history)
+                   history=conversation.history, session_key=self.session_key(request))
         if given:
             self.session(given, rights, param="X-Hermes-Session-Id")
             self.not_busy(given)

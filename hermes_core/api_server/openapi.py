@@ -163,6 +163,8 @@ def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 _TURN = (400, 409, 413, 429, 502)
+_SESSION_KEY = _header("X-Hermes-Session-Key", "who or what the client is (webui:user-42), handed to the plugins "
+                       "as gateway_session_key and echoed; selects no session (403 on a server with no keys)")
 _PAGE = (_query("limit", {"type": "integer", "minimum": 0}), _query("offset", {"type": "integer", "minimum": 0}))
 _JOB = _path("job_id", pattern="^[a-f0-9]{12}$")
 _STREAMED = {"description": "the events (server-sent)",
@@ -176,9 +178,10 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/v1/capabilities"): _op("What this server offers, and what the calling key may call",
                                      (200, "Capabilities", "the capabilities")),
     ("POST", "/v1/chat/completions"): _op("A turn of the agent (OpenAI's chat completions)",
-                                          (200, "ChatCompletion", "the answer"), (*_TURN, 404),
+                                          (200, "ChatCompletion", "the answer"), (*_TURN, 403, 404),
                                           body="ChatCompletionRequest", stream=True, params=[_header(
-                                              "X-Hermes-Session-Id", "go on with this stored session")]),
+                                              "X-Hermes-Session-Id", "go on with this stored session"),
+                                              _SESSION_KEY]),
     ("POST", "/v1/responses"): _op("A turn of the agent (OpenAI's Responses API)", (200, "Response", "the response"),
                                    _TURN, body="ResponseRequest", stream=True),
     ("GET", "/v1/responses/{response_id}"): _op("A stored response", (200, "Response", "the response"), (404,),
@@ -186,9 +189,10 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("DELETE", "/v1/responses/{response_id}"): _op("Delete a stored response", (200, "Deleted", "deleted"), (404,),
                                                    params=[_path("response_id")]),
     ("POST", "/v1/runs"): _op("Start a run (Idempotency-Key makes a retry safe)", (202, "RunStarted", "started"),
-                              (*_TURN, 404), body="RunRequest", params=[
+                              (*_TURN, 403, 404), body="RunRequest", params=[
                                   {"name": "Idempotency-Key", "in": "header", "required": False,
-                                   "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,255}$"}}]),
+                                   "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,255}$"}},
+                                  _SESSION_KEY]),
     ("GET", "/v1/runs/{run_id}"): _op("A run's status", (200, "Run", "its status"), (404,), params=[_path("run_id")]),
     ("GET", "/v1/runs/{run_id}/events"): _op("A run's events, from the first", (200, _ANY_OBJECT, "its events"), (404,),
                                              params=[_path("run_id")]),
@@ -248,7 +252,10 @@ _SESSION_HEADER = {"X-Hermes-Session-Id": {"description": "the stored session th
                                            "schema": {"type": "string"}}}
 for _key in (("POST", "/v1/chat/completions"), ("POST", "/v1/responses"), ("POST", "/v1/runs"),
              ("POST", "/api/sessions/{session_id}/chat")):
-    next(iter(OPERATIONS[_key]["responses"].values()))["headers"] = _SESSION_HEADER
+    next(iter(OPERATIONS[_key]["responses"].values()))["headers"] = dict(_SESSION_HEADER)
+for _key in (("POST", "/v1/chat/completions"), ("POST", "/v1/runs")):
+    next(iter(OPERATIONS[_key]["responses"].values()))["headers"]["X-Hermes-Session-Key"] = {
+        "description": "the request's X-Hermes-Session-Key, when it sent one", "schema": {"type": "string"}}
 _CHANGING = {"POST", "PATCH", "PUT", "DELETE"}
 
 

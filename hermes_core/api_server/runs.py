@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from hermes_core import MemoryStoreError, StateUnavailableError
 
-from .core import KEEPALIVE, RETRY_AFTER, new_id, new_session_id
+from .core import KEEPALIVE, RETRY_AFTER, SESSION_KEY_HEADER, new_id, new_session_id
 from .http import ApiError, Json, sse
 from .inputs import responses_conversation
 from .keys import ApiKey
@@ -141,6 +141,7 @@ class Runs:
     async def _create(self, request: Request, rights: ApiKey, user: str) -> Response:
         server = self.server
         body = await server.body(request)
+        session_key = server.session_key(request)
         idempotency = request.headers.get("idempotency-key")
         run_id = new_id("run_")
         claim: tuple[str, str] | None = None
@@ -159,7 +160,8 @@ class Runs:
         if session_id is not None and (not isinstance(session_id, str) or not session_id):
             raise ApiError(400, "session_id must be a non-empty string", param="session_id")
         ask = Ask(conversation.prompt, rights, session_id or new_session_id(), user=user, stream=True,
-                  history=conversation.history, instructions=conversation.instructions)
+                  history=conversation.history, instructions=conversation.instructions,
+                  session_key=session_key)
         if session_id is not None:
             server.session(session_id, rights, param="session_id")
             server.not_busy(session_id)
@@ -185,8 +187,9 @@ class Runs:
         task = asyncio.ensure_future(self._drive(run))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        echoed = {SESSION_KEY_HEADER: ask.session_key} if ask.session_key else {}
         return Json({"run_id": run_id, "status": "started", "replayed": False}, status_code=202,
-                            headers={"X-Hermes-Session-Id": ask.session_id})
+                    headers={"X-Hermes-Session-Id": ask.session_id, **echoed})
 
     def _replay(self, earlier: tuple[str, str], digest: str, rights: ApiKey) -> Response:
         """The answer to a request whose Idempotency-Key an earlier one claimed: its run, or 409 when

@@ -66,6 +66,7 @@ class Ask:
     session_id: str
     resume: bool = False  # go on with the stored session `session_id` (else: a new one, with `history`)
     user: str = ""
+    session_key: str = ""  # X-Hermes-Session-Key: who or what the client is, for the plugins
     history: Messages = attrs.Factory(list)
     instructions: str = ""  # the caller's system message, added to the agent's prompt
     stream: bool = False
@@ -144,7 +145,7 @@ class Turns:
         agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
                       history=None if ask.resume else ask.history, display=relay, platform=PLATFORM,
                       sender_id=ask.user, user_id=ask.rights.caller(ask.user), instructions=ask.instructions or None,
-                      tools=self._tools(ask.rights), store=self.store)
+                      tools=self._tools(ask.rights), store=self.store, gateway_session_key=ask.session_key or None)
         set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
                          chat_id=agent.session_id, chat_type="dm", session_key=f"{PLATFORM}:{agent.session_id}",
                          session_id=agent.session_id, message_id=uuid.uuid4().hex)

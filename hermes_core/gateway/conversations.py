@@ -113,12 +113,13 @@ class Conversations:
         known = self.routes.session_id(key)
 
         def open_agent() -> Agent:
+            who = {"platform": platform, "sender_id": sender, "gateway_session_key": key}  # the chat's, as Hermes'
             if known is None:
-                return Agent(self.manager, platform=platform, sender_id=sender)
+                return Agent(self.manager, **who)
             try:
-                return Agent(self.manager, session_id=known, resume=True, platform=platform, sender_id=sender)
+                return Agent(self.manager, session_id=known, resume=True, **who)
             except SessionNotFoundError:  # the route outlived its transcript: start it again
-                return Agent(self.manager, session_id=known, platform=platform, sender_id=sender)
+                return Agent(self.manager, session_id=known, **who)
 
         agent = await in_thread(open_agent)
         self.routes.remember(key, agent.session_id, platform, source.to_dict())

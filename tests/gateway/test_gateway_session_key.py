@@ -1,0 +1,30 @@
+"""`hermes gateway run` tells the plugins which conversation a session is, as Hermes' gateway does:
+the memory provider's `initialize` gets the chat's session key as `gateway_session_key`
+(`agent:main:<platform>:<chat type>:<chat id>[:<user>]`), the same each time that chat comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.chat import GatewayProcess, configure
+from tests.helpers.keyed_memory import SELECT, initialized, install
+
+
+def test_the_memory_provider_gets_the_chats_session_key(home: Path, llm_server, chat, monkeypatch) -> None:
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    install(home)
+    configure(home, llm_server.url, extra=SELECT)
+    config = home / "config.yaml"
+    config.write_text(config.read_text().replace(
+        "platforms:\n", f"platforms:\n  fakechat:\n    enabled: true\n    url: {chat.url}\n"))
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"fakechat: connected")
+        llm_server.reply("Hello Alice.")
+        chat.say("alice-dm", "alice", "Hi")
+        assert chat.wait_sent(1, "alice-dm")[0]["text"] == "Hello Alice."
+        llm_server.reply("Hello room.")
+        chat.say("room", "bob", "Hi all", chat_type="group")
+        assert chat.wait_sent(1, "room")[0]["text"] == "Hello room."
+        gateway.stop()
+    keys = [seen.get("gateway_session_key") for seen in initialized(home)]
+    assert keys == ["agent:main:fakechat:dm:alice-dm", "agent:main:fakechat:group:room:bob"]
