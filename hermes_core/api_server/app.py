@@ -194,7 +194,9 @@ class ApiServer(Core):
         ask = self.continuity(request, rights, user, chat_conversation(body))
         ask.stream = flag(body.get("stream"), "stream")
         model = self.model_name
-        headers = {"X-Hermes-Session-Id": ask.session_id} | ({SESSION_KEY_HEADER: ask.session_key} if ask.session_key else {})
+        headers = {"X-Hermes-Session-Id": ask.session_id}
+        if ask.session_key:  # echoed, as Hermes does
+            headers[SESSION_KEY_HEADER] = ask.session_key
         self.admit()
         if ask.stream:
             return StreamingResponse(self._chat_stream(self.events(ask), model), media_type="text/event-stream",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -113,13 +114,14 @@ class Conversations:
         known = self.routes.session_id(key)
 
         def open_agent() -> Agent:
-            who = {"platform": platform, "sender_id": sender, "gateway_session_key": key}  # the chat's, as Hermes'
+            # the chat's session key goes to the plugins (gateway_session_key), as Hermes' gateway hands it
+            opening = functools.partial(Agent, self.manager, platform=platform, sender_id=sender, gateway_session_key=key)
             if known is None:
-                return Agent(self.manager, **who)
+                return opening()
             try:
-                return Agent(self.manager, session_id=known, resume=True, **who)
+                return opening(session_id=known, resume=True)
             except SessionNotFoundError:  # the route outlived its transcript: start it again
-                return Agent(self.manager, session_id=known, **who)
+                return opening(session_id=known)
 
         agent = await in_thread(open_agent)
         self.routes.remember(key, agent.session_id, platform, source.to_dict())

@@ -83,10 +83,12 @@ def test_it_reaches_no_other_keys_session(home: Path, llm_server, monkeypatch: p
     with Serve() as served:
         llm_server.reply("Mine.")
         mine = served.client().chat.completions.with_raw_response.create(
-            model="hermes-agent", messages=[{"role": "user", "content": "Hi"}], extra_headers={"X-Hermes-Session-Key": WHO})
+            model="hermes-agent", messages=[{"role": "user", "content": "Hi"}],
+            extra_headers={"X-Hermes-Session-Key": WHO})
         llm_server.reply("Theirs.")
         theirs = served.client("team-key-0123456789abcdef").chat.completions.with_raw_response.create(
-            model="hermes-agent", messages=[{"role": "user", "content": "Hi"}], extra_headers={"X-Hermes-Session-Key": WHO})
+            model="hermes-agent", messages=[{"role": "user", "content": "Hi"}],
+            extra_headers={"X-Hermes-Session-Key": WHO})
         assert mine.headers["x-hermes-session-id"] != theirs.headers["x-hermes-session-id"]
         assert len(llm_server.requests[1].messages) == len(llm_server.requests[0].messages)  # no history of the other's
 
