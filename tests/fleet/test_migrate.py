@@ -5,6 +5,7 @@ twice, a second run copies nothing, and the home's files are only read."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -40,6 +41,9 @@ def fill(home: Path, sessions: int, messages: int) -> None:
     manager = PluginManager(home=home, discover_plugins=False)
     manager.add_plugin(lambda ctx: ctx.state.update({"count": 41, "name": "zebra"}), "counter")
     manager.load()
+    manager.close()
+    del manager
+    gc.collect()  # its ctx.state's connection closed now (its WAL folded in), not at some later moment
 
 
 def digests(home: Path) -> dict[str, str]:
