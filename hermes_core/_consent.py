@@ -182,7 +182,7 @@ def asked(spec: Any, python: Path | None, declared: list[str], home: Path | None
     config = load_config(home)
     known, pending = known_of(declared), pending_of(config, spec.id, declared)
     consent = consent_of(config, spec.id)
-    answered = consent is not None and consent["hash"] == consent_hash(declared)
+    answered = consented(config, spec.id, declared)
     if consent is not None and not answered and known:
         lines.append(f"it asks for other capabilities than when you answered on {consent['granted_at']}: what is "
                      "not granted stays so until you answer")

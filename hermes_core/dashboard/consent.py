@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from hermes_core import HermesError, PluginManager, PluginNotFoundError, discover, load_config, redact_secrets
-from hermes_core._consent import (asked, asks_before_enabling, consent_hash, declared_of, known_of, pending_of,
+from hermes_core._consent import (asked, asks_before_enabling, consent_hash, consented, declared_of, known_of, pending_of,
                                   record_consent)
 
 __all__ = ["ConsentNeeded", "consent_url", "needs_consent", "what_it_asks", "grant", "render"]
@@ -69,7 +69,9 @@ def grant(manager: PluginManager, plugin_id: str, answered: str) -> str:
     declared = declared_of(spec)
     if consent_hash(declared) != answered:
         raise HermesError(f"{spec.id} asks for other capabilities than the page showed; reload it and answer again")
-    granting = pending_of(load_config(manager.home), spec.id, declared)
+    config = load_config(manager.home)
+    # this very set answered before (the page showed no grant): what was declined then stays so
+    granting = [] if consented(config, spec.id, declared) else pending_of(config, spec.id, declared)
     record_consent(spec.id, granting, known_of(declared), manager.home)
     return f"granted {', '.join(granting)} to {spec.id}; " if granting else ""
 

@@ -234,6 +234,26 @@ def test_enabling_a_plugin_shows_its_consent_page_first_and_grant_and_enable_rec
     assert "target=swap result=needs-consent" in audit and "action plugins.grant user=team:ann" in audit
 
 
+def test_grant_and_enable_grants_nothing_declined_before_for_the_same_capabilities(gated: Browser,
+                                                                                   home: Path) -> None:
+    make_folder_plugin(home / "plugins", "swap", SWAP, "name: swap\ncapabilities: [tools.override]\n")
+    log_in(gated)
+    declined = gated.json("/plugins/consent.json?plugin=swap")[1]
+    from ruamel.yaml import YAML
+
+    config = YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8"))
+    config["plugins"].setdefault("entries", {})["swap"] = {  # asked at a terminal before, and said no
+        "capabilities_consent": {"hash": declined["hash"], "granted_at": "earlier"}}
+    with (home / "config.yaml").open("w", encoding="utf-8") as out:
+        YAML(typ="safe").dump(config, out)
+    shown = gated.json("/plugins/consent.json?plugin=swap")[1]
+    assert shown["grants"] == []  # the page says only the consent is recorded
+    status, answer = gated.json("/actions/plugins/grant", method="POST", body={"plugin": "swap", "hash": shown["hash"]},
+                                headers={"X-CSRF-Token": gated.csrf("/plugins")})
+    assert status == 200 and "granted" not in answer["message"], answer
+    assert not load_config(home).get("plugins.entries")["swap"].get("granted_capabilities")
+
+
 def test_sessions_list_search_and_open_with_no_secret_shown(home: Path) -> None:
     from hermes_core.agent import SessionStore
 
