@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from .._redact import redact_secrets
 from .fetch import Fetched, run_pip
 
 __all__ = ["Attested", "ProvenanceError", "attested", "describe", "indexes", "judge", "same_publisher",
@@ -52,13 +53,31 @@ def indexes(python: Path | None = None) -> list[str]:
     return [url.rstrip("/") for url in found if urlsplit(url).scheme in ("http", "https")]
 
 
+def without_credentials(url: str) -> str:
+    """`url` without a user and password (a private index's token): what a message says and the
+    lock records; the requests themselves go to the URL as configured."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def _get(url: str, accept: str) -> bytes | None:
-    """The body at `url`; None on a 404; OSError on anything else that goes wrong."""
+    """The body at `url`; None on a 404; OSError on anything else that goes wrong. A user and
+    password in `url` (a private index's, as pip takes them) are sent as HTTP basic auth."""
+    import base64
     import urllib.error
+    import urllib.parse
     import urllib.request
 
+    headers = {"Accept": accept}
+    parts = urlsplit(url)
+    if parts.username is not None:
+        login = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode("ascii")
+        url = without_credentials(url)
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": accept}),  # noqa: S310
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),  # noqa: S310
                                     timeout=10) as answer:
             data: bytes = answer.read()
             return data
@@ -85,7 +104,8 @@ def attested(item: Fetched, where: Sequence[str], unreachable: dict[str, str] | 
             files = json.loads(page).get("files", []) if page else []
         except (OSError, ValueError) as exc:
             failed[index] = str(exc)
-            return Attested("unchecked", f"provenance not checked: {index} could not be read ({exc})")
+            return Attested("unchecked", f"provenance not checked: {without_credentials(index)} could not be read "
+                                         f"({redact_secrets(str(exc))})")
         entry = next((f for f in files if isinstance(f, dict) and f.get("filename") == item.path.name), None)
         if entry is None:
             continue
@@ -93,14 +113,15 @@ def attested(item: Fetched, where: Sequence[str], unreachable: dict[str, str] | 
         if "provenance" not in entry and urlsplit(index).hostname == "pypi.org":
             url = f"https://pypi.org/integrity/{canonical(item.name)}/{item.version}/{item.path.name}/provenance"
         if not url:
-            return Attested("none", "no provenance published", index=index)
+            return Attested("none", "no provenance published", index=without_credentials(index))
         try:
             raw = _get(url, INTEGRITY_JSON)
         except OSError as exc:
-            return Attested("unchecked", f"provenance not checked: {url} could not be read ({exc})", index=index)
+            return Attested("unchecked", f"provenance not checked: {without_credentials(url)} could not be read "
+                                         f"({redact_secrets(str(exc))})", index=without_credentials(index))
         if raw is None:
-            return Attested("none", "no provenance published", index=index)
-        return _verified(item, raw, index)
+            return Attested("none", "no provenance published", index=without_credentials(index))
+        return _verified(item, raw, without_credentials(index))
     return Attested("none", "no provenance published (no index that lists the file serves it)")
 
 

@@ -91,3 +91,14 @@ def test_without_an_index_there_is_no_provenance_and_it_says_so(
     result = hermes_env("plugins", "install", "--yes", NAME)
     assert f"  {NAME} 0.0.1.dev137: no provenance: a local file" in result.stderr.splitlines()
     assert "verified" not in result.stderr
+
+
+def test_a_private_index_s_credentials_reach_neither_the_lock_nor_the_output(
+        home: Path, hermes_env: Hermes, index: Index, python: Path) -> None:
+    index.add(WHEEL, NAME, (RECORDED / f"{WHEEL.name}.provenance").read_bytes())
+    with_token = {**from_index(index), "PIP_INDEX_URL": index.url.replace("://", "://ann:s3cret-token@", 1)}
+    done = hermes_env("plugins", "install", "--yes", NAME, **with_token)
+    assert f"  {NAME} 0.0.1.dev137: provenance verified: published by {CIRCLECI}" in done.stderr.splitlines()
+    lock = (home / "plugins.lock").read_text()
+    assert index.url.split("://", 1)[1] in lock  # the index is recorded, without who logged in to it
+    assert "s3cret-token" not in lock + done.stdout + done.stderr and "ann:" not in lock
