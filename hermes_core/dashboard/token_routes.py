@@ -117,7 +117,7 @@ def check_token(route: TokenRoute, request: object, providers: Iterable[object])
             continue
         except Exception as exc:  # noqa: BLE001 - a plugin's provider never takes the dashboard down
             logging.getLogger("hermes.dashboard").warning(
-                "auth provider %r failed to check a token: %s", getattr(provider, "name", "?"), exc)
+                "auth provider %r failed to check a token: %s", getattr(provider, "name", "?"), _said(exc, token))
             unreachable = exc
             continue
         if principal is None:
@@ -128,7 +128,16 @@ def check_token(route: TokenRoute, request: object, providers: Iterable[object])
                                                   f"{route.path} needs")
         return TokenCheck(principal=principal)
     if unreachable is not None:
-        return TokenCheck(status=503, message=f"an auth provider is unreachable: {unreachable}; try again")
+        return TokenCheck(status=503, message=f"an auth provider is unreachable: {_said(unreachable, token)}; try again")
     if route.allow_session_fallback:
         return TokenCheck()  # perhaps the dashboard's own session token, on loopback
     return TokenCheck(status=401, message="no auth provider accepts that token")
+
+
+def _said(exc: BaseException, token: str) -> str:
+    """A provider's error as the log and the caller may see it: never the token it was handed, nor
+    any other secret its text carries (a URL's password, a key)."""
+    from hermes_core import redact_secrets
+
+    text = str(exc)
+    return redact_secrets(text.replace(token, "***") if token else text)

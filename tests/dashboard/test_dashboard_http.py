@@ -487,6 +487,9 @@ def test_a_token_route_lets_a_service_in_by_bearer_token_with_its_scope(gated: B
 
     assert post("svc-ingest-token") == (200, {"principal": "svc-ingest", "scopes": ["ingest"], "got": {"n": 1}})
     assert post(None)[0] == 401 and post("not-a-token")[0] == 401
+    status, answer = post("boom-7f3a9c")  # the provider failed, its error naming the token and a password
+    assert status == 503 and "refused" in answer["error"], answer
+    assert "boom-7f3a9c" not in answer["error"] and "hunter2" not in answer["error"]
     status, answer = post("svc-read-token")  # a token of another scope
     assert status == 403 and "ingest" in answer["error"]
     assert gated.json(path, method="GET")[0] == 401  # not a token route for GET: the gate's login

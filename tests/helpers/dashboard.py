@@ -72,6 +72,8 @@ class Team(DashboardAuthProvider):
         REFRESH.pop(refresh_token, None)
 
     def verify_token(self, *, token):
+        if token.startswith("boom-"):  # a provider whose error repeats what it was handed
+            raise RuntimeError(f"the directory refused {token} at https://svc:hunter2@directory.example/")
         for known, scopes in SERVICE_TOKENS.items():
             if hmac.compare_digest(token, known):
                 return TokenPrincipal(principal="svc-" + scopes[0], provider=self.name, scopes=scopes)
