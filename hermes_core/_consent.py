@@ -205,10 +205,9 @@ def record_consent(plugin_id: str, granted: Iterable[str], declared: Iterable[st
     from datetime import datetime, timezone
 
     from ._config.file import edit_config
-    from ._trust.consent import capability_set_hash
 
     adding = list(dict.fromkeys(granted))
-    stamp = {"hash": capability_set_hash(declared),
+    stamp = {"hash": consent_hash(declared),  # the hash every check compares with (known capabilities)
              "granted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
     def mutate(doc: Any) -> bool:
