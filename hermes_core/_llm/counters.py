@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import config_keys as keys
 from .._errors import ConfigError, MemoryStoreError
+from .._redact import redact_secrets
 from .budget import AMOUNTS, Budget, refused
 from .holds import Busy, Hold, Reservation, _iso, _periods, now
 from .ledger import _PRUNE_EVERY, Ledger
@@ -63,14 +64,9 @@ def redis_url(home: Path | None) -> str | None:
         return None
     if not raw.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"{ENV if os.environ.get(ENV) else 'state.redis_url'} must be a redis:// URL "
-                          f"(got {_masked(raw)!r}); leave it out to keep the budgets' counters in the ledger")
+                          f"(got {redact_secrets(raw)!r}); leave it out to keep the budgets' counters in the ledger")
     return raw
 
-
-def _masked(url: str) -> str:
-    import re
-
-    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url, count=1)
 
 
 class Counters:
@@ -84,7 +80,7 @@ class Counters:
         except ImportError:
             raise ConfigError("state.redis_url is set but redis-py is not installed: pip install "
                               "'hermes-core[redis]' (or leave state.redis_url out)") from None
-        self.url, self.location, self.ledger = url, _masked(url), ledger
+        self.url, self.ledger = url, ledger
         self._errors = (redis.RedisError, OSError)
         self._client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
                                             retry=Retry(NoBackoff(), 1),

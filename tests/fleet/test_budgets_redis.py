@@ -179,6 +179,10 @@ def test_a_bad_redis_url_is_one_line_saying_what_to_write(
     monkeypatch.setenv("HERMES_REDIS_URL", "http://127.0.0.1:6379")
     with pytest.raises(Exception, match=r"^HERMES_REDIS_URL must be a redis:// URL \(got 'http://127.0.0.1:6379'\)"):
         plugin_ctx(home).llm.complete(HI, max_tokens=65)
+    monkeypatch.setenv("HERMES_REDIS_URL", "http://:hunter2@127.0.0.1:6379")  # a password only, as Redis has
+    with pytest.raises(Exception, match=r"\(got 'http://\[REDACTED\]@127.0.0.1:6379'\)") as raised:
+        plugin_ctx(home).llm.complete(HI, max_tokens=65)
+    assert "hunter2" not in str(raised.value)
 
 
 @pytest.mark.parametrize("with_redis", [False, True], ids=["ledger", "redis"])
