@@ -23,6 +23,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from .._files import json_lines
 from .._redact import redact_secrets
 
 __all__ = ["FILE", "LINES", "SLOW_VARIABLE", "HookCallLog", "kept_hook_calls"]
@@ -129,16 +130,9 @@ def kept_hook_calls(home: Path, limit: int = 200) -> list[dict[str, Any]]:
     folder = Path(home) / "logs"
     rows: list[dict[str, Any]] = []
     for name in (FILE + ".1", FILE):
-        try:
-            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        try:  # json_lines streams the file and gives a line cut short by a crash as a BadLine, skipped
+            rows += [row for _, row, _ in json_lines(folder / name) if isinstance(row, dict)]
         except OSError:
             continue
-        for line in text.splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # cut short by a crash
-            if isinstance(row, dict):
-                rows.append(row)
     rows.sort(key=lambda row: row.get("at", 0), reverse=True)
     return rows[:limit]
