@@ -25,6 +25,12 @@ class Exported:
     def named(self, prefix: str) -> list[Any]:
         return [span for span in self.finished() if span.name.startswith(prefix)]
 
+    def root(self, name: str) -> Any:
+        """A span of the test's own, current inside `with` (what a host's turn would be)."""
+        from opentelemetry import trace
+
+        return trace.get_tracer("tests").start_as_current_span(name)
+
     def points(self, name: str) -> list[Any]:
         """The data points of metric `name` collected now."""
         data = self.metrics.get_metrics_data()
