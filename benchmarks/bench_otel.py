@@ -171,6 +171,8 @@ def main() -> None:
                 ask()
             paired("export on", ask, ask, 1, repeat=options.turns, on_state=on)
         telemetry.ACTIVE = None
+        on.tracer_provider.shutdown()  # the last export while the receiver still takes it
+        on.meter_provider.shutdown()
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from .._loading.registrar import Loaded, Registrar
 from .._runtime.processes import kill_group
 from .._runtime.frames import FrameError, receive, send
 from .._runtime.invoke import keeping_own_limit
+from . import closing
 from .fields import Unavailable, stand_in_command, stand_in_tool
 from .kinds import ISOLATED
 
@@ -106,6 +107,7 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
+
 
 
 def how_it_ended(code: int | None, memory_mb: int) -> str:
@@ -190,6 +192,8 @@ class ChildProcess:
         finally:
             theirs.close()
         self._proc, self._sock, self._pending = proc, ours, {}  # the calls in flight of this process alone
+        if _telemetry.ACTIVE is not None:
+            closing.traced(self)  # closed at the host's exit, before the SDK's last export
         self._reader = threading.Thread(target=self._read, args=(proc, ours, self._pending),
                                         name=f"hermes-isolation-{self.plugin_id}", daemon=True)
         self._reader.start()
@@ -267,6 +271,7 @@ class ChildProcess:
     def close(self) -> None:
         """End the child: its connection closed our way (it exits, sending what is left of its
         spans, read here until it is gone), killed if it does not."""
+        closing.forget(self)
         with self._lock:
             proc, sock, reader = self._proc, self._sock, self._reader
         if sock is not None:

@@ -123,9 +123,9 @@ class ChildTelemetry(Telemetry):
         super().__init__(provider, NoOpMeterProvider(), settings)
         self._measured: list[list[Any]] = []
         self._measuring = threading.Lock()
-        self.token_usage = _Recorded("gen_ai.client.token.usage", self._measured, self._measuring)  # type: ignore[assignment]
-        self.duration = _Recorded("gen_ai.client.operation.duration", self._measured, self._measuring)  # type: ignore[assignment]
-        self.budget_refusals = _Recorded("hermes.llm.budget.refusals", self._measured, self._measuring)  # type: ignore[assignment]
+        self.token_usage = _Recorded("gen_ai.client.token.usage", self._measured, self._measuring)
+        self.duration = _Recorded("gen_ai.client.operation.duration", self._measured, self._measuring)
+        self.budget_refusals = _Recorded("hermes.llm.budget.refusals", self._measured, self._measuring)
         self._sender: Callable[[dict[str, Any]], None] | None = None
         trace.set_tracer_provider(provider)  # a plugin's own OpenTelemetry spans come along too
 

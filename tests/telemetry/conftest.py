@@ -11,6 +11,8 @@ from typing import Any
 import attrs
 import pytest
 
+from .receiver import Receiver
+
 pytest.importorskip("opentelemetry.sdk")
 
 
@@ -36,6 +38,14 @@ class Exported:
         data = self.metrics.get_metrics_data()
         return [point for resource in (data.resource_metrics if data else []) for scope in resource.scope_metrics
                 for metric in scope.metrics if metric.name == name for point in metric.data.data_points]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A tiny OTLP/HTTP receiver on 127.0.0.1 (`receiver.py`) for what a subprocess exports."""
+    running = Receiver().start()
+    yield running
+    running.close()
 
 
 @pytest.fixture

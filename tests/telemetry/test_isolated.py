@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from hermes_core import PluginManager
 from hermes_core.agent import Agent
@@ -17,7 +21,7 @@ from hermes_core.testing import ScriptedServer, tool_call
 from tests.helpers import llm_config, make_folder_plugin
 
 from .conftest import Exported
-from .receiver import until
+from .receiver import Receiver, until
 
 ISOLATED = """
 import json, os, sys, time
@@ -206,3 +210,28 @@ def test_what_a_plugins_process_ended_last_is_exported_when_the_plugin_is_remove
     manager.remove_plugin("asker")  # at once: its process sends what is left as it exits
     (late,) = exported.named("asker.later")
     assert late.context.trace_id == exported.named("turn")[0].context.trace_id
+
+
+HOST = """
+import os, time
+from hermes_core import PluginManager
+
+manager = PluginManager().load()
+print(manager.dispatch_tool("later", {}), flush=True)
+while not os.path.exists(os.path.join(os.environ["HERMES_HOME"], "later-done")):
+    time.sleep(0.01)
+"""  # and exits at once
+
+
+def test_what_a_plugins_process_ended_last_is_exported_when_the_host_exits(
+        home: Path, llm_server: ScriptedServer, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that exits right after a plugin's thread ended a span: the plugin's process is closed
+    before the SDK's last export, and sends the span as it exits."""
+    metered_home(home, llm_server.url)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    host = subprocess.run([sys.executable, "-c", HOST], capture_output=True, text=True, timeout=120)
+    assert host.returncode == 0 and host.stdout.strip() == "started", host.stderr
+    (late,) = receiver.named("asker.later")
+    (tool,) = receiver.named("execute_tool later")
+    assert late.parent_id == tool.span_id and late.trace_id == tool.trace_id
