@@ -109,7 +109,6 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
-
 def how_it_ended(code: int | None, memory_mb: int) -> str:
     """`was killed by SIGSEGV`, `exited with code 3`, ... (and the memory limit when it may be why)."""
     if code is None:

@@ -12,8 +12,8 @@ host's go (its endpoint, or the providers of a program that embeds hermes-core).
 Its metrics go the same way: the sums the child's `Telemetry` keeps (tool calls of the tools the
 plugin dispatches there, hook time of the callbacks run there) and any measurement of its
 instruments go back with the answer, and the host adds them to its own meter (`merge`). What ends
-between calls (a plugin's thread) is sent by itself within `RELAY_SECONDS`, and what is left when
-the host closes the connection before the process exits.
+between calls (a plugin's thread) is sent by itself within `RELAY_SECONDS` (what is only counted,
+within `COUNTED_SECONDS`), and what is left when the host closes the connection before the process exits.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from .._version import __version__
 from .settings import Settings
 from .spans import Telemetry, ToolSpan
 
-__all__ = ["RELAY_SECONDS", "Collector", "ChildTelemetry", "child_telemetry", "merge", "replay"]
-RELAY_SECONDS = 0.2  # what ends between calls is sent this long after, with what else ended meanwhile
+__all__ = ["COUNTED_SECONDS", "RELAY_SECONDS", "Collector", "ChildTelemetry", "child_telemetry", "merge", "replay"]
+RELAY_SECONDS = 0.2  # a span that ends between calls is sent this long after, with what else ended meanwhile
+COUNTED_SECONDS = 1.0  # and what was only counted, within this long
 
 _SERVED: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_served_tool", default=None)
 
@@ -145,7 +146,8 @@ class ChildTelemetry(Telemetry):
         return payload
 
     def sending(self, send: Callable[[dict[str, Any]], None]) -> None:
-        """From now on, what ends between calls goes to `send` by itself, `RELAY_SECONDS` after."""
+        """From now on, what ends between calls goes to `send` by itself, `RELAY_SECONDS` after (what
+        is only counted, within `COUNTED_SECONDS`)."""
         if self._sender is None:
             self._sender = send
             threading.Thread(target=self._relaying, name="hermes-telemetry-relay", daemon=True).start()
@@ -153,9 +155,9 @@ class ChildTelemetry(Telemetry):
     def _relaying(self) -> None:
         ended = self.collector.ended
         while True:
-            ended.wait()
-            time.sleep(RELAY_SECONDS)  # what else ends meanwhile goes in the same message
-            ended.clear()
+            if ended.wait(COUNTED_SECONDS):  # else only counted, maybe (a quick hook callback has no span)
+                time.sleep(RELAY_SECONDS)  # what else ends meanwhile goes in the same message
+                ended.clear()
             self.flush_to_host()
 
     def flush_to_host(self) -> None:
