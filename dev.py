@@ -5,9 +5,10 @@
                            an agent task with it (on a scripted demo model when no endpoint is set)
     python3 dev.py test    set up .venv, then run the test suite (extra arguments go to pytest;
                            --quick leaves out the slow groups: see tests/conftest.py; --fleet runs
-                           the fleet group and --browser the browser group, which the whole suite leaves
-                           to those later runs); as root with apt-get, it first installs the servers and
-                           the browser the tests start (PostgreSQL, nginx, Chromium) when they are missing
+                           the fleet group, --browser the browser group and --otel the otel group, which
+                           the whole suite leaves to those later runs); as root with apt-get, it first
+                           installs the servers and the browser the tests start (PostgreSQL, nginx,
+                           Chromium) when they are missing; --otel first installs Arize Phoenix (once)
 
 The virtual environment is (re)installed only when a pyproject.toml changed.
 """
@@ -236,10 +237,39 @@ def install_servers() -> None:
         subprocess.run(["systemctl", "disable", "--now", "--quiet", *missing], check=False)
 
 
-QUICK = ["-m", "not slow and not interop and not fleet and not browser", "--hypothesis-profile=quick", "-n", "auto"]
-WHOLE = ["-m", "not interop and not fleet and not browser"]  # the fleet and browser groups run after it, as CI does
+# The otel group's receiver (tests/otel): Arize Phoenix from PyPI, in a virtualenv of its own (its pins are not ours)
+# under the cache, kept between runs; `hermes-requirement` in it, written last, says it is whole and what it holds.
+PHOENIX = "arize-phoenix>=20,<21"
+OTEL_CACHE = Path(os.environ.get("HERMES_OTEL_CACHE") or Path.home() / ".cache" / "hermes-core-otel")
+
+
+def install_phoenix() -> None:
+    """Install Phoenix into OTEL_CACHE/phoenix when it is not there (or another version is asked for)."""
+    import shutil
+
+    home = OTEL_CACHE / "phoenix"
+    stamp = home / "hermes-requirement"
+    if stamp.exists() and stamp.read_text() == PHOENIX:
+        return
+    say(f"installing {PHOENIX} into {home} for the otel group (once: a few minutes)")
+    shutil.rmtree(home, ignore_errors=True)
+    try:
+        venv.create(home, with_pip=True)
+        python = home / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+        run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", PHOENIX)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        shutil.rmtree(home, ignore_errors=True)
+        say(f"installing Phoenix failed ({exc}): the otel group's tests are skipped (and fail under CI=true)")
+        return
+    stamp.write_text(PHOENIX)
+
+
+QUICK = ["-m", "not slow and not interop and not fleet and not browser and not otel", "--hypothesis-profile=quick",
+         "-n", "auto"]
+WHOLE = ["-m", "not interop and not fleet and not browser and not otel"]  # the groups run after it, as CI does
 FLEET = ["-m", "fleet", "-n", "auto"]
 BROWSER = ["-m", "browser"]  # one Chromium at a time
+OTEL = ["-m", "otel"]  # one Phoenix, started once for the group
 
 
 def tests(extra: list[str]) -> int:
@@ -249,13 +279,16 @@ def tests(extra: list[str]) -> int:
     (venvs, packaging, mypy, the fault suite), runs each property test on 10 examples and spreads
     the tests too: for a first look or a small change, never instead of the full run. `--fleet`
     runs the fleet group alone (tests/fleet: hosts on a PostgreSQL cluster and behind nginx, which
-    the tests start), spread too; the whole suite leaves it to that second run."""
+    the tests start), spread too; the whole suite leaves it to that second run; `--otel` the otel
+    group (tests/otel: traces exported to Arize Phoenix, which the tests start)."""
     if "--quick" in extra:
         extra = [*QUICK, *(arg for arg in extra if arg != "--quick")]
     elif "--fleet" in extra:
         extra = [*FLEET, *(arg for arg in extra if arg != "--fleet")]
     elif "--browser" in extra:
         extra = [*BROWSER, *(arg for arg in extra if arg != "--browser")]
+    elif "--otel" in extra:
+        extra = [*OTEL, *(arg for arg in extra if arg != "--otel")]
     elif not any(not arg.startswith("-") or arg.startswith(("-n", "--numprocesses", "-m")) for arg in extra):
         extra = ["-n", "auto", *WHOLE, *extra]
     return subprocess.run([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT).returncode
@@ -272,6 +305,8 @@ def main(argv: list[str]) -> int:
     if argv[0] == "run":
         return main_job()
     install_servers()
+    if "--otel" in argv and not {"--collect-only", "--co"} & set(argv):
+        install_phoenix()
     return tests(argv[1:])
 
 

@@ -49,7 +49,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `slow` the tests of SLOW_MODULES, and those that run a pytest of their own (`pytester`:
     the contract suites' failure reports, each a hypothesis search in a subprocess); mark `fleet`
     those of tests/fleet (`python3 dev.py test --fleet`, after the whole suite), and `browser` those of
-    tests/browser (`python3 dev.py test --browser`: Chromium driven by Playwright, after it too)."""
+    tests/browser (`python3 dev.py test --browser`: Chromium driven by Playwright, after it too), and `otel`
+    those of tests/otel (`python3 dev.py test --otel`: traces exported to Arize Phoenix, after it too)."""
     for item in items:
         if item.path.name in SLOW_MODULES or "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
@@ -57,6 +58,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.fleet)
         if item.path.parent.name == "browser":
             item.add_marker(pytest.mark.browser)
+        if item.path.parent.name == "otel":
+            item.add_marker(pytest.mark.otel)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -235,9 +235,8 @@ class Child:
             answer = {"id": request["id"], "ok": True, "result": result}
         except BaseException as exc:  # noqa: BLE001 - the host's call gets it as the plugin's failure
             answer = {"id": request["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        spans = _telemetry.collected() if trace else []
-        if spans:
-            answer["spans"] = spans
+        if trace:
+            answer.update(_telemetry.collected())  # the spans and metrics made for it (and since)
         self.reply(answer)
 
 
@@ -251,6 +250,7 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=fd)
     child = Child(sock)
     child.megabytes = megabytes
+    _telemetry.sending(lambda ended: child.reply({"op": "telemetry", **ended}))  # what ends between calls
     try:
         first = receive(sock)
         try:
@@ -268,6 +268,7 @@ def main(argv: list[str]) -> None:
                 child.answered(message)
     except (FrameError, OSError):
         pass
+    _telemetry.flush_to_host()  # what ended since the last answer: the host reads until this process exits
     os._exit(0)  # the host closed the connection: plugin threads are not waited for
 
 

@@ -39,6 +39,7 @@ from .._loading.registrar import Loaded, Registrar
 from .._runtime.processes import kill_group
 from .._runtime.frames import FrameError, receive, send
 from .._runtime.invoke import keeping_own_limit
+from . import closing
 from .fields import Unavailable, stand_in_command, stand_in_tool
 from .kinds import ISOLATED
 
@@ -138,6 +139,7 @@ class ChildProcess:
         self._sending = threading.Lock()  # one frame at a time on the socket, from any thread
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
+        self._reader: threading.Thread | None = None
         self._pending: dict[int, tuple[threading.Event, list[Any]]] = {}
         self._ids = itertools.count(1)
         self._starts: collections.deque[float] = collections.deque()
@@ -189,8 +191,11 @@ class ChildProcess:
         finally:
             theirs.close()
         self._proc, self._sock, self._pending = proc, ours, {}  # the calls in flight of this process alone
-        threading.Thread(target=self._read, args=(proc, ours, self._pending), name=f"hermes-isolation-{self.plugin_id}",
-                         daemon=True).start()
+        if _telemetry.ACTIVE is not None:
+            closing.traced(self)  # closed at the host's exit, before the SDK's last export
+        self._reader = threading.Thread(target=self._read, args=(proc, ours, self._pending),
+                                        name=f"hermes-isolation-{self.plugin_id}", daemon=True)
+        self._reader.start()
 
     def _read(self, proc: subprocess.Popen[bytes], sock: socket.socket,
               pending: dict[int, tuple[threading.Event, list[Any]]]) -> None:
@@ -198,6 +203,9 @@ class ChildProcess:
         try:
             while True:
                 message = receive(sock)
+                if message.get("op") == "telemetry":  # spans and metrics that ended between calls
+                    _telemetry.relayed(message)
+                    continue
                 if "op" in message:  # the child asks (ctx.llm): answered on a thread of its own
                     threading.Thread(target=self._answer, args=(sock, message), daemon=True).start()
                     continue
@@ -260,12 +268,14 @@ class ChildProcess:
                 pass
 
     def close(self) -> None:
-        """End the child: its connection closed (it exits), killed if it does not."""
+        """End the child: its connection closed our way (it exits, sending what is left of its
+        spans, read here until it is gone), killed if it does not."""
+        closing.forget(self)
         with self._lock:
-            proc, sock = self._proc, self._sock
+            proc, sock, reader = self._proc, self._sock, self._reader
         if sock is not None:
             try:
-                sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
         if proc is not None:
@@ -274,6 +284,13 @@ class ChildProcess:
             except subprocess.TimeoutExpired:
                 pass
             kill_group(proc)  # it, if it did not exit, and what it left running
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout=5)  # its last message relayed; the connection's end is seen once it exited
+        if sock is not None and reader is not None and reader.is_alive():  # something it started holds it open
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -312,8 +329,8 @@ class ChildProcess:
             raise PluginProcessError(f"{owner(self.plugin_id)}: {what} did not finish within {seconds:g} s; its "
                                      "process was killed (restarted at the next call)", plugin_id=self.plugin_id)
         answer = slot[0]
-        if "spans" in answer:
-            _telemetry.relayed(answer["spans"])
+        if "spans" in answer or "metrics" in answer:
+            _telemetry.relayed(answer)
         if "died" in answer:
             raise PluginProcessError(f"{owner(self.plugin_id)}: its process {answer['died']} during {what} "
                                      "(restarted at the next call)", plugin_id=self.plugin_id)

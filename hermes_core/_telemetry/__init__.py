@@ -16,14 +16,14 @@ are made once per process and kept (turned on again, export goes on through them
 Modules, internal: `settings` (whether and how export is on; reads the config and the
 environment, imports nothing), `spans` (the `Telemetry` object: the tracer, the meters and one
 method per kind of span; imports the SDK), `start` (the SDK's providers and OTLP/HTTP exporters),
-`relay` (an isolated plugin's spans: collected in its process, made again in the host's).
+`relay` (an isolated plugin's spans and metrics: collected in its process, made again in the host's).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ContextManager
 
 if TYPE_CHECKING:
@@ -31,14 +31,15 @@ if TYPE_CHECKING:
     from .relay import ChildTelemetry
     from .spans import Telemetry
 
-__all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "attached", "carried", "collected", "configure", "continued", "headers",
-           "meta_headers", "relayed", "span"]
+__all__ = ["ACTIVE", "NO_SPAN", "NoSpan", "attached", "carried", "collected", "configure", "continued",
+           "flush_to_host", "headers", "meta_headers", "relayed", "sending", "span"]
 
 log = logging.getLogger("hermes_core.telemetry")
 
 ACTIVE: Telemetry | None = None  # set by `configure` while export is on
 _made: dict[Any, Telemetry] = {}  # by endpoint, or by the process's own providers: made once each
 _child: ChildTelemetry | None = None  # in an isolated plugin's process, once a call carried a trace
+_sender: Callable[[dict[str, Any]], None] | None = None  # there: how what ends between calls reaches the host
 
 
 def configure(config: Config) -> None:
@@ -139,13 +140,31 @@ def continued(carried: dict[str, Any] | None, tool: str | None = None) -> Contex
         from .settings import Settings
 
         child = _child = child_telemetry(Settings(None, record, slow))
+        if _sender is not None:
+            child.sending(_sender)
     ACTIVE = child
     return child.serving(carried.get("headers") or {}, tool)
 
 
-def collected() -> list[dict[str, Any]]:
-    """In an isolated plugin's process: the spans ended since the last answer, as data."""
-    return [] if _child is None else _child.collector.drain()
+def collected() -> dict[str, Any]:
+    """In an isolated plugin's process: the spans ended and the metrics measured since the last
+    answer, as data to send with it (`{"spans": [...], "metrics": {...}}`, each only when there is some)."""
+    return {} if _child is None else _child.drained()
+
+
+def sending(send: Callable[[dict[str, Any]], None]) -> None:
+    """In an isolated plugin's process: what ends between calls (a plugin's thread) goes to `send`
+    by itself, within a bounded time (`relay.RELAY_SECONDS`), as `collected` gives it."""
+    global _sender
+    _sender = send
+    if _child is not None:
+        _child.sending(send)
+
+
+def flush_to_host() -> None:
+    """In an isolated plugin's process about to exit: send what is left now."""
+    if _child is not None:
+        _child.flush_to_host()
 
 
 def attached(carried: dict[str, Any] | None) -> ContextManager[None]:
@@ -156,15 +175,22 @@ def attached(carried: dict[str, Any] | None) -> ContextManager[None]:
     return telemetry.attached(carried.get("headers") or {})
 
 
-def relayed(spans: Any) -> None:
-    """In the host: export the spans an isolated plugin's process sent back, as they were."""
+def relayed(sent: Mapping[str, Any]) -> None:
+    """In the host: export the spans an isolated plugin's process sent back (with an answer, or
+    by themselves), as they were, and add its metrics to the host's."""
     telemetry = ACTIVE
-    if telemetry is None or not spans or not isinstance(spans, list):
+    if telemetry is None:
         return
-    from .relay import replay
+    spans, metrics = sent.get("spans"), sent.get("metrics")
+    if not (spans and isinstance(spans, list)) and not (metrics and isinstance(metrics, dict)):
+        return
+    from .relay import merge, replay
 
     try:
-        replay(telemetry.tracer_provider, spans)
+        if isinstance(spans, list):
+            replay(telemetry.tracer_provider, spans)
+        if isinstance(metrics, dict):
+            merge(telemetry, metrics)
     except Exception as exc:  # noqa: BLE001 - the plugin's process sent something else: its spans are lost, not the call
-        log.warning("spans sent back by an isolated plugin's process could not be exported: %s: %s",
+        log.warning("spans or metrics sent back by an isolated plugin's process could not be exported: %s: %s",
                     type(exc).__name__, exc)

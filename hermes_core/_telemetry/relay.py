@@ -8,6 +8,12 @@ tree holds across the two processes: the host's `execute_tool` over the plugin's
 over the `chat` span of the `ctx.llm` call that the host makes for the child with the child's
 context. The child needs no exporter and no settings of its own, and the spans go wherever the
 host's go (its endpoint, or the providers of a program that embeds hermes-core).
+
+Its metrics go the same way: the sums the child's `Telemetry` keeps (tool calls of the tools the
+plugin dispatches there, hook time of the callbacks run there) and any measurement of its
+instruments go back with the answer, and the host adds them to its own meter (`merge`). What ends
+between calls (a plugin's thread) is sent by itself within `RELAY_SECONDS` (what is only counted,
+within `COUNTED_SECONDS`), and what is left when the host closes the connection before the process exits.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -28,7 +35,9 @@ from .._version import __version__
 from .settings import Settings
 from .spans import Telemetry, ToolSpan
 
-__all__ = ["Collector", "ChildTelemetry", "child_telemetry", "replay"]
+__all__ = ["COUNTED_SECONDS", "RELAY_SECONDS", "Collector", "ChildTelemetry", "child_telemetry", "merge", "replay"]
+RELAY_SECONDS = 0.2  # a span that ends between calls is sent this long after, with what else ended meanwhile
+COUNTED_SECONDS = 1.0  # and what was only counted, within this long
 
 _SERVED: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_served_tool", default=None)
 
@@ -52,21 +61,41 @@ def fields(span: ReadableSpan) -> dict[str, Any]:
 
 
 class Collector(SpanProcessor):
-    """Keeps each span that ends in this process, as data, until `drain` hands them over."""
+    """Keeps each span that ends in this process, as data, until `drain` hands them over; `ended`
+    is set when one ends."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ended: list[dict[str, Any]] = []
+        self.ended = threading.Event()
 
     def on_end(self, span: ReadableSpan) -> None:
         data = fields(span)
         with self._lock:
             self._ended.append(data)
+        if not self.ended.is_set():
+            self.ended.set()
 
     def drain(self) -> list[dict[str, Any]]:
         with self._lock:
             ended, self._ended = self._ended, []
         return ended
+
+
+class _Recorded:
+    """An instrument of the child's `Telemetry` (a histogram or a counter): keeps each measurement
+    for the host, which makes it again with its own instrument of the same name."""
+
+    __slots__ = ("_name", "_kept", "_lock")
+
+    def __init__(self, name: str, kept: list[list[Any]], lock: threading.Lock) -> None:
+        self._name, self._kept, self._lock = name, kept, lock
+
+    def record(self, amount: float, attributes: Mapping[str, Any] | None = None) -> None:
+        with self._lock:
+            self._kept.append([self._name, amount, dict(attributes or {})])
+
+    add = record
 
 
 class _NoToolSpan:
@@ -83,8 +112,8 @@ class _NoToolSpan:
 
 
 class ChildTelemetry(Telemetry):
-    """The child's `Telemetry`: spans to a `Collector`, metrics nowhere (the host counts the calls
-    it sends, and makes the `ctx.llm` calls); the call the host sent gets no second `execute_tool`."""
+    """The child's `Telemetry`: spans to a `Collector`, measurements kept for the host (`drained`);
+    the call the host sent gets no second `execute_tool` (the host has one, and counts it)."""
 
     def __init__(self, settings: Settings) -> None:
         from opentelemetry.metrics import NoOpMeterProvider
@@ -93,7 +122,55 @@ class ChildTelemetry(Telemetry):
         provider = TracerProvider()
         provider.add_span_processor(self.collector)
         super().__init__(provider, NoOpMeterProvider(), settings)
+        self._measured: list[list[Any]] = []
+        self._measuring = threading.Lock()
+        self.token_usage = _Recorded("gen_ai.client.token.usage", self._measured, self._measuring)
+        self.duration = _Recorded("gen_ai.client.operation.duration", self._measured, self._measuring)
+        self.budget_refusals = _Recorded("hermes.llm.budget.refusals", self._measured, self._measuring)
+        self._sender: Callable[[dict[str, Any]], None] | None = None
         trace.set_tracer_provider(provider)  # a plugin's own OpenTelemetry spans come along too
+
+    def drained(self) -> dict[str, Any]:
+        """What ended and what was measured since the last call, as `{"spans": ..., "metrics": ...}`
+        (each left out when there is none), for the host's `merge` and `replay`."""
+        payload: dict[str, Any] = {}
+        spans = self.collector.drain()
+        if spans:
+            payload["spans"] = spans
+        with self._measuring:
+            measured, self._measured[:] = list(self._measured), []
+        metrics = {"tool_calls": self.tool_calls.drain(), "hook_time": self.hook_time.drain(), "measured": measured}
+        metrics = {key: value for key, value in metrics.items() if value}
+        if metrics:
+            payload["metrics"] = metrics
+        return payload
+
+    def sending(self, send: Callable[[dict[str, Any]], None]) -> None:
+        """From now on, what ends between calls goes to `send` by itself, `RELAY_SECONDS` after (what
+        is only counted, within `COUNTED_SECONDS`)."""
+        if self._sender is None:
+            self._sender = send
+            threading.Thread(target=self._relaying, name="hermes-telemetry-relay", daemon=True).start()
+
+    def _relaying(self) -> None:
+        ended = self.collector.ended
+        while True:
+            if ended.wait(COUNTED_SECONDS):  # else only counted, maybe (a quick hook callback has no span)
+                time.sleep(RELAY_SECONDS)  # what else ends meanwhile goes in the same message
+                ended.clear()
+            self.flush_to_host()
+
+    def flush_to_host(self) -> None:
+        """Send what ended and was measured since the last answer now (the process is about to exit)."""
+        send = self._sender
+        if send is None:
+            return
+        payload = self.drained()
+        if payload:
+            try:
+                send(payload)
+            except OSError:
+                pass  # the host is gone: so is where they would go
 
     def tool(self, name: str, plugin_id: str | None, tool_type: str, call_id: str, arguments: Any) -> ToolSpan:
         if _SERVED.get() == name:
@@ -187,3 +264,19 @@ def replay(provider: Any, spans: list[dict[str, Any]]) -> None:
         elif code == StatusCode.OK.value:
             span.set_status(Status(StatusCode.OK))
         span.end(data["end"])
+
+
+def merge(telemetry: Telemetry, metrics: Mapping[str, Any]) -> None:
+    """Add what the child measured (`ChildTelemetry.drained`) to the host's meter: its sums to the
+    host's sums, its measurements made again with the host's instrument of the same name."""
+    for values, count, total in metrics.get("tool_calls") or ():
+        telemetry.tool_calls.merge(tuple(str(v) for v in values), float(count), float(total))
+    for values, count, total in metrics.get("hook_time") or ():
+        telemetry.hook_time.merge(tuple(str(v) for v in values), float(count), float(total))
+    instruments = {"gen_ai.client.token.usage": telemetry.token_usage.record,
+                   "gen_ai.client.operation.duration": telemetry.duration.record,
+                   "hermes.llm.budget.refusals": telemetry.budget_refusals.add}
+    for name, amount, attributes in metrics.get("measured") or ():
+        made = instruments.get(name)
+        if made is not None:
+            made(amount, attributes)

@@ -65,6 +65,20 @@ class Tally:
                 entry[0] += 1
                 entry[1] += amount
 
+    def drain(self) -> list[list[Any]]:
+        """What was added since the last drain, as `[values, count, total]` (an isolated plugin's
+        process hands its sums to the host this way), and the sums reset."""
+        with self._lock:
+            sums, self._sums = self._sums, {}
+        return [[list(values), entry[0], entry[1]] for values, entry in sums.items()]
+
+    def merge(self, values: tuple[str, ...], count: float, total: float) -> None:
+        """Add `count` more of `values` with `total` (what another process's `drain` gave)."""
+        with self._lock:
+            entry = self._sums.setdefault(values, [0, 0.0])
+            entry[0] += count
+            entry[1] += total
+
     def _observe(self, index: int) -> list[Any]:
         from opentelemetry.metrics import Observation
 

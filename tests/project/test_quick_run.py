@@ -71,3 +71,10 @@ def test_the_whole_suite_leaves_the_browser_group_to_a_run_of_its_own() -> None:
                                                                          for path in whole)
     browser = collected(dev_test("--browser", "--collect-only", "-q", "-pno:cacheprovider"))
     assert browser == {"tests/browser/test_dashboard_browser.py"}
+
+
+def test_the_whole_suite_leaves_the_otel_group_to_a_run_of_its_own() -> None:
+    whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
+    assert "tests/telemetry/test_export.py" in whole and not any(path.startswith("tests/otel/") for path in whole)
+    otel = collected(dev_test("--otel", "--collect-only", "-q", "-pno:cacheprovider"))  # collecting installs nothing
+    assert otel == {"tests/otel/test_phoenix.py"}

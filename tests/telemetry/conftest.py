@@ -11,6 +11,8 @@ from typing import Any
 import attrs
 import pytest
 
+from .receiver import Receiver
+
 pytest.importorskip("opentelemetry.sdk")
 
 
@@ -25,11 +27,25 @@ class Exported:
     def named(self, prefix: str) -> list[Any]:
         return [span for span in self.finished() if span.name.startswith(prefix)]
 
+    def root(self, name: str) -> Any:
+        """A span of the test's own, current inside `with` (what a host's turn would be)."""
+        from opentelemetry import trace
+
+        return trace.get_tracer("tests").start_as_current_span(name)
+
     def points(self, name: str) -> list[Any]:
         """The data points of metric `name` collected now."""
         data = self.metrics.get_metrics_data()
         return [point for resource in (data.resource_metrics if data else []) for scope in resource.scope_metrics
                 for metric in scope.metrics if metric.name == name for point in metric.data.data_points]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A tiny OTLP/HTTP receiver on 127.0.0.1 (`receiver.py`) for what a subprocess exports."""
+    running = Receiver().start()
+    yield running
+    running.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,13 +30,6 @@ def register(ctx):
     ctx.register_tool("lookup", "demo", {"name": "lookup", "parameters": {"type": "object"}},
                       lambda args, **kw: '{"found": 1}')
 """
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    running = Receiver().start()
-    yield running
-    running.close()
 
 
 def scripted_turn(home: Path, llm_server: ScriptedServer, extra: str = "") -> None:

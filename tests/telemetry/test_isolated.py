@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hermes_core import PluginManager
 from hermes_core.agent import Agent
@@ -16,6 +21,7 @@ from hermes_core.testing import ScriptedServer, tool_call
 from tests.helpers import llm_config, make_folder_plugin
 
 from .conftest import Exported
+from .receiver import Receiver, until
 
 ISOLATED = """
 import json, os, sys, time
@@ -110,3 +116,122 @@ def test_with_export_off_an_isolated_plugins_process_makes_no_span(home: Path, l
     assert all("traceparent" not in request.headers for request in llm_server.requests)
     assert json.loads((home / "child-modules.json").read_text()) == []  # nothing of OpenTelemetry there either
     manager.remove_plugin("asker")
+
+
+METERED = """
+import contextvars, json, os, threading, time
+
+def ask(args, **kwargs):
+    answer = CTX.llm.complete([{"role": "user", "content": "sub-question"}], purpose="think")
+    CTX.dispatch_tool("helper", {})
+    return json.dumps({"text": answer.text})
+
+def helper(args, **kwargs):
+    return "{}"
+
+def checked(**kwargs):
+    time.sleep(0.02)
+
+def later(args, **kwargs):
+    def work():
+        time.sleep(float(args.get("after", 0)))
+        with CTX.trace_span("asker.later"):
+            CTX.dispatch_tool("helper", {})
+        with open(os.path.join(os.environ["HERMES_HOME"], "later-done"), "w"):
+            pass
+    threading.Thread(target=contextvars.copy_context().run, args=(work,)).start()  # under the call's span
+    return "started"
+
+def register(ctx):
+    global CTX
+    CTX = ctx
+    for name, fn in (("ask", ask), ("helper", helper), ("later", later)):
+        ctx.register_tool(name, "demo", {"name": name, "parameters": {"type": "object"}}, fn)
+    ctx.register_hook("pre_tool_call", checked)
+"""
+
+
+def metered_home(home: Path, url: str) -> None:
+    make_folder_plugin(home / "plugins", "asker", METERED, "name: asker\n")
+    llm_config(home, url, "plugins:\n  enabled: [asker]\n  entries:\n    asker: {isolation: process}\n")
+
+
+def sums(exported: Exported, name: str, *keys: str) -> dict[tuple[Any, ...], Any]:
+    return {tuple(point.attributes[key] for key in keys): point.value for point in exported.points(name)}
+
+
+def test_an_isolated_plugins_process_counts_its_tool_calls_and_hook_time_into_the_hosts_meter(
+        home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
+    """The tools the plugin dispatches in its process and the hook callbacks run there are counted
+    by the host, as if they had run in it; its `ctx.llm` call (the host makes it) is measured once."""
+    metered_home(home, llm_server.url)
+    llm_server.reply(None, tool_calls=[tool_call("ask", {}, call_id="c1")]).reply(
+        "two words", usage={"prompt_tokens": 7, "completion_tokens": 2}).reply("Done.")
+    manager = PluginManager()
+    with Agent(manager) as agent:
+        assert agent.ask("go").text == "Done."
+    calls = sums(exported, "hermes.tool.calls", "gen_ai.tool.name", "hermes.plugin.id", "hermes.tool.outcome")
+    assert calls == {("ask", "asker", "ok"): 1, ("helper", "asker", "ok"): 1}  # helper: in the plugin's process
+    hooks = sums(exported, "hermes.hook.calls", "hermes.hook.name", "hermes.plugin.id")
+    assert hooks[("pre_tool_call", "asker")] == 2  # the host's call of its stand-in (ask), the process's own (helper)
+    spent = sums(exported, "hermes.hook.time", "hermes.hook.name", "hermes.plugin.id")
+    assert spent[("pre_tool_call", "asker")] >= 0.04  # each call slept 0.02 s
+    asked = [point for point in exported.points("gen_ai.client.token.usage")
+             if point.attributes["hermes.llm.budget_holder"] == "asker"]
+    assert sorted((p.attributes["gen_ai.token.type"], p.count, p.sum) for p in asked) == [
+        ("input", 1, 7), ("output", 1, 2)]
+    manager.remove_plugin("asker")
+
+
+def test_spans_a_plugins_thread_ends_after_its_call_answered_reach_the_host_without_another_call(
+        home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
+    metered_home(home, llm_server.url)
+    manager = PluginManager()
+    manager.load()
+    with exported.root("turn"):
+        assert manager.dispatch_tool("later", {"after": 0.3}) == "started"
+    until(lambda: exported.named("asker.later"), timeout=20)  # sent by itself, no next answer to carry it
+    (late,) = exported.named("asker.later")
+    (tool,) = [span for span in exported.named("execute_tool") if span.attributes["gen_ai.tool.name"] == "later"]
+    assert late.parent.span_id == tool.context.span_id and late.context.trace_id == tool.context.trace_id
+    until(lambda: ("helper", "asker", "ok") in sums(exported, "hermes.tool.calls", "gen_ai.tool.name",
+                                                    "hermes.plugin.id", "hermes.tool.outcome"))
+    manager.remove_plugin("asker")
+
+
+def test_what_a_plugins_process_ended_last_is_exported_when_the_plugin_is_removed(
+        home: Path, llm_server: ScriptedServer, exported: Exported) -> None:
+    metered_home(home, llm_server.url)
+    manager = PluginManager()
+    manager.load()
+    with exported.root("turn"):
+        assert manager.dispatch_tool("later", {}) == "started"
+    until(lambda: (home / "later-done").exists())
+    manager.remove_plugin("asker")  # at once: its process sends what is left as it exits
+    (late,) = exported.named("asker.later")
+    assert late.context.trace_id == exported.named("turn")[0].context.trace_id
+
+
+HOST = """
+import os, time
+from hermes_core import PluginManager
+
+manager = PluginManager().load()
+print(manager.dispatch_tool("later", {}), flush=True)
+while not os.path.exists(os.path.join(os.environ["HERMES_HOME"], "later-done")):
+    time.sleep(0.01)
+"""  # and exits at once
+
+
+def test_what_a_plugins_process_ended_last_is_exported_when_the_host_exits(
+        home: Path, llm_server: ScriptedServer, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that exits right after a plugin's thread ended a span: the plugin's process is closed
+    before the SDK's last export, and sends the span as it exits."""
+    metered_home(home, llm_server.url)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    host = subprocess.run([sys.executable, "-c", HOST], capture_output=True, text=True, timeout=120)
+    assert host.returncode == 0 and host.stdout.strip() == "started", host.stderr
+    (late,) = receiver.named("asker.later")
+    (tool,) = receiver.named("execute_tool later")
+    assert late.parent_id == tool.span_id and late.trace_id == tool.trace_id
