@@ -161,7 +161,9 @@ def _check_cron(expr: str) -> None:
     for (name, lowest, highest), field in zip(_FIELD_RANGES, fields):
         for part in field.split(","):
             ends = re.fullmatch(r"([A-Za-z\d]+)-([A-Za-z\d]+)", part.split("/")[0])
-            low, high = (_NAMED.get(end.lower(), end) for end in ends.groups()) if ends else ("", "")
+            if ends is None:
+                continue
+            low, high = (_NAMED.get(end.lower(), end) for end in ends.groups())
             if low.isdigit() and high.isdigit() and int(low) > int(high):
                 both = ",".join(_span(*pair) for pair in ((int(low), highest), (lowest, int(high))))
                 raise CronError(f"the schedule {expr!r}: the {name} range {ends.group(0)} runs backwards; write "
