@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .._config.file import edit_config, load_config
+from .._consent import asks_of
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
 from .._errors import ConfigError, PluginNotFoundError
@@ -16,7 +17,7 @@ from .._paths import hermes_home
 from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
-from ._consent import ask_before_enabling, asks_of, consent_to_enable
+from ._consent import ask_before_enabling, consent_to_enable
 
 
 @click.group()
