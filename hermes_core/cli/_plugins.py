@@ -88,8 +88,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     found, config = _discovered()
     spec = _find(found, plugin_id)
     data = _listing.row(spec, config, _listing.active_slots(found, config)) | {
-        "author": spec.author,
-        "origin": spec.origin,
+        "author": spec.author, "origin": spec.origin,
         "requires_env": list(spec.requires_env),
         "missing_env": spec.missing_env(),
         "requires_hermes": spec.requires_hermes,

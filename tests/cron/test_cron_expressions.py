@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cron.test_hostile_input import hand_edit, one_line_error
 from tests.helpers.api_server import KEY, Serve, call
-from tests.helpers.cron import cron, jobs
+from tests.helpers.cron import cron, hand_edit, jobs, one_line_error
 
 REFUSED = [
     ("* * * * * *", "has 6 fields; a cron expression has 5 (seconds and years are not taken): minute hour day "

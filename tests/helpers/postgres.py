@@ -192,8 +192,9 @@ class PgCluster:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
     def _close_pools(self, name: str) -> None:
-        from hermes_core._store import postgres
+        import importlib
 
+        postgres = importlib.import_module("hermes_core._store.postgres")  # the process's pools, one per URL
         with postgres._DATABASES_LOCK:
             mine = [url for url in postgres._DATABASES if url.database == name and url.port == self.port]
             databases = [postgres._DATABASES.pop(url) for url in mine]
