@@ -56,7 +56,7 @@ def problem(message: Any) -> str | None:
     if not isinstance(message, dict):
         return f"a message is a JSON object, not {_kind(message)}"
     if "id" in message and not _usable_id(message["id"]):
-        return "an id is a string, a number or null"
+        return "an id is a string, a finite number or null"
     if "method" in message:
         if not isinstance(message["method"], str):
             return "a method is a string"
