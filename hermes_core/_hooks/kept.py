@@ -7,6 +7,9 @@ The file is a small ring: at `LINES` lines it becomes `hook-calls.jsonl.1` (the 
 dropped), so the two hold the last 500 to 1,000 calls. The hook call only puts its record in a
 queue; a writer thread (one for the process) appends it, off the hot path: one write a line, so
 processes sharing a home never interleave. A line is whole or, after a crash mid-write, skipped.
+Every process sharing a home writes under one lock (`hook-calls.jsonl.lock`), and rotates by the
+lines the file holds then, counted again whenever another process changed it: one process never
+rotates right after another, which would leave `.1` with a handful of rows.
 
     {"at": 1764400000.1, "hook": "pre_tool_call", "plugin": "guard", "callback": "Guard.check",
      "ms": 812.4, "outcome": "slow", "error": ""}
@@ -23,7 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from .._files import json_lines
+from .._files import json_lines, locked
 from .._redact import redact_secrets
 
 __all__ = ["FILE", "LINES", "SLOW_VARIABLE", "HookCallLog", "kept_hook_calls"]
@@ -67,7 +70,7 @@ class HookCallLog:
 _pending: deque[tuple[Path, dict[str, Any]]] = deque(maxlen=_QUEUED)
 _wake = threading.Condition()
 _io = threading.Lock()
-_lines: dict[Path, int] = {}  # lines in each file, counted once
+_seen: dict[Path, tuple[int, int, int]] = {}  # each file as this process last left it: inode, size, lines
 _writer: threading.Thread | None = None
 
 
@@ -96,33 +99,52 @@ def _run() -> None:
 
 
 def _write() -> None:
+    """Append what is queued, each home's records under its file's lock (see the module)."""
+    by_path: dict[Path, list[dict[str, Any]]] = {}
     while _pending:
         path, record = _pending.popleft()
+        by_path.setdefault(path, []).append(record)
+    for path, records in by_path.items():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path not in _lines:
-                _lines[path] = _count(path)
-            if _lines[path] >= LINES:
-                os.replace(path, path.with_name(FILE + ".1"))
-                _lines[path] = 0
-            record["error"] = redact_secrets(" ".join(str(record["error"]).split()))[:500]
-            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(descriptor, line)
-            finally:
-                os.close(descriptor)
-            _lines[path] += 1
+            with locked(path):
+                for record in records:
+                    _append(path, record)
         except OSError:
-            _lines.pop(path, None)  # a home that cannot be written loses the record, never the hook call
+            _seen.pop(path, None)  # a home that cannot be written loses the records, never the hook call
 
 
-def _count(path: Path) -> int:
+def _append(path: Path, record: dict[str, Any]) -> None:
+    """One record, under the file's lock: the file rotated first when it holds `LINES` lines."""
+    lines = _lines(path)
+    if lines >= LINES:
+        os.replace(path, path.with_name(FILE + ".1"))
+        lines = 0
+    record["error"] = redact_secrets(" ".join(str(record["error"]).split()))[:500]
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        with open(path, "rb") as handle:
-            return sum(1 for _ in handle)
+        os.write(descriptor, line)
+        written = os.fstat(descriptor)
+    finally:
+        os.close(descriptor)
+    _seen[path] = (written.st_ino, written.st_size, lines + 1)
+
+
+def _lines(path: Path) -> int:
+    """The lines in `path` now: as this process left it, or counted again when another process
+    (or a person) has changed it since."""
+    try:
+        status = path.stat()
     except FileNotFoundError:
         return 0
+    known = _seen.get(path)
+    if known is not None and known[:2] == (status.st_ino, status.st_size):
+        return known[2]
+    with open(path, "rb") as handle:
+        count = sum(1 for _ in handle)
+    _seen[path] = (status.st_ino, status.st_size, count)
+    return count
 
 
 def kept_hook_calls(home: Path, limit: int = 200) -> list[dict[str, Any]]:

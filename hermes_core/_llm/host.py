@@ -368,7 +368,8 @@ class LlmHost:
                 raise
             finally:
                 if attempts.reservation is not None:
-                    settle(self._ledger(), *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
+                    settle(self._ledger(), attempts.reservation,
+                           *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     def _run(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:
         for attempt in attempts:
@@ -408,7 +409,7 @@ class LlmHost:
                 raise
             finally:
                 if attempts.reservation is not None:
-                    await asettle(self._ledger(), self._ledger_thread(),
+                    await asettle(self._ledger(), self._ledger_thread(), attempts.reservation,
                                   *settlement(attempts.reservation, attempts.answer, attempts.sent, failure))
 
     async def _arun(self, call: Call, attempts: _Attempts, finish: Callable[[LlmAnswer], R]) -> R:

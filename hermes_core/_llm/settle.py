@@ -18,15 +18,14 @@ from .writer import LedgerThread
 __all__ = ["asettle", "settle", "settlement"]
 
 
-def settlement(reservation: Reservation, answer: Any, sent: int,
-               exc: BaseException | None) -> tuple[Reservation, int, float]:
+def settlement(reservation: Reservation, answer: Any, sent: int, exc: BaseException | None) -> tuple[int, float]:
     """The tokens and cost `reservation` settles to: the `answer`'s usage; its prompt's when no
     answer came and the call was cut off after `sent` requests went out; nothing otherwise."""
     if answer is not None:
-        return reservation, answer.usage.total_tokens, answer.usage.cost_usd or 0.0
+        return answer.usage.total_tokens, answer.usage.cost_usd or 0.0
     if sent and isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
-        return reservation, *reservation.prompt
-    return reservation, 0, 0.0
+        return reservation.prompt
+    return 0, 0.0
 
 
 def settle(ledger: Ledger, reservation: Reservation, tokens: int, cost: float) -> None:

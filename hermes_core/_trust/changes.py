@@ -3,22 +3,16 @@ added, removed), the dependencies it declares, and the capabilities its plugin.y
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
 from .consent import capabilities_in
 from .scan import members
-from .verify import find_dist
+from .verify import find_dist, record_digest
 
 __all__ = ["update_changes"]
 
 SHOWN = 4  # file names shown of each kind; the rest counted
-
-
-def _digest(data: bytes) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def _names(paths: Iterable[str]) -> str:
@@ -39,7 +33,7 @@ def update_changes(name: str, wheel: Path, environment: str | None = None) -> li
     old = {str(f): f.hash.value for f in dist.files or [] if f.hash is not None and f.hash.mode == "sha256"
            and ".dist-info/" not in str(f) and not str(f).startswith("..")}
     new_files = dict(members(wheel))
-    new = {path: _digest(data) for path, data in new_files.items() if ".dist-info/" not in path
+    new = {path: record_digest(data) for path, data in new_files.items() if ".dist-info/" not in path
            and not path.split("/")[0].endswith(".data")}
     lines = []
     changed = [p for p in new if p in old and old[p] != new[p]]

@@ -13,7 +13,12 @@ from pathlib import Path
 from .lock import LockedPackage
 from .names import canonical
 
-__all__ = ["find_dist", "record_sha256", "problems"]
+__all__ = ["find_dist", "record_digest", "record_sha256", "problems"]
+
+
+def record_digest(data: bytes) -> str:
+    """The sha256 of `data` as a wheel's RECORD writes it (URL-safe base64, no padding)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def find_dist(name: str, environment: str | None = None) -> metadata.Distribution | None:
@@ -61,6 +66,5 @@ def problems(package: LockedPackage) -> Iterator[str]:
         if not path.exists():
             yield f"{package.name} {package.version}: {file} is missing"
             continue
-        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-        if digest != file.hash.value:
+        if record_digest(path.read_bytes()) != file.hash.value:
             yield f"{package.name} {package.version}: {file} was modified since the install ({path})"

@@ -6,6 +6,7 @@
 replayed), `session/list`, `session/close`, `session/prompt` (the answer streamed, every tool
 call shown as it starts and ends, a tool call a hook puts to a human asked with
 `session/request_permission`) and `session/cancel` (the turn stops at once, `cancelled`).
+When the editor closes its end, the requests it sent are answered first (`acp.end_grace`).
 Sessions are the host's stored sessions. The other way round, `delegate` hands a task to another
 ACP agent (`acp_agents:`; `read_agents`). See docs/acp.md.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from hermes_core import PluginManager
+from hermes_core import PluginManager, config_keys
 
 if TYPE_CHECKING:
     from .delegates import DelegateConfig, delegate, read_agents, tool_name
@@ -43,8 +44,10 @@ async def serve(manager: PluginManager, stdin: BinaryIO, stdout: BinaryIO, *, ve
     from .lines import open_lines
     from .server import HermesAcp
 
-    lines = await open_lines(stdin, stdout)  # every line answered as JSON-RPC says (see lines.py)
     agent = HermesAcp(manager, version)
+    # every line answered as JSON-RPC says, and every request read before the end of input (lines.py)
+    lines = await open_lines(stdin, stdout, grace=manager.config.read(config_keys.ACP_END_GRACE),
+                             overdue=agent.stop_turns)
     try:  # a plain class on purpose: the SDK answers "method not found" for what it does not define
         await run_agent(agent, lines, use_unstable_protocol=True)  # type: ignore[arg-type]
     finally:

@@ -198,6 +198,12 @@ class HermesAcp:
 
     # -- the end ----------------------------------------------------------------------------------
 
+    async def stop_turns(self) -> None:
+        """The editor's input ended and its prompts are overdue: each running turn is stopped and
+        its prompt answers `cancelled`, as after `session/cancel`."""
+        for session_id in list(self.sessions):
+            await self.cancel(session_id)
+
     async def close(self) -> None:
         """The editor went away: every turn is stopped and every session closed."""
         for session in list(self.sessions.values()):

@@ -10,11 +10,9 @@ from typing import Any
 
 import click
 
-from .._consent import (CONSENT_KEY, LLM_USE, asked, asks_before_enabling, asks_of, consent_of, declared_of, dry_run,
-                        record_consent)
+from .._consent import asked, asks_before_enabling, record_consent
 
-__all__ = ["CONSENT_KEY", "LLM_USE", "ask_before_enabling", "asks_of", "consent_of", "consent_to_enable", "declared_of",
-           "dry_run", "record_consent"]
+__all__ = ["ask_before_enabling", "consent_to_enable"]
 
 
 def consent_to_enable(spec: Any, python: Path | None, yes: bool, declared: list[str]) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .._config.file import edit_config, load_config
+from .._consent import asks_of
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
 from .._errors import ConfigError, PluginNotFoundError
@@ -16,7 +17,7 @@ from .._paths import hermes_home
 from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
-from ._consent import ask_before_enabling, asks_of, consent_to_enable
+from ._consent import ask_before_enabling, consent_to_enable
 
 
 @click.group()
@@ -87,8 +88,7 @@ def info(plugin_id: str, as_json: bool) -> None:
     found, config = _discovered()
     spec = _find(found, plugin_id)
     data = _listing.row(spec, config, _listing.active_slots(found, config)) | {
-        "author": spec.author,
-        "origin": spec.origin,
+        "author": spec.author, "origin": spec.origin,
         "requires_env": list(spec.requires_env),
         "missing_env": spec.missing_env(),
         "requires_hermes": spec.requires_hermes,

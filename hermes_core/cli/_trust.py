@@ -158,7 +158,7 @@ def _checked_install(packages: tuple[str, ...], *, python: Path | None, user: bo
             entries = lock_entries(checked.fetched, environment=environment, online=not locked, provenance=provenance)
             write_lock(lock_path, merge(read_lock(lock_path), entries))
         from .._trust.consent import declared_capabilities, llm_users
-        from ._consent import LLM_USE
+        from .._consent import LLM_USE
 
         declared = {folder: ids for f in checked.fetched if f.requested
                     for folder, ids in declared_capabilities(f.path).items()}

@@ -165,6 +165,9 @@ ACP_AGENT_DESCRIPTION = Key("acp_agents.*.description", TEXT, _text, "", "what i
 ACP_AGENT_TIMEOUT = Key("acp_agents.*.timeout", SECONDS, _seconds, 600.0,
                         "seconds one task may take; then it is cancelled and its answer so far returned")
 ACP_AGENT_ENABLED = Key("acp_agents.*.enabled", FLAG, _flag, True, "false: not offered")
+ACP_END_GRACE = Key("acp.end_grace", SECONDS, _seconds, 10.0,
+                    "hermes acp: when the editor closes its input, seconds its running requests may take to "
+                    "finish before they are cancelled")
 MCP_SERVERS = Key("mcp_servers", MAPPING, _mapping, _EMPTY,
                   "MCP servers by name; their tools are mcp__<server>__<tool>")
 MCP_SERVER = Key("mcp_servers.*", MAPPING, _mapping, _EMPTY, "one MCP server: command (stdio) or url (HTTP)")
@@ -371,7 +374,7 @@ KEYS: tuple[Key[Any], ...] = (
     *PLUGIN_LLM_BUDGET, *PLUGINS_LLM_BUDGET, *MODEL_BUDGET, *CALLER_BUDGET, *FLEET_BUDGET,
     BUDGETS_RESERVATION_TTL, BUDGETS_ON_STORE_ERROR, BUDGETS_UNPRICED_COST,
     ACP_AGENTS, ACP_AGENT, ACP_AGENT_COMMAND, ACP_AGENT_ARGS, ACP_AGENT_ENV, ACP_AGENT_CWD, ACP_AGENT_DESCRIPTION,
-    ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED,
+    ACP_AGENT_TIMEOUT, ACP_AGENT_ENABLED, ACP_END_GRACE,
     PLUGIN_MCP_ALLOWLIST, MCP_SERVERS, MCP_SERVER, MCP_COMMAND, MCP_ARGS, MCP_ENV, MCP_CWD, MCP_URL, MCP_HEADERS,
     MCP_TRANSPORT, MCP_ENABLED, MCP_TIMEOUT, MCP_CONNECT_TIMEOUT, MCP_AUTH, MCP_OAUTH, MCP_OAUTH_SCOPE,
     MCP_SAMPLING, MCP_SAMPLING_ENABLED, MCP_SAMPLING_MAX_TOKENS, MCP_OAUTH_CLIENT_ID, MCP_OAUTH_CLIENT_SECRET,

@@ -12,8 +12,10 @@ fixes "now" for tests.
 
 A schedule is checked in one place, `check_schedule` (called by `parse_schedule`, so by every
 caller that makes or edits a job, and on each stored job): a shape Hermes does not store, a cron
-expression no date matches (`0 0 31 2 *`) or a delay or interval past `MAX_MINUTES` (about ten
-years) is a `CronError` in one line, never an exception of the date library.
+expression of other than five fields (croniter would read a sixth as seconds), a range written
+backwards (`5-1`, which croniter would wrap round), a cron expression no date matches (`0 0 31 2 *`)
+or a delay or interval past `MAX_MINUTES` (about ten years) is a `CronError` in one line, never an
+exception of the date library.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ _DAYS = {"sunday": "0", "monday": "1", "tuesday": "2", "wednesday": "3", "thursd
          "thurs": "4", "fri": "5", "sat": "6", "day": "*", "daily": "*", "everyday": "*", "weekday": "1-5",
          "weekdays": "1-5", "weekend": "0,6", "weekends": "0,6"}
 _FIELD = re.compile(r"^[A-Za-z\d*\-,/?#LW]+$")
+_FIELD_RANGES = (("minute", 0, 59), ("hour", 0, 23), ("day", 1, 31), ("month", 1, 12), ("weekday", 0, 6))
+_NAMED = {name: str(number) for number, name in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])} | {
+    name: str(number) for number, name in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
+                                                     "oct", "nov", "dec"], 1)}
 FORMATS = "30m, every 2h, 0 9 * * 1-5, every monday 9am, weekdays at 9:30, 2026-12-01T09:00, in 30m"
 
 
@@ -144,10 +150,32 @@ def _cron(expr: str) -> Any:
 
 
 def _check_cron(expr: str) -> None:
+    """A cron expression as Hermes writes them: five fields, each range from low to high, and what
+    croniter reads. croniter alone would take a sixth field (seconds) and a seventh (years), and
+    read a range written backwards (`5-1`) as wrapping round (5 to 59, then 0 to 1)."""
+    fields = expr.split()
+    if len(fields) != len(_FIELD_RANGES):
+        extra = " (seconds and years are not taken)" if len(fields) > len(_FIELD_RANGES) else ""
+        raise CronError(f"the schedule {expr!r} has {len(fields)} fields; a cron expression has 5{extra}: "
+                        "minute hour day month weekday, as in 0 9 * * 1-5")
+    for (name, lowest, highest), field in zip(_FIELD_RANGES, fields):
+        for part in field.split(","):
+            ends = re.fullmatch(r"([A-Za-z\d]+)-([A-Za-z\d]+)", part.split("/")[0])
+            if ends is None:
+                continue
+            low, high = (_NAMED.get(end.lower(), end) for end in ends.groups())
+            if low.isdigit() and high.isdigit() and int(low) > int(high):
+                both = ",".join(_span(*pair) for pair in ((int(low), highest), (lowest, int(high))))
+                raise CronError(f"the schedule {expr!r}: the {name} range {ends.group(0)} runs backwards; write "
+                                f"it from low to high, or as two ranges ({both})")
     croniter = _cron(expr)
     if not croniter.is_valid(expr):
         raise CronError(f"the schedule {expr!r} is not a valid cron expression (minute hour day month weekday, "
                         "as in 0 9 * * 1-5)")
+
+
+def _span(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
 
 
 def _minutes(schedule: str, duration: str) -> int:

@@ -21,7 +21,8 @@ __all__ = ["USAGE_DAYS", "UsageReports"]
 
 USAGE_DAYS = (7, 30, 90)
 _TOP = 50  # holders shown of each kind, the biggest spenders first
-_SETTLED = 3  # the days before today whose totals can still change (today's are read at each view)
+_SETTLED = 3  # the days before today whose totals can still change (today's are read at each view): fewer
+# than the shortest period of USAGE_DAYS, so that every period has days that no longer change
 _KEPT = 64
 _KEY, _CALLER, _FLEET = "key:", "caller:", "fleet"
 
@@ -62,19 +63,18 @@ class UsageReports:
         days = days if days in USAGE_DAYS else 7
         today = dt.datetime.now(dt.timezone.utc).date()
         first = today - dt.timedelta(days=days - 1)
-        settled = today - dt.timedelta(days=_SETTLED)  # the last day kept
-        kept = settled >= first
-        start = max(first, settled + dt.timedelta(days=1))  # the first day read at each view
+        settled = today - dt.timedelta(days=_SETTLED)  # the last day kept (every period has settled days)
+        start = settled + dt.timedelta(days=1)  # the first day read at each view
         span, live = (first.isoformat(), settled.isoformat()), start.isoformat()
-        per_day = (self._once(("days", *span, plugin), lambda: reports.days(ledger, span[0], plugin or None,
-                                                                             until=span[1])) if kept else [])
+        per_day = self._once(("days", *span, plugin), lambda: reports.days(ledger, span[0], plugin or None,
+                                                                            until=span[1]))
         recent = reports.day_rows(ledger, live)  # the days read at each view, in one statement
         per_day = per_day + _added([(day, tokens, cost, requests) for who, day, tokens, cost, requests in recent
                                     if (who == plugin if plugin else reports.counted_once(who))], [])
-        holders = _added(self._once(("holders", *span), lambda: reports.holders(ledger, span[0], until=span[1]))
-                         if kept else [], [(who, tokens, cost, requests) for who, _, tokens, cost, requests in recent])
+        holders = _added(self._once(("holders", *span), lambda: reports.holders(ledger, span[0], until=span[1])),
+                         [(who, tokens, cost, requests) for who, _, tokens, cost, requests in recent])
         since, split = _midnight(first), _midnight(start)
-        by_model = (self._once(("models", since, split), lambda: store.usage_by_day(since, split)) if kept else [])
+        by_model = self._once(("models", since, split), lambda: store.usage_by_day(since, split))
         by_model = by_model + store.usage_by_day(split)
         plugins = [row for row in holders if not row[0].startswith((_KEY, _CALLER)) and row[0] != _FLEET]
         top = _biggest(plugins)

@@ -14,6 +14,7 @@ adapter is disconnected and every idle agent session closed. `status.json` in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import logging
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core import AlreadyRunningError, PlatformEntry, PluginManager
+from hermes_core import AlreadyRunningError, PlatformEntry, PluginManager, storable_text
 from hermes_core import config_keys as keys
 from hermes_core.agent import FIRED_HOOKS
 from hermes_core.hosting import Backoff, in_thread, only_one, until_signal, write_json
@@ -42,6 +43,24 @@ __all__ = ["Gateway", "GATEWAY_HOOKS", "status_path", "read_status"]
 log = logging.getLogger("hermes.gateway")
 # The hooks the gateway fires besides the reference agent's (HOOK-ARGS.md: Hermes' moments).
 GATEWAY_HOOKS = frozenset({"pre_gateway_dispatch", "gateway_platform_event", "pre_approval_request", "post_approval_response"})
+
+
+def _encodable(value: Any) -> Any:
+    """What an adapter hands the gateway (an event, its source, their ids, names, text, media and
+    metadata) with every lone surrogate a third-party adapter left in its text (a `json.loads` of
+    "\\ud800") replaced by U+FFFD (`storable_text`), so that no store, log, file or model request
+    downstream fails to encode it. The adapter's `raw_message` is left as it was."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{field.name: _encodable(getattr(value, field.name))
+                                             for field in dataclasses.fields(value)
+                                             if field.init and field.name != "raw_message"})
+    return value
 
 
 def status_path(home: Path) -> Path:
@@ -243,13 +262,14 @@ class Gateway:
         conversations = self.conversations
         fatal = self._fatal[entry.name] = asyncio.Event()
 
-        async def on_message(event: MessageEvent) -> str | None:
-            return await conversations.handle(adapter, entry, event)
+        async def on_message(event: MessageEvent) -> str | None:  # the door of every adapter's messages
+            return await conversations.handle(adapter, entry, _encodable(event))
 
         async def on_fatal(_: Any = None) -> None:
             fatal.set()
 
         async def on_platform_event(event: dict[str, Any], source: Any = None) -> None:
+            event, source = _encodable(event), _encodable(source)
             if source is not None and not authorised(source, entry, adapter, self.pairing):
                 return
             await self.manager.lifecycle.gateway_platform_event(

@@ -70,3 +70,63 @@ def test_the_kept_calls_are_a_ring_of_two_files(guard: Path) -> None:
     rows = json.loads(hermes("plugins", "hook-calls", "--json", "--limit", "1000").stdout)
     assert len(rows) == 2 + 500 and {r["plugin"] for r in rows} == {"guard", "old"}  # "older" was dropped
     assert [r["plugin"] for r in rows[:2]] == ["guard", "guard"]
+
+
+MANY = """
+import json
+import os
+import time
+
+SCHEMA = {"name": "echo", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
+HOME = os.environ["HERMES_HOME"]
+
+
+def together(tool_name):  # every process reaches its failing callbacks before any of them runs them
+    open(os.path.join(HOME, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(HOME, "go")):
+        time.sleep(0.01)
+
+
+def failing(number):
+    def fail(tool_name, status):
+        time.sleep(0.001)
+        raise RuntimeError(f"callback {number} failed")
+    fail.__name__ = f"fail{number}"
+    return fail
+
+
+def register(ctx):
+    ctx.register_tool("echo", "t", SCHEMA, lambda args, **kw: json.dumps(args))
+    ctx.register_hook("pre_tool_call", together)
+    for number in range(300):
+        ctx.register_hook("post_tool_call", failing(number))
+"""
+
+
+def test_processes_sharing_a_home_keep_one_ring_of_two_files_whole(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import time
+
+    from tests.helpers import HERMES
+
+    monkeypatch.setenv("HERMES_HOOK_SLOW_MS", "600000")  # only the failures are kept, however long the wait
+    make_folder_plugin(home / "plugins", "many", MANY, "name: many\n")
+    write_config(home, "plugins:\n  enabled: [many]\n")
+    calls = [subprocess.Popen([str(HERMES), "tools", "call", "echo", '{"text": "hi"}'], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for _ in range(4)]
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(home.glob("ready-*"))) < len(calls) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (home / "go").touch()
+        assert [call.wait(timeout=120) for call in calls] == [0] * len(calls)
+    finally:
+        for call in calls:
+            call.kill()
+    logs = home / "logs"
+    newest = (logs / "hook-calls.jsonl").read_text(encoding="utf-8").splitlines()
+    before = (logs / "hook-calls.jsonl.1").read_text(encoding="utf-8").splitlines()
+    # 1,200 failures: two rotations at 500 lines each; .1 holds the second 500, the file the last 200
+    assert (len(before), len(newest)) == (500, 200)
+    rows = json.loads(hermes("plugins", "hook-calls", "--json", "--limit", "1000").stdout)
+    assert len(rows) == 700 and {row["outcome"] for row in rows} == {"raised RuntimeError"}

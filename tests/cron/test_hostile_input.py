@@ -12,28 +12,11 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.helpers import HERMES
-from tests.helpers.cron import T0, cron, jobs
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    """The single line a refusal prints (exit 1, no traceback, no internal error)."""
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == 1 and len(lines) == 1, (result.returncode, result.stdout, result.stderr)
-    assert lines[0].startswith("hermes: error: ") and "internal error" not in lines[0], lines[0]
-    return lines[0]
-
-
-def hand_edit(home: Path, *changed: dict[str, Any]) -> None:
-    """Add copies of the first job with `changed` fields to jobs.json, as a careless hand would."""
-    path = home / "cron" / "jobs.json"
-    data = json.loads(path.read_text())
-    data["jobs"] += [{**data["jobs"][0], **fields} for fields in changed]
-    path.write_text(json.dumps(data))
+from tests.helpers.cron import T0, cron, hand_edit, jobs, one_line_error
 
 
 @pytest.mark.parametrize("clock", ["inf", "-1e300", "1e20", "nan", "9999-12-31T23:59", "0001-01-01T00:00+05:00",

@@ -62,6 +62,25 @@ def test_clients_reconnect_after_the_cluster_restarts_and_keep_what_was_committe
         assert after.execute("SELECT id FROM runs").fetchall() == [(1,)]
 
 
+def test_a_dropped_database_leaves_no_pool_of_this_process_working_in_the_background(
+        pg_cluster: PgCluster, tmp_path: Path) -> None:
+    """A hermes-core store's pool on a database outlives the store (one pool per URL in a process):
+    dropping the database closes it, so that no worker thread of it goes on connecting (and drawing
+    from the global `random`, which hypothesis takes for a strategy using it) during later tests."""
+    import datetime as dt
+
+    from hermes_core.cron.shared import SharedJobs
+
+    url = pg_cluster.create_database()
+    name = url.rsplit("/", 1)[1]
+    with SharedJobs(tmp_path, url) as jobs:
+        jobs.add("every 1h", "check the build", dt.datetime.now(dt.timezone.utc), dt.timezone.utc)
+        assert [job["prompt"] for job in jobs.read()] == ["check the build"]
+    assert [t for t in threading.enumerate() if name in t.name]  # the pool's workers, still there
+    pg_cluster.drop_database(name)
+    assert [t.name for t in threading.enumerate() if name in t.name and t.is_alive()] == []
+
+
 def test_a_wrong_password_is_refused_by_the_server(pg_url: str, pg_cluster: PgCluster) -> None:
     wrong = pg_url.replace(f":{pg_cluster.password}@", ":not-the-password@")
     with pytest.raises(psycopg.OperationalError, match=f'password authentication failed for user "{pg_cluster.user}"'):

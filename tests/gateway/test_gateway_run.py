@@ -294,3 +294,20 @@ def test_a_lone_surrogate_in_a_webhook_message_is_read_as_a_replacement_characte
     assert (status, answer["text"], answer["chat_id"]) == (200, "Read it.", "c\ufffd"), answer
     assert "half \ufffd a pair" in json.dumps(llm_server.requests[0].messages, ensure_ascii=False)
     assert not [line for line in gateway.lines if "UnicodeEncodeError" in line or "Traceback" in line]
+
+
+def test_a_lone_surrogate_an_adapter_hands_over_is_read_as_a_replacement_character(home: Path, llm_server, chat,
+                                                                                    monkeypatch) -> None:
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    configure(home, llm_server.url)
+    llm_server.reply("Read it.")
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"fakechat: connected")
+        chat.say("c\ud800", "u\udc80", "half \ud800 a pair")  # the adapter's json.loads gives lone surrogates
+        (sent,) = chat.wait_sent(1, "c\ud800")  # answered in the chat the adapter named, as it named it
+        gateway.stop()
+    assert sent["text"] == "Read it."
+    assert "half \ufffd a pair" in json.dumps(llm_server.requests[0].messages, ensure_ascii=False)
+    assert not [line for line in gateway.lines if "UnicodeEncodeError" in line or "Traceback" in line], gateway.lines
+    sessions = json.loads(hermes("sessions", "list", "--json").stdout)
+    assert len(sessions) == 1 and sessions[0]["messages"] == 2
