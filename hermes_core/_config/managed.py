@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import ConfigError
+from .._errors import ConfigError, ManagedKeyError
 
 __all__ = [
     "DEFAULT_DIR", "VARIABLE", "Managed", "dotted", "identity", "load_managed", "managed_dir", "managed_refusal",
@@ -162,7 +162,7 @@ def refuse_if_managed(config: Any, parts: tuple[str, ...], what: str) -> None:
     key pinned by the managed scope: for a command to say so before it asks anything."""
     managed = config.managed_file(*parts)
     if managed is not None:
-        raise ConfigError(f"cannot change {what}: {dotted(parts)} is managed by your administrator in {managed} "
+        raise ManagedKeyError(f"cannot change {what}: {dotted(parts)} is managed by your administrator in {managed} "
                           "(config.yaml was not changed); ask your administrator to change it there", path=managed)
 
 
@@ -179,7 +179,7 @@ def managed_refusal(document: Any) -> Callable[[Any], None]:
         changed = [key for key, value in before.items() if value_at(edited, key) != value]
         if changed:
             keys = ", ".join(dotted(key) for key in sorted(changed))
-            raise ConfigError(
+            raise ManagedKeyError(
                 f"cannot change {keys}: managed by your administrator in {managed.path}, whose value wins "
                 "over config.yaml (config.yaml was not changed); ask your administrator to change it there",
                 path=managed.path)

@@ -15,7 +15,8 @@ from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
 
 DICE = """
 def register(ctx):
-    ctx.register_tool("roll", {"type": "object", "properties": {}}, lambda args: "4")
+    ctx.register_tool("roll", "dice", {"name": "roll", "description": "Roll a die",
+                                       "parameters": {"type": "object", "properties": {}}}, lambda args, **kw: "4")
 """
 
 
@@ -69,6 +70,7 @@ def test_the_plugin_gate_honours_a_managed_disabled_list(home: Path, managed: Pa
     make_folder_plugin(home / "plugins", "dice", DICE, "version: '1.0'\n")
     write_config(home, "plugins:\n  enabled: [dice]\n")
     assert {r["id"]: r for r in hermes_json("plugins", "list")}["dice"]["enabled"] is True
+    assert "roll" in hermes("tools", "list").stdout
     write_managed(managed, "plugins:\n  disabled: [dice]\n")
     assert {r["id"]: r for r in hermes_json("plugins", "list")}["dice"]["enabled"] is False
     assert "roll" not in hermes("tools", "list").stdout
@@ -168,3 +170,28 @@ def test_the_hermes_cli_config_reader_sees_the_managed_values(home: Path, manage
     loaded = hermes_load_config()
     assert loaded["model"]["provider"] == "custom" and loaded["model"]["default"] == "mine"
     assert json.dumps(loaded)
+
+
+SETTER = """
+def register(ctx):
+    def setk(args, **kw):
+        try:
+            ctx.set_config("endpoint", "http://mine")
+        except PermissionError as exc:  # as Hermes raises it for an administrator-managed setting
+            return "refused: " + str(exc)
+        return "set"
+
+    ctx.register_tool("setk", "setter", {"name": "setk", "description": "Set a setting",
+                                         "parameters": {"type": "object", "properties": {}}}, setk)
+"""
+
+
+def test_a_plugins_set_config_of_a_managed_setting_is_a_permission_error(home: Path, managed: Path) -> None:
+    make_folder_plugin(home / "plugins", "setter", SETTER, "version: '1.0'\n")
+    path = write_config(home, "plugins:\n  enabled: [setter]\n")
+    managed_file = write_managed(managed, "plugins:\n  entries:\n    setter:\n      settings:\n        endpoint: http://it\n")
+    answer = hermes("tools", "call", "setk", "{}").stdout
+    assert answer.startswith("refused: cannot change plugins.entries.setter.settings.endpoint")
+    assert str(managed_file) in answer and path.read_text() == "plugins:\n  enabled: [setter]\n"
+    write_managed(managed, "plugins:\n  entries:\n    setter:\n      settings:\n        other: 1\n")
+    assert hermes("tools", "call", "setk", "{}").stdout.strip() == "set"
