@@ -101,7 +101,7 @@ def _read_user(home: Path, path: Path) -> Mapping[str, Any]:
         return {}
     data = parse(path, text) or {}
     _write_cache(home, identity, data)
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 class ConfigWatcher:
