@@ -84,6 +84,9 @@ def test_enabling_a_plugin_when_the_list_is_managed_is_refused_naming_the_file(h
     assert result.stderr.count("\n") == 1
     assert "plugins.enabled" in result.stderr and str(managed_file) in result.stderr
     assert path.read_text() == "# mine\nplugins:\n  enabled: []\n"
+    write_managed(managed, "plugins:\n  disabled: [dice]\n")  # it would stay disabled: refused as well
+    result = hermes("plugins", "enable", "dice", check=1)
+    assert "plugins.disabled" in result.stderr and path.read_text() == "# mine\nplugins:\n  enabled: []\n"
 
 
 def test_config_set_of_a_managed_key_is_refused_and_of_another_key_is_written(home: Path, managed: Path) -> None:
