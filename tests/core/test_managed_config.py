@@ -198,3 +198,15 @@ def test_a_plugins_set_config_of_a_managed_setting_is_a_permission_error(home: P
     assert str(managed_file) in answer and path.read_text() == "plugins:\n  enabled: [setter]\n"
     write_managed(managed, "plugins:\n  entries:\n    setter:\n      settings:\n        other: 1\n")
     assert hermes("tools", "call", "setk", "{}").stdout.strip() == "set"
+
+
+def test_hermes_cli_managed_scope_answers_as_hermes_does(home: Path, managed: Path) -> None:
+    write_managed(managed, "model: {provider: custom}\nplugins: {enabled: [a]}\n")
+    from hermes_cli import managed_scope
+
+    assert managed_scope.get_managed_dir() == managed
+    assert managed_scope.managed_config_keys() == {"model.provider", "plugins.enabled"}
+    assert managed_scope.is_key_managed("plugins.enabled") and not managed_scope.is_key_managed("plugins.disabled")
+    merged = managed_scope.apply_managed_overlay({"model": {"provider": "openai", "model": "m"}})
+    assert merged["model"] == {"provider": "custom", "model": "m"} and merged["plugins"] == {"enabled": ["a"]}
+    assert managed_scope.load_managed_env() == {} and managed_scope.is_env_managed("OPENAI_API_KEY") is False
