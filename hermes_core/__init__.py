@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         CommandConflictError,
         CommandFailedError,
         ConfigError,
+        ManagedKeyError,
         HermesError,
         HostCapabilityError,
         LlmConfigError,
@@ -145,7 +146,7 @@ _ERRORS = (
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
     "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
-    "ProfileError",
+    "ProfileError", "ManagedKeyError",
 )
 
 # Each public name and the module it lives in (a module named like the name is a public module).
@@ -209,7 +210,7 @@ __all__ = [
     "ScaffoldError", "SessionNotFoundError", "UnknownToolError", "HostCapabilityError", "PluginStateError",
     "McpError", "McpAllowlistError", "PluginLlmBudgetError", "PluginLoadError", "PluginProcessError",
     "AlreadyRunningError", "ServingError", "CronError", "StateStoreError", "StateUnavailableError",
-    "ProfileError",
+    "ProfileError", "ManagedKeyError",
 ]
 
 

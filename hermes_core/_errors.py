@@ -13,6 +13,7 @@ __all__ = [
     "StateStoreError",
     "StateUnavailableError",
     "ConfigError",
+    "ManagedKeyError",
     "ManifestError",
     "PluginNotFoundError",
     "RegistrationError",
@@ -86,6 +87,12 @@ class ConfigError(HermesError):
         self.path = path
         self.line = line
         self.column = column
+
+
+class ManagedKeyError(ConfigError, PermissionError):
+    """A write to a key the administrator's managed scope pins (`/etc/hermes/config.yaml`):
+    refused, config.yaml left as it was. A `PermissionError` too, as Hermes raises for a plugin's
+    `ctx.set_config` of such a key."""
 
 
 class ManifestError(HermesError):

@@ -97,6 +97,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(path))
+    unmanaged = tmp_path / "no-managed-scope"  # a machine's /etc/hermes stays out of the tests
+    unmanaged.mkdir()
+    monkeypatch.setenv("HERMES_MANAGED_DIR", str(unmanaged))
     monkeypatch.delenv("HERMES_ENABLE_PROJECT_PLUGINS", raising=False)
     monkeypatch.chdir(project)
     return path

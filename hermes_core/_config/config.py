@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from .. import config_keys
 from .._errors import ConfigError
 from ..config_keys import Key
+from .managed import Managed
 
 __all__ = ["Config"]
 
@@ -27,11 +28,14 @@ class Config:
     'lcm'
     """
 
-    __slots__ = ("_data", "path", "_lists", "_read")
+    __slots__ = ("_data", "path", "managed", "_lists", "_read")
 
-    def __init__(self, data: Mapping[str, Any] | None = None, path: Path | None = None) -> None:
+    def __init__(
+        self, data: Mapping[str, Any] | None = None, path: Path | None = None, managed: Managed | None = None
+    ) -> None:
         self._data: Mapping[str, Any] = data or {}
         self.path = path
+        self.managed = managed
         self._lists: dict[str, list[str]] = {}
         self._read: dict[tuple[str, ...], Any] = {}
 
@@ -122,6 +126,15 @@ class Config:
             raise self._error(key, "a number of seconds, 0 or more", value)
         return float(value)
 
+    def managed_file(self, *parts: str) -> Path | None:
+        """The managed file that pins the key `parts` (one part per level, as `section` takes
+        them), or None when the key is the user's: `config.managed_file("plugins", "enabled")`."""
+        return self.managed.path if self.managed is not None and self.managed.pins(parts) else None
+
     def _error(self, key: str, expected: str, value: Any) -> ConfigError:
+        managed = self.managed_file(*key.split("."))
+        if managed is not None:
+            return ConfigError(f"{key} in {managed} (managed by your administrator) must be {expected}, "
+                               f"not {value!r}; ask your administrator to fix it", path=managed)
         where = f" in {self.path}" if self.path else ""
         return ConfigError(f"{key}{where} must be {expected}, not {value!r}; fix it in config.yaml", path=self.path)

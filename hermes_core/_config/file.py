@@ -18,86 +18,17 @@ from .._errors import ConfigError
 from .._files import RACY_SECONDS, locked, read_json, write_atomic
 from .._paths import hermes_home
 from .config import Config
+from .managed import identity as managed_identity
+from .managed import load_managed, managed_refusal, overlay
+from .parse import _MISSING, _plain, _yaml, parse, read_text
 
 __all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "parse", "read_text"]
 
-_MISSING = object()
 
 
 def config_path(home: Path | None = None) -> Path:
     """The path of `config.yaml` under `home` (default: `$HERMES_HOME`)."""
     return (home if home is not None else hermes_home()) / "config.yaml"
-
-
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    return yaml
-
-
-def parse(path: Path, text: str) -> Any:
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        data = _yaml().load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        column = mark.column + 1 if mark is not None else None
-        where = f"line {line}, column {column}" if line else "an unknown position"
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise ConfigError(
-            f"{path} is not valid YAML at {where}: {problem}; fix the file (it was not changed)",
-            path=path,
-            line=line,
-            column=column,
-        ) from None
-    except YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}; fix the file (it was not changed)", path=path) from None
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise ConfigError(
-            f"{path} must hold a mapping of settings at the top level, not a {type(data).__name__}; "
-            "fix the file (it was not changed)",
-            path=path,
-            line=1,
-            column=1,
-        )
-    return data
-
-
-def read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
-
-
-def _plain(value: Any) -> Any:
-    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, Mapping):
-        items = {}
-        for key, item in value.items():
-            plain = _plain(item)
-            if not isinstance(key, str) or plain is _MISSING:
-                return _MISSING
-            items[key] = plain
-        return items
-    if isinstance(value, list):
-        plain_items = [_plain(item) for item in value]
-        return _MISSING if any(item is _MISSING for item in plain_items) else plain_items
-    return _MISSING
 
 
 def _cache_path(home: Path) -> Path:
@@ -137,30 +68,40 @@ def _write_cache(home: Path, identity: list[int], data: Any) -> None:
 
 
 def load_config(home: Path | None = None) -> Config:
-    """Read `config.yaml`; a missing file is an empty config, a malformed one a `ConfigError`.
+    """Read `config.yaml` with the managed scope over it (see `managed`); a missing file is an
+    empty config, a malformed one (or a malformed managed file) a `ConfigError`.
 
     Parsing YAML is the slowest step of a short command, so the parsed settings are cached
     as JSON under `$HERMES_HOME/.cache/`, keyed by the file's identity (modification and
     change times, size, inode): any edit, by the CLI or by hand, misses the cache. A file
     modified in the last two seconds is never cached, so an edit cannot share its identity.
+    The managed file is never cached there (the user can write that folder).
     """
     home = home if home is not None else hermes_home()
     path = config_path(home)
+    managed = load_managed()
+    data = _read_user(home, path)
+    if managed is None:
+        return Config(data, path)
+    return Config(overlay(data, managed.data), path, managed)
+
+
+def _read_user(home: Path, path: Path) -> Mapping[str, Any]:
     try:
         identity = _identity(path.stat())
     except FileNotFoundError:
-        return Config({}, path)
+        return {}
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
     cached = _read_cache(home, identity)
     if isinstance(cached, dict):
-        return Config(cached, path)
+        return cached
     text = read_text(path)
     if text is None or not text.strip():
-        return Config({}, path)
+        return {}
     data = parse(path, text) or {}
     _write_cache(home, identity, data)
-    return Config(data, path)
+    return data
 
 
 class ConfigWatcher:
@@ -171,13 +112,14 @@ class ConfigWatcher:
     modified in the last two seconds is re-read every time (see `load_config`).
     """
 
-    __slots__ = ("_home", "_path", "_identity", "_config")
+    __slots__ = ("_home", "_path", "_identity", "_config", "_managed")
 
     def __init__(self, home: Path) -> None:
         self._home = home
         self._path = config_path(home)
         self._identity: list[int] | None = None
         self._config: Config | None = None
+        self._managed: object = None
 
     def current(self) -> Config:
         """The config as it is on disk now; `ConfigError` when it cannot be read or parsed."""
@@ -188,13 +130,16 @@ class ConfigWatcher:
             identity = None
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
-        if self._config is not None and identity is not None and identity == self._identity:
+        managed = managed_identity()
+        if self._config is not None and identity is not None and identity == self._identity \
+                and managed == self._managed:
             return self._config
         config = load_config(self._home)
         import time
 
         racy = identity is not None and time.time() - identity[0] / 1e9 < RACY_SECONDS
         self._identity, self._config = (None, None) if racy or identity is None else (identity, config)
+        self._managed = managed
         return config
 
 
@@ -226,8 +171,10 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
         data = parse(path, text) if text and text.strip() else None
         if data is None:
             data = CommentedMap()
+        refuse = managed_refusal(data)
         if mutate(data) is False:
             return False
+        refuse(data)
         import io
 
         buffer = io.StringIO()

@@ -128,6 +128,7 @@ SERVED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     ),
     "hermes_cli": (),
     "hermes_cli.config": (("hermes_core._hermes.config", ALL),),
+    "hermes_cli.managed_scope": (("hermes_core._hermes.managed_scope", ALL),),
     "hermes_cli.setup": (("hermes_core._hermes.setup_ui", ALL),),
     # `hermes dashboard`'s auth providers (`ctx.register_dashboard_auth_provider`).
     "hermes_cli.dashboard_auth": (("hermes_core.dashboard.provider", ALL),

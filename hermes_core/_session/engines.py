@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._messages import Message, Messages
@@ -27,10 +28,21 @@ from .._slots.registry import SlotProvider
 if TYPE_CHECKING:
     from .._slots.recall import RecallStatus
 
-__all__ = ["EngineCalls", "Guard", "MemoryCalls"]
+__all__ = ["EngineCalls", "Guard", "MemoryCalls", "start_kwargs"]
 
 log = logging.getLogger("hermes_core.session")
 T = TypeVar("T")
+
+
+def start_kwargs(home: Path, given: Mapping[str, Any]) -> dict[str, Any]:
+    """What a session's memory provider `initialize` and context engine `on_session_start` get
+    (`session_id` aside), as Hermes' agent hands them: `hermes_home`, `agent_context` ("primary"),
+    `agent_identity` (the profile's name: "default" for the root home), `agent_workspace`
+    ("hermes"), then `given` (the model, the platform, who and where: its values win)."""
+    from .._profiles.names import profile_of
+
+    return {"hermes_home": str(home), "agent_context": "primary", "agent_identity": profile_of(home),
+            "agent_workspace": "hermes", **given}
 
 
 class Guard:

@@ -41,7 +41,7 @@ from .._tools.registry import ToolRegistry, time_limits
 from .._tools.tool import ToolInfo
 from .async_compression import AsyncCompression
 from .checked import checked_messages
-from .engines import EngineCalls, Guard, MemoryCalls
+from .engines import EngineCalls, Guard, MemoryCalls, start_kwargs
 
 if TYPE_CHECKING:
     from .._config.config import Config
@@ -107,8 +107,8 @@ class AgentSession:
         config = manager.config
         self.model = model if model is not None else config.read(keys.MODEL_MODEL)
         self.context_length = int(context_length or config.read(keys.MODEL_CONTEXT_LENGTH))
-        start = {"hermes_home": str(manager.home), "model": self.model, "context_length": self.context_length,
-                 "platform": platform, **kwargs}
+        start = start_kwargs(manager.home, {"model": self.model, "context_length": self.context_length,
+                                            "platform": platform, **kwargs})
         self.engine_provider: SlotProvider | None = manager.select("context_engine")
         self.memory_provider: SlotProvider | None = manager.select("memory") if memory else None
         guard = self._guard = Guard(self.session_id, self.problems)

@@ -17,7 +17,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,11 @@ class Agent:
     `initialize` as `user_platform`. `gateway_session_key` is the stable name of who or what the
     client is (a gateway chat's session key, an API caller's `X-Hermes-Session-Key`), handed as
     Hermes hands it to the memory provider's `initialize` and the context engine's
-    `on_session_start`; it names nothing the host keeps (never a stored session).
+    `on_session_start`; it names nothing the host keeps (never a stored session). `session_info`
+    is the rest of what Hermes hands them that the host knows, under Hermes' names: `user_name`,
+    `user_id_alt`, `chat_id`, `chat_name`, `chat_type`, `thread_id`, `agent_context` ("cron" for a
+    scheduled run; "primary" when not given); empty values are left out. A resumed session's title
+    goes as `session_title`.
 
     `cancel()`, from any thread, stops the running turn promptly: its model request is broken
     off, no further tool runs, and `ask` raises `hosting.Cancelled` (a `KeyboardInterrupt`, handled
@@ -98,6 +102,7 @@ class Agent:
         tools: Collection[str] | None = None, store: SessionStore | None = None, history: Messages | None = None,
         user_id: str | None = None, user_platform: str | None = None, cwd: str | os.PathLike[str] | None = None,
         prompt_files: bool = True, instructions: str | None = None, gateway_session_key: str | None = None,
+        session_info: Mapping[str, str | None] | None = None,
     ) -> None:
         if resume and history:
             raise ValueError("Agent: give history= for a new session or resume=True for a stored one, not both")
@@ -136,9 +141,12 @@ class Agent:
                 for message in repair_tool_pairing(list(history)):
                     self._add(message)
             window = self.messages
-        who: dict[str, Any] = {}
+        who: dict[str, Any] = {key: value for key, value in (session_info or {}).items() if value}
+        title = self.store.title(self.session_id) if resume else ""
+        if title:  # Hermes hands the session's title when it has one
+            who["session_title"] = title
         if self.user_id:  # Hermes' memory providers take it
-            who = {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
+            who |= {"user_id": self.user_id} | ({"user_platform": user_platform} if user_platform else {})
         if gateway_session_key:  # who or what the client is (Hermes' gateway session key): for the plugins
             who["gateway_session_key"] = gateway_session_key
         self.session = self.manager.open_session(self.session_id, model=self.model, platform=platform, memory=memory,

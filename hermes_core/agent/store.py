@@ -283,6 +283,12 @@ class SessionStore(Store):
         found = self._window(session_id, "NULL")
         return None if found is None else found[0]
 
+    def title(self, session_id: str) -> str:
+        """The session's title (its first words); "" when it has none or there is no such session."""
+        with self._reading() as db:
+            row = None if db is None else db.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return str(row[0]) if row is not None and row[0] else ""
+
     def resumed(self, session_id: str) -> tuple[Messages, dict[str, Any] | None] | None:
         """The conversation to resume (as `window`) and the system prompt kept with it (None: none
         was kept), read together; None when there is no such session."""

@@ -145,7 +145,8 @@ class Turns:
         agent = Agent(self.manager, session_id=ask.session_id, resume=ask.resume,
                       history=None if ask.resume else ask.history, display=relay, platform=PLATFORM,
                       sender_id=ask.user, user_id=ask.rights.caller(ask.user), instructions=ask.instructions or None,
-                      tools=self._tools(ask.rights), store=self.store, gateway_session_key=ask.session_key or None)
+                      tools=self._tools(ask.rights), store=self.store, gateway_session_key=ask.session_key or None,
+                      session_info={"user_name": ask.user, "chat_id": ask.session_id, "chat_type": "dm"})
         set_session_vars(platform=PLATFORM, source=PLATFORM, user_id=ask.user, user_name=ask.user,
                          chat_id=agent.session_id, chat_type="dm", session_key=f"{PLATFORM}:{agent.session_id}",
                          session_id=agent.session_id, message_id=uuid.uuid4().hex)

@@ -27,7 +27,7 @@ class _RootGroup(click.Group):
     _lazy = {"run": "_agent", "chat": "_agent", "sessions": "_agent", "paths": "_paths", "mcp": "_mcp",
              "gateway": "_gateway", "pairing": "_gateway", "batch": "_batch", "serve": "_serve", "acp": "_acp",
              "cron": "_cron", "skills": "_skills", "state": "_state", "profile": "_profile",
-             "dashboard": "_dashboard", "prompt": "_prompt_show"}
+             "dashboard": "_dashboard", "prompt": "_prompt_show", "config": "_config"}
 
     def _extend(self, ctx: click.Context) -> None:
         """Load the plugins and add their commands; remember them for `--help` (`_command_cache`)."""

@@ -101,7 +101,7 @@ def run_job(manager: PluginManager, job: dict[str, Any], started: dt.datetime) -
         # a job made in a chat acts for its sender: their memory, never the home's
         with new_trace(f"cron run {job.get('name') or job['id']}", **{"hermes.cron.job": str(job["id"])}), \
                 Agent(manager, session_id=session, platform="cron", tools=tools, user_id=user,
-                      user_platform=where or None) as agent:  # a run is a trace of its own
+                      user_platform=where or None, session_info={"agent_context": "cron"}) as agent:
             result = agent.ask(build_prompt(manager, job))
         answer = result.text
         if result.stopped:

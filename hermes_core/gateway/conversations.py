@@ -115,7 +115,8 @@ class Conversations:
 
         def open_agent() -> Agent:
             # the chat's session key goes to the plugins (gateway_session_key), as Hermes' gateway hands it
-            opening = functools.partial(Agent, self.manager, platform=platform, sender_id=sender, gateway_session_key=key)
+            opening = functools.partial(Agent, self.manager, platform=platform, sender_id=sender, gateway_session_key=key,
+                                        session_info={name: getattr(source, name) for name in _CHAT_INFO})
             if known is None:
                 return opening()
             try:
@@ -239,6 +240,9 @@ class Conversations:
                              metadata={"hermes_plugin_id": plugin_id, "hermes_plugin_injection": True,
                                        "gateway_session_key": key})
         await adapter.handle_message(event)
+
+
+_CHAT_INFO = ("user_name", "user_id_alt", "chat_id", "chat_name", "chat_type", "thread_id")  # as Hermes hands them
 
 
 def _sender(source: SessionSource) -> str:

@@ -679,3 +679,23 @@ def test_a_resumed_editor_session_sends_the_system_prompt_it_started_with(home: 
     session(Editor(), go_on)
     first, resumed = (request.body["messages"][0]["content"] for request in llm_server.requests)
     assert resumed == first and first.startswith("You are Quill.") and "run pnpm test." in first
+
+
+def test_the_memory_provider_gets_what_hermes_hands_it_from_an_editor(home: Path, llm_server) -> None:
+    from tests.helpers.keyed_memory import SELECT, initialized, install
+
+    install(home)
+    llm_config(home, llm_server.url, SELECT)
+    llm_server.reply("Hello editor.")
+
+    async def work(conn: Any) -> Any:
+        new = await conn.new_session(cwd=str(home), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
+        return new.session_id
+
+    session_id = session(Editor(), work)
+    seen = initialized(home)[-1]
+    assert {key: seen.get(key) for key in ("session_id", "platform", "agent_context", "agent_identity",
+                                           "agent_workspace")} == {
+        "session_id": session_id, "platform": "acp", "agent_context": "primary", "agent_identity": "default",
+        "agent_workspace": "hermes"}

@@ -36,6 +36,8 @@ def test_the_memory_provider_is_told_who_the_client_is(served: Serve, llm_server
     assert raw.headers["x-hermes-session-key"] == WHO
     first = initialized(home)[-1]
     assert first["gateway_session_key"] == WHO and first["session_id"] == raw.headers["x-hermes-session-id"]
+    assert first["chat_id"] == first["session_id"] and first["chat_type"] == "dm"  # as Hermes' API server says
+    assert first["platform"] == "api_server" and first["agent_context"] == "primary"
 
     llm_server.reply("Streamed.")
     with client.chat.completions.with_streaming_response.create(

@@ -91,6 +91,7 @@ def test_every_option_combination_prints_what_the_click_command_prints(plugins: 
 BEFORE_ISSUE_41 = {
     "hermes_core", "hermes_core._version", "hermes_core._errors", "hermes_core._quote", "hermes_core._paths",
     "hermes_core._files", "hermes_core._config", "hermes_core._config.config", "hermes_core._config.file",
+    "hermes_core._config.managed", "hermes_core._config.parse",
     "hermes_core._discovery", "hermes_core._discovery.discover", "hermes_core._discovery.entry_points",
     "hermes_core._discovery.manifest", "hermes_core._discovery.source_scan", "hermes_core._discovery.spec",
     "hermes_core._hermes", "hermes_core._hermes.host", "hermes_core._hermes.names", "hermes_core._slots", "hermes_core._slots.declarations",

@@ -42,7 +42,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_ctx": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_llm", "_skills", "_store", "_profiles",
              "_telemetry"},
     "_discovery": {"config_keys", "_config", "_hermes", "_slots", "_skills"},
-    "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools"},
+    "_session": {"config_keys", "_runtime", "_config", "_hooks", "_llm", "_slots", "_tools",
+                 "_profiles"},  # _profiles: the profile a session runs as (Hermes' agent_identity)
     "_loading": BELOW_LOADING,
     "_standins": BELOW_LOADING | {"_loading"},  # lazy activation, isolation (its child loads with a Loader)
     "_mcp": {"config_keys", "_runtime", "_config", "_commands", "_tools", "_standins",

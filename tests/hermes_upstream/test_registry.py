@@ -683,3 +683,29 @@ class TestToolsetAvailabilityAggregation:
 
         assert "terminal" not in available
         assert any(item["name"] == "terminal" for item in unavailable)
+
+
+class TestToolsetAvailabilityRaisingCheck:
+    """From the file's version at commit 6a35ac5e3aebc534aec050f330a22a80d9682940 (read 2026-11-29),
+    which has this test and 032aa77f does not."""
+
+    def test_is_toolset_available_handles_raising_check_fn(self):
+        """When a toolset's check_fn raises, treat as unavailable and do not propagate."""
+        reg = ToolRegistry()
+
+        def raising_check():
+            raise RuntimeError("network or config error")
+
+        reg.register(
+            name="broken_tool",
+            toolset="broken_set",
+            schema=_make_schema("broken_tool"),
+            handler=_dummy_handler,
+            check_fn=raising_check,
+        )
+        assert reg.is_toolset_available("broken_set") is False
+        # check_toolset_requirements and get_available_toolsets should not raise
+        reqs = reg.check_toolset_requirements()
+        assert reqs["broken_set"] is False
+        available = reg.get_available_toolsets()
+        assert available["broken_set"]["available"] is False

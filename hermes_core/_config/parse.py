@@ -1,0 +1,90 @@
+"""Parsing config YAML: the operator's `config.yaml` and the administrator's managed file alike.
+
+ruamel.yaml's round-trip mode, so a document read for an edit keeps comments and order; a
+malformed file is one `ConfigError` with its line and column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError
+
+__all__ = ["parse", "plain_data", "read_text"]
+
+_MISSING = object()
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def parse(path: Path, text: str, fix: str = "fix the file (it was not changed)") -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        column = mark.column + 1 if mark is not None else None
+        where = f"line {line}, column {column}" if line else "an unknown position"
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(
+            f"{path} is not valid YAML at {where}: {problem}; {fix}",
+            path=path,
+            line=line,
+            column=column,
+        ) from None
+    except YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}; {fix}", path=path) from None
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{path} must hold a mapping of settings at the top level, not a {type(data).__name__}; {fix}",
+            path=path,
+            line=1,
+            column=1,
+        )
+    return data
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+
+
+def plain_data(value: Any) -> Any:
+    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            plain = plain_data(item)
+            if not isinstance(key, str) or plain is _MISSING:
+                return _MISSING
+            items[key] = plain
+        return items
+    if isinstance(value, list):
+        plain_items = [plain_data(item) for item in value]
+        return _MISSING if any(item is _MISSING for item in plain_items) else plain_items
+    return _MISSING
+
+
+_plain = plain_data
