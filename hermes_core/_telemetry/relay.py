@@ -270,9 +270,9 @@ def merge(telemetry: Telemetry, metrics: Mapping[str, Any]) -> None:
     """Add what the child measured (`ChildTelemetry.drained`) to the host's meter: its sums to the
     host's sums, its measurements made again with the host's instrument of the same name."""
     for values, count, total in metrics.get("tool_calls") or ():
-        telemetry.tool_calls.merge(tuple(str(v) for v in values), float(count), float(total))
+        telemetry.tool_calls.merge(tuple(str(v) for v in values), int(count), float(total))
     for values, count, total in metrics.get("hook_time") or ():
-        telemetry.hook_time.merge(tuple(str(v) for v in values), float(count), float(total))
+        telemetry.hook_time.merge(tuple(str(v) for v in values), int(count), float(total))
     instruments = {"gen_ai.client.token.usage": telemetry.token_usage.record,
                    "gen_ai.client.operation.duration": telemetry.duration.record,
                    "hermes.llm.budget.refusals": telemetry.budget_refusals.add}
