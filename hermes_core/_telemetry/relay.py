@@ -128,6 +128,7 @@ class ChildTelemetry(Telemetry):
         self.duration = _Recorded("gen_ai.client.operation.duration", self._measured, self._measuring)
         self.budget_refusals = _Recorded("hermes.llm.budget.refusals", self._measured, self._measuring)
         self._sender: Callable[[dict[str, Any]], None] | None = None
+        self._flushing = threading.Lock()  # what one flush drained is sent before another (the exit's) looks
         trace.set_tracer_provider(provider)  # a plugin's own OpenTelemetry spans come along too
 
     def drained(self) -> dict[str, Any]:
@@ -165,12 +166,13 @@ class ChildTelemetry(Telemetry):
         send = self._sender
         if send is None:
             return
-        payload = self.drained()
-        if payload:
-            try:
-                send(payload)
-            except OSError:
-                pass  # the host is gone: so is where they would go
+        with self._flushing:  # else the exit's flush could find nothing while the relay's payload is not sent yet
+            payload = self.drained()
+            if payload:
+                try:
+                    send(payload)
+                except (OSError, TypeError, ValueError):
+                    pass  # the host is gone, or this payload cannot cross: it is lost, never the relay thread
 
     def tool(self, name: str, plugin_id: str | None, tool_type: str, call_id: str, arguments: Any) -> ToolSpan:
         if _SERVED.get() == name:
@@ -270,9 +272,9 @@ def merge(telemetry: Telemetry, metrics: Mapping[str, Any]) -> None:
     """Add what the child measured (`ChildTelemetry.drained`) to the host's meter: its sums to the
     host's sums, its measurements made again with the host's instrument of the same name."""
     for values, count, total in metrics.get("tool_calls") or ():
-        telemetry.tool_calls.merge(tuple(str(v) for v in values), float(count), float(total))
+        telemetry.tool_calls.merge(tuple(str(v) for v in values), int(count), float(total))
     for values, count, total in metrics.get("hook_time") or ():
-        telemetry.hook_time.merge(tuple(str(v) for v in values), float(count), float(total))
+        telemetry.hook_time.merge(tuple(str(v) for v in values), int(count), float(total))
     instruments = {"gen_ai.client.token.usage": telemetry.token_usage.record,
                    "gen_ai.client.operation.duration": telemetry.duration.record,
                    "hermes.llm.budget.refusals": telemetry.budget_refusals.add}

@@ -72,7 +72,7 @@ class Tally:
             sums, self._sums = self._sums, {}
         return [[list(values), entry[0], entry[1]] for values, entry in sums.items()]
 
-    def merge(self, values: tuple[str, ...], count: float, total: float) -> None:
+    def merge(self, values: tuple[str, ...], count: int, total: float) -> None:
         """Add `count` more of `values` with `total` (what another process's `drain` gave)."""
         with self._lock:
             entry = self._sums.setdefault(values, [0, 0.0])

@@ -152,7 +152,9 @@ def _cron(expr: str) -> Any:
 def _check_cron(expr: str) -> None:
     """A cron expression as Hermes writes them: five fields, each range from low to high, and what
     croniter reads. croniter alone would take a sixth field (seconds) and a seventh (years), and
-    read a range written backwards (`5-1`) as wrapping round (5 to 59, then 0 to 1)."""
+    read a range written backwards (`5-1`) as wrapping round (5 to 59, then 0 to 1). A range whose
+    low end is past its field is croniter's to judge: `60-5` is invalid, and weekday `7-1` is Sunday
+    (7, as 0) to Monday."""
     fields = expr.split()
     if len(fields) != len(_FIELD_RANGES):
         extra = " (seconds and years are not taken)" if len(fields) > len(_FIELD_RANGES) else ""
@@ -164,7 +166,7 @@ def _check_cron(expr: str) -> None:
             if ends is None:
                 continue
             low, high = (_NAMED.get(end.lower(), end) for end in ends.groups())
-            if low.isdigit() and high.isdigit() and int(low) > int(high):
+            if low.isdigit() and high.isdigit() and int(high) < int(low) <= highest:  # past the field: croniter's
                 both = ",".join(_span(*pair) for pair in ((int(low), highest), (lowest, int(high))))
                 raise CronError(f"the schedule {expr!r}: the {name} range {ends.group(0)} runs backwards; write "
                                 f"it from low to high, or as two ranges ({both})")

@@ -27,6 +27,15 @@ REFUSED = [
 ]
 
 
+def test_a_range_whose_end_is_past_its_field_is_left_to_croniter_not_called_backwards(configured: Path) -> None:
+    """Sunday is 7 as well as 0 in the weekday field, so `7-1` is Sunday to Monday (taken as croniter
+    reads it); a minute of 60 is no minute at all: invalid, never "write it as 60-59,0-5"."""
+    cron("add", "0 9 * * 7-1", "sunday and monday", "--name", "sm")
+    assert [job["schedule"]["expr"] for job in jobs(configured)] == ["0 9 * * 7-1"]
+    said = one_line_error(cron("add", "60-5 * * * *", "x", check=1))
+    assert "is not a valid cron expression" in said and "backwards" not in said, said
+
+
 @pytest.mark.parametrize(("schedule", "words"), REFUSED)
 def test_an_expression_of_other_than_five_fields_or_with_a_backward_range_is_refused_in_one_line(
         configured: Path, schedule: str, words: str) -> None:

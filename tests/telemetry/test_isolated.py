@@ -172,6 +172,7 @@ def test_an_isolated_plugins_process_counts_its_tool_calls_and_hook_time_into_th
         assert agent.ask("go").text == "Done."
     calls = sums(exported, "hermes.tool.calls", "gen_ai.tool.name", "hermes.plugin.id", "hermes.tool.outcome")
     assert calls == {("ask", "asker", "ok"): 1, ("helper", "asker", "ok"): 1}  # helper: in the plugin's process
+    assert all(type(count) is int for count in calls.values()), calls  # a count, not a double, however it came
     hooks = sums(exported, "hermes.hook.calls", "hermes.hook.name", "hermes.plugin.id")
     assert hooks[("pre_tool_call", "asker")] == 2  # the host's call of its stand-in (ask), the process's own (helper)
     spent = sums(exported, "hermes.hook.time", "hermes.hook.name", "hermes.plugin.id")
