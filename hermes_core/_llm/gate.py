@@ -18,7 +18,7 @@ import functools
 import random
 import time
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -72,10 +72,12 @@ class Write:
 
 @attrs.frozen
 class Direct:
-    """A call for the driver to make as it is (sync callers), or on the ledger's threads (async
-    ones): a reservation in Redis's counters. Its error is thrown back into the admission."""
+    """A call for the driver to make as it is (sync callers), or `acall` to await (async ones), on
+    the ledger's threads when there is none: a reservation in Redis's counters. Its error is thrown
+    back into the admission."""
 
     call: Callable[[], Any]
+    acall: Callable[[], Awaitable[Any]] | None = None
 
 
 @attrs.frozen
@@ -191,8 +193,9 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
         try:
             got = None
             if counters is not None and counters.up:  # None: Redis is out of reach, the ledger decides
-                got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost,
-                                                     limit + policy.reservation_ttl))
+                lease = limit + policy.reservation_ttl
+                got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost, lease),
+                                   functools.partial(counters.areserve, budgets, tokens, cost, lease))
             if got is None:
                 got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
                                                    look_first=again))
@@ -260,7 +263,7 @@ async def admitted_async(admission: Admission, writer: LedgerThread) -> Reservat
                 error = None if step.quiet else exc
         elif isinstance(step, Direct):
             try:
-                given = await writer.run(step.call)
+                given = await (step.acall() if step.acall is not None else writer.run(step.call))
             except Exception as exc:  # noqa: BLE001 - the admission's to handle
                 error = exc
         elif isinstance(step, float):
