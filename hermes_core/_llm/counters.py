@@ -27,12 +27,10 @@ primary with replicas), not a Redis Cluster.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import queue
 import secrets
 import threading
-import weakref
 import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -41,7 +39,7 @@ from typing import Any
 from .. import config_keys as keys
 from .._errors import ConfigError, MemoryStoreError
 from .._redact import redact_secrets
-from . import onloop
+from . import exiting, onloop
 from .budget import AMOUNTS, Budget, refused
 from .holds import Busy, Hold, Reservation, _iso, _periods, now
 from .ledger import _PRUNE_EVERY, Ledger
@@ -54,14 +52,6 @@ PREFIX = "hermes:budgets:"
 RECONCILE_EVERY = 2.0  # seconds between two rebuilds of a holder's counters from the ledger, per process
 RETRY_AFTER = 1.0  # seconds Redis is left alone after it could not be reached
 IDLE = 5.0  # seconds the counters' thread waits for the next settlement before it ends
-_OPEN: weakref.WeakSet[Counters] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_all() -> None:
-    for counters in list(_OPEN):
-        counters.flush()
-
 
 def redis_url(home: Path | None) -> str | None:
     """`HERMES_REDIS_URL`, else `state.redis_url` in `home`'s config.yaml; None when neither is set."""
@@ -107,7 +97,6 @@ class Counters:
         self._done = threading.Condition()  # guards the counts and `_writing`
         self._queued = self._handled = 0  # settlements put on the queue, and handled (written or kept for later)
         self._writing = False
-        _OPEN.add(self)  # a host that exits writes what its calls used first
 
     @property
     def up(self) -> bool:
@@ -310,6 +299,8 @@ class Counters:
 
     def _put(self, item: tuple[Any, list[Any], list[Any] | None]) -> None:
         with self._done:
+            if not self._queued:
+                exiting.watch(self.ledger)  # a host that exits writes what its calls used first
             self._queued += 1
             self._queue.put(item)
             if not self._writing:
@@ -372,6 +363,11 @@ class Counters:
         with self._done:
             target = self._queued
             return self._done.wait_for(lambda: self._handled >= target, timeout)
+
+    def unhandled(self) -> int:
+        """How many settlements are still to be written (or kept for later)."""
+        with self._done:
+            return self._queued - self._handled
 
     def close(self) -> None:
         self.flush()

@@ -27,6 +27,7 @@ from .. import config_keys as keys
 from .._errors import ConfigError, LlmConfigError, MemoryStoreError, PluginLlmBudgetError
 from .budget import (CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, prompt_part,
                      worst_case)
+from .holds import now
 from .ledger import Ledger, Reservation
 from .writer import LedgerThread
 
@@ -207,7 +208,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                 return Ledger.unrecorded(budgets)
             raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
-            return attrs.evolve(got, prompt=prompt)
+            return attrs.evolve(got, prompt=prompt, expires=now() + limit + policy.reservation_ttl)
         # calls that wait for each other's reservations look again at moments of their own
         wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
         if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
