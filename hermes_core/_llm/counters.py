@@ -8,12 +8,13 @@ reservation into what it used (still held), then writes the call to the ledger (
 that writing it twice counts it once), then moves it from held to settled. A call whose ledger
 write is not confirmed (its host was killed) expires with its lease, as a reservation does.
 
-A sync call reserves and turns its reservation into its usage itself (a round trip each); an async
-call reserves from its own event loop (`areserve`: redis-py's asyncio client, the loop never
-blocked) and hands its settlement over (`hand_over`): the rest, the ledger's write included, is
-done on the counters' own thread, which batches what comes in meanwhile and waits a few seconds
-for more before it ends. A reservation's script run twice with the same ids (a client retrying
-after a timeout) holds once.
+A call waits for one round trip to Redis, its reservation: a sync call's on its own thread, an async
+call's from its own event loop (`areserve`: redis-py's asyncio client, the loop never blocked).
+It hands its settlement over (`hand_over`): the rest, from the usage replacing the reservation in
+Redis to the ledger's write, is done on the counters' own thread, which batches what comes in
+meanwhile and waits a few seconds for more before it ends (until then the reservation, an upper
+bound, is what Redis holds for the call). A reservation's script run twice with the same ids (a
+client retrying after a timeout) holds once.
 
 The counters are rebuilt from the ledger when they are missing (Redis restarted, a new day) and
 every `RECONCILE_EVERY` seconds a holder is used, so they never drift for long; the rebuild takes
@@ -291,7 +292,7 @@ class Counters:
         self._put((self.ledger.settling(reservation, tokens, cost), pairs, None))
 
     def hand_over(self, reservation: Reservation, tokens: int, cost: float) -> None:
-        """`settle` with nothing for the caller to wait for (async callers): the usage replaces the
+        """`settle` with nothing for the caller to wait for (how calls settle): the usage replaces the
         reservation in Redis on the counters' thread too, just before the ledger write; until then
         the reservation is what Redis holds for the call."""
         pairs = [value for hold in reservation.holds for value in (PREFIX + hold.who, hold.id)]

@@ -29,8 +29,8 @@ def settlement(reservation: Reservation, answer: Any, sent: int,
 
 
 def settle(ledger: Ledger, reservation: Reservation, tokens: int, cost: float) -> None:
-    if reservation.counted and ledger.counters is not None:
-        ledger.counters.settle(reservation, tokens, cost)
+    if reservation.counted and ledger.counters is not None:  # on the counters' thread, nothing to wait for
+        ledger.counters.hand_over(reservation, tokens, cost)
         return
     settling = ledger.settling(reservation, tokens, cost)
     try:
