@@ -65,8 +65,11 @@ def disabled_names(config: Config, platform: str = "") -> frozenset[str]:
 def external_dirs(config: Config, home: Path) -> list[Path]:
     """`skills.external_dirs`: `~` and `${VAR}` expanded, relative to `$HERMES_HOME`; only those that exist."""
     found: list[Path] = []
+    configured = config.read(keys.SKILLS_EXTERNAL_DIRS)
+    if not configured:  # most homes: no folder to resolve (a turn builds its skills index each time)
+        return found
     local = (home / "skills").resolve()
-    for raw in config.read(keys.SKILLS_EXTERNAL_DIRS):
+    for raw in configured:
         path = Path(os.path.expandvars(os.path.expanduser(raw)))
         path = (path if path.is_absolute() else home / path).resolve()
         if path.is_dir() and path != local and path not in found:

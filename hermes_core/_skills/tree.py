@@ -163,12 +163,14 @@ def _read_description(path: Path) -> dict[str, Any]:
 
 def scan(roots: Iterable[Path], cache: Path | None) -> Tree:
     """The skills of `roots` (earlier roots win a name), their frontmatter remembered in `cache`."""
+    existing = tuple(root for root in roots if root.is_dir())
+    if not existing:  # no skills folder: no file to read, nothing to remember
+        return Tree((), {}, (), existing)
     memo = _Cache(cache)
     skills: list[LocalSkill] = []
     names: set[str] = set()
     problems: list[str] = []
     descriptions: dict[str, str] = {}
-    existing = tuple(root for root in roots if root.is_dir())
     for root in existing:
         for path, parts in _skill_files(root):
             entry = memo.entry(path, _read_skill)

@@ -205,7 +205,8 @@ class ToolRegistry:
 
     def schemas(self) -> list[dict[str, Any]]:
         """The OpenAI `tools` list of every available tool: `[{"type": "function", "function": ...}]`."""
-        return [{"type": "function", "function": _for_model(info.schema)} for info in self.infos() if info.available]
+        return [{"type": "function", "function": _for_model(entry.schema)} for entry in list(self._entries.values())
+                if entry.tool.availability()[0]]  # `infos()` without its rows: a turn asks this each request
 
     # -- calls ------------------------------------------------------------------------------
 

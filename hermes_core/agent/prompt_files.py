@@ -183,10 +183,10 @@ class _Reader:
         """`path` read (or `text` given), scanned, rendered and capped; None when absent or left out.
         What a text made is remembered (the same kind, label, path, cap and switch render it alike),
         its warnings said again each time."""
-        label = label or self.label(path)
         text = _read(path) if text is None else text
         if text is None:
             return None
+        label = label or self.label(path)
         key = (kind, label, path, self.max_chars, self.key, text)
         made = _MADE.get(key)
         if made is None:

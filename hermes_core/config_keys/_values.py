@@ -16,12 +16,13 @@ class Key(Generic[T]):
     plugin's settings, a price table): their inside is never checked against the table.
     """
 
-    __slots__ = ("name", "parts", "expected", "_convert", "default", "help", "free")
+    __slots__ = ("name", "parts", "expected", "_convert", "default", "help", "free", "_ids")
 
     def __init__(self, name: str, expected: str, convert: Callable[[Any], T], default: T, help: str, *,
                  free: bool = False) -> None:
         self.name = name
         self.parts = tuple(name.split("."))
+        self._ids = self.parts.count("*")  # how many ids `path` takes
         self.expected = expected
         self._convert = convert
         self.default = default
@@ -33,6 +34,8 @@ class Key(Generic[T]):
 
     def path(self, *ids: str) -> tuple[str, ...]:
         """The key's parts with each `*` filled by the next of `ids`."""
+        if not ids and not self._ids:  # most keys: read many times a turn
+            return self.parts
         given = iter(ids)
         try:
             parts = tuple(next(given) if part == "*" else part for part in self.parts)
