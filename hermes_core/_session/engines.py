@@ -14,6 +14,7 @@ signature accepts them, as Hermes' host does.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,10 +40,17 @@ def start_kwargs(home: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     (`session_id` aside), as Hermes' agent hands them: `hermes_home`, `agent_context` ("primary"),
     `agent_identity` (the profile's name: "default" for the root home), `agent_workspace`
     ("hermes"), then `given` (the model, the platform, who and where: its values win)."""
+    return {"hermes_home": str(home), "agent_context": "primary", "agent_identity": _profile_of(home),
+            "agent_workspace": "hermes", **given}
+
+
+@functools.lru_cache(maxsize=16)
+def _profile_of(home: Path) -> str:
+    """`profile_of(home)`, once per home and process: it resolves two paths (a stat per part), and
+    a server opens a session per request on the same home."""
     from .._profiles.names import profile_of
 
-    return {"hermes_home": str(home), "agent_context": "primary", "agent_identity": profile_of(home),
-            "agent_workspace": "hermes", **given}
+    return profile_of(home)
 
 
 class Guard:
