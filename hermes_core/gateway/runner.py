@@ -279,7 +279,7 @@ class Gateway:
         fatal = self._fatal[entry.name] = asyncio.Event()
 
         async def on_message(event: MessageEvent) -> str | None:  # the door of every adapter's messages
-            return await conversations.handle(adapter, entry, _encodable(event))
+            return await conversations.handle(adapter, entry, _encodable(event), event.source)
 
         async def on_fatal(_: Any = None) -> None:
             fatal.set()
