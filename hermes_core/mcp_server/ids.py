@@ -1,6 +1,6 @@
 """Request ids the MCP SDK does not take, answered in words: the SDK reads a request whose id is
 neither a string nor an integer (`1.5`, `1.0`, `true`, `null`, which JSON-RPC allows or tolerates)
-as a notification and never answers it (over HTTP a 400 "Missing session ID"). `hermes mcp serve`
+as a notification and never answers it (over HTTP a 202, a 400 without a session). `hermes mcp serve`
 answers such a request itself, before the SDK sees it, with JSON-RPC error -32600 naming the id's
 type, its id echoed as sent."""
 
