@@ -70,7 +70,7 @@ class HookCallLog:
 _pending: deque[tuple[Path, dict[str, Any]]] = deque(maxlen=_QUEUED)
 _wake = threading.Condition()
 _io = threading.Lock()
-_seen: dict[Path, tuple[int, int, int]] = {}  # each file as this process last left it: inode, size, lines
+_seen: dict[Path, tuple[tuple[int, ...], int]] = {}  # each file as this process last left it: identity, lines
 _writer: threading.Thread | None = None
 
 
@@ -128,7 +128,13 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         written = os.fstat(descriptor)
     finally:
         os.close(descriptor)
-    _seen[path] = (written.st_ino, written.st_size, lines + 1)
+    _seen[path] = (_identity(written), lines + 1)
+
+
+def _identity(status: os.stat_result) -> tuple[int, ...]:
+    """What tells this file's state from another: device and inode (a rotation's new file may get
+    an old inode back), size, and the change times (an edit in place may keep the size)."""
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
 def _lines(path: Path) -> int:
@@ -139,11 +145,11 @@ def _lines(path: Path) -> int:
     except FileNotFoundError:
         return 0
     known = _seen.get(path)
-    if known is not None and known[:2] == (status.st_ino, status.st_size):
-        return known[2]
+    if known is not None and known[0] == _identity(status):
+        return known[1]
     with open(path, "rb") as handle:
         count = sum(1 for _ in handle)
-    _seen[path] = (status.st_ino, status.st_size, count)
+    _seen[path] = (_identity(status), count)
     return count
 
 

@@ -8,6 +8,8 @@ import socket
 import struct
 from typing import Any
 
+from .._messages import storable_json
+
 __all__ = ["FrameError", "receive", "send"]
 
 _LENGTH = struct.Struct(">I")
@@ -18,8 +20,9 @@ class FrameError(Exception):
 
 
 def send(sock: socket.socket, message: dict[str, Any]) -> None:
-    """Send `message`; `TypeError` naming what cannot cross when it is not JSON."""
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Send `message` (text with a lone surrogate escaped, read back the same); `TypeError` naming
+    what cannot cross when it is not JSON."""
+    data = storable_json(message, separators=(",", ":")).encode("utf-8")
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 

@@ -237,7 +237,13 @@ class Child:
             answer = {"id": request["id"], "ok": False, "error": f"{type(exc).__name__}: {exc}"}
         if trace:
             answer.update(_telemetry.collected())  # the spans and metrics made for it (and since)
-        self.reply(answer)
+        try:
+            self.reply(answer)
+        except OSError:
+            return  # the host is gone
+        except Exception as exc:  # noqa: BLE001 - what cannot cross (not JSON): the call is answered all the same
+            self.reply({"id": request["id"], "ok": False,
+                        "error": f"the plugin's answer could not be sent to the host ({type(exc).__name__}: {exc})"})
 
 
 def main(argv: list[str]) -> None:

@@ -14,14 +14,14 @@ import functools
 import select
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
 from .._errors import StateStoreError, StateUnavailableError
 from .url import StateUrl
 
-__all__ = ["Postgres", "PgTx", "postgres", "pg_sql"]
+__all__ = ["Postgres", "PgTx", "close_state_pools", "postgres", "pg_sql"]
 
 SCHEMA_LOCK = 0x4E524D53  # the advisory lock every host takes while it creates or upgrades a schema
 CONNECT_TIMEOUT = 5  # seconds a new connection may take
@@ -170,12 +170,13 @@ class Postgres:
                 name=f"hermes-{self.url.database}")
             return self._pool
 
-    def close(self) -> None:
+    def close(self, timeout: float = 1.0) -> None:
+        """Close the pool, waiting up to `timeout` seconds for its workers (a connection being made)."""
         with self._lock:
             pool, self._pool = self._pool, None
             self._ready.clear()
         if pool is not None:
-            pool.close(timeout=1.0)
+            pool.close(timeout=timeout)
 
     def ping(self) -> float:
         """Seconds one round trip takes; a `StateStoreError` when the database cannot be reached."""
@@ -334,6 +335,23 @@ def postgres(url: StateUrl, *, pool_size: int = 8) -> Postgres:
                 atexit.register(_close_all)
             found = _DATABASES[url] = Postgres(url, pool_size=pool_size)
         return found
+
+
+def close_state_pools(where: Callable[[StateUrl], bool] = lambda url: True, *, timeout: float = 1.0) -> int:
+    """Close this process's pools on the databases `where` picks (every one by default), each
+    waiting up to `timeout` seconds for its workers; how many were closed. A store used again
+    afterwards opens a new pool. Before a database is dropped, say, so that no pool goes on
+    connecting to it in the background.
+
+    >>> close_state_pools(lambda url: url.database == "scratch", timeout=30)
+    0
+    """
+    with _DATABASES_LOCK:
+        picked = [url for url in _DATABASES if where(url)]
+        databases = [_DATABASES.pop(url) for url in picked]
+    for database in databases:
+        database.close(timeout=timeout)
+    return len(databases)
 
 
 def _close_all() -> None:

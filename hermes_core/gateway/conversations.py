@@ -54,9 +54,13 @@ class Conversations:
 
     # -- one message -----------------------------------------------------------------------------
 
-    async def handle(self, adapter: BasePlatformAdapter, entry: Any, event: MessageEvent) -> str | None:
-        """The answer to `event`, or None (skipped, refused, or nothing to say)."""
+    async def handle(self, adapter: BasePlatformAdapter, entry: Any, event: MessageEvent,
+                     named: SessionSource | None = None) -> str | None:
+        """The answer to `event`, or None (skipped, refused, or nothing to say). `named` is the
+        source as the adapter named it (`event`'s is made encodable): what is asked of the chat
+        goes there, where the answer goes."""
         source = event.source
+        named = named or source
         platform = source.platform.value
         if not event.internal:
             directive = await self.manager.lifecycle.pre_gateway_dispatch(
@@ -80,7 +84,7 @@ class Conversations:
         agent = await self._agent(key, source)
         self.busy.add(key)
         try:
-            return await in_thread(self._turn, agent, key, event, adapter)
+            return await in_thread(self._turn, agent, key, event, adapter, named)
         finally:
             self.busy.discard(key)
 
@@ -133,18 +137,19 @@ class Conversations:
         self.changed()
         return agent
 
-    def _turn(self, agent: Agent, key: str, event: MessageEvent, adapter: BasePlatformAdapter) -> str:
+    def _turn(self, agent: Agent, key: str, event: MessageEvent, adapter: BasePlatformAdapter,
+              named: SessionSource) -> str:
         """One turn (or slash command) of `agent`, on a worker thread; a tool call put to a human
-        is asked of this chat (`approvals`)."""
-        approvals.register_gateway_notify(key, self._notifier(adapter, event))
+        is asked of this chat, by the ids the adapter named it with (`approvals`)."""
+        approvals.register_gateway_notify(key, self._notifier(adapter, named))
         try:
             with approver_scope(approvals.approver_for(self.manager, key)):
                 return self._answer(agent, key, event)
         finally:
             approvals.unregister_gateway_notify(key)
 
-    def _notifier(self, adapter: BasePlatformAdapter, event: MessageEvent) -> Callable[[dict[str, Any]], None]:
-        loop, source = self.loop, event.source
+    def _notifier(self, adapter: BasePlatformAdapter, source: SessionSource) -> Callable[[dict[str, Any]], None]:
+        loop = self.loop
         metadata = {"thread_id": source.thread_id} if source.thread_id else None
 
         def notify(data: dict[str, Any]) -> None:  # on the turn's thread: sent on the loop, waited for

@@ -14,6 +14,7 @@ adapter is disconnected and every idle agent session closed. `status.json` in
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import json
@@ -57,10 +58,25 @@ def _encodable(value: Any) -> Any:
     if isinstance(value, dict):
         return {_encodable(key): _encodable(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{field.name: _encodable(getattr(value, field.name))
-                                             for field in dataclasses.fields(value)
-                                             if field.init and field.name != "raw_message"})
+        changes = {field.name: _encodable(getattr(value, field.name)) for field in dataclasses.fields(value)
+                   if field.init and field.name != "raw_message"}
+        try:
+            return dataclasses.replace(value, **changes)
+        except Exception:  # an adapter's class with an InitVar or an __init__ of its own: a copy, its fields set
+            return _copied(value, changes)
     return value
+
+
+def _copied(value: Any, changes: dict[str, Any]) -> Any:
+    """A shallow copy of `value` with `changes` set (frozen or not), without calling its `__init__`;
+    `value` itself, unchanged, when it cannot be copied."""
+    try:
+        copied = copy.copy(value)
+        for name, item in changes.items():
+            object.__setattr__(copied, name, item)
+    except Exception:
+        return value
+    return copied
 
 
 def status_path(home: Path) -> Path:
@@ -263,7 +279,7 @@ class Gateway:
         fatal = self._fatal[entry.name] = asyncio.Event()
 
         async def on_message(event: MessageEvent) -> str | None:  # the door of every adapter's messages
-            return await conversations.handle(adapter, entry, _encodable(event))
+            return await conversations.handle(adapter, entry, _encodable(event), event.source)
 
         async def on_fatal(_: Any = None) -> None:
             fatal.set()

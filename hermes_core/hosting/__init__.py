@@ -40,7 +40,9 @@ hermes-core's public names and on this package; a host of your own can be too.
   `HERMES_STATE_URL` names, or None: SQLite under the home), `StateUrl` (its password masked),
   `Store` (a stage's tables, in SQLite or that database, written once; `pg_schema_of` its
   schema in PostgreSQL's types), `Hosts` and `Heartbeat`
-  (the hosts sharing a home or database, alive while they beat), `host_id`.
+  (the hosts sharing a home or database, alive while they beat), `host_id`,
+  `close_state_pools(where, timeout=)` (close this process's pools on the databases `where`
+  picks: before one is dropped, say).
 
 Every name is imported on first use: `import hermes_core.hosting` costs nothing.
 """
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from .signals import STOP_SIGNALS, until_signal
     from .tools import ToolSelection
     from .telemetry import TraceRequests, flush_traces, new_trace, served_span, trace_headers, turn_span
-    from .._store import Heartbeat, Hosts, StateUrl, Store, host_id, pg_schema_of, state_url
+    from .._store import Heartbeat, Hosts, StateUrl, Store, close_state_pools, host_id, pg_schema_of, state_url
 
 _EXPORTS = {
     **dict.fromkeys(["BadLine", "Held", "json_lines", "loads_sent", "locked", "only_one", "read_json", "write_json",
@@ -86,13 +88,14 @@ _EXPORTS = {
     "ToolSelection": "hermes_core.hosting.tools",
     **dict.fromkeys(["TraceRequests", "flush_traces", "new_trace", "served_span", "trace_headers", "turn_span"],
                     "hermes_core.hosting.telemetry"),
-    **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "host_id", "pg_schema_of", "state_url"], "hermes_core._store"),
+    **dict.fromkeys(["Heartbeat", "Hosts", "StateUrl", "Store", "close_state_pools", "host_id", "pg_schema_of",
+                     "state_url"], "hermes_core._store"),
 }
 
 __all__ = ["ApprovalRequest", "Backoff", "BadLine", "BoundedRequests", "BrowserPolicy", "Cancel", "Cancelled",
            "GuardBrowsers", "Heartbeat", "Held", "Hosts", "ProgressListener", "Refusal", "RequireBearer", "STOP_SIGNALS",
            "StateUrl", "Store", "ToolSelection", "Workspace", "WorkspaceError",
-           "approver_scope", "bearer_token", "cancel_check", "cancel_scope", "current_approver", "current_workspace",
+           "approver_scope", "bearer_token", "cancel_check", "close_state_pools", "cancel_scope", "current_approver", "current_workspace",
            "host_id", "in_thread", "is_loopback", "json_lines", "keeping_own_limit", "kill_group", "listening_socket",
            "loads_sent", "locked",
            "only_one", "pg_schema_of", "progress_scope", "read_json", "report_progress", "secret_matches", "serve_asgi",

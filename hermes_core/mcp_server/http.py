@@ -9,11 +9,14 @@ from typing import Any
 
 from hermes_core.hosting import BrowserPolicy, loads_sent, serve_asgi
 
+from .ids import refusal
+
 __all__ = ["serve_http"]
 
 
 class _Mended:
-    """ASGI: a POST whose JSON holds an escaped lone surrogate ("\\ud800", which JSON allows) reaches
+    """ASGI: a POST whose request id the SDK does not take is answered 400 with JSON-RPC error
+    -32600 (`ids.refusal`) before the SDK sees it. A POST whose JSON holds an escaped lone surrogate ("\\ud800", which JSON allows) reaches
     the SDK with U+FFFD in its place (`hosting.loads_sent`), as on stdio: the SDK answered it -32700
     "Parse error", though it is JSON. The body is read whole (`serve_asgi` bounds it)."""
 
@@ -33,6 +36,10 @@ class _Mended:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        refused = refusal(body)
+        if refused is not None:  # the SDK would take it for a notification: answered here, in words
+            await _answer(send, refused)
+            return
         if b"\\u" in body:
             try:
                 body = json.dumps(loads_sent(body), ensure_ascii=False).encode()
@@ -41,6 +48,13 @@ class _Mended:
         headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-length"]
         scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
         await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+async def _answer(send: Any, message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode()
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _replay(messages: list[Any], then: Any = None) -> Callable[[], Awaitable[Any]]:

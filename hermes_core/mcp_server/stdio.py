@@ -9,6 +9,8 @@ from typing import Any, BinaryIO
 
 from hermes_core.hosting import loads_sent, until_signal
 
+from .ids import refusal
+
 __all__ = ["serve_stdio"]
 
 
@@ -32,16 +34,22 @@ class _Lines:
 class _Mended:
     """Lines as the SDK reads them, a line whose JSON holds an escaped lone surrogate ("\\ud800",
     which JSON allows) given with U+FFFD in its place (`hosting.loads_sent`): the SDK refuses such a
-    line as invalid JSON, and the request it carried was never answered."""
+    line as invalid JSON, and the request it carried was never answered. A request whose id the SDK
+    does not take is answered here (`ids.refusal`) and not handed on."""
 
-    def __init__(self, lines: Any) -> None:
+    def __init__(self, lines: Any, out: Any) -> None:
         self._lines = lines.__aiter__()
+        self._out = out
 
     def __aiter__(self) -> _Mended:
         return self
 
     async def __anext__(self) -> str:
         line: str = await self._lines.__anext__()
+        while (refused := refusal(line.encode("utf-8", "surrogatepass"))) is not None:
+            await self._out.write(json.dumps(refused) + "\n")
+            await self._out.flush()
+            line = await self._lines.__anext__()
         if "\\u" not in line:
             return line
         try:
@@ -99,7 +107,7 @@ async def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
     from mcp.server.stdio import stdio_server
 
     reader, writer = await _streams(stdin, stdout)
-    lines: Any = _Mended(reader)  # read as the SDK reads its AsyncFile: `async for line in ...`
+    lines: Any = _Mended(reader, writer)  # read as the SDK reads its AsyncFile: `async for line in ...`
     with anyio.CancelScope() as scope, until_signal(scope.cancel):
         async with stdio_server(stdin=lines, stdout=writer) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

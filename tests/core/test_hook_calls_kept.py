@@ -130,3 +130,60 @@ def test_processes_sharing_a_home_keep_one_ring_of_two_files_whole(home: Path, m
     assert (len(before), len(newest)) == (500, 200)
     rows = json.loads(hermes("plugins", "hook-calls", "--json", "--limit", "1000").stdout)
     assert len(rows) == 700 and {row["outcome"] for row in rows} == {"raised RuntimeError"}
+
+
+COUNTED = """
+import json
+
+SCHEMA = {"name": "echo", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
+
+
+def fail(tool_name, args, result, **kwargs):
+    raise RuntimeError("failed for " + args["text"])
+
+
+def register(ctx):
+    ctx.register_tool("echo", "t", SCHEMA, lambda args, **kw: json.dumps(args))
+    ctx.register_hook("post_tool_call", fail)
+"""
+
+
+def test_a_file_edited_in_place_to_the_same_size_is_counted_again(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    from hermes_core import PluginManager
+
+    def kept(text: str) -> None:  # the writer thread appends off the hot path: wait for the line
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if any(text in path.read_text(encoding="utf-8") for path in logs.glob("hook-calls.jsonl*")):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"{text!r} was not kept")
+
+    monkeypatch.setenv("HERMES_HOOK_SLOW_MS", "600000")
+    make_folder_plugin(home / "plugins", "counted", COUNTED, "name: counted\n")
+    write_config(home, "plugins:\n  enabled: [counted]\n")
+    logs = home / "logs"
+    logs.mkdir()
+    path = logs / "hook-calls.jsonl"
+    old = {"at": 1000.0, "hook": "pre_llm_call", "plugin": "old", "callback": "f", "ms": 300.0, "outcome": "slow",
+           "error": ""}
+    path.write_text((json.dumps(old) + "\n") * 497, encoding="utf-8")
+    manager = PluginManager(home=home).load()
+    try:
+        manager.dispatch_tool("echo", {"text": "first"})
+        kept("failed for first")  # this process knows the file: 498 lines
+        status = path.stat()
+        with open(path, "r+b") as handle:  # a person's edit in place: one long line, the same size and inode
+            handle.write(b"x" * (status.st_size - 1) + b"\n")
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+        assert (path.stat().st_ino, path.stat().st_size) == (status.st_ino, status.st_size)
+        for text in ("second", "third", "fourth"):
+            manager.dispatch_tool("echo", {"text": text})
+            kept(f"failed for {text}")
+    finally:
+        manager.close()
+    assert not (logs / "hook-calls.jsonl.1").exists()  # 1 + 3 lines: no rotation, counted from the file
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 4

@@ -415,3 +415,40 @@ def test_a_killed_child_takes_what_it_started_with_it(isolated: Path) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"the grandchild {grandchild} outlived the killed child")
+
+
+UNSENDABLE = '''
+def half(args, **kwargs):
+    return "half \\ud800 a pair"  # a lone surrogate: UTF-8 cannot encode it as it is
+
+def check(tool_name, args, **kwargs):
+    if args.get("block"):
+        return {"action": "block", "message": "blocked \\udc80 here"}
+    return None
+
+def register(ctx):
+    ctx.register_tool("half", "unsendable", {"name": "half", "parameters": {"type": "object",
+                      "properties": {"block": {"type": "boolean"}}}}, half)
+    ctx.register_hook("pre_tool_call", check)
+'''
+
+
+def test_an_isolated_plugins_answer_that_utf8_cannot_encode_crosses_at_once(home: Path) -> None:
+    make_folder_plugin(home / "plugins", "unsendable", UNSENDABLE, "name: unsendable\n")
+    write_config(home, """\
+        plugins:
+          enabled: [unsendable]
+          entries:
+            unsendable: {isolation: process}
+          hook_callback_timeout: 20
+        tools:
+          timeouts: {half: 20}
+        """)
+    manager = PluginManager(home=home).load()
+    try:  # before, each call waited for its time limit: the answer never left the plugin's process
+        assert manager.dispatch_tool("half", {}) == "half \ufffd a pair"
+        blocked = manager.dispatch_tool("half", {"block": True})  # a hook's answer too
+        assert "blocked" in blocked and "here" in blocked, blocked
+        assert manager.dispatch_tool("half", {}) == "half \ufffd a pair"  # the process goes on
+    finally:
+        manager.close()

@@ -161,3 +161,21 @@ def test_an_action_handler_hermes_would_refuse_is_a_value_error(home: Path, acti
     assert manager.add_plugin(register, "sweeper").status == "ok"
     assert caught["message"].startswith("Plugin 'sweeper' tried to register a Slack action handler with ")
     assert problem in caught["message"] and manager.get_slack_action_handlers() == []
+
+
+def test_an_approval_is_asked_in_the_chat_the_answer_goes_to_as_the_adapter_named_it(home: Path, llm_server, chat,
+                                                                                       monkeypatch) -> None:
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    make_folder_plugin(home / "plugins", "guard", GUARD, "name: guard\n")
+    configure(home, llm_server.url, plugins=("guard",))
+    llm_server.push(Reply("", tool_calls=[tool_call("wipe", {"path": "/tmp/a"})]), Reply("Wiped /tmp/a."))
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"fakechat: connected")
+        chat.say("c\ud800", "alice", "wipe /tmp/a")  # the adapter's json.loads gives a lone surrogate
+        card = texts(chat, "c\ud800", 1)[0]  # asked where the answer goes, not in a chat "c\ufffd"
+        assert card.startswith("⚠️ Approval needed: it deletes files")
+        chat.say("c\ud800", "alice", "/approve")
+        assert texts(chat, "c\ud800", 3)[1:] == ["Approved this once.", "Wiped /tmp/a."]
+        gateway.stop()
+    assert wiped(home) == ["/tmp/a"]
+    assert not [s for s in chat.sent if s["chat_id"] != "c\ud800"], chat.sent

@@ -311,3 +311,39 @@ def test_a_lone_surrogate_an_adapter_hands_over_is_read_as_a_replacement_charact
     assert not [line for line in gateway.lines if "UnicodeEncodeError" in line or "Traceback" in line], gateway.lines
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
     assert len(sessions) == 1 and sessions[0]["messages"] == 2
+
+
+TAGGED = '''
+import dataclasses
+
+
+@dataclasses.dataclass(kw_only=True)
+class TaggedEvent(MessageEvent):  # an InitVar without a default: dataclasses.replace refuses to copy it
+    tag: dataclasses.InitVar[str]
+
+    def __post_init__(self, tag):
+        self.tagged = tag
+
+
+class FakeChatAdapter(BasePlatformAdapter):'''
+
+
+def test_an_adapters_own_event_class_that_cannot_be_replaced_is_still_answered(home: Path, llm_server, chat,
+                                                                               monkeypatch) -> None:
+    from tests.helpers.chat import ADAPTER_PLUGIN
+
+    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
+    configure(home, llm_server.url)
+    tagged = ADAPTER_PLUGIN.replace("class FakeChatAdapter(BasePlatformAdapter):", TAGGED).replace(
+        "self.handle_message(MessageEvent(", 'self.handle_message(TaggedEvent(tag="t", ')
+    assert "TaggedEvent(tag=" in tagged
+    make_folder_plugin(home / "plugins", "fakechat", tagged, "name: fakechat\n")
+    llm_server.reply("Read it.")
+    with GatewayProcess() as gateway:
+        gateway.wait_for(r"fakechat: connected")
+        chat.say("c1", "u1", "half \ud800 a pair")
+        (sent,) = chat.wait_sent(1, "c1")
+        gateway.stop()
+    assert sent["text"] == "Read it."
+    assert "half \ufffd a pair" in json.dumps(llm_server.requests[0].messages, ensure_ascii=False)
+    assert not [line for line in gateway.lines if "Traceback" in line or "InitVar" in line], gateway.lines

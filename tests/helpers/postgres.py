@@ -192,17 +192,10 @@ class PgCluster:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
     def _close_pools(self, name: str) -> None:
-        import importlib
+        from hermes_core.hosting import close_state_pools
 
-        postgres = importlib.import_module("hermes_core._store.postgres")  # the process's pools, one per URL
-        with postgres._DATABASES_LOCK:
-            mine = [url for url in postgres._DATABASES if url.database == name and url.port == self.port]
-            databases = [postgres._DATABASES.pop(url) for url in mine]
-        for database in databases:
-            with database._lock:
-                pool, database._pool = database._pool, None
-            if pool is not None:
-                pool.close(timeout=30)  # a connection being made under load is waited for, not left behind
+        # a connection being made under load is waited for, not left behind
+        close_state_pools(lambda url: url.database == name and url.port == self.port, timeout=30)
 
     def close(self) -> None:
         """Stop the server and remove its folder."""

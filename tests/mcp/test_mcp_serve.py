@@ -499,3 +499,51 @@ def test_over_http_a_request_holding_an_escaped_lone_surrogate_is_answered_as_on
     assert called.status_code == 200, called.text  # it was a 400 "Parse error": it is JSON
     data = json.loads(next(line[6:] for line in called.text.splitlines() if line.startswith("data: ")))
     assert data["id"] == 2 and data["result"]["isError"] and "Europe/\ufffd" in data["result"]["content"][0]["text"]
+
+
+def test_a_request_id_the_sdk_does_not_take_is_answered_with_an_invalid_request_error(home: Path) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(initialize), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             '{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}',
+             '{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"meta": {"id": 2.5}}}']
+    with subprocess.Popen([str(HERMES), "mcp", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        answers: list[Any] = []
+        unanswered = threading.Timer(60, server.kill)  # the SDK took them for notifications: no answer, ever
+        unanswered.start()
+        while len(answers) < 4 and (line := server.stdout.readline()):
+            answers.append(json.loads(line))
+        unanswered.cancel()
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    by_id = {json.dumps(answer.get("id")): answer for answer in answers}
+    assert sorted(by_id) == ["1", "1.5", "2", "true"], answers
+    fraction, boolean = by_id["1.5"]["error"], by_id["true"]["error"]
+    assert fraction["code"] == boolean["code"] == -32600
+    assert fraction["message"] == ("Invalid Request: the request id 1.5 is a number with a fraction or exponent; "
+                                   "hermes mcp serve takes a string or an integer as a request id: send the request "
+                                   "again with one (1 or \"1.5\")")
+    assert "the request id true is a boolean" in boolean["message"]
+    assert by_id["2"]["result"] == {}  # an "id" deeper in the request is not the request's
+
+
+def test_over_http_a_request_id_the_sdk_does_not_take_is_answered_as_on_stdio(http_server: tuple[str, Any]) -> None:
+    url, _ = http_server
+    headers = {"Authorization": "Bearer s3cret", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    opened = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        headers=headers, timeout=30)
+    headers = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
+    httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=30)
+    listed = httpx2.post(url, content=b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', headers=headers,
+                         timeout=30)
+    assert listed.status_code == 400, listed.text  # it was a 202: taken for a notification, never answered
+    answer = listed.json()
+    assert answer["id"] == 1.5 and answer["error"]["code"] == -32600
+    assert "the request id 1.5 is a number with a fraction or exponent" in answer["error"]["message"]
