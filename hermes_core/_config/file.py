@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from .managed import identity as managed_identity
 from .managed import load_managed, managed_refusal, overlay
 from .parse import _MISSING, _plain, _yaml, parse, read_text
 
-__all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "parse", "read_text"]
+__all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "mapping_at", "parse", "read_text"]
 
 
 
@@ -150,6 +150,22 @@ def _sweep_stale(path: Path) -> None:
         for stale in path.parent.glob(f".{path.name}.*.tmp"):
             with contextlib.suppress(OSError):
                 stale.unlink()
+
+
+def mapping_at(document: Any, parts: Sequence[str], not_mapping: Callable[[int], ConfigError]) -> Any:
+    """The mapping at `parts` in the round-trip `document` (an `edit_config` mutation's), made
+    where missing; `not_mapping(depth)` is the error when `parts[depth]` holds something else."""
+    from ruamel.yaml.comments import CommentedMap
+
+    node = document
+    for depth, part in enumerate(parts):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = CommentedMap()
+        elif not isinstance(child, dict):
+            raise not_mapping(depth)
+        node = child
+    return node
 
 
 def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) -> bool:

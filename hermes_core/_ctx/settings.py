@@ -33,9 +33,7 @@ def _plain(value: Any, key: str, plugin_id: str) -> Any:
 
 def write_setting(home: Path, plugin_id: str, key: str, value: Any) -> None:
     """Set `plugins.entries.<plugin_id>.settings.<key>` in `home`'s config.yaml."""
-    from ruamel.yaml.comments import CommentedMap
-
-    from .._config.file import edit_config
+    from .._config.file import edit_config, mapping_at
 
     parts = str(key).split(".")
     if not all(_PART.fullmatch(part) for part in parts):
@@ -44,15 +42,12 @@ def write_setting(home: Path, plugin_id: str, key: str, value: Any) -> None:
     plain = _plain(value, key, plugin_id)
 
     def mutate(data: Any) -> bool:
-        node = data
-        for part in ("plugins", "entries", plugin_id, "settings", *parts[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = node[part] = CommentedMap()
-            elif not isinstance(child, dict):
-                raise ConfigError(f"cannot set {'.'.join(('plugins.entries', plugin_id, 'settings', *parts))}: "
-                                  f"{part!r} in config.yaml is not a mapping")
-            node = child
+        def not_mapping(depth: int) -> ConfigError:
+            return ConfigError(f"cannot set {'.'.join(('plugins.entries', plugin_id, 'settings', *parts))}: "
+                               f"{where[depth]!r} in config.yaml is not a mapping")
+
+        where = ("plugins", "entries", plugin_id, "settings", *parts[:-1])
+        node = mapping_at(data, where, not_mapping)
         if parts[-1] in node and node[parts[-1]] == plain:
             return False
         node[parts[-1]] = plain

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .._config.file import config_path, edit_config, load_config
+from .._config.file import config_path, edit_config, load_config, mapping_at
 from .._config.managed import dotted
 from .._config.parse import plain_data
 from .._errors import ConfigError
@@ -133,18 +133,11 @@ def get(key: str, as_json: bool) -> None:
 
 
 def _set(parts: tuple[str, ...], value: Any, document: Any) -> None:
-    from ruamel.yaml.comments import CommentedMap
+    def not_mapping(depth: int) -> ConfigError:
+        above = dotted(parts[:depth + 1])
+        return ConfigError(f"{above} in {config_path()} is not a mapping: `hermes config unset {above}` first")
 
-    node = document
-    for depth, part in enumerate(parts[:-1]):
-        child = node.get(part)
-        if child is None:
-            child = node[part] = CommentedMap()
-        elif not isinstance(child, dict):
-            raise ConfigError(f"{dotted(parts[:depth + 1])} in {config_path()} is a {type(child).__name__}, not a "
-                              f"mapping: `hermes config unset {dotted(parts[:depth + 1])}` first")
-        node = child
-    node[parts[-1]] = value
+    mapping_at(document, parts[:-1], not_mapping)[parts[-1]] = value
 
 
 @config.command("set")

@@ -102,6 +102,14 @@ def test_config_set_of_a_managed_key_is_refused_and_of_another_key_is_written(ho
     assert path.read_text() == "# keep this\nmodel:\n  model: other\n"
 
 
+def test_config_set_under_a_key_that_holds_a_value_says_which_key_to_unset(home: Path) -> None:
+    path = write_config(home, "model:\n  provider: custom\n")
+    refused = hermes("config", "set", "model.provider.name", "x", check=1)
+    assert refused.stderr.count("\n") == 1
+    assert "model.provider" in refused.stderr and "hermes config unset model.provider" in refused.stderr
+    assert path.read_text() == "model:\n  provider: custom\n"
+
+
 def test_an_edit_through_the_api_that_changes_a_managed_key_writes_nothing(home: Path, managed: Path) -> None:
     path = write_config(home, "plugins:\n  entries:\n    x:\n      allow_tool_override: false\n")
     write_managed(managed, "plugins:\n  entries:\n    x:\n      allow_tool_override: false\n")
