@@ -210,7 +210,7 @@ def _call(
     if hooks is not None and hooks.has("pre_tool_call"):  # none: the arguments go on as they are
         decision = yield hooks.pre_tool_call(tool_name=name, args=parsed, **ids.arguments())
         parsed = dict(decision.args)
-        blocked = decision.message if decision.blocked else None
+        blocked = storable_text(decision.message) if decision.blocked else None  # said to the model: encodable
         if decision.asks is not None and current_approver() is not None:  # put to a human
             blocked = yield from _approval(hooks, name, parsed, decision, ids)
     started = time.monotonic()

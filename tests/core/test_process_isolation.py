@@ -448,7 +448,7 @@ def test_an_isolated_plugins_answer_that_utf8_cannot_encode_crosses_at_once(home
     try:  # before, each call waited for its time limit: the answer never left the plugin's process
         assert manager.dispatch_tool("half", {}) == "half \ufffd a pair"
         blocked = manager.dispatch_tool("half", {"block": True})  # a hook's answer too
-        assert "blocked" in blocked and "here" in blocked, blocked
+        assert blocked == "blocked \ufffd here"  # said to the model as a tool's result is: encodable
         assert manager.dispatch_tool("half", {}) == "half \ufffd a pair"  # the process goes on
     finally:
         manager.close()
