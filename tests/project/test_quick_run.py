@@ -58,23 +58,13 @@ def test_quick_runs_property_tests_on_ten_examples() -> None:
     assert passing(dev_test(*args)) >= 50  # hypothesis' own profile: 100 unless the search space runs out
 
 
-def test_the_whole_suite_leaves_the_fleet_group_to_a_run_of_its_own() -> None:
+def test_the_whole_suite_leaves_the_fleet_browser_and_otel_groups_to_runs_of_their_own() -> None:
     whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
-    assert "tests/cli/test_cli.py" in whole and not any(path.startswith("tests/fleet/") for path in whole)
+    assert {"tests/cli/test_cli.py", "tests/dashboard/test_dashboard_http.py", "tests/telemetry/test_export.py"} <= whole
+    assert not any(path.startswith(("tests/fleet/", "tests/browser/", "tests/otel/")) for path in whole)
     fleet = collected(dev_test("--fleet", "--collect-only", "-q", "-pno:cacheprovider"))
     assert "tests/fleet/test_floor.py" in fleet and all(path.startswith("tests/fleet/") for path in fleet)
-
-
-def test_the_whole_suite_leaves_the_browser_group_to_a_run_of_its_own() -> None:
-    whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
-    assert "tests/dashboard/test_dashboard_http.py" in whole and not any(path.startswith("tests/browser/")
-                                                                         for path in whole)
     browser = collected(dev_test("--browser", "--collect-only", "-q", "-pno:cacheprovider"))
     assert browser == {"tests/browser/test_dashboard_browser.py"}
-
-
-def test_the_whole_suite_leaves_the_otel_group_to_a_run_of_its_own() -> None:
-    whole = collected(dev_test("--collect-only", "-q", "-pno:cacheprovider"))  # no test named: the whole suite
-    assert "tests/telemetry/test_export.py" in whole and not any(path.startswith("tests/otel/") for path in whole)
     otel = collected(dev_test("--otel", "--collect-only", "-q", "-pno:cacheprovider"))  # collecting installs nothing
     assert otel == {"tests/otel/test_phoenix.py"}
