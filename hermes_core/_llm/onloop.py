@@ -13,15 +13,13 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["CONNECTIONS", "script"]
-
-CONNECTIONS = 4  # to Redis, per running event loop
+__all__ = ["script"]
 
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopRedis]] = weakref.WeakKeyDictionary()
 
 
 class _LoopRedis:
-    __slots__ = ("client", "keeper", "pool", "scripts")
+    __slots__ = ("client", "keeper", "scripts")
 
     def __init__(self, url: str) -> None:
         import redis
@@ -29,14 +27,9 @@ class _LoopRedis:
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
-        # A few connections a loop, waited for when all are busy: a loop's calls starting at once (an
-        # asyncio.gather of 32) would otherwise each open one, and on a loaded machine some of those
-        # connects time out, which reads as Redis out of reach (the ledger then takes over, without
-        # seeing what Redis holds: see docs/llm.md). A script takes well under a millisecond.
-        self.pool = redis.asyncio.BlockingConnectionPool.from_url(
-            url, max_connections=CONNECTIONS, timeout=5.0, socket_timeout=1.0, socket_connect_timeout=1.0,
-            retry=Retry(NoBackoff(), 1), retry_on_error=[redis.ConnectionError, redis.TimeoutError])
-        self.client = redis.asyncio.Redis(connection_pool=self.pool)
+        self.client = redis.asyncio.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
+                                                   retry=Retry(NoBackoff(), 1),
+                                                   retry_on_error=[redis.ConnectionError, redis.TimeoutError])
         self.scripts: dict[str, Any] = {}
         self.keeper: AsyncIterator[None] | None = None
 
@@ -46,7 +39,6 @@ class _LoopRedis:
         finally:  # the loop is shutting down
             _loops.get(loop, {}).pop(url, None)
             await self.client.aclose()
-            await self.pool.disconnect()
 
 
 async def script(url: str, source: str) -> Any:
