@@ -10,13 +10,18 @@ from tests.helpers.chat import GatewayProcess, configure
 from tests.helpers.keyed_memory import SELECT, initialized, install
 
 
-def test_the_memory_provider_gets_the_chats_session_key(home: Path, llm_server, chat, monkeypatch) -> None:
+def _fakechat_with_keyed_memory(home: Path, llm_server, chat, monkeypatch) -> None:
+    """A home whose gateway talks to the fake chat `chat` (everyone let in) with the keyed memory plugin."""
     monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
     install(home)
     configure(home, llm_server.url, extra=SELECT)
     config = home / "config.yaml"
     config.write_text(config.read_text().replace(
         "platforms:\n", f"platforms:\n  fakechat:\n    enabled: true\n    url: {chat.url}\n"))
+
+
+def test_the_memory_provider_gets_the_chats_session_key(home: Path, llm_server, chat, monkeypatch) -> None:
+    _fakechat_with_keyed_memory(home, llm_server, chat, monkeypatch)
     with GatewayProcess() as gateway:
         gateway.wait_for(r"fakechat: connected")
         llm_server.reply("Hello Alice.")
@@ -32,12 +37,7 @@ def test_the_memory_provider_gets_the_chats_session_key(home: Path, llm_server, 
 
 def test_the_memory_provider_gets_the_chat_and_who_wrote_as_hermes_hands_them(home: Path, llm_server, chat,
                                                                             monkeypatch) -> None:
-    monkeypatch.setenv("FAKECHAT_ALLOW_ALL_USERS", "true")
-    install(home)
-    configure(home, llm_server.url, extra=SELECT)
-    config = home / "config.yaml"
-    config.write_text(config.read_text().replace(
-        "platforms:\n", f"platforms:\n  fakechat:\n    enabled: true\n    url: {chat.url}\n"))
+    _fakechat_with_keyed_memory(home, llm_server, chat, monkeypatch)
     with GatewayProcess() as gateway:
         gateway.wait_for(r"fakechat: connected")
         llm_server.reply("Hello room.")
