@@ -31,7 +31,7 @@ _PATTERNS = (
     (r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{16,}", r"\1 " + MASK),
     (r"(?i)\b(api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)(\s*[:=]\s*)[^\s,;'\"]+",
      r"\1\2" + MASK),
-    (r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]*:[^/\s@]+@", r"\1" + MASK + "@"),  # redis://:pw@ too
+    (r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]+@", r"\1" + MASK + "@"),  # redis://:pw@, https://TOKEN@ too
 )
 
 
