@@ -70,15 +70,13 @@ def _get(url: str, accept: str) -> bytes | None:
     import urllib.parse
     import urllib.request
 
-    headers = {"Accept": accept}
     parts = urlsplit(url)
-    if parts.username is not None:
+    request = urllib.request.Request(without_credentials(url), headers={"Accept": accept})
+    if parts.username is not None:  # sent to this host only: urllib copies `headers` onto a redirect elsewhere
         login = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode("ascii")
-        url = without_credentials(url)
+        request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(login.encode()).decode("ascii"))
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),  # noqa: S310
-                                    timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
             data: bytes = answer.read()
             return data
     except urllib.error.HTTPError as exc:
