@@ -11,6 +11,7 @@ signal too), and never outlives it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import os
 import signal
@@ -242,8 +243,9 @@ class Child:
         except OSError:
             return  # the host is gone
         except Exception as exc:  # noqa: BLE001 - what cannot cross (not JSON): the call is answered all the same
-            self.reply({"id": request["id"], "ok": False,
-                        "error": f"the plugin's answer could not be sent to the host ({type(exc).__name__}: {exc})"})
+            with contextlib.suppress(OSError):  # the host went away meanwhile
+                self.reply({"id": request["id"], "ok": False,
+                            "error": f"the plugin's answer could not be sent to the host ({type(exc).__name__}: {exc})"})
 
 
 def main(argv: list[str]) -> None:

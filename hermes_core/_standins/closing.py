@@ -38,5 +38,8 @@ def close_at_exit() -> None:
     """Close every process still open that was started while traces are exported."""
     with _LOCK:
         children = list(_TRACED)
-    for child in children:
-        child.close()
+    for child in children:  # one that fails to close leaves the others to be closed all the same
+        try:
+            child.close()
+        except Exception:  # noqa: BLE001, S112 - exiting: nothing left to tell
+            continue
