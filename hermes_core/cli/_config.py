@@ -150,7 +150,7 @@ def set_(key: str, value: str) -> None:
     """
     parts, stored = _parts(key), _value(value)
     edit_config(lambda document: _set(parts, stored, document))
-    click.echo(f"set {key} = {value} in {config_path()}")
+    click.echo(f"set {key} in {config_path()}")  # not its value: it may be a secret
 
 
 @config.command()
