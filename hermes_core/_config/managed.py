@@ -15,9 +15,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from .._errors import ConfigError, ManagedKeyError
 
@@ -32,9 +30,9 @@ _FIX = "it holds your administrator's managed settings: ask them to fix it (noth
 _cache: dict[str, tuple[tuple[int, ...], Managed | None]] = {}
 
 
-@attrs.frozen
-class Managed:
-    """The managed settings (`data`, plain data) read from `path`, and the keys they pin."""
+class Managed(NamedTuple):
+    """The managed settings (`data`, plain data) read from `path`, and the keys they pin (a tuple,
+    not an attrs class: this module is on every command's start-up path, attrs is not)."""
 
     path: Path
     data: Mapping[str, Any]
@@ -43,10 +41,6 @@ class Managed:
     def pins(self, parts: tuple[str, ...]) -> bool:
         """Whether the leaf at `parts`, or a mapping above it taken whole, is pinned."""
         return any(parts[: len(key)] == key for key in self.keys)
-
-    def under(self, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """The pinned keys at `parts` or below it (what a write to `parts` would change)."""
-        return sorted(key for key in self.keys if key[: len(parts)] == parts or parts[: len(key)] == key)
 
 
 def dotted(parts: tuple[str, ...]) -> str:
