@@ -22,7 +22,7 @@ from .._files import RACY_SECONDS
 
 __all__ = [
     "DEFAULT_DIR", "VARIABLE", "Managed", "dotted", "load_managed", "managed_dir", "managed_refusal", "overlay",
-    "refuse_if_managed",
+    "refuse_list_change",
 ]
 
 VARIABLE = "HERMES_MANAGED_DIR"
@@ -159,13 +159,20 @@ def overlay(base: Mapping[str, Any], managed: Mapping[str, Any]) -> dict[str, An
     return result
 
 
-def refuse_if_managed(config: Any, parts: tuple[str, ...], what: str) -> None:
-    """Raise the `ConfigError` a write of `parts` would meet when `config` (a `Config`) has that
-    key pinned by the managed scope: for a command to say so before it asks anything."""
-    managed = config.managed_file(*parts)
-    if managed is not None:
-        raise ManagedKeyError(f"cannot change {what}: {dotted(parts)} is managed by your administrator in {managed} "
-                          "(config.yaml was not changed); ask your administrator to change it there", path=managed)
+def refuse_list_change(config: Any, parts: tuple[str, ...], names: set[str], present: bool, what: str) -> None:
+    """Raise the `ManagedKeyError` a command meets when it needs one of `names` in the list at `parts`
+    (`present`), or none of them there, and the managed scope pins that list saying otherwise (its
+    value wins: config.yaml could not change it). `config` is a `Config`; for a command to say so
+    before it asks anything. A list the managed file does not pin, or pins agreeing, passes."""
+    managed = config.managed
+    if managed is None or not managed.pins(parts):
+        return
+    listed = bool(names.intersection(config.string_list(".".join(parts))))
+    if listed != present:
+        raise ManagedKeyError(
+            f"cannot {what}: {dotted(parts)} is managed by your administrator in {managed.path}, which "
+            f"{'does not list' if present else 'lists'} it and wins over config.yaml (config.yaml was not changed); "
+            "ask your administrator to change it there", path=managed.path)
 
 
 def managed_refusal(document: Any, managed: Managed | None) -> Callable[[Any], None]:

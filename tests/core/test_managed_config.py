@@ -92,6 +92,40 @@ def test_enabling_a_plugin_when_the_list_is_managed_is_refused_naming_the_file(h
     assert "plugins.disabled" in result.stderr and path.read_text() == "# mine\nplugins:\n  enabled: []\n"
 
 
+def enabled(plugin_id: str) -> bool:
+    return bool({r["id"]: r for r in hermes_json("plugins", "list")}[plugin_id]["enabled"])
+
+
+def test_a_managed_disabled_list_refuses_enabling_only_the_plugins_it_lists(home: Path, managed: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", DICE, "version: '1.0'\n")
+    make_folder_plugin(home / "plugins", "notes", "def register(ctx):\n    pass\n", "version: '1.0'\n")
+    path = write_config(home, "plugins:\n  enabled: []\n  disabled: [notes]\n")
+    managed_file = write_managed(managed, "plugins:\n  disabled: [dice]\n")
+    assert hermes("plugins", "enable", "notes", "--yes").stdout.startswith("enabled notes")
+    assert enabled("notes") and not enabled("dice")
+    # the user's disabled list is not read while the managed one replaces it: it is left as it was
+    assert path.read_text() == "plugins:\n  enabled:\n  - notes\n  disabled: [notes]\n"
+    for args in (("enable", "dice", "--yes"), ("disable", "notes")):  # what the managed list would undo
+        refused = hermes("plugins", *args, check=1)
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert f"cannot {args[0]} {args[1]}: plugins.disabled" in refused.stderr
+        assert str(managed_file) in refused.stderr
+        assert path.read_text() == "plugins:\n  enabled:\n  - notes\n  disabled: [notes]\n"
+    assert hermes("plugins", "disable", "dice").stdout.startswith("dice was already disabled")
+
+
+def test_a_managed_enabled_list_refuses_enabling_only_the_plugins_it_leaves_out(home: Path, managed: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", DICE, "version: '1.0'\n")
+    make_folder_plugin(home / "plugins", "notes", "def register(ctx):\n    pass\n", "version: '1.0'\n")
+    path = write_config(home, "plugins:\n  disabled: [clock]\n")
+    managed_file = write_managed(managed, "plugins:\n  enabled: [dice]\n")
+    refused = hermes("plugins", "enable", "notes", "--yes", check=1)
+    assert "plugins.enabled" in refused.stderr and str(managed_file) in refused.stderr
+    assert hermes("plugins", "enable", "dice", "--yes").stdout.startswith("dice was already enabled")
+    assert hermes("plugins", "enable", "clock").stdout.startswith("enabled clock")  # built in: loads unless disabled
+    assert path.read_text() == "plugins:\n  disabled: []\n" and enabled("clock") and enabled("dice")
+
+
 def test_a_managed_file_is_parsed_once_per_process_while_unchanged_and_an_edit_is_seen_at_once(
         home: Path, managed: Path) -> None:
     write_config(home, "plugins: {hook_callback_timeout: 9}\n")
