@@ -52,7 +52,7 @@ def ask_before_enabling(spec: Any, config: Any, yes: bool) -> bool:
     script, a provisioning run), as with --yes: it is enabled, granted no capability, and the
     output says so and how to grant them. Refused first when a list the administrator manages would
     keep it from being enabled (`refuse_to_toggle`)."""
-    from ._membership import refuse_to_toggle
+    from .._config.plugin_lists import refuse_to_toggle
 
     refuse_to_toggle(spec, config, "enabled")
     declared = asks_before_enabling(config, spec)

@@ -18,7 +18,7 @@ from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
 from ._consent import ask_before_enabling, consent_to_enable
-from ._membership import refuse_to_toggle, set_membership
+from .._config.plugin_lists import refuse_to_toggle, set_membership
 
 
 @click.group()

@@ -1,5 +1,6 @@
-"""`hermes plugins enable|disable` under the managed scope: the edit of `plugins.enabled` and
-`plugins.disabled` in config.yaml, and the refusal when a list the administrator pins says otherwise.
+"""Enabling and disabling a plugin in config.yaml under the managed scope, for `hermes plugins
+enable|disable|install` and the dashboard's buttons alike: the edit of `plugins.enabled` and
+`plugins.disabled`, and the refusal when a list the administrator pins says otherwise.
 
 A list the managed file pins is read from there whole, never from config.yaml: the command neither
 needs nor makes a change to it, so it is left as it is in config.yaml. What is refused is only what
@@ -10,11 +11,12 @@ the managed value would undo: enabling a plugin its `plugins.disabled` lists (or
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from .._config.file import edit_config
-from .._config.managed import refuse_list_change
 from .._errors import ConfigError
+from .file import edit_config
+from .managed import refuse_list_change
 
 __all__ = ["refuse_to_toggle", "set_membership"]
 
@@ -31,9 +33,10 @@ def refuse_to_toggle(spec: Any, config: Any, add_to: str) -> None:
         refuse_list_change(config, ("plugins", "disabled"), names, True, f"disable {spec.id}")
 
 
-def set_membership(plugin_id: str, add_to: str, remove_from: str, config: Any) -> bool:
-    """Add `plugin_id` to `plugins.<add_to>` and take it out of `plugins.<remove_from>` in config.yaml,
-    leaving a list `config`'s managed scope pins as it is; whether config.yaml was written."""
+def set_membership(plugin_id: str, add_to: str, remove_from: str, config: Any, home: Path | None = None) -> bool:
+    """Add `plugin_id` to `plugins.<add_to>` and take it out of `plugins.<remove_from>` in the config.yaml
+    of `home` (default: `$HERMES_HOME`), leaving a list `config`'s managed scope pins as it is; whether
+    config.yaml was written."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     def pinned(name: str) -> bool:
@@ -63,4 +66,4 @@ def set_membership(plugin_id: str, add_to: str, remove_from: str, config: Any) -
             changed = True
         return changed
 
-    return edit_config(mutate)
+    return edit_config(mutate, home)
