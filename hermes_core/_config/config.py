@@ -15,6 +15,7 @@ from .. import config_keys
 from .._errors import ConfigError
 from ..config_keys import Key
 from .managed import Managed
+from .parse import ABSENT, value_at
 
 __all__ = ["Config"]
 
@@ -70,12 +71,8 @@ class Config:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value at the dotted `key` (`"plugins.enabled"`), or `default` when absent."""
-        node: Any = self._data
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return default
-            node = node[part]
-        return node
+        value = value_at(self._data, key.split("."))
+        return default if value is ABSENT else value
 
     def section(self, *parts: str) -> Mapping[str, Any]:
         """The mapping at `parts`; an empty mapping when absent, an error when not a mapping.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,8 @@ from .._errors import ConfigError
 from .._files import RACY_SECONDS, locked, read_json, write_atomic
 from .._paths import hermes_home
 from .config import Config
-from .managed import identity as managed_identity
-from .managed import load_managed, managed_refusal, overlay
-from .parse import _MISSING, _plain, _yaml, parse, read_text
+from .managed import Managed, load_managed, managed_refusal, overlay
+from .parse import _MISSING, _plain, _yaml, parse, read_text, shaped
 
 __all__ = ["ConfigWatcher", "config_path", "edit_config", "load_config", "mapping_at", "parse", "read_text"]
 
@@ -75,11 +74,14 @@ def load_config(home: Path | None = None) -> Config:
     as JSON under `$HERMES_HOME/.cache/`, keyed by the file's identity (modification and
     change times, size, inode): any edit, by the CLI or by hand, misses the cache. A file
     modified in the last two seconds is never cached, so an edit cannot share its identity.
-    The managed file is never cached there (the user can write that folder).
+    The managed file is never cached there (the user can write that folder). A bare `model: <name>`
+    is `model: {model: <name>}` in either file (`parse.shaped`).
     """
-    home = home if home is not None else hermes_home()
+    return _merged(home if home is not None else hermes_home(), load_managed())
+
+
+def _merged(home: Path, managed: Managed | None) -> Config:
     path = config_path(home)
-    managed = load_managed()
     data = _read_user(home, path)
     if managed is None:
         return Config(data, path)
@@ -95,21 +97,22 @@ def _read_user(home: Path, path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
     cached = _read_cache(home, identity)
     if isinstance(cached, dict):
-        return cached
+        return shaped(cached)
     text = read_text(path)
     if text is None or not text.strip():
         return {}
     data = parse(path, text) or {}
     _write_cache(home, identity, data)
-    return data
+    return shaped(data)
 
 
 class ConfigWatcher:
     """The current `config.yaml` of `home`, re-read only when the file changes.
 
     For code that must see an operator's edit on its next call without a restart (the
-    `ctx.llm` trust gate): a call costs one `stat` while the file is unchanged. A file
-    modified in the last two seconds is re-read every time (see `load_config`).
+    `ctx.llm` trust gate): a call costs one `stat` of config.yaml and one of the managed file
+    while both are unchanged. A config.yaml modified in the last two seconds is re-read every
+    time (see `load_config`; the managed file, see `load_managed`).
     """
 
     __slots__ = ("_home", "_path", "_identity", "_config", "_managed")
@@ -130,11 +133,11 @@ class ConfigWatcher:
             identity = None
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
-        managed = managed_identity()
+        managed = load_managed()  # the same object while the managed file is unchanged
         if self._config is not None and identity is not None and identity == self._identity \
-                and managed == self._managed:
+                and managed is self._managed:
             return self._config
-        config = load_config(self._home)
+        config = _merged(self._home, managed)
         import time
 
         racy = identity is not None and time.time() - identity[0] / 1e9 < RACY_SECONDS
@@ -181,13 +184,14 @@ def edit_config(mutate: Callable[[Any], bool | None], home: Path | None = None) 
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create {path.parent}: {exc}", path=path) from None
+    managed = load_managed()  # not under the lock: an administrator's edit does not take it anyway
     with locked(path):
         _sweep_stale(path)
         text = read_text(path)
         data = parse(path, text) if text and text.strip() else None
         if data is None:
             data = CommentedMap()
-        refuse = managed_refusal(data)
+        refuse = managed_refusal(data, managed)
         if mutate(data) is False:
             return False
         refuse(data)

@@ -11,23 +11,23 @@ refuse to change a managed key, naming the file.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._errors import ConfigError, ManagedKeyError
+from .._files import RACY_SECONDS
 
 __all__ = [
-    "DEFAULT_DIR", "VARIABLE", "Managed", "dotted", "identity", "load_managed", "managed_dir", "managed_refusal",
-    "overlay", "refuse_if_managed", "value_at",
+    "DEFAULT_DIR", "VARIABLE", "Managed", "dotted", "load_managed", "managed_dir", "managed_refusal", "overlay",
+    "refuse_list_change",
 ]
 
 VARIABLE = "HERMES_MANAGED_DIR"
 DEFAULT_DIR = Path("/etc/hermes")
 _FIX = "it holds your administrator's managed settings: ask them to fix it (nothing was read from it)"
-_cache: dict[str, tuple[tuple[int, ...], Managed | None]] = {}
 
 
 class Managed(NamedTuple):
@@ -43,42 +43,56 @@ class Managed(NamedTuple):
         return any(parts[: len(key)] == key for key in self.keys)
 
 
+class _Read(NamedTuple):
+    """What one process knows of the managed file: its identity when read, its text, what that
+    parsed to, and whether the identity alone vouches for the text (it was not racy when read)."""
+
+    stamp: tuple[int, ...]
+    text: str
+    managed: Managed | None
+    trusted: bool
+
+
+_cache: dict[str, _Read] = {}
+
+
 def dotted(parts: tuple[str, ...]) -> str:
     """`parts` as `hermes config` writes a key: dots between, a dot inside a part escaped."""
     return ".".join(part.replace(".", "\\.") for part in parts)
 
 
+def _override() -> Path | None:
+    value = os.environ.get(VARIABLE, "").strip()
+    return Path(value) if value else None
+
+
+def _not_a_folder(path: Path) -> ConfigError:
+    return ConfigError(f"{VARIABLE} names {path}, which is not a folder: create it (with the managed config.yaml) "
+                       "or unset the variable", path=path)
+
+
 def managed_dir() -> Path | None:
     """The managed scope's folder: `$HERMES_MANAGED_DIR` when set (a `ConfigError` when that is
     not a folder), else `/etc/hermes` when it exists, else None (no managed scope)."""
-    override = os.environ.get(VARIABLE, "").strip()
-    if override:
-        path = Path(override)
-        if not path.is_dir():
-            raise ConfigError(
-                f"{VARIABLE} names {path}, which is not a folder: create it (with the managed config.yaml) "
-                "or unset the variable", path=path)
-        return path
+    override = _override()
+    if override is not None:
+        if not override.is_dir():
+            raise _not_a_folder(override)
+        return override
     return DEFAULT_DIR if DEFAULT_DIR.is_dir() else None
 
 
-def _stat(path: Path) -> tuple[int, ...] | None:
+def _stat(path: Path, override: Path | None) -> tuple[int, ...] | None:
+    """The managed file's identity, from one `stat` (the folder is looked at only when the file is missing)."""
     try:
-        stat = path.stat()
-    except FileNotFoundError:
+        stat = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if override is not None and not override.is_dir():
+            raise _not_a_folder(override) from None
         return None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}; {_FIX}", path=path) from None
     return (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
-
-
-def identity() -> tuple[str, tuple[int, ...] | None] | None:
-    """What changes when the managed file does (for caches of the merged config); None without one."""
-    folder = managed_dir()
-    if folder is None:
-        return None
-    path = folder / "config.yaml"
-    return (str(path), _stat(path))
 
 
 def _leaves(data: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -92,38 +106,44 @@ def _leaves(data: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[t
 
 def load_managed() -> Managed | None:
     """The managed settings, or None when there is no managed file; a `ConfigError` naming the
-    file when it cannot be read or is not a mapping of valid YAML. Re-read only when it changes."""
-    found = identity()
-    if found is None or found[1] is None:
-        return None
-    name, stamp = found
-    assert stamp is not None
-    cached = _cache.get(name)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    from .parse import _plain, parse
+    file when it cannot be read or is not a mapping of valid YAML.
 
-    path = Path(name)
+    One `stat` while the file is unchanged: a process parses it once (with the safe loader) and
+    keeps what it read, keyed by the file's identity (modification and change times, size, inode),
+    and returns that same `Managed` while the file stays as it was. A file modified in the last two
+    seconds could be edited again within the same clock tick and keep its identity, so it is read
+    again (not parsed again) until it is older: its text, compared, says whether it changed.
+    """
+    override = _override()
+    path = (override if override is not None else DEFAULT_DIR) / "config.yaml"
+    now = time.time()
+    stamp = _stat(path, override)
+    if stamp is None:
+        return None
+    name = str(path)
+    cached = _cache.get(name)
+    if cached is not None and cached.stamp == stamp and cached.trusted:
+        return cached.managed
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}; {_FIX}", path=path) from None
-    data = parse(path, text, _FIX) if text.strip() else None
-    plain = _plain(data) if data is not None else {}
+    managed = cached.managed if cached is not None and cached.text == text else _parse(path, text)
+    _cache[name] = _Read(stamp, text, managed, now - stamp[0] / 1e9 >= RACY_SECONDS)
+    return managed
+
+
+def _parse(path: Path, text: str) -> Managed | None:
+    from .parse import parse_plain, plain_data, shaped
+
+    data = parse_plain(path, text, _FIX) if text.strip() else None
+    plain = plain_data(data) if data is not None else {}
     if not isinstance(plain, dict):
         raise ConfigError(f"{path} holds a value YAML cannot give as plain data; {_FIX}", path=path)
-    if isinstance(plain.get("model"), str):
-        plain["model"] = {"model": plain["model"]}
-    managed = Managed(path, plain, frozenset(_leaves(plain))) if plain else None
-    import time
-
-    from .._files import RACY_SECONDS
-
-    if time.time() - stamp[0] / 1e9 >= RACY_SECONDS:  # an edit in the same clock tick keeps the stamp
-        _cache[name] = (stamp, managed)
-    return managed
+    plain = dict(shaped(plain))
+    return Managed(path, plain, frozenset(_leaves(plain))) if plain else None
 
 
 def overlay(base: Mapping[str, Any], managed: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,43 +159,45 @@ def overlay(base: Mapping[str, Any], managed: Mapping[str, Any]) -> dict[str, An
     return result
 
 
-def value_at(data: Any, parts: tuple[str, ...]) -> Any:
-    """The plain value at `parts` in `data` (a round-trip document or plain data); `_ABSENT` when missing."""
-    from .parse import _plain
-
-    node = data
-    for part in parts:
-        if not isinstance(node, Mapping) or part not in node:
-            return _ABSENT
-        node = node[part]
-    with contextlib.suppress(Exception):
-        return _plain(node)
-    return node
-
-
-_ABSENT = object()
-
-
-def refuse_if_managed(config: Any, parts: tuple[str, ...], what: str) -> None:
-    """Raise the `ConfigError` a write of `parts` would meet when `config` (a `Config`) has that
-    key pinned by the managed scope: for a command to say so before it asks anything."""
-    managed = config.managed_file(*parts)
-    if managed is not None:
-        raise ManagedKeyError(f"cannot change {what}: {dotted(parts)} is managed by your administrator in {managed} "
-                          "(config.yaml was not changed); ask your administrator to change it there", path=managed)
+def refuse_list_change(config: Any, parts: tuple[str, ...], names: set[str], present: bool, what: str) -> None:
+    """Raise the `ManagedKeyError` a command meets when it needs one of `names` in the list at `parts`
+    (`present`), or none of them there, and the managed scope pins that list saying otherwise (its
+    value wins: config.yaml could not change it). `config` is a `Config`; for a command to say so
+    before it asks anything. A list the managed file does not pin, or pins agreeing, passes."""
+    managed = config.managed
+    if managed is None or not managed.pins(parts):
+        return
+    listed = bool(names.intersection(config.string_list(".".join(parts))))
+    if listed != present:
+        raise ManagedKeyError(
+            f"cannot {what}: {dotted(parts)} is managed by your administrator in {managed.path}, which "
+            f"{'does not list' if present else 'lists'} it and wins over config.yaml (config.yaml was not changed); "
+            "ask your administrator to change it there", path=managed.path)
 
 
-def managed_refusal(document: Any) -> Callable[[Any], None]:
-    """A check for an edit of `document` (the user's config.yaml): called on the edited document,
-    it raises a `ConfigError` naming the key and the managed file when the edit changed a key the
-    managed scope pins (the managed value would win on the next read: the edit would do nothing)."""
-    managed = load_managed()
+def managed_refusal(document: Any, managed: Managed | None) -> Callable[[Any], None]:
+    """A check for an edit of `document` (the user's config.yaml) under `managed` (`load_managed()`):
+    called on the edited document, it raises a `ConfigError` naming the key and the managed file
+    when the edit changed a key the managed scope pins (the managed value would win on the next
+    read: the edit would do nothing). Both documents are compared in the shape readers see them."""
     if managed is None:
         return lambda edited: None
-    before = {key: value_at(document, key) for key in managed.keys}
+    from .parse import _MISSING, ABSENT, plain_data, shaped, value_at
+
+    def snapshot(value: Any) -> Any:  # a copy: the edit changes the document in place
+        plain = plain_data(value) if value is not ABSENT else ABSENT
+        if plain is _MISSING:
+            import copy
+
+            return copy.deepcopy(value)
+        return plain
+
+    shape = shaped(document)
+    before = {key: snapshot(value_at(shape, key)) for key in managed.keys}
 
     def refuse(edited: Any) -> None:
-        changed = [key for key, value in before.items() if value_at(edited, key) != value]
+        shape = shaped(edited)
+        changed = [key for key, value in before.items() if value_at(shape, key) != value]
         if changed:
             keys = ", ".join(dotted(key) for key in sorted(changed))
             raise ManagedKeyError(

@@ -1,7 +1,10 @@
-"""Parsing config YAML: the operator's `config.yaml` and the administrator's managed file alike.
+"""Config YAML as data: parsing the operator's `config.yaml` and the administrator's managed file,
+and the few helpers every reader of either shares (plain data, the one shape, a dotted key's value).
 
-ruamel.yaml's round-trip mode, so a document read for an edit keeps comments and order; a
-malformed file is one `ConfigError` with its line and column.
+`config.yaml` is parsed in ruamel.yaml's round-trip mode (a document read for an edit keeps its
+comments and order); the managed file, read on every command's start and never edited, with the
+safe loader (plain data, about half the parse). The same YAML 1.2 either way; a malformed file is
+one `ConfigError` with its line and column.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["parse", "plain_data", "read_text"]
+__all__ = ["ABSENT", "parse", "parse_plain", "plain_data", "read_text", "shaped", "value_at"]
 
 _MISSING = object()
+ABSENT = object()
 
 
 def _yaml() -> Any:
@@ -26,10 +30,23 @@ def _yaml() -> Any:
 
 
 def parse(path: Path, text: str, fix: str = "fix the file (it was not changed)") -> Any:
+    """The round-trip document of `text` (read from `path`), None when empty; a `ConfigError`
+    with the line and column when it is not valid YAML or not a mapping."""
+    return _load(_yaml(), path, text, fix)
+
+
+def parse_plain(path: Path, text: str, fix: str) -> Any:
+    """`parse`, with the safe loader: plain dicts, lists and scalars, nothing kept for an edit."""
+    from ruamel.yaml import YAML
+
+    return _load(YAML(typ="safe", pure=True), path, text, fix)
+
+
+def _load(yaml: Any, path: Path, text: str, fix: str) -> Any:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        data = _yaml().load(text)
+        data = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -63,6 +80,30 @@ def read_text(path: Path) -> str | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}", path=path) from None
+
+
+def shaped(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`data` (a config mapping as read, of either file) in the one shape every reader sees: a bare
+    `model: <name>` is `model: {model: <name>}`, as Hermes takes it. `data` itself when nothing changes.
+
+    >>> shaped({"model": "gpt-4o"})
+    {'model': {'model': 'gpt-4o'}}
+    """
+    model = data.get("model")
+    if isinstance(model, str):
+        return {**data, "model": {"model": model}}
+    return data
+
+
+def value_at(data: Any, parts: tuple[str, ...] | list[str]) -> Any:
+    """The value at the key `parts` (one part per level) in `data`, plain data or a round-trip
+    document; `ABSENT` when some level is missing or not a mapping."""
+    node = data
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return ABSENT
+        node = node[part]
+    return node
 
 
 def plain_data(value: Any) -> Any:

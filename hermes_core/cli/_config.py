@@ -15,7 +15,7 @@ import click
 
 from .._config.file import config_path, edit_config, load_config, mapping_at
 from .._config.managed import dotted
-from .._config.parse import plain_data
+from .._config.parse import ABSENT, plain_data, value_at
 from .._errors import ConfigError
 from ._common import echo_json
 
@@ -67,15 +67,6 @@ def _value(text: str) -> Any:
     return value if isinstance(value, (bool, int, float, list, dict)) or value is None else text
 
 
-def _at(data: Any, parts: tuple[str, ...]) -> tuple[bool, Any]:
-    node = data
-    for part in parts:
-        if not isinstance(node, dict) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 @click.group(invoke_without_command=True)
 @click.pass_context
 def config(ctx: click.Context) -> None:
@@ -117,8 +108,8 @@ def get(key: str, as_json: bool) -> None:
     """Print the value in effect at KEY; says on stderr when the administrator manages it."""
     parts = _parts(key)
     loaded = load_config()
-    found, value = _at(plain_data(loaded.section()), parts)
-    if not found:
+    value = value_at(plain_data(loaded.section()), parts)
+    if value is ABSENT:
         raise ConfigError(f"{key} is not set in {loaded.path}" +
                           (f" nor in {loaded.managed.path}" if loaded.managed else "") +
                           "; `hermes config show` lists what is")
@@ -160,11 +151,9 @@ def unset(key: str) -> None:
     parts = _parts(key)
 
     def remove(document: Any) -> bool:
-        found, _ = _at(document, parts)
-        if not found:
+        if value_at(document, parts) is ABSENT:
             return False
-        _, parent = _at(document, parts[:-1]) if len(parts) > 1 else (True, document)
-        del parent[parts[-1]]
+        del value_at(document, parts[:-1])[parts[-1]]
         return True
 
     if not edit_config(remove):

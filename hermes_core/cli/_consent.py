@@ -50,11 +50,11 @@ def ask_before_enabling(spec: Any, config: Any, yes: bool) -> bool:
     enables already and one whose capabilities the user answered about (the consent's hash) go on at
     once; any other is shown and asked about (`consent_to_enable`). With no terminal to ask at (a
     script, a provisioning run), as with --yes: it is enabled, granted no capability, and the
-    output says so and how to grant them. Refused first when the administrator manages plugins.enabled or plugins.disabled."""
-    from .._config.managed import refuse_if_managed
+    output says so and how to grant them. Refused first when a list the administrator manages would
+    keep it from being enabled (`refuse_to_toggle`)."""
+    from .._config.plugin_lists import refuse_to_toggle
 
-    for listed in ("enabled", "disabled"):  # a managed disabled list would win over the user's enabling
-        refuse_if_managed(config, ("plugins", listed), "plugin enablement")
+    refuse_to_toggle(spec, config, "enabled")
     declared = asks_before_enabling(config, spec)
     if declared is None:
         return True

@@ -12,12 +12,13 @@ from .._config.file import edit_config, load_config
 from .._consent import asks_of
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
-from .._errors import ConfigError, PluginNotFoundError
+from .._errors import ManagedKeyError, PluginNotFoundError
 from .._paths import hermes_home
 from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
 from ._consent import ask_before_enabling, consent_to_enable
+from .._config.plugin_lists import refuse_to_toggle, set_membership
 
 
 @click.group()
@@ -116,38 +117,11 @@ def info(plugin_id: str, as_json: bool) -> None:
         click.echo(f"{key + ':':<16}{value}")
 
 
-def _set_membership(plugin_id: str, add_to: str, remove_from: str) -> bool:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    def mutate(doc: Any) -> bool:
-        section = doc.get("plugins")
-        if section is None:
-            section = doc["plugins"] = CommentedMap()
-        if not isinstance(section, dict):
-            raise ConfigError("plugins in config.yaml is not a mapping; fix it by hand first (it was not changed)")
-        changed = False
-        target = section.get(add_to)
-        if target is None:
-            target = section[add_to] = CommentedSeq()
-        if not isinstance(target, list):
-            raise ConfigError(f"plugins.{add_to} in config.yaml is not a list; fix it by hand first (it was not changed)")
-        if plugin_id not in target:
-            target.append(plugin_id)
-            changed = True
-        other = section.get(remove_from)
-        if isinstance(other, list) and plugin_id in other:
-            while plugin_id in other:
-                other.remove(plugin_id)
-            changed = True
-        return changed
-
-    return edit_config(mutate)
-
-
 def _toggle(plugin_id: str, add_to: str, remove_from: str) -> None:
-    found, _ = _discovered()
+    found, config = _discovered()
     spec = _find(found, plugin_id)
-    changed = _set_membership(spec.id, add_to, remove_from)
+    refuse_to_toggle(spec, config, add_to)
+    changed = set_membership(spec.id, add_to, remove_from, config)
     click.echo(f"{add_to} {spec.id}" if changed else f"{spec.id} was already {add_to}")
     if spec.exclusive and add_to == "enabled":  # Hermes' `exclusive`: the slot's setting loads it, not this
         click.echo(f"note: {spec.id} is an exclusive {spec.exclusive} provider (as Hermes reads its source); it is "
@@ -302,7 +276,7 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
         name = _requirement_name(target)
         if name is not None and canonical(name) not in map(canonical, names):
             names.append(name)
-    found, _ = _discovered()
+    found, config = _discovered()
     for name in names:
         name, version = (installed(name) if python is None else None) or (name, "")
         click.echo(f"installed {name} {version}".rstrip() + (f" in {python.parent.parent}" if python else ""))
@@ -311,10 +285,15 @@ def install(packages: tuple[str, ...], user: bool, upgrade: bool, isolated: bool
             click.echo(f"hermes: warning: {name} provides no hermes plugin (no entry point in the "
                        "hermes_agent.plugins groups): nothing was enabled", err=True)
         for spec in specs:
+            try:
+                refuse_to_toggle(spec, config, "enabled")
+            except ManagedKeyError as exc:
+                click.echo(f"hermes: warning: {spec.id} was installed, not enabled: {exc}", err=True)
+                continue
             if not consent_to_enable(spec, python, yes, asks_of(declared, spec)):
                 click.echo(f"{spec.id} was not enabled: `hermes plugins enable {spec.id}` enables it")
                 continue
-            changed = _set_membership(spec.id, "enabled", "disabled")
+            changed = set_membership(spec.id, "enabled", "disabled", config)
             click.echo(f"enabled {spec.id}" if changed else f"{spec.id} was already enabled")
             if python is not None:
                 _isolate(spec.id, str(python))

@@ -1,8 +1,9 @@
 """What the dashboard's buttons do, each the same as a CLI command:
 
 - `enable_plugin` / `disable_plugin`: `hermes plugins enable|disable ID` (config.yaml's
-  `plugins.enabled` / `plugins.disabled`; loaded at the next start of each host); enabling a
-  plugin that asks for consent first goes through `consent` (its page, "Grant and enable");
+  `plugins.enabled` / `plugins.disabled`, edited as the CLI does, a managed list refusing what it
+  would undo; loaded at the next start of each host); enabling a plugin that asks for consent first
+  goes through `consent` (its page, "Grant and enable");
 - `pause_job` / `resume_job` / `run_job`: `hermes cron pause|resume|run JOB`.
 
 Each returns a one-line message; a wrong id raises the library's error (shown as one line).
@@ -10,45 +11,26 @@ Each returns a one-line message; a wrong id raises the library's error (shown as
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from hermes_core import PluginManager, PluginNotFoundError, discover, edit_config
+from hermes_core import PluginManager, PluginNotFoundError, discover, load_config
+from hermes_core._config.plugin_lists import refuse_to_toggle, set_membership
 
 __all__ = ["enable_plugin", "grant_and_enable", "disable_plugin", "pause_job", "resume_job", "run_job"]
 
 
-def _membership(home: Any, plugin_id: str, add_to: str, remove_from: str) -> bool:
-    def mutate(doc: Any) -> bool:
-        section = doc.setdefault("plugins", {})
-        if not isinstance(section, dict):
-            from hermes_core import ConfigError
-
-            raise ConfigError("plugins in config.yaml is not a mapping; fix it by hand first (it was not changed)")
-        target = section.setdefault(add_to, [])
-        other = section.get(remove_from)
-        if not isinstance(target, list) or (other is not None and not isinstance(other, list)):
-            from hermes_core import ConfigError
-
-            raise ConfigError(f"plugins.{add_to} or plugins.{remove_from} in config.yaml is not a list; fix it by "
-                              "hand first (it was not changed)")
-        changed = plugin_id not in target
-        if changed:
-            target.append(plugin_id)
-        while isinstance(other, list) and plugin_id in other:
-            other.remove(plugin_id)
-            changed = True
-        return changed
-
-    return bool(edit_config(mutate, home))
-
-
-def _toggle(manager: PluginManager, plugin_id: str, add_to: str, remove_from: str) -> str:
+def _toggle(manager: PluginManager, plugin_id: str, add_to: str, remove_from: str,
+            before: Callable[[], None] | None = None) -> str:
     found = discover(home=manager.home)
     spec = found.get(plugin_id)
     if spec is None:
         raise PluginNotFoundError(f"no plugin {plugin_id!r} was found (discovered: {', '.join(found.ids) or 'none'}); "
                                   "see `hermes plugins list`")
-    changed = _membership(manager.home, spec.id, add_to, remove_from)
+    config = load_config(manager.home)
+    refuse_to_toggle(spec, config, add_to)  # a managed list that would undo it: refused before anything is asked
+    if before is not None:
+        before()
+    changed = set_membership(spec.id, add_to, remove_from, config, manager.home)
     return f"{add_to} {spec.id} (each host loads it at its next start)" if changed else f"{spec.id} was already {add_to}"
 
 
@@ -56,8 +38,7 @@ def enable_plugin(manager: PluginManager, plugin_id: str) -> str:
     """`hermes plugins enable PLUGIN_ID`: `consent.ConsentNeeded` when it would ask first (docs/trust.md)."""
     from .consent import needs_consent
 
-    needs_consent(manager, plugin_id)
-    return _toggle(manager, plugin_id, "enabled", "disabled")
+    return _toggle(manager, plugin_id, "enabled", "disabled", lambda: needs_consent(manager, plugin_id))
 
 
 def grant_and_enable(manager: PluginManager, plugin_id: str, answered: str) -> str:

@@ -119,6 +119,21 @@ def test_the_listing_imports_no_click_no_plugin_no_openai_no_mcp_and_no_ray(plug
         assert not {"hermes_ep_module", "hermes_gw_module", "hermes_notes_module"} & modules  # ...and no plugin
 
 
+def test_a_managed_file_adds_no_heavy_import_to_the_listing(plugins: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "etc-hermes"
+    folder.mkdir()
+    (folder / "config.yaml").write_text("plugins:\n  disabled: [notes]\n", encoding="utf-8")
+    env = os.environ | {"HERMES_MANAGED_DIR": str(folder)}
+    modules = imported("plugins", "list", "--json", env=env)
+    assert "hermes_core._discovery.discover" in modules
+    heavy = {"click", "openai", "jsonschema", "pluggy", "attrs", "mcp", "pydantic"}
+    assert not {m for m in modules if m.split(".")[0] in heavy}
+    assert {m for m in modules if m.split(".")[0] == "hermes_core"} <= BEFORE_ISSUE_41
+    code, out, err = run("plugins", "list", "--json", env=env)
+    assert (code, out, err) == run("plugins", "list", "--json", env=env, click=True)
+    assert code == 0 and {row["id"]: row["enabled"] for row in json.loads(out)}["notes"] is False
+
+
 @pytest.mark.parametrize("args", [
     ["plugins", "list", "--help"],
     ["plugins", "list", "-h"],

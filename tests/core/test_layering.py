@@ -55,7 +55,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "hosting": {"hermes_core", "config_keys", "_runtime", "_store", "_telemetry"},  # public names, the leaves, _runtime, _store (held below)
     # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
     "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm", "_hooks",  # _hooks: the kept hook calls
-                  "_consent"},  # consent before enabling, as the CLI asks it
+                  "_consent",  # consent before enabling, as the CLI asks it
+                  "_config"},  # _config.plugin_lists: enabling under the managed scope, as the CLI edits it
     "cli": BELOW_LOADING | {"_trust", "_consent", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
                    "mcp_server", "api_server", "cron", "acp_server", "dashboard"},
 }

@@ -3,15 +3,18 @@ folder) wins over the user's key by key, for every read; writes to a managed key
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import textwrap
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core import ConfigError, config_keys, edit_config, load_config
-from tests.helpers import hermes, hermes_json, make_folder_plugin, write_config
+from tests.helpers import hermes, hermes_json, llm_config, make_folder_plugin, plugin_ctx, write_config
 
 DICE = """
 def register(ctx):
@@ -87,6 +90,101 @@ def test_enabling_a_plugin_when_the_list_is_managed_is_refused_naming_the_file(h
     write_managed(managed, "plugins:\n  disabled: [dice]\n")  # it would stay disabled: refused as well
     result = hermes("plugins", "enable", "dice", check=1)
     assert "plugins.disabled" in result.stderr and path.read_text() == "# mine\nplugins:\n  enabled: []\n"
+
+
+def enabled(plugin_id: str) -> bool:
+    return bool({r["id"]: r for r in hermes_json("plugins", "list")}[plugin_id]["enabled"])
+
+
+def test_a_managed_disabled_list_refuses_enabling_only_the_plugins_it_lists(home: Path, managed: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", DICE, "version: '1.0'\n")
+    make_folder_plugin(home / "plugins", "notes", "def register(ctx):\n    pass\n", "version: '1.0'\n")
+    path = write_config(home, "plugins:\n  enabled: []\n  disabled: [notes]\n")
+    managed_file = write_managed(managed, "plugins:\n  disabled: [dice]\n")
+    assert hermes("plugins", "enable", "notes", "--yes").stdout.startswith("enabled notes")
+    assert enabled("notes") and not enabled("dice")
+    # the user's disabled list is not read while the managed one replaces it: it is left as it was
+    assert path.read_text() == "plugins:\n  enabled:\n  - notes\n  disabled: [notes]\n"
+    for args in (("enable", "dice", "--yes"), ("disable", "notes")):  # what the managed list would undo
+        refused = hermes("plugins", *args, check=1)
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert f"cannot {args[0]} {args[1]}: plugins.disabled" in refused.stderr
+        assert str(managed_file) in refused.stderr
+        assert path.read_text() == "plugins:\n  enabled:\n  - notes\n  disabled: [notes]\n"
+    assert hermes("plugins", "disable", "dice").stdout.startswith("dice was already disabled")
+
+
+def test_a_managed_enabled_list_refuses_enabling_only_the_plugins_it_leaves_out(home: Path, managed: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", DICE, "version: '1.0'\n")
+    make_folder_plugin(home / "plugins", "notes", "def register(ctx):\n    pass\n", "version: '1.0'\n")
+    path = write_config(home, "plugins:\n  disabled: [clock]\n")
+    managed_file = write_managed(managed, "plugins:\n  enabled: [dice]\n")
+    refused = hermes("plugins", "enable", "notes", "--yes", check=1)
+    assert "plugins.enabled" in refused.stderr and str(managed_file) in refused.stderr
+    assert hermes("plugins", "enable", "dice", "--yes").stdout.startswith("dice was already enabled")
+    assert hermes("plugins", "enable", "clock").stdout.startswith("enabled clock")  # built in: loads unless disabled
+    assert path.read_text() == "plugins:\n  disabled: []\n" and enabled("clock") and enabled("dice")
+
+
+def test_a_managed_file_is_parsed_once_per_process_while_unchanged_and_an_edit_is_seen_at_once(
+        home: Path, managed: Path) -> None:
+    write_config(home, "plugins: {hook_callback_timeout: 9}\n")
+    path = write_managed(managed, "plugins: {disabled: [aa]}\n")
+    first = load_config(home).managed
+    assert first is not None and load_config(home).managed is first  # just written: read again, not parsed again
+    path.write_text("plugins: {disabled: [bb]}\n", encoding="utf-8")  # the same size, maybe the same clock tick
+    assert load_config(home).string_list("plugins.disabled") == ["bb"]
+    an_hour_ago = time.time() - 3600
+    os.utime(path, (an_hour_ago, an_hour_ago))
+    second = load_config(home).managed
+    assert second is not None and second.data == {"plugins": {"disabled": ["bb"]}}
+    assert load_config(home).managed is second and load_config(home).read(config_keys.HOOK_CALLBACK_TIMEOUT) == 9
+
+
+def test_a_bare_model_name_is_the_model_in_config_yaml_and_in_the_managed_file_alike(home: Path, managed: Path) -> None:
+    route = config_keys.MODEL_ROUTE
+    write_config(home, "model: gpt-4o\n")
+    assert load_config(home).read(route[1]) == "gpt-4o"
+    write_managed(managed, "model: {provider: custom, base_url: http://managed}\n")
+    config = load_config(home)
+    assert (config.read(route[0]), config.read(route[1]), config.read(route[2])) == ("custom", "gpt-4o", "http://managed")
+    assert hermes("config", "get", "model.model").stdout == "gpt-4o\n"
+    write_config(home, "model: {provider: openai, model: mine}\n")
+    managed_file = write_managed(managed, "model: gpt-4o\n")
+    config = load_config(home)
+    assert (config.read(route[0]), config.read(route[1])) == ("openai", "gpt-4o")
+    path = write_config(home, "model: mine\n")
+    refused = hermes("config", "set", "model", "other", check=1)  # a bare name is model.model, which is managed
+    assert "model.model" in refused.stderr and str(managed_file) in refused.stderr
+    assert path.read_text() == "model: mine\n"
+
+
+def test_a_long_running_host_looks_at_the_managed_file_once_per_config_check(
+        home: Path, managed: Path, llm_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = [{"role": "user", "content": "hi"}]
+    config_file = llm_config(home, llm_server.url)
+    managed_file = write_managed(managed, "plugins: {entries: {probe: {llm: {allow_model_override: false}}}}\n")
+    an_hour_ago = time.time() - 3600
+    for path in (config_file, managed_file):
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    llm_server.always("ok")
+    llm = plugin_ctx(home).llm
+    llm.complete(user)
+    stats: collections.Counter[str] = collections.Counter()
+    stat = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stats[os.fspath(path)] += 1
+        return stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    for _ in range(3):
+        llm.complete(user)
+    monkeypatch.setattr(os, "stat", stat)
+    assert stats[str(config_file)] >= 3  # the host checks config.yaml on every call...
+    assert stats[str(managed_file)] == stats[str(config_file)] and stats[str(managed)] == 0  # ...and the managed file once
+    write_managed(managed, "plugins: {entries: {probe: {llm: {allow_model_override: true}}}}\n")
+    assert llm.complete(user, model="pinned").model == "pinned"  # an edit of the managed file applies at once
 
 
 def test_config_set_of_a_managed_key_is_refused_and_of_another_key_is_written(home: Path, managed: Path) -> None:

@@ -186,6 +186,24 @@ def test_every_action_needs_the_session_and_its_csrf_token_and_does_what_the_cli
     assert "target=nope result=refused" in audit
 
 
+def test_a_managed_disabled_list_refuses_the_enable_button_only_for_the_plugins_it_lists(gated: Browser,
+                                                                                         home: Path) -> None:
+    make_folder_plugin(home / "plugins", "dice", "def register(ctx):\n    pass\n", "name: dice\n")
+    make_folder_plugin(home / "plugins", "notes", "def register(ctx):\n    pass\n", "name: notes\n")
+    managed_file = Path(os.environ["HERMES_MANAGED_DIR"]) / "config.yaml"
+    managed_file.write_text("plugins:\n  disabled: [dice]\n", encoding="utf-8")
+    log_in(gated)
+    csrf = gated.csrf("/plugins")
+    status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "dice"},
+                                headers={"X-CSRF-Token": csrf})
+    assert status == 400 and "consent" not in answer, answer  # refused before its consent page
+    assert "cannot enable dice: plugins.disabled" in answer["error"] and str(managed_file) in answer["error"]
+    status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "notes"},
+                                headers={"X-CSRF-Token": csrf})
+    assert (status, answer["consent"]) == (409, "/plugins/consent?plugin=notes"), answer  # as without a managed file
+    assert load_config(home).string_list("plugins.enabled") == ["team_login"]
+
+
 SWAP = '''
 import os
 from pathlib import Path
