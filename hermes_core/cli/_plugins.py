@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .._config.file import edit_config, load_config
+from .._config.plugin_lists import refuse_to_toggle, set_membership
 from .._consent import asks_of
 from .._discovery.discover import discover
 from .._discovery.spec import Discovery, PluginSpec
@@ -18,7 +19,6 @@ from .._quote import quoted
 from . import _listing
 from ._common import echo_json, echo_table, manager
 from ._consent import ask_before_enabling, consent_to_enable
-from .._config.plugin_lists import refuse_to_toggle, set_membership
 
 
 @click.group()
