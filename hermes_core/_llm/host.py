@@ -29,7 +29,7 @@ from .writer import LedgerThread
 from .credentials import Pool, pool_for
 from .reply import LlmAnswer, answer_of
 from .results import PluginLlmUsage
-from .routes import Plan, Route, plan_auxiliary, plan_call, tool_call_content
+from .routes import Plan, Plans, Route, plan_auxiliary, plan_call, tool_call_content
 from .stream import EmptyStream, StreamSink, fold, streams_from, whole_answers_from
 from .structured import Structured, has_images, refuses_format
 from .profiles import own_client, post_own, shape
@@ -249,7 +249,7 @@ class LlmHost:
     """Runs `Call`s for every plugin of one manager. Holds a way to read the config and the
     audit log, and nothing secret."""
 
-    __slots__ = ("_audit", "_budgets", "_plans", "_plans_config", "_read_config", "_spend", "_writer", "home",
+    __slots__ = ("_audit", "_budgets", "_plans", "_read_config", "_spend", "_writer", "home",
                  "__weakref__")
 
     def __init__(self, home: Path, read_config: Callable[[], Config]) -> None:
@@ -257,39 +257,39 @@ class LlmHost:
         self._read_config = read_config
         self._budgets = Budgets()
         self._audit = AuditLog(home)
-        self._plans: dict[tuple[Any, ...], Plan] = {}
-        self._plans_config: Config | None = None
+        self._plans = Plans()
         self._spend: Ledger | None = None
         self._writer: LedgerThread | None = None
 
     def __repr__(self) -> str:
         return f"<LlmHost home={str(self.home)!r}>"
 
-    def _plan(self, call: Call) -> Plan:
+    def _plan(self, call: Call) -> tuple[Plan, Config]:
+        """The plan of `call`, and the config it was made under (read once: the admission's too)."""
         if call.task == "agent":  # the agent's own conversation: long answers; `model.timeout` (120 s)
             config = self._read_config()
             try:
                 timeout = call.timeout or config.read(keys.MODEL_TIMEOUT)
             except ConfigError as exc:
                 raise LlmConfigError(str(exc)) from None
-            return plan_call(config, provider=None, model=None, agent_id=None, images=has_images(call.messages),
-                             timeout=timeout)
+            images = has_images(call.messages)
+            plan = self._plans.get(config, ("agent", images, timeout), lambda: plan_call(
+                config, provider=None, model=None, agent_id=None, images=images, timeout=timeout), profiles=False)
+            return plan, config
         if call.task is not None:
-            return plan_auxiliary(self._read_config(), call.task, call.timeout)
+            config = self._read_config()
+            return plan_auxiliary(config, call.task, call.timeout), config
         if call.provider or call.model or call.agent_id or call.profile:
             overrides = {"provider": call.provider, "model": call.model, "agent_id": call.agent_id,
                          "profile": call.profile}
             check_overrides(call.plugin_id, self._read_config, overrides)
         config = self._read_config()
         images = has_images(call.messages)
-        if config is not self._plans_config or len(self._plans) > 64:  # plans last as long as the config
-            self._plans, self._plans_config = {}, config
         key = (call.provider, call.model, call.agent_id, images, call.timeout)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = plan_call(config, provider=call.provider, model=call.model,
-                                                agent_id=call.agent_id, images=images, timeout=call.timeout)
-        return plan
+        plan = self._plans.get(config, key, lambda: plan_call(config, provider=call.provider, model=call.model,
+                                                              agent_id=call.agent_id, images=images,
+                                                              timeout=call.timeout))
+        return plan, config
 
     def _done(self, call: Call, started: float, attempts: _Attempts | None, outcome: str, span: Any = None) -> None:
         provider: str | None = None
@@ -322,9 +322,9 @@ class LlmHost:
         span = None if telemetry is None else telemetry.chat(
             None if call.task is not None else call.plugin_id, who, call.task, call.messages, call.model)
         try:
-            plan = self._plan(call)
+            plan, config = self._plan(call)
             attempts = _Attempts(self.home, plan, call)
-            attempts.admission = admission(self._ledger, self._budgets, self._read_config(), who,
+            attempts.admission = admission(self._ledger, self._budgets, config, who,
                                            (call.messages, call.tools, call.max_tokens), plan, hooks_of(self))
             yield attempts
         except BaseException as exc:

@@ -26,7 +26,7 @@ the time limit. The host decides all of it; a plugin sees only the answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -37,7 +37,7 @@ from .._errors import ConfigError, LlmConfigError, PluginLlmInputError
 from .._hermes import model_providers
 from .._messages import Messages
 
-__all__ = ["PROVIDERS", "Plan", "Route", "plan_auxiliary", "plan_call", "timeout_for", "tool_call_content"]
+__all__ = ["PROVIDERS", "Plan", "Plans", "Route", "plan_auxiliary", "plan_call", "timeout_for", "tool_call_content"]
 
 # provider id -> (default base URL, environment variable holding its key)
 PROVIDERS: dict[str, tuple[str | None, str]] = {
@@ -84,6 +84,26 @@ class Plan:
     timeout: float
     retry_after_cap: float
     pricing: Mapping[str, Any]
+
+
+class Plans:
+    """The plans made under one config, kept as long as it is the config (at most 64)."""
+
+    def __init__(self) -> None:
+        self._config: Config | None = None
+        self._kept: dict[tuple[Any, ...], Plan] = {}
+
+    def get(self, config: Config, key: tuple[Any, ...], make: Callable[[], Plan], profiles: bool = True) -> Plan:
+        """The plan kept for `key` under `config`, else `make()`'s, kept; one with a route on a provider
+        profile (whose URL may be the environment's) only when `profiles`."""
+        if config is not self._config or len(self._kept) > 64:
+            self._config, self._kept = config, {}
+        plan = self._kept.get(key)
+        if plan is None:
+            plan = make()
+            if profiles or all(route.provider in PROVIDERS for route in plan.routes):
+                self._kept[key] = plan
+        return plan
 
 
 def _route(entry: Mapping[str, Any], where: str, *, provider: str | None = None, model: str | None = None) -> Route:

@@ -45,20 +45,58 @@ def _used(stream: Any) -> Iterator[None]:
 
 
 class _Stream:
-    """An httpcore network stream, noted in `_using` while it reads or writes."""
+    """An httpcore network stream, noted in `_using` while it reads or writes.
+
+    A request's head and its body go out in one send: httpcore writes them in two, and each send
+    on loopback wakes the model server's process (a read for the head, another for the body). The
+    head (the first write after a read, ending with the blank line) is held until the next bytes
+    to write, or until the stream is read or closed. A head that cannot be sent when it is joined
+    to a read is left to the read, as httpcore leaves a failed request write: the server may have
+    answered already (a 413 before the body)."""
+
+    _HOLD_MAX = 64 * 1024  # a longer head, or a body past this, is not copied to join them
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
+        self._head: tuple[bytes, float | None] | None = None  # the request head held, with its write timeout
+        self._fresh = True  # nothing written since the last read: the next write is a request's head
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         with _used(self):
+            if self._head is not None:
+                self._send_head()
+            self._fresh = True
             return self._inner.read(max_bytes, timeout)  # type: ignore[no-any-return]
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        if self._fresh and self._head is None and buffer.endswith(b"\r\n\r\n") and len(buffer) <= self._HOLD_MAX:
+            self._fresh = False
+            self._head = (buffer, timeout)
+            return
+        self._fresh = False
         with _used(self):
+            if self._head is not None:
+                head = self._head[0]
+                self._head = None
+                if len(buffer) <= self._HOLD_MAX:
+                    buffer = head + buffer
+                else:
+                    self._inner.write(head, timeout)
             self._inner.write(buffer, timeout)
 
+    def _send_head(self) -> None:
+        head, timeout = self._head or (b"", None)
+        self._head = None
+        try:
+            self._inner.write(head, timeout)
+        except Exception as exc:  # noqa: BLE001 - httpcore's WriteError: the read says what the server did
+            if type(exc).__name__ not in ("WriteError", "WriteTimeout"):
+                raise
+
     def close(self) -> None:
+        self._head = None
         self._inner.close()
 
     def start_tls(self, *args: Any, **kwargs: Any) -> _Stream:

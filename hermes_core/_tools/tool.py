@@ -101,38 +101,40 @@ def checked_schema(tool: Tool, memory: SchemaMemory | None = None) -> dict[str, 
     JSON Schema describing an object. An `annotations` mapping beside them holds MCP's tool hints
     (`readOnlyHint`, `destructiveHint`, ...) for `hermes mcp serve`; the model is not sent it.
     A schema `memory` holds as valid is not checked again."""
-    who = f"tool {tool.name!r} of {owner(tool.plugin_id)}"
+    def who() -> str:  # named only in an error: no string built for each schema that passes
+        return f"tool {tool.name!r} of {owner(tool.plugin_id)}"
+
     if not isinstance(tool.name, str) or not tool.name.strip():
         raise ToolSchemaError(f"{owner(tool.plugin_id)} registered a tool without a name", plugin_id=tool.plugin_id)
     if not isinstance(tool.toolset, str) or not tool.toolset.strip():
-        raise ToolSchemaError(f"{who}: toolset must be a non-empty string", plugin_id=tool.plugin_id)
+        raise ToolSchemaError(f"{who()}: toolset must be a non-empty string", plugin_id=tool.plugin_id)
     if not callable(tool.handler):
-        raise ToolSchemaError(f"{who}: handler is not callable", plugin_id=tool.plugin_id)
+        raise ToolSchemaError(f"{who()}: handler is not callable", plugin_id=tool.plugin_id)
     schema = tool.schema
     if not isinstance(schema, Mapping):
         raise ToolSchemaError(
-            f"{who}: schema must be a dict (an OpenAI function object with name, description, parameters), "
+            f"{who()}: schema must be a dict (an OpenAI function object with name, description, parameters), "
             f"not {type(schema).__name__}",
             plugin_id=tool.plugin_id,
         )
     schema = dict(schema)
     if schema.setdefault("name", tool.name) != tool.name:
         raise ToolSchemaError(
-            f"{who}: schema name {schema['name']!r} differs from the tool name; make them the same",
+            f"{who()}: schema name {schema['name']!r} differs from the tool name; make them the same",
             plugin_id=tool.plugin_id,
         )
     if not schema.get("description") and tool.description:
         schema["description"] = tool.description
     annotations = schema.get("annotations")
     if annotations is not None and not isinstance(annotations, Mapping):
-        raise ToolSchemaError(f"{who}: schema annotations must be a mapping of MCP tool hints such as "
+        raise ToolSchemaError(f"{who()}: schema annotations must be a mapping of MCP tool hints such as "
                               "{'readOnlyHint': true}", plugin_id=tool.plugin_id)
     parameters = schema.setdefault("parameters", {"type": "object", "properties": {}})
     if not isinstance(parameters, Mapping):
-        raise ToolSchemaError(f"{who}: schema parameters must be a JSON Schema object (a dict)", plugin_id=tool.plugin_id)
+        raise ToolSchemaError(f"{who()}: schema parameters must be a JSON Schema object (a dict)", plugin_id=tool.plugin_id)
     if parameters.get("type", "object") != "object":
         raise ToolSchemaError(
-            f"{who}: schema parameters must describe an object (type: object), not {parameters.get('type')!r}",
+            f"{who()}: schema parameters must describe an object (type: object), not {parameters.get('type')!r}",
             plugin_id=tool.plugin_id,
         )
     digest = memory.digest(parameters) if memory is not None else None
@@ -146,7 +148,7 @@ def checked_schema(tool: Tool, memory: SchemaMemory | None = None) -> dict[str, 
     except SchemaError as exc:
         path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise ToolSchemaError(
-            f"{who}: schema parameters is not a valid JSON Schema at {path}: {exc.message}",
+            f"{who()}: schema parameters is not a valid JSON Schema at {path}: {exc.message}",
             plugin_id=tool.plugin_id,
         ) from None
     if memory is not None:

@@ -87,7 +87,7 @@ class Core:
         """Run `ask` (its place taken with `admit`, given back when it ends); its session is its
         key's from now on (when no key made it before)."""
         try:
-            self.owners.record(SESSION, ask.session_id, ask.rights)
+            self.owners.record(SESSION, ask.session_id, ask.rights, new=not ask.resume)
             return await self.turns.run(ask)
         finally:
             self.turns.release()

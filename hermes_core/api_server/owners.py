@@ -36,10 +36,11 @@ class Owners:
     def __init__(self, store: ApiStore) -> None:
         self.store = store
 
-    def record(self, kind: str, ident: str, rights: ApiKey) -> None:
-        """`rights` made (or goes on with) `ident`; whoever made it first stays its owner."""
+    def record(self, kind: str, ident: str, rights: ApiKey, *, new: bool = False) -> None:
+        """`rights` made (or goes on with) `ident`; whoever made it first stays its owner. `new`:
+        `ident` was just made (a new session), so the store writes without looking first."""
         if ident:
-            self.store.own(kind, ident, rights.name)
+            self.store.own(kind, ident, rights.name, new=new)
 
     def reaches(self, kind: str, ident: str, rights: ApiKey) -> bool:
         return rights.operator or self.store.owner(kind, ident) == rights.name

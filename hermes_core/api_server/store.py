@@ -312,11 +312,12 @@ class ApiStore(Store):
 
     # -- owners -------------------------------------------------------------------------------
 
-    def own(self, kind: str, ident: str, owner: str) -> None:
+    def own(self, kind: str, ident: str, owner: str, *, new: bool = False) -> None:
         """Record `owner` as the maker of `ident` (a `kind`: "session", "job"); the first one stays.
-        In a SQLite file a read first (most turns go on with their own session: no write lock taken);
-        in the shared database the write alone (one round trip either way)."""
-        if self.dialect == "sqlite" and self.owner(kind, ident) is not None:
+        In a SQLite file a read first (most turns go on with their own session: no write lock taken),
+        unless `ident` is `new` (just made: the read would find nothing); in the shared database the
+        write alone (one round trip either way)."""
+        if self.dialect == "sqlite" and not new and self.owner(kind, ident) is not None:
             return
         self._write(lambda db: db.execute("INSERT INTO owners (kind, id, owner, created) VALUES (?, ?, ?, ?) "
                                           "ON CONFLICT (kind, id) DO NOTHING", (kind, ident, owner, time.time())))
