@@ -180,8 +180,8 @@ def quick_ack_protocol() -> type[Any]:
         return H11Protocol
 
     class QuickAckH11Protocol(H11Protocol):
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(_HeadWithBody(transport))
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(_HeadWithBody(transport))  # type: ignore[arg-type]
 
         def data_received(self, data: bytes) -> None:
             sock = self.transport.get_extra_info("socket")
