@@ -218,17 +218,21 @@ def test_usage_shows_what_running_calls_hold_in_redis(
     import threading
 
     llm_config(home, llm_server.url, BUDGET)
+    answer = threading.Event()  # the model answers once the test has looked
     llm_server.always(Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": USED - 30, "total_tokens": USED},
-                            delay=3))
+                            hold=answer))
     llm = plugin_ctx(home).llm
     call = threading.Thread(target=llm.complete, args=(HI,), kwargs={"max_tokens": 65})
     call.start()
-    deadline = time.monotonic() + 20
-    while not llm_server.requests and time.monotonic() < deadline:
-        time.sleep(0.02)
-    row = usage()["probe"]
-    assert (row["tokens"], row["reserved"]["tokens"]) == (100, 100)  # reserved on Redis's counters
-    call.join()
+    try:
+        deadline = time.monotonic() + 20
+        while not llm_server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        row = usage()["probe"]
+        assert (row["tokens"], row["reserved"]["tokens"]) == (100, 100)  # reserved on Redis's counters
+    finally:
+        answer.set()
+        call.join()
     counted(redis)
     row = usage()["probe"]
     assert (row["tokens"], row["requests"], row["reserved"]["tokens"]) == (USED, 1, 0)
