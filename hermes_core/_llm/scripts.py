@@ -44,6 +44,8 @@ end
 # cost_per_month, requests_per_minute, max_concurrent (limits '' when unset).
 RESERVE = _LIB + """
 local now, tokens, cost, expires, n = num(ARGV[1]), num(ARGV[2]), num(ARGV[3]), num(ARGV[4]), num(ARGV[5])
+-- run again with the same ids (the client retried after a timeout, its first run's answer lost): done already
+if n > 0 and redis.call('HEXISTS', ARGV[6] .. ':calls', ARGV[7]) == 1 then return {'ok'} end
 for i = 0, n - 1 do
   local a = 6 + i * 9
   local P, day, month = ARGV[a], ARGV[a + 2], ARGV[a + 3]

@@ -173,6 +173,56 @@ def test_a_call_counted_in_redis_is_written_to_the_ledger_once_however_often_it_
         ledger.close()
 
 
+def test_a_reservation_run_twice_by_a_client_retrying_after_a_timeout_holds_once(
+        home: Path, redis: Any, redis_server: RedisServer) -> None:
+    counters_module = importlib.import_module("hermes_core._llm.counters")
+    budget = importlib.import_module("hermes_core._llm.budget").Budget("probe", "plugins.llm_budget", tokens_per_day=CAP)
+    ledger = importlib.import_module("hermes_core._llm.ledger").Ledger(home)
+    counters = counters_module.Counters(redis_server.url, ledger)
+    script = redis.register_script(importlib.import_module("hermes_core._llm.scripts").RESERVE)
+    try:
+        steps = counters._reserving([budget], 100, 0.0, 60.0)  # the reservation's steps, as both callers drive them
+        counters.rebuild(*next(steps))  # its counters loaded from the (empty) ledger
+        args = next(steps)
+        assert script(args=args) == script(args=args) == [b"ok"]  # its first answer lost, as to a timeout
+        assert float(redis.hget(f"hermes:budgets:probe:{DAY}", "ht")) == 100  # held once, not twice
+        with pytest.raises(StopIteration) as done:
+            steps.send([b"ok"])
+        counters.settle(done.value.value, 80, 0.0)
+        assert counters.flush()
+        assert counted(redis) == 80 and float(redis.hget(f"hermes:budgets:probe:{DAY}", "ht")) == 0
+    finally:
+        counters.close()
+        ledger.close()
+
+
+def test_redis_going_away_passes_the_cap_by_at_most_what_the_calls_it_held_use(
+        home: Path, llm_server: ScriptedServer, url: str | None, redis: Any, redis_server: RedisServer) -> None:
+    import threading
+
+    llm_config(home, llm_server.url, "plugins:\n  entries:\n    probe:\n      llm_budget: {tokens_per_day: 200}\n")
+    answered: list[Any] = []
+
+    def answer(body: Any) -> Reply:  # the first call takes 3 s, the rest answer at once
+        answered.append(body)
+        return Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": USED - 30, "total_tokens": USED},
+                     delay=3.0 if len(answered) == 1 else 0.0)
+
+    llm_server.answer(answer)
+    llm = plugin_ctx(home).llm
+    held = threading.Thread(target=llm.complete, args=(HI,), kwargs={"max_tokens": 65})
+    held.start()  # reserves 100 in Redis
+    deadline = time.monotonic() + 20
+    while not answered and time.monotonic() < deadline:
+        time.sleep(0.02)
+    redis_server.stop()  # the ledger takes over, and does not see what Redis held
+    done, _ = spend_until_refused(llm)
+    held.join()
+    spent = usage()["probe"]["tokens"]
+    assert done == 2 and spent == 3 * USED  # 240 of a 200 cap: the gap the docs name
+    assert spent <= 200 + USED  # by at most what the call Redis held used
+
+
 def test_a_bad_redis_url_is_one_line_saying_what_to_write(
         home: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_config(home, llm_server.url, BUDGET)
