@@ -18,10 +18,14 @@ client retrying after a timeout) holds once.
 
 The counters are rebuilt from the ledger when they are missing (Redis restarted, a new day) and
 every `RECONCILE_EVERY` seconds a holder is used, so they never drift for long; the rebuild takes
-off what the calls still held have already written to the ledger, so nothing is counted twice. A
-refusal is checked against the ledger first: counters above the truth never refuse a call. Redis
-out of reach: the ledger's own reservations are used (PostgreSQL's row checks), and Redis is tried
-again a second later. The scripts name keys they build themselves: a single Redis server (or a
+off what the calls still held have already written to the ledger, so nothing is counted twice, and
+reads again when a call it could not see (reserved after it read the calls held) settled before it
+was done, so nothing is left out either. A refusal is checked against the ledger first: counters
+above the truth never refuse a call. Redis out of reach (refusing connections, or not answering for
+`PATIENCE` seconds): the ledger's own reservations are used (PostgreSQL's row checks), and Redis is
+tried again a second later. The ledger does not see what Redis holds, so a Redis that is only slow
+(a timeout under load) is asked the same again instead: each call let through on the ledger alone
+could pass the cap by what Redis's calls hold. The scripts name keys they build themselves: a single Redis server (or a
 primary with replicas), not a Redis Cluster.
 """
 
@@ -52,6 +56,7 @@ ENV = "HERMES_REDIS_URL"
 PREFIX = "hermes:budgets:"
 RECONCILE_EVERY = 2.0  # seconds between two rebuilds of a holder's counters from the ledger, per process
 RETRY_AFTER = 1.0  # seconds Redis is left alone after it could not be reached
+PATIENCE = 5.0  # seconds a reservation keeps asking a Redis that answers too slowly before it is out of reach
 IDLE = 5.0  # seconds the counters' thread waits for the next settlement before it ends
 
 def redis_url(home: Path | None) -> str | None:
@@ -83,6 +88,7 @@ class Counters:
                               "'hermes-core[redis]' (or leave state.redis_url out)") from None
         self.url, self.ledger = url, ledger
         self._errors = (redis.RedisError, OSError)
+        self._slow = (redis.TimeoutError, TimeoutError)  # a timeout under load: asked again, not out of reach yet
         self._client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
                                             retry=Retry(NoBackoff(), 1),
                                             retry_on_error=[redis.ConnectionError, redis.TimeoutError])
@@ -122,7 +128,14 @@ class Counters:
                     step = steps.send(given)
                 except StopIteration as done:
                     return done.value  # type: ignore[no-any-return]
-                given = self._reserve(args=step) if isinstance(step, list) else self.rebuild(*step)
+                deadline = time.monotonic() + PATIENCE
+                while True:  # the same step again after a timeout (a reservation's script holds once)
+                    try:
+                        given = self._reserve(args=step) if isinstance(step, list) else self.rebuild(*step)
+                        break
+                    except self._slow:
+                        if time.monotonic() >= deadline:
+                            raise
         except self._errors:
             self._failed()
             return None
@@ -152,10 +165,17 @@ class Counters:
                     step = steps.send(given)
                 except StopIteration as done:
                     return done.value  # type: ignore[no-any-return]
-                if isinstance(step, list):
-                    given = await reserve(args=step)
-                else:
-                    given = await asyncio.to_thread(self.rebuild, *step)
+                deadline = time.monotonic() + PATIENCE
+                while True:  # the same step again after a timeout (a reservation's script holds once)
+                    try:
+                        if isinstance(step, list):
+                            given = await reserve(args=step)
+                        else:
+                            given = await asyncio.to_thread(self.rebuild, *step)
+                        break
+                    except self._slow:
+                        if time.monotonic() >= deadline:
+                            raise
         except self._errors:
             self._failed()
             return None
@@ -226,16 +246,17 @@ class Counters:
         prefix = PREFIX + who
         self._rebuilt[(who, day)] = time.monotonic()
         for _ in range(5):
-            held = [item.decode() if isinstance(item, bytes) else str(item)
-                    for item in self._client.hkeys(prefix + ":calls")]
-            before = self._client.hmget(prefix + ":" + day, "t", "c")
+            with self._client.pipeline(transaction=True) as pipe:  # one moment: the calls held, and how many settled
+                pipe.hkeys(prefix + ":calls").hmget(prefix + ":" + day, "t", "c").get(prefix + ":cseq")
+                ids, before, seq = pipe.execute()
+            held = [item.decode() if isinstance(item, bytes) else str(item) for item in ids]
             try:
                 figures, written = self._truth(who, day, month, held)
             except MemoryStoreError:
                 if self._client.hexists(prefix + ":" + day, "ok") and self._client.hexists(prefix + ":" + month, "ok"):
                     return False  # Redis carries on alone until the ledger is back
                 raise
-            if self._rebuild(args=[prefix, day, month, *figures, len(held), *held, *written]):
+            if self._rebuild(args=[prefix, day, month, int(seq or 0), *figures, len(held), *held, *written]):
                 if now() - self.ledger._pruned.get(who, float("-inf")) >= _PRUNE_EVERY:  # the ledger's old calls
                     self.ledger.write(lambda db: self.ledger._prune(db, [budget], now()))
                 tokens, cost = (float(value or 0) for value in before)

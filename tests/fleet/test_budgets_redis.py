@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import importlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -198,8 +199,6 @@ def test_a_reservation_run_twice_by_a_client_retrying_after_a_timeout_holds_once
 
 def test_redis_going_away_passes_the_cap_by_at_most_what_the_calls_it_held_use(
         home: Path, llm_server: ScriptedServer, url: str | None, redis: Any, redis_server: RedisServer) -> None:
-    import threading
-
     llm_config(home, llm_server.url, "plugins:\n  entries:\n    probe:\n      llm_budget: {tokens_per_day: 200}\n")
     answered: list[Any] = []
 
@@ -265,8 +264,6 @@ def test_a_call_cut_off_by_its_caller_keeps_only_its_prompt(
 
 def test_usage_shows_what_running_calls_hold_in_redis(
         home: Path, llm_server: ScriptedServer, url: str | None, redis: Any) -> None:
-    import threading
-
     llm_config(home, llm_server.url, BUDGET)
     answer = threading.Event()  # the model answers once the test has looked
     llm_server.always(Reply("ok", usage={"prompt_tokens": 30, "completion_tokens": USED - 30, "total_tokens": USED},
@@ -304,3 +301,64 @@ def test_without_a_redis_url_redis_py_is_never_imported(
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr[-2000:]
     assert usage()["probe"]["tokens"] == USED  # the ledger alone counted it
+
+
+def test_a_rebuild_that_reads_the_ledger_while_a_call_settles_counts_that_call(
+        home: Path, url: str | None, redis: Any, redis_server: RedisServer) -> None:
+    """A call reserved after a rebuild read the calls Redis holds, written to the ledger after the rebuild
+    read it, and settled in Redis before the rebuild set the counters: neither read has it, so the counters
+    it sets would leave it out (and let that much more through) unless the rebuild reads again."""
+    counters_module = importlib.import_module("hermes_core._llm.counters")
+    budget = importlib.import_module("hermes_core._llm.budget").Budget("probe", "plugins.llm_budget", tokens_per_day=CAP)
+    ledger = importlib.import_module("hermes_core._llm.ledger").Ledger(home, url=url)
+    rebuilding, other = counters_module.Counters(redis_server.url, ledger), counters_module.Counters(redis_server.url, ledger)
+    periods = (DAY, DAY[:7], "", "")
+    read_ledger, slipped_in = rebuilding._truth, []
+
+    def truth_then_a_call_settles(*args: Any) -> Any:
+        found = read_ledger(*args)
+        if not slipped_in:  # once: the call comes and goes between the ledger's read and the counters' update
+            reservation = other.reserve([budget], 100, 0.0, 60.0)
+            other.settle(reservation, USED, 0.0)
+            assert other.flush()
+            slipped_in.append(reservation)
+        return found
+
+    try:
+        rebuilding.rebuild(budget, periods)  # loaded from the empty ledger
+        rebuilding._truth = truth_then_a_call_settles
+        rebuilding.rebuild(budget, periods)
+        assert slipped_in and ledger.spent("probe", "UTC", "day")["tokens"] == USED
+        assert counted(redis) == USED  # the counters have it, as the ledger does
+    finally:
+        rebuilding.close()
+        other.close()
+        ledger.close()
+
+
+@pytest.mark.parametrize("caller", ["sync", "async"])
+def test_a_redis_too_busy_to_answer_for_a_while_is_waited_for_not_taken_for_gone(
+        home: Path, redis: Any, redis_server: RedisServer, caller: str) -> None:
+    """A Redis that answers nothing for two seconds (a machine under load) is asked again: the call's
+    reservation is held there, where every host sees it, not in the ledger alone (where the calls Redis
+    holds are not seen, so that the cap could be passed by all they hold)."""
+    counters_module = importlib.import_module("hermes_core._llm.counters")
+    budget = importlib.import_module("hermes_core._llm.budget").Budget("probe", "plugins.llm_budget", tokens_per_day=CAP)
+    ledger = importlib.import_module("hermes_core._llm.ledger").Ledger(home)
+    counters = counters_module.Counters(redis_server.url, ledger)
+    try:
+        counters.rebuild(budget, (DAY, DAY[:7], "", ""))
+        with redis_server.paused():
+            got: list[Any] = []
+            reserve = (lambda: got.append(counters.reserve([budget], 100, 0.0, 60.0))) if caller == "sync" else (
+                lambda: got.append(asyncio.run(counters.areserve([budget], 100, 0.0, 60.0))))
+            asking = threading.Thread(target=reserve)
+            asking.start()
+            time.sleep(2.5)  # past the client's socket timeout and its one retry
+        asking.join(timeout=30)
+        assert got and got[0] is not None and got[0].counted  # reserved in Redis (None: left to the ledger)
+        assert counters.up
+        assert float(redis.hget(f"hermes:budgets:probe:{DAY}", "ht")) == 100  # held once
+    finally:
+        counters.close()
+        ledger.close()
