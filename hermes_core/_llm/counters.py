@@ -21,42 +21,46 @@ every `RECONCILE_EVERY` seconds a holder is used, so they never drift for long; 
 off what the calls still held have already written to the ledger, so nothing is counted twice, and
 reads again when a call it could not see (reserved after it read the calls held) settled before it
 was done, so nothing is left out either. A refusal is checked against the ledger first: counters
-above the truth never refuse a call. Redis out of reach (refusing connections, or not answering for
-`PATIENCE` seconds): the ledger's own reservations are used (PostgreSQL's row checks), and Redis is
-tried again a second later. The ledger does not see what Redis holds, so a Redis that is only slow
-(a timeout under load) is asked the same again instead: each call let through on the ledger alone
-could pass the cap by what Redis's calls hold. The scripts name keys they build themselves: a single Redis server (or a
+above the truth never refuse a call. Redis out of reach (refusing connections): the ledger's own
+reservations are used (PostgreSQL's row checks), and Redis is tried again a second later. The ledger
+does not see what Redis holds, so a Redis that is only slow (timeouts under load) is never taken for
+gone: a step is asked again for `PATIENCE` seconds, then the call is told (`Unanswered`) and waits,
+up to its time limit (`gate.admit`: refused then, or on the ledger alone with `on_store_error: open`). The scripts name keys they build themselves: a single Redis server (or a
 primary with replicas), not a Redis Cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import queue
 import secrets
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import config_keys as keys
 from .._errors import ConfigError, MemoryStoreError
 from .._redact import redact_secrets
 from . import exiting, onloop
 from .budget import AMOUNTS, Budget, refused
-from .holds import Busy, Hold, Reservation, _iso, _periods, now
+from .holds import Busy, Hold, Reservation, Unanswered, _iso, _periods, now
 from .ledger import _PRUNE_EVERY, Ledger
 from .scripts import CONFIRM, REBUILD, RESERVE, SETTLE
 
 __all__ = ["ENV", "Counters", "redis_url"]
 
+T = TypeVar("T")
+
 ENV = "HERMES_REDIS_URL"
 PREFIX = "hermes:budgets:"
 RECONCILE_EVERY = 2.0  # seconds between two rebuilds of a holder's counters from the ledger, per process
-RETRY_AFTER = 1.0  # seconds Redis is left alone after it could not be reached
-PATIENCE = 5.0  # seconds a reservation keeps asking a Redis that answers too slowly before it is out of reach
+RETRY_AFTER = 1.0  # seconds Redis is left alone after it refused a connection
+SOCKET_TIMEOUT = 5.0  # seconds a command waits for Redis's answer before it is sent again
+PATIENCE = 10.0  # seconds a reservation asks a Redis that does not answer, before its call waits and asks again
 IDLE = 5.0  # seconds the counters' thread waits for the next settlement before it ends
 
 def redis_url(home: Path | None) -> str | None:
@@ -88,8 +92,8 @@ class Counters:
                               "'hermes-core[redis]' (or leave state.redis_url out)") from None
         self.url, self.ledger = url, ledger
         self._errors = (redis.RedisError, OSError)
-        self._slow = (redis.TimeoutError, TimeoutError)  # a timeout under load: asked again, not out of reach yet
-        self._client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
+        self._slow = (redis.TimeoutError, TimeoutError)  # not answered in time: asked again, never out of reach
+        self._client = redis.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=1.0,
                                             retry=Retry(NoBackoff(), 1),
                                             retry_on_error=[redis.ConnectionError, redis.TimeoutError])
         self._reserve = self._client.register_script(RESERVE)
@@ -110,14 +114,36 @@ class Counters:
         """False for `RETRY_AFTER` seconds after Redis could not be reached."""
         return time.monotonic() >= self._down_until
 
-    def _failed(self) -> None:
-        self._down_until = time.monotonic() + RETRY_AFTER
+    def _failed(self, error: BaseException) -> None:
+        if not isinstance(error, self._slow):  # refused, reset: out of reach (a timeout is only slow)
+            self._down_until = time.monotonic() + RETRY_AFTER
+
+    def _patiently(self, call: Callable[[], T]) -> T:
+        """`call` (a script or a rebuild: each does its work once however often it runs) again after
+        each timeout, for up to `PATIENCE` seconds: then `Unanswered`."""
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            try:
+                return call()
+            except self._slow as exc:
+                if time.monotonic() >= deadline:
+                    raise Unanswered(f"Redis ({redact_secrets(self.url)}) did not answer for {PATIENCE:.0f} s ({exc})") from None
+
+    async def _apatiently(self, call: Callable[[], Awaitable[T]]) -> T:
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            try:
+                return await call()
+            except self._slow as exc:
+                if time.monotonic() >= deadline:
+                    raise Unanswered(f"Redis ({redact_secrets(self.url)}) did not answer for {PATIENCE:.0f} s ({exc})") from None
 
     # -- reserving -------------------------------------------------------------------------------
 
     def reserve(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float) -> Reservation | Busy | None:
         """The call's reservation on every holder of `budgets` (or `Busy`, or the refusal raised, as
-        `Ledger.reserving` answers); None when Redis cannot be reached (use the ledger)."""
+        `Ledger.reserving` answers); None when Redis refuses connections (use the ledger); `Unanswered`
+        when it does not answer for `PATIENCE` seconds (the call waits, and asks again)."""
         if not self.up:
             return None
         steps = self._reserving(budgets, tokens, cost, lease)
@@ -128,16 +154,10 @@ class Counters:
                     step = steps.send(given)
                 except StopIteration as done:
                     return done.value  # type: ignore[no-any-return]
-                deadline = time.monotonic() + PATIENCE
-                while True:  # the same step again after a timeout (a reservation's script holds once)
-                    try:
-                        given = self._reserve(args=step) if isinstance(step, list) else self.rebuild(*step)
-                        break
-                    except self._slow:
-                        if time.monotonic() >= deadline:
-                            raise
-        except self._errors:
-            self._failed()
+                given = self._patiently(functools.partial(self._reserve, args=step) if isinstance(step, list)
+                                        else functools.partial(self.rebuild, *step))
+        except self._errors as exc:
+            self._failed(exc)
             return None
 
     async def areserve(self, budgets: Sequence[Budget], tokens: int, cost: float,
@@ -165,19 +185,12 @@ class Counters:
                     step = steps.send(given)
                 except StopIteration as done:
                     return done.value  # type: ignore[no-any-return]
-                deadline = time.monotonic() + PATIENCE
-                while True:  # the same step again after a timeout (a reservation's script holds once)
-                    try:
-                        if isinstance(step, list):
-                            given = await reserve(args=step)
-                        else:
-                            given = await asyncio.to_thread(self.rebuild, *step)
-                        break
-                    except self._slow:
-                        if time.monotonic() >= deadline:
-                            raise
-        except self._errors:
-            self._failed()
+                if isinstance(step, list):
+                    given = await self._apatiently(functools.partial(reserve, args=step))
+                else:
+                    given = await self._apatiently(functools.partial(asyncio.to_thread, self.rebuild, *step))
+        except self._errors as exc:
+            self._failed(exc)
             return None
 
     def _give_back(self, task: asyncio.Future[Any]) -> None:
@@ -247,7 +260,9 @@ class Counters:
         self._rebuilt[(who, day)] = time.monotonic()
         for _ in range(5):
             with self._client.pipeline(transaction=True) as pipe:  # one moment: the calls held, and how many settled
-                pipe.hkeys(prefix + ":calls").hmget(prefix + ":" + day, "t", "c").get(prefix + ":cseq")
+                pipe.hkeys(prefix + ":calls")
+                pipe.hmget(prefix + ":" + day, "t", "c")
+                pipe.get(prefix + ":cseq")
                 ids, before, seq = pipe.execute()
             held = [item.decode() if isinstance(item, bytes) else str(item) for item in ids]
             try:
@@ -307,8 +322,8 @@ class Counters:
         pairs = [value for hold in reservation.holds for value in (PREFIX + hold.who, hold.id)]
         try:
             self._settle(args=[tokens, cost, *pairs])
-        except self._errors:
-            self._failed()
+        except self._errors as exc:
+            self._failed(exc)
             pairs = []  # the next rebuild counts it from the ledger
         self._put((self.ledger.settling(reservation, tokens, cost), pairs, None))
 
@@ -360,8 +375,8 @@ class Counters:
             if settling is not None:
                 try:
                     self._settle(args=settling)
-                except self._errors:
-                    self._failed()
+                except self._errors as exc:
+                    self._failed(exc)
                     batch[index] = (op, [], None)  # the next rebuild counts it from the ledger
         try:
             if batch:
@@ -376,8 +391,8 @@ class Counters:
         if pairs:
             try:
                 self._confirm(args=[time.time(), *pairs])
-            except self._errors:
-                self._failed()
+            except self._errors as exc:
+                self._failed(exc)
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every settlement made so far is written, or kept for later when the ledger is out

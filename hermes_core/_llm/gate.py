@@ -27,7 +27,7 @@ from .. import config_keys as keys
 from .._errors import ConfigError, LlmConfigError, MemoryStoreError, PluginLlmBudgetError
 from .budget import (CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, prompt_part,
                      worst_case)
-from .holds import now
+from .holds import Unanswered, now
 from .ledger import Ledger, Reservation
 from .writer import LedgerThread
 
@@ -147,6 +147,14 @@ def store_refusal(ledger: Ledger, who: str, error: BaseException) -> PluginLlmBu
         f"back): {error}", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
 
 
+def redis_refusal(who: str, error: BaseException) -> PluginLlmBudgetError:
+    """The refusal of a call that Redis's counters did not answer within its time limit."""
+    return PluginLlmBudgetError(
+        f"the LLM call of {_whom(who)} is refused: {error}, and the ledger alone does not see what the calls "
+        "Redis holds have reserved (budgets.on_store_error is closed: set it to open to let calls through on the "
+        "ledger alone)", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
+
+
 def _whom(who: str) -> str:
     if who == HOST:
         return "the host"
@@ -195,8 +203,16 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
             got = None
             if counters is not None and counters.up:  # None: Redis is out of reach, the ledger decides
                 lease = limit + policy.reservation_ttl
-                got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost, lease),
-                                   functools.partial(counters.areserve, budgets, tokens, cost, lease))
+                try:
+                    got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost, lease),
+                                       functools.partial(counters.areserve, budgets, tokens, cost, lease))
+                except Unanswered as exc:  # Redis is slow, not gone: its calls hold what the ledger cannot see
+                    if policy.on_store_error != "open":
+                        if time.monotonic() + poll > deadline:
+                            raise redis_refusal(who, exc) from None
+                        yield poll * random.uniform(0.5, 1.5)
+                        poll = min(poll * 2, _LAST_POLL)
+                        continue
             if got is None:
                 got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
                                                    look_first=again))

@@ -13,7 +13,7 @@ import attrs
 
 from .budget import Budget, refused
 
-__all__ = ["NOW_VARIABLE", "Busy", "Hold", "Reservation", "Settling", "now"]
+__all__ = ["NOW_VARIABLE", "Busy", "Hold", "Reservation", "Settling", "Unanswered", "now"]
 
 NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"  # a fixed clock (UNIX seconds) for tests of period boundaries
 
@@ -41,6 +41,12 @@ def _iso(moment: float, zone: str) -> str:
     from zoneinfo import ZoneInfo
 
     return dt.datetime.fromtimestamp(moment, ZoneInfo(zone)).isoformat(timespec="seconds")
+
+
+class Unanswered(Exception):
+    """Redis's counters did not answer a reservation for a while (a machine under load, a Redis
+    stopped): not out of reach, so the ledger alone, which does not see what Redis holds, must not
+    decide; the call waits and asks again."""
 
 
 @attrs.frozen

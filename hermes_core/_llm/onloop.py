@@ -27,7 +27,9 @@ class _LoopRedis:
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
-        self.client = redis.asyncio.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
+        from .counters import SOCKET_TIMEOUT
+
+        self.client = redis.asyncio.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=1.0,
                                                    retry=Retry(NoBackoff(), 1),
                                                    retry_on_error=[redis.ConnectionError, redis.TimeoutError])
         self.scripts: dict[str, Any] = {}
