@@ -271,7 +271,8 @@ class Counters:
                 if self._client.hexists(prefix + ":" + day, "ok") and self._client.hexists(prefix + ":" + month, "ok"):
                     return False  # Redis carries on alone until the ledger is back
                 raise
-            if self._rebuild(args=[prefix, day, month, int(seq or 0), *figures, len(held), *held, *written]):
+            if self._rebuild(args=[prefix, day, month, int(seq or 0), time.time(), *figures, len(held), *held,
+                                   *written]):
                 if now() - self.ledger._pruned.get(who, float("-inf")) >= _PRUNE_EVERY:  # the ledger's old calls
                     self.ledger.write(lambda db: self.ledger._prune(db, [budget], now()))
                 tokens, cost = (float(value or 0) for value in before)

@@ -376,3 +376,40 @@ def test_a_redis_silent_past_the_calls_time_limit_refuses_it_or_lets_the_ledger_
             assert str(refused.value).startswith(f"the LLM call of plugin 'probe' is refused: Redis "
                                                  f"(redis://127.0.0.1:{redis_server.port}/0) did not answer for 10 s")
     assert usage()["probe"]["tokens"] == (USED if on_store_error == "open" else 0)
+
+
+def test_two_rebuilds_at_once_never_lose_a_call_one_of_them_took_off(
+        home: Path, url: str | None, redis: Any, redis_server: RedisServer) -> None:
+    """Host A's rebuild reads the ledger before a call is written there; host B's, after, takes the call
+    off what Redis holds (its ledger read has it); the call's own settlement then finds nothing to move.
+    A's rebuild must still count the call: B remembers it as settled, as a settlement would have."""
+    counters_module = importlib.import_module("hermes_core._llm.counters")
+    budget = importlib.import_module("hermes_core._llm.budget").Budget("probe", "plugins.llm_budget", tokens_per_day=CAP)
+    ledger = importlib.import_module("hermes_core._llm.ledger").Ledger(home, url=url)
+    a, b, calling = (counters_module.Counters(redis_server.url, ledger) for _ in range(3))
+    periods = (DAY, DAY[:7], "", "")
+    try:
+        a.rebuild(budget, periods)  # loaded from the empty ledger
+        reservation = calling.reserve([budget], 100, 0.0, 60.0)
+        confirm, read_ledger = calling._confirm, a._truth
+
+        def b_rebuilds_first(*args: Any, **kwargs: Any) -> Any:  # between the call's ledger write and its settling
+            b.rebuild(budget, periods)
+            return confirm(*args, **kwargs)
+
+        def the_call_settles_after(*args: Any) -> Any:  # after A read the ledger
+            found = read_ledger(*args)
+            if a._truth is the_call_settles_after:
+                a._truth = read_ledger
+                calling.settle(reservation, USED, 0.0)
+                assert calling.flush()
+            return found
+
+        calling._confirm, a._truth = b_rebuilds_first, the_call_settles_after
+        a.rebuild(budget, periods)
+        assert ledger.spent("probe", "UTC", "day")["tokens"] == USED
+        assert counted(redis) == USED  # the counters have it, as the ledger does
+    finally:
+        for counters in (a, b, calling):
+            counters.close()
+        ledger.close()
