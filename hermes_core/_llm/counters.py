@@ -20,7 +20,8 @@ The counters are rebuilt from the ledger when they are missing (Redis restarted,
 every `RECONCILE_EVERY` seconds a holder is used, so they never drift for long; the rebuild takes
 off what the calls still held have already written to the ledger, so nothing is counted twice, and
 reads again when a call it could not see (reserved after it read the calls held) settled before it
-was done, so nothing is left out either. A refusal is checked against the ledger first: counters
+was done, and remembers what it takes off as settled (another host's rebuild may have read the
+ledger before those calls were written), so nothing is left out either. A refusal is checked against the ledger first: counters
 above the truth never refuse a call. Redis out of reach (refusing connections): the ledger's own
 reservations are used (PostgreSQL's row checks), and Redis is tried again a second later. The ledger
 does not see what Redis holds, so a Redis that is only slow (timeouts under load) is never taken for
