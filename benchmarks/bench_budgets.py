@@ -212,6 +212,69 @@ def operations(pg: Any, redis_url: str, count: int = 2000) -> None:
         print(f"  {label:<34} p50 {statistics.median(values) * 1e3:7.3f} ms")
 
 
+# each variant's short name (for --variants) and label
+VARIANTS = {"sqlite": "SQLite ledger", "pg": "PostgreSQL ledger", "pg+fleet": "PostgreSQL ledger, plugin + fleet",
+            "redis": "PostgreSQL + Redis counters", "redis+fleet": "PostgreSQL + Redis, plugin + fleet"}
+
+
+def latency(pg: Any, redis: Any, args: argparse.Namespace) -> None:
+    """Each variant's call against the same call without a budget, rotated call by call; `args.runs`
+    runs (the load average before each), then the median of the runs' paired differences."""
+    shared = f"state:\n  url: {pg.create_database('bench_budgets')}\n"
+    hot = f"  redis_url: {redis.url}\n"
+    extras = {"no budget": None, "SQLite ledger": PLUGIN, "PostgreSQL ledger": PLUGIN + shared,
+              "PostgreSQL ledger, plugin + fleet": PLUGIN + FLEET + shared,
+              "PostgreSQL + Redis counters": PLUGIN + shared + hot,
+              "PostgreSQL + Redis, plugin + fleet": PLUGIN + FLEET + shared + hot}
+    chosen = [name.strip() for name in args.variants.split(",") if name.strip()] or list(VARIANTS)
+    unknown = [name for name in chosen if name not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
+    wanted = ["no budget", *(VARIANTS[name] for name in chosen)]
+    modes = {mode.strip() for mode in args.modes.split(",")}
+    with server_process(0.0) as url, tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ctxs = {label: ctx_for(folder / f"home{index}", url, extras[label] or "")
+                for index, label in enumerate(wanted)}
+        loop = asyncio.new_event_loop()
+        added: dict[str, dict[str, list[float]]] = {"complete": {}, "acomplete": {}}
+        try:
+            for run in range(1, args.runs + 1):
+                load = os.getloadavg()
+                if "sync" in modes:
+                    sync = {label: (lambda ctx=ctx: ctx.llm.complete(MESSAGES)) for label, ctx in ctxs.items()}
+                    found = timed(sync, args.rounds, args.calls)
+                    report(f"run {run}: ctx.llm.complete, {args.rounds * args.calls} rotations (PostgreSQL "
+                           f"synchronous_commit {args.pg_sync}), load {load[0]:.2f} {load[1]:.2f}", found)
+                    for label, diff in paired(found).items():
+                        added["complete"].setdefault(label, []).append(diff)
+                if "async" in modes:
+                    aio = {label: (lambda ctx=ctx: loop.run_until_complete(ctx.llm.acomplete(MESSAGES)))
+                           for label, ctx in ctxs.items()}
+                    found = timed(aio, args.rounds, args.calls)
+                    report(f"run {run}: ctx.llm.acomplete, one at a time, {args.rounds * args.calls} rotations, "
+                           f"load {load[0]:.2f} {load[1]:.2f}", found)
+                    for label, diff in paired(found).items():
+                        added["acomplete"].setdefault(label, []).append(diff)
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+        if args.runs > 1:
+            print(f"median of {args.runs} runs' paired p50 differences against no budget")
+            for mode, found in added.items():
+                for label, diffs in found.items():
+                    print(f"  {mode:<10} {label:<34} {statistics.median(diffs) * 1e3:+.3f} ms   "
+                          f"(runs: {', '.join(f'{d * 1e3:+.2f}' for d in diffs)})")
+        print("  targets: PostgreSQL ledger alone <= +3 ms p50 against no budget, with Redis <= +1 ms")
+
+
+def paired(times: dict[str, list[float]]) -> dict[str, float]:
+    """Each variant's median paired difference against the call without a budget."""
+    base = times["no budget"]
+    return {label: statistics.median(v - b for v, b in zip(values, base))
+            for label, values in times.items() if label != "no budget"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=10)
@@ -220,6 +283,10 @@ def main() -> None:
     parser.add_argument("--only", choices=["latency", "utilisation", "operations"])
     parser.add_argument("--cap", type=int, default=100_000)
     parser.add_argument("--redis", action="store_true", help="utilisation: with Redis's counters")
+    parser.add_argument("--runs", type=int, default=1, help="latency: runs, each of --rounds x --calls rotations")
+    parser.add_argument("--variants", default="", help="latency: the budgets to time, comma-separated: "
+                                                       f"{', '.join(VARIANTS)} (all by default)")
+    parser.add_argument("--modes", default="sync,async", help="latency: sync, async or both")
     args = parser.parse_args()
     os.environ.pop("HERMES_STATE_URL", None)
     os.environ.pop("HERMES_REDIS_URL", None)
@@ -233,29 +300,7 @@ def main() -> None:
             utilisation(pg, args.cap, 8, 32, redis.url if args.redis else None)
         if args.only in ("utilisation", "operations"):
             return
-        shared = f"state:\n  url: {pg.create_database('bench_budgets')}\n"
-        hot = f"  redis_url: {redis.url}\n"
-        with server_process(0.0) as url, tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            ctxs = {"no budget": ctx_for(folder / "none", url),
-                    "SQLite ledger": ctx_for(folder / "sqlite", url, PLUGIN),
-                    "PostgreSQL ledger": ctx_for(folder / "pg", url, PLUGIN + shared),
-                    "PostgreSQL ledger, plugin + fleet": ctx_for(folder / "pg2", url, PLUGIN + FLEET + shared),
-                    "PostgreSQL + Redis counters": ctx_for(folder / "redis", url, PLUGIN + shared + hot),
-                    "PostgreSQL + Redis, plugin + fleet": ctx_for(folder / "redis2", url,
-                                                                  PLUGIN + FLEET + shared + hot)}
-            sync = {label: (lambda ctx=ctx: ctx.llm.complete(MESSAGES)) for label, ctx in ctxs.items()}
-            report(f"ctx.llm.complete, {args.rounds * args.calls} rotations (PostgreSQL synchronous_commit "
-                   f"{args.pg_sync})", timed(sync, args.rounds, args.calls))
-            loop = asyncio.new_event_loop()
-            try:
-                aio = {label: (lambda ctx=ctx: loop.run_until_complete(ctx.llm.acomplete(MESSAGES)))
-                       for label, ctx in ctxs.items()}
-                report(f"ctx.llm.acomplete, one at a time, {args.rounds * args.calls} rotations",
-                       timed(aio, args.rounds, args.calls))
-            finally:
-                loop.close()
-            print("  targets: PostgreSQL ledger alone <= +3 ms p50 against no budget, with Redis <= +1 ms")
+        latency(pg, redis, args)
     finally:
         redis.close()
         pg.close()

@@ -27,10 +27,10 @@ from .._config.config import Config
 from .._errors import PluginLlmBudgetError
 from .reply import _price, _priced
 
-__all__ = ["AMOUNTS", "ANSWER_FLOOR", "Budget", "Budgets", "CALLER_HOLDER", "FLEET", "HOST", "IMAGE_TOKENS", "KEY_HOLDER",
-           "MESSAGE_TOKENS", "RATES", "REPLY_TOKENS", "RESERVED_ANSWER_TOKENS", "answer_tokens", "budget_for",
-           "caller_holder", "holders_of", "host_holder", "prompt_part", "prompt_tokens", "refused", "shown", "spending_as",
-           "text_tokens", "worst_case"]
+__all__ = ["AMOUNTS", "ANSWER_FLOOR", "Budget", "Budgets", "CALLER_HOLDER", "DENSE_RATE", "DENSE_RUN", "FLEET", "HOST",
+           "IMAGE_TOKENS", "KEY_HOLDER", "MESSAGE_TOKENS", "RATES", "REPLY_TOKENS", "RESERVED_ANSWER_TOKENS",
+           "answer_tokens", "budget_for", "caller_holder", "holders_of", "host_holder", "prompt_part", "prompt_tokens",
+           "refused", "shown", "spending_as", "text_tokens", "worst_case"]
 
 HOST = "host"  # who the host's own calls are, in the ledger and the audit log
 KEY_HOLDER = "key:"  # an API server key's holder name starts with it
@@ -165,16 +165,34 @@ REPLY_TOKENS = 3  # the template's start of the answer
 ANSWER_FLOOR = 256  # the least a call without max_tokens reserves for its answer, after answers of the conversation
 
 
+DENSE_RUN = 16  # characters without a space from which an ASCII run may be dense: base64, a hash, a key
+DENSE_RATE = 0.75  # tokens a character of a dense run is counted at (real tokenizers: 0.45 to 0.72)
+_DIGITS = str.maketrans("", "", "0123456789")
+_SEPARATORS = str.maketrans("", "", "._/-:()[]{},;'\"=<>`*#")  # what splits identifiers, paths and prose
+
+
+def _dense(run: str) -> bool:
+    """Whether `run` (ASCII, no space) reads as base64, a hash or a key rather than an identifier, a
+    path or a word: at least two digits, or none of the separators those have."""
+    return len(run) - len(run.translate(_DIGITS)) >= 2 or len(run.translate(_SEPARATORS)) == len(run)
+
+
 def text_tokens(text: str) -> int:
     """About how many tokens `text` is, with no tokenizer: a third of its characters (prose and code
     run at about four characters a token in the large providers' tokenizers, numbers at three digits),
-    plus one for each character outside ASCII (CJK text runs at about a token a character), never
-    more than its bytes (no tokenizer makes a token of less than a byte). An estimate, not a bound:
-    base64 or random strings can run at two characters a token, and the settlement counts what the
-    provider reports."""
+    plus one for each character outside ASCII (CJK text runs at about a token a character), and
+    `DENSE_RATE` for each character of a dense ASCII run of `DENSE_RUN` or more without a space
+    (base64, hashes and keys run at 1.4 to 2 characters a token: a third counted them at half),
+    never more than its bytes (no tokenizer makes a token of less than a byte). An estimate, not a
+    bound: long numbers, emoji sequences and rare CJK characters can still take more, and the
+    settlement counts what the provider reports (BENCHMARKS.md has the figures by kind)."""
     size = len(text)
     wide = 0 if text.isascii() else size - len(text.encode("ascii", "ignore"))
-    return min(len(text.encode()) if wide else size, -(-size // 3) + wide)
+    count = -(-size // 3) + wide
+    if size >= DENSE_RUN:
+        dense = sum(len(run) for run in text.split() if len(run) >= DENSE_RUN and run.isascii() and _dense(run))
+        count += -(-dense * 5 // 12)  # DENSE_RATE less the third already counted
+    return min(len(text.encode()) if wide else size, count)
 
 
 def _tokens(value: Any) -> int:

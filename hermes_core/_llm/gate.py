@@ -18,7 +18,7 @@ import functools
 import random
 import time
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -27,6 +27,7 @@ from .. import config_keys as keys
 from .._errors import ConfigError, LlmConfigError, MemoryStoreError, PluginLlmBudgetError
 from .budget import (CALLER_HOLDER, FLEET, HOST, KEY_HOLDER, Budget, Budgets, holders_of, prompt_part,
                      worst_case)
+from .holds import Unanswered, now
 from .ledger import Ledger, Reservation
 from .writer import LedgerThread
 
@@ -72,10 +73,12 @@ class Write:
 
 @attrs.frozen
 class Direct:
-    """A call for the driver to make as it is (sync callers), or on the ledger's threads (async
-    ones): a reservation in Redis's counters. Its error is thrown back into the admission."""
+    """A call for the driver to make as it is (sync callers), or `acall` to await (async ones), on
+    the ledger's threads when there is none: a reservation in Redis's counters. Its error is thrown
+    back into the admission."""
 
     call: Callable[[], Any]
+    acall: Callable[[], Awaitable[Any]] | None = None
 
 
 @attrs.frozen
@@ -144,6 +147,14 @@ def store_refusal(ledger: Ledger, who: str, error: BaseException) -> PluginLlmBu
         f"back): {error}", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
 
 
+def redis_refusal(who: str, error: BaseException) -> PluginLlmBudgetError:
+    """The refusal of a call that Redis's counters did not answer within its time limit."""
+    return PluginLlmBudgetError(
+        f"the LLM call of {_whom(who)} is refused: {error}, and the ledger alone does not see what the calls "
+        "Redis holds have reserved (budgets.on_store_error is closed: set it to open to let calls through on the "
+        "ledger alone)", plugin_id=who, budget="on_store_error", used=0, limit=0, resets="")
+
+
 def _whom(who: str) -> str:
     if who == HOST:
         return "the host"
@@ -191,8 +202,17 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
         try:
             got = None
             if counters is not None and counters.up:  # None: Redis is out of reach, the ledger decides
-                got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost,
-                                                     limit + policy.reservation_ttl))
+                lease = limit + policy.reservation_ttl
+                try:
+                    got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost, lease),
+                                       functools.partial(counters.areserve, budgets, tokens, cost, lease))
+                except Unanswered as exc:  # Redis is slow, not gone: its calls hold what the ledger cannot see
+                    if policy.on_store_error != "open":
+                        if time.monotonic() + poll > deadline:
+                            raise redis_refusal(who, exc) from None
+                        yield poll * random.uniform(0.5, 1.5)
+                        poll = min(poll * 2, _LAST_POLL)
+                        continue
             if got is None:
                 got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
                                                    look_first=again))
@@ -204,7 +224,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                 return Ledger.unrecorded(budgets)
             raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
-            return attrs.evolve(got, prompt=prompt)
+            return attrs.evolve(got, prompt=prompt, expires=now() + limit + policy.reservation_ttl)
         # calls that wait for each other's reservations look again at moments of their own
         wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
         if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for
@@ -260,7 +280,7 @@ async def admitted_async(admission: Admission, writer: LedgerThread) -> Reservat
                 error = None if step.quiet else exc
         elif isinstance(step, Direct):
             try:
-                given = await writer.run(step.call)
+                given = await (step.acall() if step.acall is not None else writer.run(step.call))
             except Exception as exc:  # noqa: BLE001 - the admission's to handle
                 error = exc
         elif isinstance(step, float):

@@ -1,16 +1,19 @@
-"""What a budgeted call holds of its holders' budgets (`Hold`, `Reservation`), what a full rate
-answers (`Busy`), and the clock and calendar periods the ledger counts in."""
+"""What a budgeted call holds of its holders' budgets (`Hold`, `Reservation`), what it settles to
+(`Settling`), what a full rate answers (`Busy`), and the clock and calendar periods the ledger
+counts in."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from .budget import Budget, refused
 
-__all__ = ["NOW_VARIABLE", "Busy", "Hold", "Reservation", "now"]
+__all__ = ["NOW_VARIABLE", "Busy", "Hold", "Reservation", "Settling", "Unanswered", "now"]
 
 NOW_VARIABLE = "HERMES_LLM_BUDGET_NOW"  # a fixed clock (UNIX seconds) for tests of period boundaries
 
@@ -40,6 +43,12 @@ def _iso(moment: float, zone: str) -> str:
     return dt.datetime.fromtimestamp(moment, ZoneInfo(zone)).isoformat(timespec="seconds")
 
 
+class Unanswered(Exception):
+    """Redis's counters did not answer a reservation for a while (a machine under load, a Redis
+    stopped): not out of reach, so the ledger alone, which does not see what Redis holds, must not
+    decide; the call waits and asks again."""
+
+
 @attrs.frozen
 class Hold:
     """What one call holds of one holder's budget: its row (0: none was written, the ledger was out
@@ -59,10 +68,25 @@ class Reservation:
     holds: tuple[Hold, ...]
     prompt: tuple[int, float] = (0, 0.0)  # its prompt's tokens and their cost: what a call cut off keeps
     counted: bool = False  # reserved in Redis's counters (`counters.Counters`), not in the ledger's rows
+    expires: float = 0.0  # when it is released if it is never settled (its lease; 0: unknown)
 
     @property
     def who(self) -> str:
         return self.holds[0].who
+
+
+@attrs.frozen
+class Settling:
+    """A call's settlement, as an operation on the ledger (`op`, called with a transaction): its
+    `reservation` becomes `tokens` and `cost`. Kept for later when the ledger is out of reach."""
+
+    reservation: Reservation
+    tokens: int
+    cost: float
+    op: Callable[[Any], None]
+
+    def __call__(self, db: Any) -> None:
+        self.op(db)
 
 
 @attrs.frozen

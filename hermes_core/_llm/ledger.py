@@ -16,7 +16,6 @@ NORMAL): they survive a crash of the process, and a power loss can forget the la
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +27,8 @@ from .._errors import MemoryStoreError
 from .._store import StateUrl, Store, pg_schema_of
 from .._store.migrate import Copy
 from .budget import AMOUNTS, Budget, refused
-from .holds import NOW_VARIABLE, Busy, Hold, Reservation, _iso, _periods, now
+from .later import KeptForLater
+from .holds import NOW_VARIABLE, Busy, Hold, Reservation, Settling, _iso, _periods, now
 
 __all__ = ["Busy", "Hold", "Ledger", "Reservation", "NOW_VARIABLE", "now"]
 
@@ -71,7 +71,7 @@ _PG_SCHEMA = pg_schema_of("""
     """)
 
 
-class Ledger(Store):
+class Ledger(KeptForLater, Store):
     """What each holder spent. `totals` holds each one's settled tokens, cost and requests per day
     and per month (and its refusals); `calls` only the calls of the last minute and those still
     running (their reservations), so that no query reads more rows than that, however long the
@@ -89,8 +89,7 @@ class Ledger(Store):
         super().__init__(Path(home) / self.home_file, url=url)
         shared = self.dialect == "postgresql"
         self.totals, self.calls = ("budget_totals", "budget_calls") if shared else ("totals", "calls")
-        self._later: list[Op[None]] = []  # settlements made while the ledger was out of reach
-        self._later_lock = threading.Lock()
+        self._keep_for_later()
         self._pruned: dict[str, float] = {}  # when each holder's old calls were last pruned (shared database)
         self._add_up = type(self)._add_up.format(t=self.totals)
         self.counters: Any = None  # Redis's hot counters over this ledger (`counters.Counters`), when configured
@@ -150,35 +149,6 @@ class Ledger(Store):
         else:  # no BEGIN and COMMIT: two round trips fewer a write
             with self._pg.transaction(self, read_only=True) as db:
                 yield db
-
-    def later(self, op: Op[None]) -> None:
-        """Keep `op` (a settlement that could not be written) for the next write that can."""
-        with self._later_lock:
-            self._later.append(op)
-
-    def pending(self) -> int:
-        """How many settlements wait for the ledger to be back."""
-        with self._later_lock:
-            return len(self._later)
-
-    def catch_up(self) -> int:
-        """Write the settlements left for later: how many; a `MemoryStoreError` (those not written are
-        kept) when the ledger is still out of reach."""
-        with self._later_lock:
-            pending, self._later = self._later, []
-        if not pending:
-            return 0
-        written = 0  # on the shared database each settlement commits by itself; SQLite's roll back together
-        try:
-            with self._statements() as db:
-                for op in pending:
-                    op(db)
-                    written += self._pg is not None
-        except BaseException:
-            with self._later_lock:
-                self._later[:0] = pending[written:]
-            raise
-        return len(pending)
 
     def reserving(self, budgets: Sequence[Budget], tokens: int, cost: float, lease: float, *,
                   look_first: bool = False) -> Op[Reservation | Busy]:
@@ -307,7 +277,7 @@ class Ledger(Store):
         return Reservation(tuple(Hold(0, budget.who, *_periods(moment, budget.timezone)[:2], moment)
                                  for budget in budgets))
 
-    def settling(self, reservation: Reservation, tokens: int, cost: float) -> Op[None]:
+    def settling(self, reservation: Reservation, tokens: int, cost: float) -> Settling:
         """The operation (for `write`, or a `LedgerThread`) by which a call's real usage replaces its
         reservation on each holder, added to their day's and month's totals (also when a reservation
         had expired meanwhile, up to a day: what was used is recorded). A call that got no answer
@@ -337,7 +307,7 @@ class Ledger(Store):
             # settled already, or gone (settled and pruned): nothing more; unrecorded (the ledger was out of reach): added
             self._add(db, [hold for hold in holds if not hold.id], tokens, cost)
 
-        return op
+        return Settling(reservation, tokens, cost, op)
 
     def _write_counted(self, db: Any, holds: Sequence[Hold], tokens: int, cost: float) -> None:
         """The settled call of `holds` (reserved in Redis, by ids of their own) written, and added to

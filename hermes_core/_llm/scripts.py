@@ -31,6 +31,16 @@ local function drop(P, id, e)
   redis.call('HDEL', P .. ':calls', id)
   redis.call('ZREM', P .. ':run', id)
 end
+local function remember(P, id, e, now)  -- settled: kept a minute in `:done`, numbered in `:doneq`
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', P .. ':donet', '-inf', now - 60)) do
+    redis.call('HDEL', P .. ':done', old)
+    redis.call('ZREM', P .. ':doneq', old)
+  end
+  redis.call('ZREMRANGEBYSCORE', P .. ':donet', '-inf', now - 60)
+  redis.call('HSET', P .. ':done', id, 's ' .. e.t .. ' ' .. e.c .. ' ' .. e.day .. ' ' .. e.month)
+  redis.call('ZADD', P .. ':donet', now, id)
+  redis.call('ZADD', P .. ':doneq', redis.call('INCR', P .. ':cseq'), id)
+end
 local function purge(P, now)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. ':run', '-inf', now)) do
     local e = entry(P, id)
@@ -44,6 +54,8 @@ end
 # cost_per_month, requests_per_minute, max_concurrent (limits '' when unset).
 RESERVE = _LIB + """
 local now, tokens, cost, expires, n = num(ARGV[1]), num(ARGV[2]), num(ARGV[3]), num(ARGV[4]), num(ARGV[5])
+-- run again with the same ids (the client retried after a timeout, its first run's answer lost): done already
+if n > 0 and redis.call('HEXISTS', ARGV[6] .. ':calls', ARGV[7]) == 1 then return {'ok'} end
 for i = 0, n - 1 do
   local a = 6 + i * 9
   local P, day, month = ARGV[a], ARGV[a + 2], ARGV[a + 3]
@@ -118,12 +130,7 @@ for a = 2, #ARGV, 2 do
   local e = entry(P, id)
   if e and e.s == 's' then
     drop(P, id, e)
-    for _, old in ipairs(redis.call('ZRANGEBYSCORE', P .. ':donet', '-inf', now - %(done)d)) do
-      redis.call('HDEL', P .. ':done', old)
-    end
-    redis.call('ZREMRANGEBYSCORE', P .. ':donet', '-inf', now - %(done)d)
-    redis.call('HSET', P .. ':done', id, 's ' .. e.t .. ' ' .. e.c .. ' ' .. e.day .. ' ' .. e.month)
-    redis.call('ZADD', P .. ':donet', now, id)
+    remember(P, id, e, now)
     local D, M = P .. ':' .. e.day, P .. ':' .. e.month
     if redis.call('HEXISTS', D, 'ok') == 1 then
       redis.call('HINCRBYFLOAT', D, 't', e.t)
@@ -134,23 +141,29 @@ for a = 2, #ARGV, 2 do
   end
 end
 return 1
-""" % {"done": 60}
+"""
 
-# ARGV: prefix, day, month, the ledger's tokens and cost of the day, its cost of the month, its requests of the
-# day, the number k of calls held when the ledger was read, those k ids, then the ids of them the ledger has.
+# ARGV: prefix, day, month, how many calls had settled (`:cseq`) when the calls held were read, the time, the
+# ledger's tokens and cost of the day, its cost of the month, its requests of the day, the number k of calls
+# held when the ledger was read, those k ids, then the ids of them the ledger has.
 REBUILD = _LIB + """
-local P, day, month = ARGV[1], ARGV[2], ARGV[3]
-local k = num(ARGV[8])
+local P, day, month, seq, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], num(ARGV[5])
+local k = num(ARGV[10])
 local seen = {}
-for a = 9, 8 + k do seen[ARGV[a]] = true end
+for a = 11, 10 + k do seen[ARGV[a]] = true end
 for _, id in ipairs(redis.call('HKEYS', P .. ':calls')) do
   local e = entry(P, id)
   if e and e.s == 's' and not seen[id] then return 0 end  -- a settlement came in since: read again
 end
+-- a call reserved since the calls held were read, and settled already: the ledger read may or may not have
+-- it (settled in Redis after it was written there), so read again
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. ':doneq', '(' .. seq, '+inf')) do
+  if not seen[id] then return 0 end
+end
 local written = {}
-for a = 9 + k, #ARGV do written[ARGV[a]] = true end
+for a = 11 + k, #ARGV do written[ARGV[a]] = true end
 local xt, xc, xm, xn = 0, 0, 0, 0  -- the calls written after the ledger was read, and settled since
-for a = 9, 8 + k do
+for a = 11, 10 + k do
   local id = ARGV[a]
   if not written[id] and redis.call('HEXISTS', P .. ':calls', id) == 0 then
     local e = nil
@@ -163,13 +176,16 @@ for a = 9, 8 + k do
     if e and e.month == month then xm = xm + e.c end
   end  -- otherwise it expired, unsettled
 end
-for a = 9 + k, #ARGV do
+for a = 11 + k, #ARGV do
   local e = entry(P, ARGV[a])
-  if e then drop(P, ARGV[a], e) end  -- in the ledger's totals already
+  if e then  -- in the ledger's totals already; remembered as settled, for a rebuild that read the ledger before
+    drop(P, ARGV[a], e)
+    remember(P, ARGV[a], e, now)
+  end
 end
 local D, M = P .. ':' .. day, P .. ':' .. month
-redis.call('HSET', D, 't', num(ARGV[4]) + xt, 'c', num(ARGV[5]) + xc, 'n', num(ARGV[7]) + xn, 'ok', 1)
-redis.call('HSET', M, 'c', num(ARGV[6]) + xm, 'ok', 1)
+redis.call('HSET', D, 't', num(ARGV[6]) + xt, 'c', num(ARGV[7]) + xc, 'n', num(ARGV[9]) + xn, 'ok', 1)
+redis.call('HSET', M, 'c', num(ARGV[8]) + xm, 'ok', 1)
 redis.call('EXPIRE', D, %(day)d)
 redis.call('EXPIRE', M, %(month)d)
 return 1

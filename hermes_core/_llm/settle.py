@@ -7,7 +7,6 @@ reserved there; a ledger out of reach keeps it for its next write."""
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import Any
 
 from .._errors import MemoryStoreError
@@ -29,8 +28,8 @@ def settlement(reservation: Reservation, answer: Any, sent: int, exc: BaseExcept
 
 
 def settle(ledger: Ledger, reservation: Reservation, tokens: int, cost: float) -> None:
-    if reservation.counted and ledger.counters is not None:
-        ledger.counters.settle(reservation, tokens, cost)
+    if reservation.counted and ledger.counters is not None:  # on the counters' thread, nothing to wait for
+        ledger.counters.hand_over(reservation, tokens, cost)
         return
     settling = ledger.settling(reservation, tokens, cost)
     try:
@@ -40,8 +39,8 @@ def settle(ledger: Ledger, reservation: Reservation, tokens: int, cost: float) -
 
 
 async def asettle(ledger: Ledger, writer: LedgerThread, reservation: Reservation, tokens: int, cost: float) -> None:
-    if reservation.counted and ledger.counters is not None:
-        await writer.run(functools.partial(ledger.counters.settle, reservation, tokens, cost))
+    if reservation.counted and ledger.counters is not None:  # on the counters' thread, nothing to wait for
+        ledger.counters.hand_over(reservation, tokens, cost)
         return
     settling = ledger.settling(reservation, tokens, cost)
     try:

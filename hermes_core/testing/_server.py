@@ -26,7 +26,8 @@ A request with `"stream": true` is answered as OpenAI streams: server-sent event
 the tool calls (name first, then the arguments in two pieces), the finish reason, the usage
 when the request asks for it (`stream_options.include_usage`), then `[DONE]`. A test can hold
 a stream part-way (`Reply(hold=event, hold_after=n)`: n text pieces are sent, then the server
-waits for the event) or break it off (`Reply(cut_after=n)`: the connection closes after n
+waits for the event; a reply not streamed waits for it before it is sent, so that a test can look at
+a call while it runs for as long as it needs) or break it off (`Reply(cut_after=n)`: the connection closes after n
 pieces, with no end to the chunked body). `ScriptedServer(streams="whole")` answers a streamed
 request with a whole completion, as a server or proxy that cannot stream does;
 `streams="unframed"` streams with no chunked framing, the body ending when the server closes the
@@ -64,7 +65,7 @@ class Reply:
     delay: float = 0.0
     headers: Mapping[str, str] = attrs.field(factory=dict)
     chunks: Sequence[str] = ()  # a streamed reply's text pieces (default: the text word by word)
-    hold: threading.Event | None = None  # a streamed reply waits for this event after `hold_after` pieces
+    hold: threading.Event | None = None  # a streamed reply waits for it after `hold_after` pieces; a whole one, first
     hold_after: int = 1
     cut_after: int | None = None  # a streamed reply breaks off after this many pieces
 
@@ -435,6 +436,8 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(item, Reply) and streamed and server.streams in ("yes", "unframed"):
             self._stream(server._chunks(number, item, body), item)
         elif isinstance(item, Reply):
+            if item.hold is not None:
+                item.hold.wait(60)
             self._send(200, json.dumps(server._completion(number, item, body)).encode(), item.headers)
         elif item.kind == "drop":
             self.close_connection = True

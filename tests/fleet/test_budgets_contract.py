@@ -52,9 +52,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> float:
     return moment
 
 
-def used(tokens: int, delay: float = 0.0) -> Reply:
+def used(tokens: int, **fields: Any) -> Reply:
     return Reply("ok", usage={"prompt_tokens": tokens // 2, "completion_tokens": tokens - tokens // 2,
-                              "total_tokens": tokens}, delay=delay)
+                              "total_tokens": tokens}, **fields)
 
 
 def usage(*args: str) -> dict[str, dict[str, Any]]:
@@ -104,7 +104,8 @@ def test_a_running_call_shows_its_reservation_which_settles_to_what_it_used(
         home: Path, llm_server: ScriptedServer, url: str | None) -> None:
     llm_config(home, llm_server.url, PRICED + BUDGETS)
     llm = plugin_ctx(home).llm
-    llm_server.push(used(40, delay=3.0))
+    answer = threading.Event()  # the model answers once the test has looked
+    llm_server.push(used(40, hold=answer))
     call = threading.Thread(target=llm.complete, args=(HI,), kwargs={"max_tokens": 465})
     call.start()
     try:
@@ -116,6 +117,7 @@ def test_a_running_call_shows_its_reservation_which_settles_to_what_it_used(
         assert rows["fleet"]["reserved"]["tokens"] == 500
         assert rows["probe"]["budgets"]["tokens_per_day"]["used"] == 500  # what is held counts while it runs
     finally:
+        answer.set()
         call.join(timeout=30)
     rows = usage()
     assert (rows["probe"]["tokens"], rows["probe"]["reserved"]) == (40, {"tokens": 0, "cost_usd": 0.0})
@@ -131,7 +133,8 @@ def test_a_call_whose_cost_is_unknown_reserves_the_configured_ceiling(
         plugin_ctx(home).llm.complete(HI, max_tokens=10)
     assert llm_server.requests == []
     (home / "config.yaml").write_text((home / "config.yaml").read_text().replace("0.25", "0.050"))  # another size: a new config
-    llm_server.push(used(100, delay=2.0))
+    answer = threading.Event()  # the model answers once the test has looked
+    llm_server.push(used(100, hold=answer))
     llm = plugin_ctx(home).llm
     call = threading.Thread(target=llm.complete, args=(HI,), kwargs={"max_tokens": 10})
     call.start()
@@ -141,6 +144,7 @@ def test_a_call_whose_cost_is_unknown_reserves_the_configured_ceiling(
             time.sleep(0.02)
         assert usage()["probe"]["reserved"]["cost_usd"] == 0.05  # never nothing
     finally:
+        answer.set()
         call.join(timeout=30)
     assert usage()["probe"]["reserved"]["cost_usd"] == 0.0
 

@@ -9,11 +9,13 @@ persistence (a restart starts empty, as a Redis used for hot counters may), one 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import free_port
@@ -100,6 +102,17 @@ class RedisServer:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The server stopped (SIGSTOP) for as long as the block runs: it answers nothing, as one too busy
+        to; its clients' commands wait, then time out. Continued (SIGCONT) after, with all it held."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self._process.send_signal(signal.SIGCONT)
 
     def restart(self) -> None:
         """Stop then start again, empty, on the same port."""

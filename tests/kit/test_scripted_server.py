@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import openai
 import pytest
 
@@ -95,3 +97,15 @@ def test_named_base_urls_tell_providers_apart(llm_server: ScriptedServer) -> Non
 
 def test_models_endpoint_lists_a_model(llm_server: ScriptedServer) -> None:
     assert [m.id for m in client(llm_server).models.list()] == ["scripted-model"]
+
+
+def test_a_whole_reply_can_be_held_until_the_test_lets_it_go(llm_server: ScriptedServer) -> None:
+    answer, got = threading.Event(), []
+    llm_server.reply("held", hold=answer)
+    asking = threading.Thread(target=lambda: got.append(ask(llm_server)))
+    asking.start()
+    asking.join(timeout=1.0)
+    assert asking.is_alive() and len(llm_server.requests) == 1 and not got  # received, not answered
+    answer.set()
+    asking.join(timeout=30)
+    assert got[0].choices[0].message.content == "held"  # type: ignore[attr-defined]

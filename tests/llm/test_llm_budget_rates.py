@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -260,7 +261,8 @@ def test_cancelled_async_calls_give_back_all_but_their_prompts(home: Path, llm_s
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_LLM_BUDGET_NOW", "1790000000")
     budget(home, llm_server.url, "  entries:\n    probe:\n      llm_budget: {tokens_per_day: 1000}\n")
-    llm_server.always(used(100, delay=2))
+    answer = threading.Event()  # the model answers only once every call is cancelled
+    llm_server.always(used(100, hold=answer))
     llm = plugin_ctx(home).llm
 
     async def cancelled() -> None:
@@ -272,6 +274,7 @@ def test_cancelled_async_calls_give_back_all_but_their_prompts(home: Path, llm_s
         await asyncio.gather(*calls, return_exceptions=True)
 
     asyncio.run(cancelled())
+    answer.set()
     llm_server.always(used(800))
     with pytest.raises(PluginLlmBudgetError, match="used 175 tokens of 1,000"):  # each kept its prompt's 35
         llm.complete(HI, max_tokens=965)
