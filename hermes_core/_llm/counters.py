@@ -47,6 +47,7 @@ from .. import config_keys as keys
 from .._errors import ConfigError, MemoryStoreError
 from .._redact import redact_secrets
 from . import exiting, onloop
+from .onloop import SOCKET_TIMEOUT
 from .budget import AMOUNTS, Budget, refused
 from .holds import Busy, Hold, Reservation, Unanswered, _iso, _periods, now
 from .ledger import _PRUNE_EVERY, Ledger
@@ -60,7 +61,6 @@ ENV = "HERMES_REDIS_URL"
 PREFIX = "hermes:budgets:"
 RECONCILE_EVERY = 2.0  # seconds between two rebuilds of a holder's counters from the ledger, per process
 RETRY_AFTER = 1.0  # seconds Redis is left alone after it refused a connection
-SOCKET_TIMEOUT = 5.0  # seconds a command waits for Redis's answer before it is sent again
 PATIENCE = 10.0  # seconds a reservation asks a Redis that does not answer, before its call waits and asks again
 IDLE = 5.0  # seconds the counters' thread waits for the next settlement before it ends
 

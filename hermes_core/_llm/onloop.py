@@ -13,7 +13,9 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["script"]
+__all__ = ["SOCKET_TIMEOUT", "script"]
+
+SOCKET_TIMEOUT = 5.0  # seconds a command waits for Redis's answer before it is sent again (the counters' too)
 
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopRedis]] = weakref.WeakKeyDictionary()
 
@@ -26,8 +28,6 @@ class _LoopRedis:
         import redis.asyncio
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
-
-        from .counters import SOCKET_TIMEOUT
 
         self.client = redis.asyncio.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=1.0,
                                                    retry=Retry(NoBackoff(), 1),
