@@ -21,13 +21,14 @@ every `RECONCILE_EVERY` seconds a holder is used, so they never drift for long; 
 off what the calls still held have already written to the ledger, so nothing is counted twice, and
 reads again when a call it could not see (reserved after it read the calls held) settled before it
 was done, and remembers what it takes off as settled (another host's rebuild may have read the
-ledger before those calls were written), so nothing is left out either. A refusal is checked against the ledger first: counters
-above the truth never refuse a call. Redis out of reach (refusing connections): the ledger's own
-reservations are used (PostgreSQL's row checks), and Redis is tried again a second later. The ledger
-does not see what Redis holds, so a Redis that is only slow (timeouts under load) is never taken for
-gone: a step is asked again for `PATIENCE` seconds, then the call is told (`Unanswered`) and waits,
-up to its time limit (`gate.admit`: refused then, or on the ledger alone with `on_store_error: open`). The scripts name keys they build themselves: a single Redis server (or a
-primary with replicas), not a Redis Cluster.
+ledger before those calls were written), so nothing is left out either. A refusal is checked against
+the ledger first: counters above the truth never refuse a call. Redis out of reach (refusing
+connections): the ledger's own reservations are used (PostgreSQL's row checks), and Redis is tried
+again a second later. The ledger does not see what Redis holds, so a Redis that is only slow
+(timeouts under load) is never taken for gone: a step is asked again for `PATIENCE` seconds, then
+the call is told (`Unanswered`) and waits, up to its time limit (`gate.admit`: refused then, or on
+the ledger alone with `on_store_error: open`). The scripts name keys they build themselves: a single
+Redis server (or a primary with replicas), not a Redis Cluster.
 """
 
 from __future__ import annotations
@@ -128,7 +129,10 @@ class Counters:
                 return call()
             except self._slow as exc:
                 if time.monotonic() >= deadline:
-                    raise Unanswered(f"Redis ({redact_secrets(self.url)}) did not answer for {PATIENCE:.0f} s ({exc})") from None
+                    raise self._unanswered(exc) from None
+
+    def _unanswered(self, error: BaseException) -> Unanswered:
+        return Unanswered(f"Redis ({redact_secrets(self.url)}) did not answer for {PATIENCE:.0f} s ({error})")
 
     async def _apatiently(self, call: Callable[[], Awaitable[T]]) -> T:
         deadline = time.monotonic() + PATIENCE
@@ -137,7 +141,7 @@ class Counters:
                 return await call()
             except self._slow as exc:
                 if time.monotonic() >= deadline:
-                    raise Unanswered(f"Redis ({redact_secrets(self.url)}) did not answer for {PATIENCE:.0f} s ({exc})") from None
+                    raise self._unanswered(exc) from None
 
     # -- reserving -------------------------------------------------------------------------------
 
@@ -317,22 +321,11 @@ class Counters:
 
     # -- settling --------------------------------------------------------------------------------
 
-    def settle(self, reservation: Reservation, tokens: int, cost: float) -> None:
-        """The call's usage in place of its reservation in Redis (still held: one round trip, all the
-        call waits for); then, on the counters' own thread, in the ledger (the truth; kept for later
-        when it is out of reach) and settled in Redis."""
-        pairs = [value for hold in reservation.holds for value in (PREFIX + hold.who, hold.id)]
-        try:
-            self._settle(args=[tokens, cost, *pairs])
-        except self._errors as exc:
-            self._failed(exc)
-            pairs = []  # the next rebuild counts it from the ledger
-        self._put((self.ledger.settling(reservation, tokens, cost), pairs, None))
-
     def hand_over(self, reservation: Reservation, tokens: int, cost: float) -> None:
-        """`settle` with nothing for the caller to wait for (how calls settle): the usage replaces the
-        reservation in Redis on the counters' thread too, just before the ledger write; until then
-        the reservation is what Redis holds for the call."""
+        """The call's settlement, with nothing for the caller to wait for: on the counters' own thread
+        its usage replaces its reservation in Redis (still held), then it is written to the ledger (the
+        truth; kept for later when it is out of reach), then settled in Redis. Until then the
+        reservation, an upper bound, is what Redis holds for the call."""
         pairs = [value for hold in reservation.holds for value in (PREFIX + hold.who, hold.id)]
         self._put((self.ledger.settling(reservation, tokens, cost), pairs, [tokens, cost, *pairs]))
 

@@ -195,14 +195,13 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                                        resets="")
     started, poll = time.monotonic(), _FIRST_POLL
     limit = plan.timeout * len(plan.routes)
-    deadline = started + limit
+    deadline, lease = started + limit, limit + policy.reservation_ttl  # a reservation's lease: the call's time and more
     again = False  # found no room a moment ago: look before reserving
     counters = ledger.counters
     while True:
         try:
             got = None
             if counters is not None and counters.up:  # None: Redis is out of reach, the ledger decides
-                lease = limit + policy.reservation_ttl
                 try:
                     got = yield Direct(functools.partial(counters.reserve, budgets, tokens, cost, lease),
                                        functools.partial(counters.areserve, budgets, tokens, cost, lease))
@@ -214,8 +213,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                         poll = min(poll * 2, _LAST_POLL)
                         continue
             if got is None:
-                got = yield Write(ledger.reserving(budgets, tokens, cost, limit + policy.reservation_ttl,
-                                                   look_first=again))
+                got = yield Write(ledger.reserving(budgets, tokens, cost, lease, look_first=again))
         except PluginLlmBudgetError as exc:
             yield Write(ledger.refusing(next((b for b in budgets if b.who == exc.plugin_id), budget)), quiet=True)
             raise
@@ -224,7 +222,7 @@ def admit(ledger: Ledger, budgets: tuple[Budget, ...], request: tuple[Any, Any, 
                 return Ledger.unrecorded(budgets)
             raise store_refusal(ledger, who, exc) from None
         if isinstance(got, Reservation):
-            return attrs.evolve(got, prompt=prompt, expires=now() + limit + policy.reservation_ttl)
+            return attrs.evolve(got, prompt=prompt, expires=now() + lease)
         # calls that wait for each other's reservations look again at moments of their own
         wait = got.retry_in if got.retry_in is not None else poll * random.uniform(0.5, 1.5)
         if got.budget.on_limit == "refuse" and not got.reserved:  # other calls' reservations are always waited for

@@ -163,7 +163,7 @@ def test_a_call_counted_in_redis_is_written_to_the_ledger_once_however_often_it_
         reservation = counters.reserve(budgets, 100, 0.1, 60.0)
         assert reservation.counted
         for _ in range(3):
-            counters.settle(reservation, 70, 0.04)
+            counters.hand_over(reservation, 70, 0.04)
         assert counters.flush()
         for budget in budgets:
             figures = ledger.spent(budget.who, "UTC", "day")
@@ -189,7 +189,7 @@ def test_a_reservation_run_twice_by_a_client_retrying_after_a_timeout_holds_once
         assert float(redis.hget(f"hermes:budgets:probe:{DAY}", "ht")) == 100  # held once, not twice
         with pytest.raises(StopIteration) as done:
             steps.send([b"ok"])
-        counters.settle(done.value.value, 80, 0.0)
+        counters.hand_over(done.value.value, 80, 0.0)
         assert counters.flush()
         assert counted(redis) == 80 and float(redis.hget(f"hermes:budgets:probe:{DAY}", "ht")) == 0
     finally:
@@ -319,7 +319,7 @@ def test_a_rebuild_that_reads_the_ledger_while_a_call_settles_counts_that_call(
         found = read_ledger(*args)
         if not slipped_in:  # once: the call comes and goes between the ledger's read and the counters' update
             reservation = other.reserve([budget], 100, 0.0, 60.0)
-            other.settle(reservation, USED, 0.0)
+            other.hand_over(reservation, USED, 0.0)
             assert other.flush()
             slipped_in.append(reservation)
         return found
@@ -401,7 +401,7 @@ def test_two_rebuilds_at_once_never_lose_a_call_one_of_them_took_off(
             found = read_ledger(*args)
             if a._truth is the_call_settles_after:
                 a._truth = read_ledger
-                calling.settle(reservation, USED, 0.0)
+                calling.hand_over(reservation, USED, 0.0)
                 assert calling.flush()
             return found
 
