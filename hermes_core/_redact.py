@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from ._undo import Undo
 
-__all__ = ["MEMORY_CONTEXT_MAX_CHARS", "add_patterns", "redact_secrets", "sanitize_memory_context"]
+__all__ = ["MEMORY_CONTEXT_MAX_CHARS", "add_patterns", "mask_secret_keys", "redact_secrets", "redact_tree",
+           "sanitize_memory_context"]
 
 MEMORY_CONTEXT_MAX_CHARS = 6_000
 _HEAD, _TAIL = 4_000, 1_500
@@ -45,6 +47,32 @@ def redact_secrets(text: str) -> str:
     for pattern, replacement in (*_compiled(), *_extra):
         text = pattern.sub(replacement, text)
     return text
+
+
+_SECRET_KEY = re.compile(r"(?i)(?:^|[_\-.])(?:api[_\-]?key|key|token|secret|password|passwd|credentials?)$")
+
+
+def mask_secret_keys(data: Any) -> Any:
+    """`data` (plain config data) with the value of every key named like a secret (`api_key`,
+    `bot_token`, `password`, `client_secret`, ...) replaced by `[REDACTED]`, at any depth; for
+    showing settings, where a token needs no recognisable shape to be one."""
+    if isinstance(data, dict):
+        return {key: MASK if isinstance(key, str) and _SECRET_KEY.search(key) and data[key] not in (None, "")
+                else mask_secret_keys(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [mask_secret_keys(item) for item in data]
+    return data
+
+
+def redact_tree(data: Any) -> Any:
+    """`data` (plain JSON-like data) with every string passed through `redact_secrets`."""
+    if isinstance(data, str):
+        return redact_secrets(data)
+    if isinstance(data, dict):
+        return {key: redact_tree(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_tree(value) for value in data]
+    return data
 
 
 def sanitize_memory_context(memory_context: str) -> str:

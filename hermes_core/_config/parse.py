@@ -95,6 +95,16 @@ def shaped(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return data
 
 
+def unshaped_model(document: Any) -> None:
+    """A round-trip `document` whose `model` is bare text made `model: {model: <text>}` in place, the
+    shape readers see (`shaped`), so that an edit of `model.<key>` finds the mapping it names."""
+    model = document.get("model") if isinstance(document, Mapping) else None
+    if isinstance(model, str):
+        from ruamel.yaml.comments import CommentedMap
+
+        document["model"] = CommentedMap(model=model)
+
+
 def value_at(data: Any, parts: tuple[str, ...] | list[str]) -> Any:
     """The value at the key `parts` (one part per level) in `data`, plain data or a round-trip
     document; `ABSENT` when some level is missing or not a mapping."""
@@ -106,10 +116,13 @@ def value_at(data: Any, parts: tuple[str, ...] | list[str]) -> Any:
     return node
 
 
-def plain_data(value: Any) -> Any:
-    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold."""
-    if value is None or isinstance(value, (bool, str)):
+def plain_data(value: Any, *, shown: bool = False) -> Any:
+    """`value` as plain JSON types, or `_MISSING` when it has anything JSON cannot hold; `shown`:
+    for showing it, anything else (a date, a key that is a number) as its text instead."""
+    if value is None or type(value) in (bool, str):
         return value
+    if isinstance(value, str):  # a round-trip document's quoted or folded text
+        return str(value)
     if isinstance(value, int):
         return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
     if isinstance(value, float):
@@ -117,15 +130,17 @@ def plain_data(value: Any) -> Any:
     if isinstance(value, Mapping):
         items = {}
         for key, item in value.items():
-            plain = plain_data(item)
+            plain = plain_data(item, shown=shown)
+            if not isinstance(key, str) and shown:
+                key = str(key)
             if not isinstance(key, str) or plain is _MISSING:
                 return _MISSING
             items[key] = plain
         return items
     if isinstance(value, list):
-        plain_items = [plain_data(item) for item in value]
+        plain_items = [plain_data(item, shown=shown) for item in value]
         return _MISSING if any(item is _MISSING for item in plain_items) else plain_items
-    return _MISSING
+    return str(value) if shown else _MISSING
 
 
 _plain = plain_data

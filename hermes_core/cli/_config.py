@@ -15,8 +15,9 @@ import click
 
 from .._config.file import config_path, edit_config, load_config, mapping_at
 from .._config.managed import dotted
-from .._config.parse import ABSENT, plain_data, value_at
+from .._config.parse import ABSENT, plain_data, unshaped_model, value_at
 from .._errors import ConfigError
+from .._redact import mask_secret_keys, redact_secrets, redact_tree
 from ._common import echo_json
 
 __all__ = ["config"]
@@ -60,6 +61,8 @@ def _value(text: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    if not text.strip():
+        return text
     try:
         value = YAML(typ="safe", pure=True).load(text)
     except YAMLError:
@@ -83,14 +86,15 @@ def config(ctx: click.Context) -> None:
 @config.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object: path, managed_file, managed_keys, config.")
 def show(as_json: bool) -> None:
-    """Show the settings in effect (config.yaml with the managed scope over it)."""
+    """Show the settings in effect (config.yaml with the managed scope over it), secrets masked
+    (the values of keys named like one, and text shaped like a key or token)."""
     loaded = load_config()
-    data = plain_data(loaded.section())
+    data = mask_secret_keys(plain_data(loaded.section(), shown=True))
     managed = loaded.managed
     keys = sorted(dotted(key) for key in managed.keys) if managed is not None else []
     if as_json:
         echo_json({"path": str(loaded.path), "managed_file": str(managed.path) if managed else None,
-                   "managed_keys": keys, "config": data})
+                   "managed_keys": keys, "config": redact_tree(data)})
         return
     click.echo(f"# config.yaml: {loaded.path}")
     if managed is not None:
@@ -98,21 +102,24 @@ def show(as_json: bool) -> None:
         for key in keys:
             click.echo(f"#   {key}")
     if data:
-        click.echo(_yaml(data))
+        click.echo(redact_secrets(_yaml(data)))
 
 
 @config.command()
 @click.argument("key")
 @click.option("--json", "as_json", is_flag=True, help="Print the value as JSON.")
 def get(key: str, as_json: bool) -> None:
-    """Print the value in effect at KEY; says on stderr when the administrator manages it."""
+    """Print the value in effect at KEY (a mapping or list with its secrets masked, as `show` does);
+    says on stderr when the administrator manages it."""
     parts = _parts(key)
     loaded = load_config()
-    value = value_at(plain_data(loaded.section()), parts)
+    value = value_at(plain_data(loaded.section(), shown=True), parts)
     if value is ABSENT:
         raise ConfigError(f"{key} is not set in {loaded.path}" +
                           (f" nor in {loaded.managed.path}" if loaded.managed else "") +
                           "; `hermes config show` lists what is")
+    if isinstance(value, (dict, list)):  # KEY asked for by name is shown as it is; what is under it, masked
+        value = redact_tree(mask_secret_keys(value))
     if as_json:
         echo_json(value)
     else:
@@ -128,6 +135,7 @@ def _set(parts: tuple[str, ...], value: Any, document: Any) -> None:
         above = dotted(parts[:depth + 1])
         return ConfigError(f"{above} in {config_path()} is not a mapping: `hermes config unset {above}` first")
 
+    unshaped_model(document)
     mapping_at(document, parts[:-1], not_mapping)[parts[-1]] = value
 
 
@@ -151,6 +159,8 @@ def unset(key: str) -> None:
     parts = _parts(key)
 
     def remove(document: Any) -> bool:
+        if parts[0] == "model":
+            unshaped_model(document)
         if value_at(document, parts) is ABSENT:
             return False
         del value_at(document, parts[:-1])[parts[-1]]

@@ -23,7 +23,8 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from hermes_core import HermesError, PluginManager, redact_secrets
+from hermes_core import HermesError, PluginManager
+from hermes_core._redact import redact_tree
 from hermes_core.hosting import loads_sent
 
 from . import actions, consent, pages
@@ -131,7 +132,7 @@ class Dashboard:
         title, method, render = PAGES[key]
         data = await asyncio.to_thread(getattr(self.reader, method))
         if wants_json:
-            return _json(redacted(data))
+            return _json(redact_tree(data))
         return self._html(request, title, render(data))
 
     async def _sessions(self, request: Request) -> Response:
@@ -140,7 +141,7 @@ class Dashboard:
         limit = min(max(_int(request.query_params.get("limit"), 50), 1), 500)
         data = await asyncio.to_thread(self.reader.sessions, query, limit, offset)
         if request.url.path.endswith(".json"):
-            return _json(redacted(data))
+            return _json(redact_tree(data))
         return self._html(request, "Sessions", pages.sessions(data))
 
     async def _session(self, request: Request) -> Response:
@@ -154,14 +155,14 @@ class Dashboard:
                 return _json({"error": message}, 404)
             return self._html(request, "Session not found", f"<p>{escape(message)}</p>", status=404)
         if wants_json:
-            return _json(redacted(found))
+            return _json(redact_tree(found))
         return self._html(request, f"Session {ident}", pages.session(found))
 
     async def _usage(self, request: Request) -> Response:
         data = await asyncio.to_thread(self.reader.usage, _int(request.query_params.get("days"), 7),
                                        request.query_params.get("plugin", "").strip())
         if request.url.path.endswith(".json"):
-            return _json(redacted(data))
+            return _json(redact_tree(data))
         return self._html(request, "Usage", pages.usage(data))
 
     def _plugin_page(self, plugin: PluginPage) -> Callable[[Request], Awaitable[Response]]:
@@ -207,7 +208,7 @@ class Dashboard:
         """What a plugin will be able to do, before "Grant and enable" (its dry run: a process of its own)."""
         data = await asyncio.to_thread(consent.what_it_asks, self.manager, request.query_params.get("plugin", ""))
         if request.url.path.endswith(".json") or "error" in data:
-            return _json(redacted(data), 404 if "error" in data else 200)
+            return _json(redact_tree(data), 404 if "error" in data else 200)
         return self._html(request, f"Enable {data['plugin']}", consent.render(data))
 
     # -- logging in and out ----------------------------------------------------------------------
@@ -407,15 +408,6 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
                     headers={**_NO_STORE, **(headers or {})})
 
 
-def redacted(data: Any) -> Any:
-    """`data` with every string passed through `redact_secrets` (a JSON twin shows no more than its page)."""
-    if isinstance(data, str):
-        return redact_secrets(data)
-    if isinstance(data, dict):
-        return {key: redacted(value) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [redacted(value) for value in data]
-    return data
 
 
 async def _body(request: Request) -> dict[str, Any]:

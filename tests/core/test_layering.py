@@ -56,7 +56,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     # the operator's pages: public names, the hosts' stores it reads (sessions, cron), the LLM ledger
     "dashboard": {"hermes_core", "config_keys", "hosting", "agent", "cron", "_llm", "_hooks",  # _hooks: the kept hook calls
                   "_consent",  # consent before enabling, as the CLI asks it
-                  "_config"},  # _config.plugin_lists: enabling under the managed scope, as the CLI edits it
+                  "_config",  # _config.plugin_lists: enabling under the managed scope, as the CLI edits it
+                  "_redact"},  # redact_tree: what the CLI's listings mask, its pages too
     "cli": BELOW_LOADING | {"_trust", "_consent", "_standins", "_loading", "_manager", "_mcp", "hosting", "agent", "gateway", "batch",
                    "mcp_server", "api_server", "cron", "acp_server", "dashboard"},
 }

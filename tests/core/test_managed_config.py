@@ -316,3 +316,30 @@ def test_hermes_cli_managed_scope_answers_as_hermes_does(home: Path, managed: Pa
     merged = managed_scope.apply_managed_overlay({"model": {"provider": "openai", "model": "m"}})
     assert merged["model"] == {"provider": "custom", "model": "m"} and merged["plugins"] == {"enabled": ["a"]}
     assert managed_scope.load_managed_env() == {} and managed_scope.is_env_managed("OPENAI_API_KEY") is False
+
+
+def test_config_show_masks_secrets_and_shows_what_json_cannot_hold(home: Path, managed: Path) -> None:
+    write_config(home, "platforms:\n  telegram: {token: '123456:ABCdefGHIjkl', chat: ops}\n"
+                       "providers:\n  mine: {api_key: plain-looking, base_url: 'https://u:hunter2@proxy.example/v1'}\n"
+                       "since: 2024-01-01\n")
+    write_managed(managed, "model: {provider: custom, base_url: http://managed}\n")
+    for shown in (hermes("config", "show").stdout, hermes("config", "show", "--json").stdout,
+                  hermes("config", "get", "providers").stdout, hermes("config", "get", "platforms", "--json").stdout):
+        assert "123456:ABC" not in shown and "plain-looking" not in shown and "hunter2" not in shown, shown
+    assert "[REDACTED]" in hermes("config", "get", "platforms.telegram").stdout
+    assert json.loads(hermes("config", "show", "--json").stdout)["config"]["platforms"]["telegram"]["chat"] == "ops"
+    assert "since: '2024-01-01'" in hermes("config", "show").stdout  # a date read by YAML, shown as its text
+    assert hermes("config", "get", "since").stdout == "2024-01-01\n"
+    assert hermes("config", "get", "platforms.telegram.token").stdout == "123456:ABCdefGHIjkl\n"  # asked for by name
+
+
+def test_config_set_and_unset_under_a_bare_model_name_edit_the_model_mapping(home: Path) -> None:
+    path = write_config(home, "model: gpt-4o  # the default\n")
+    hermes("config", "set", "model.provider", "openai")
+    assert load_config(home).section("model") == {"model": "gpt-4o", "provider": "openai"}
+    assert "# the default" in path.read_text()
+    write_config(home, "model: gpt-4o\n")
+    hermes("config", "unset", "model.model")
+    assert hermes("config", "get", "model.model", check=1).stderr.startswith("hermes: error: model.model is not set")
+    hermes("config", "set", "notes", "")
+    assert load_config(home).section().get("notes") == ""  # empty text stays text, not null
