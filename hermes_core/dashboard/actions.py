@@ -12,6 +12,7 @@ Each returns a one-line message; a wrong id raises the library's error (shown as
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from hermes_core import PluginManager, PluginNotFoundError, discover, load_config
 from hermes_core._config.plugin_lists import refuse_to_toggle, set_membership
@@ -19,15 +20,22 @@ from hermes_core._config.plugin_lists import refuse_to_toggle, set_membership
 __all__ = ["enable_plugin", "grant_and_enable", "disable_plugin", "pause_job", "resume_job", "run_job"]
 
 
-def _toggle(manager: PluginManager, plugin_id: str, add_to: str, remove_from: str,
-            before: Callable[[], None] | None = None) -> str:
+def _allowed_spec(manager: PluginManager, plugin_id: str, add_to: str) -> tuple[Any, Any]:
+    """The plugin's spec and the config, once a managed list that would undo adding it to `add_to`
+    has been asked (refused before anything is asked or granted)."""
     found = discover(home=manager.home)
     spec = found.get(plugin_id)
     if spec is None:
         raise PluginNotFoundError(f"no plugin {plugin_id!r} was found (discovered: {', '.join(found.ids) or 'none'}); "
                                   "see `hermes plugins list`")
     config = load_config(manager.home)
-    refuse_to_toggle(spec, config, add_to)  # a managed list that would undo it: refused before anything is asked
+    refuse_to_toggle(spec, config, add_to)
+    return spec, config
+
+
+def _toggle(manager: PluginManager, plugin_id: str, add_to: str, remove_from: str,
+            before: Callable[[], None] | None = None) -> str:
+    spec, config = _allowed_spec(manager, plugin_id, add_to)
     if before is not None:
         before()
     changed = set_membership(spec.id, add_to, remove_from, config, manager.home)
@@ -46,6 +54,7 @@ def grant_and_enable(manager: PluginManager, plugin_id: str, answered: str) -> s
     whose hash is `answered` recorded, what it asks for granted, and the plugin enabled."""
     from .consent import grant
 
+    _allowed_spec(manager, plugin_id, "enabled")  # nothing granted to a plugin a managed list keeps disabled
     return grant(manager, plugin_id, answered) + enable_plugin(manager, plugin_id)
 
 

@@ -198,6 +198,12 @@ def test_a_managed_disabled_list_refuses_the_enable_button_only_for_the_plugins_
                                 headers={"X-CSRF-Token": csrf})
     assert status == 400 and "consent" not in answer, answer  # refused before its consent page
     assert "cannot enable dice: plugins.disabled" in answer["error"] and str(managed_file) in answer["error"]
+    before = (home / "config.yaml").read_text()
+    shown = gated.json("/plugins/consent.json?plugin=dice")[1]
+    status, answer = gated.json("/actions/plugins/grant", method="POST", body={"plugin": "dice", "hash": shown["hash"]},
+                                headers={"X-CSRF-Token": csrf})
+    assert status == 400 and "cannot enable dice" in answer["error"], answer
+    assert (home / "config.yaml").read_text() == before  # nothing granted to a plugin that stays disabled
     status, answer = gated.json("/actions/plugins/enable", method="POST", body={"plugin": "notes"},
                                 headers={"X-CSRF-Token": csrf})
     assert (status, answer["consent"]) == (409, "/plugins/consent?plugin=notes"), answer  # as without a managed file
