@@ -274,7 +274,7 @@ class LlmHost:
                 raise LlmConfigError(str(exc)) from None
             images = has_images(call.messages)
             plan = self._plans.get(config, ("agent", images, timeout), lambda: plan_call(
-                config, provider=None, model=None, agent_id=None, images=images, timeout=timeout), profiles=False)
+                config, provider=None, model=None, agent_id=None, images=images, timeout=timeout))
             return plan, config
         if call.task is not None:
             config = self._read_config()

@@ -87,22 +87,23 @@ class Plan:
 
 
 class Plans:
-    """The plans made under one config, kept as long as it is the config (at most 64)."""
+    """The plans made under one config, kept as long as it is the config (at most 64); a plan with a
+    route on a provider profile is never kept (its URL may be read from the environment)."""
 
     def __init__(self) -> None:
-        self._config: Config | None = None
-        self._kept: dict[tuple[Any, ...], Plan] = {}
+        self._state: tuple[Config | None, dict[tuple[Any, ...], Plan]] = (None, {})
 
-    def get(self, config: Config, key: tuple[Any, ...], make: Callable[[], Plan], profiles: bool = True) -> Plan:
-        """The plan kept for `key` under `config`, else `make()`'s, kept; one with a route on a provider
-        profile (whose URL may be the environment's) only when `profiles`."""
-        if config is not self._config or len(self._kept) > 64:
-            self._config, self._kept = config, {}
-        plan = self._kept.get(key)
+    def get(self, config: Config, key: tuple[Any, ...], make: Callable[[], Plan]) -> Plan:
+        """The plan kept for `key` under `config`, else `make()`'s (kept when it can be)."""
+        state = self._state  # one read: a plan lands only with the config it was made under, whatever other threads do
+        if state[0] is not config or len(state[1]) > 64:
+            state = self._state = (config, {})
+        kept = state[1]
+        plan = kept.get(key)
         if plan is None:
             plan = make()
-            if profiles or all(route.provider in PROVIDERS for route in plan.routes):
-                self._kept[key] = plan
+            if all(route.provider in PROVIDERS for route in plan.routes):
+                kept[key] = plan
         return plan
 
 
