@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._config.managed import dotted, load_managed, managed_dir, overlay
+from .._config.parse import shaped
 
 __all__ = [
     "apply_managed_overlay", "get_managed_dir", "invalidate_managed_cache", "is_env_managed", "is_key_managed",
@@ -41,9 +42,10 @@ def load_managed_env() -> dict[str, str]:
 
 
 def apply_managed_overlay(config: dict[str, Any]) -> dict[str, Any]:
-    """`config` with the managed settings over it, leaf by leaf (a new dict)."""
+    """`config` with the managed settings over it, leaf by leaf (a new dict; a bare `model: <name>`
+    read as `model.model`, as every reader does)."""
     managed = load_managed()
-    return overlay(config, copy.deepcopy(dict(managed.data))) if managed is not None else config
+    return overlay(shaped(config), copy.deepcopy(dict(managed.data))) if managed is not None else dict(config)
 
 
 def managed_config_keys() -> set[str]:

@@ -315,6 +315,7 @@ def test_hermes_cli_managed_scope_answers_as_hermes_does(home: Path, managed: Pa
     assert managed_scope.is_key_managed("plugins.enabled") and not managed_scope.is_key_managed("plugins.disabled")
     merged = managed_scope.apply_managed_overlay({"model": {"provider": "openai", "model": "m"}})
     assert merged["model"] == {"provider": "custom", "model": "m"} and merged["plugins"] == {"enabled": ["a"]}
+    assert managed_scope.apply_managed_overlay({"model": "bare"})["model"] == {"provider": "custom", "model": "bare"}
     assert managed_scope.load_managed_env() == {} and managed_scope.is_env_managed("OPENAI_API_KEY") is False
 
 
