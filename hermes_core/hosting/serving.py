@@ -226,6 +226,17 @@ class _HeadWithBody:
         self._flush()
         self._inner.close()
 
+    def writelines(self, pieces: Any) -> None:
+        self.write(b"".join(pieces))
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._inner.write_eof()
+
+    def abort(self) -> None:
+        self._head = None
+        self._inner.abort()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
