@@ -483,9 +483,8 @@ def test_a_request_holding_an_escaped_lone_surrogate_is_answered_with_a_replacem
     assert answers[3]["error"]["message"] == "Unknown tool: no\ufffdsuch"
 
 
-def test_over_http_a_request_holding_an_escaped_lone_surrogate_is_answered_as_on_stdio(
-        http_server: tuple[str, Any]) -> None:
-    url, _ = http_server
+def _initialized(url: str) -> dict[str, str]:
+    """An MCP session opened over HTTP with the bearer token: the headers its next requests send."""
     headers = {"Authorization": "Bearer s3cret", "Content-Type": "application/json",
                "Accept": "application/json, text/event-stream"}
     opened = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -493,6 +492,13 @@ def test_over_http_a_request_holding_an_escaped_lone_surrogate_is_answered_as_on
         headers=headers, timeout=30)
     headers = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
     httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=30)
+    return headers
+
+
+def test_over_http_a_request_holding_an_escaped_lone_surrogate_is_answered_as_on_stdio(
+        http_server: tuple[str, Any]) -> None:
+    url, _ = http_server
+    headers = _initialized(url)
     called = httpx2.post(url, content=b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
                                       b'"current_time", "arguments": {"timezone": "Europe/\\ud800"}}}',
                          headers=headers, timeout=30)
@@ -534,13 +540,7 @@ def test_a_request_id_the_sdk_does_not_take_is_answered_with_an_invalid_request_
 
 def test_over_http_a_request_id_the_sdk_does_not_take_is_answered_as_on_stdio(http_server: tuple[str, Any]) -> None:
     url, _ = http_server
-    headers = {"Authorization": "Bearer s3cret", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream"}
-    opened = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        headers=headers, timeout=30)
-    headers = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
-    httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=30)
+    headers = _initialized(url)
     listed = httpx2.post(url, content=b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', headers=headers,
                          timeout=30)
     assert listed.status_code == 400, listed.text  # it was a 202: taken for a notification, never answered
